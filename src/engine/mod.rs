@@ -1,0 +1,6 @@
+//! The discrete-event engine: clock, event queue, activities, holdable resources and the
+//! fluid bandwidth-sharing solver. It knows nothing of files, TOML or plots.
+
+pub mod observer;
+
+pub use observer::{NullObserver, Observer, StageRecord, StageRef, Tee, JOB_LEVEL};

@@ -1,0 +1,5 @@
+//! bwsim: a memory-bandwidth contention simulator for GPU proving hosts.
+
+pub mod engine;
+pub mod model;
+pub mod time;

@@ -1,0 +1,431 @@
+//! The typed, validated model the engine runs: hardware, workload, arrivals and
+//! instrumentation. No I/O and no TOML here: `scenario` builds a [`Model`] from files,
+//! tests and benchmarks build one directly.
+//!
+//! Units are carried by the field names (`_s` seconds, `_gbps` 10^9 bytes per second,
+//! `_bytes`) and by the [`crate::time::SimTime`] type for simulated time.
+
+use std::fmt;
+
+/// Index of a stage in [`Workload::stages`].
+pub type StageId = usize;
+/// Index of a lock in [`Hardware::locks`].
+pub type LockId = usize;
+/// Index of a thread pool in [`Hardware::pools`].
+pub type PoolId = usize;
+/// Index of a marker in [`Instrumentation::markers`].
+pub type MarkerId = usize;
+
+/// A whole scenario, ready to simulate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Model {
+    /// Scenario name (used in reports and plot titles).
+    pub name: String,
+    /// Seed of the run's random number generator.
+    pub seed: u64,
+    /// The host: cores, DRAM, GPUs and their links, RAM, locks, pools.
+    pub hardware: Hardware,
+    /// What one job (e.g. one proof) does.
+    pub workload: Workload,
+    /// How jobs arrive and how many are simulated.
+    pub arrivals: Arrivals,
+    /// Where the real engine's log markers sit.
+    pub instrumentation: Instrumentation,
+}
+
+/// The host's resources.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hardware {
+    /// CPU cores (hardware threads) that stages can hold.
+    pub cpu_cores: u32,
+    /// Host RAM in bytes, a holdable resource.
+    pub host_ram_bytes: u64,
+    /// The shared DRAM system.
+    pub dram: Dram,
+    /// Identical GPUs, each on its own PCIe link.
+    pub gpus: Vec<Gpu>,
+    /// Named holdable locks/semaphores (FIFO).
+    pub locks: Vec<Lock>,
+    /// Named thread pools, shared by fluid sharing (a rate resource measured in threads).
+    pub pools: Vec<Pool>,
+}
+
+/// The DRAM system: one rate resource plus its loaded-latency curve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dram {
+    /// Achievable bandwidth in GB/s (what all streams together can draw).
+    pub capacity_gbps: f64,
+    /// Loaded latency as a function of utilisation.
+    pub latency: LatencyCurve,
+}
+
+/// Loaded-latency curve: points (utilisation in [0, 1], latency in ns), piecewise linear,
+/// held flat beyond the last point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LatencyCurve {
+    points: Vec<(f64, f64)>,
+}
+
+impl LatencyCurve {
+    /// Builds a curve from points sorted by utilisation. Returns an error message when the
+    /// points are empty, unsorted, outside [0, 1] or have non-positive latency.
+    pub fn new(points: Vec<(f64, f64)>) -> Result<Self, String> {
+        if points.is_empty() {
+            return Err("needs at least one (utilisation, ns) point".into());
+        }
+        for (i, &(u, ns)) in points.iter().enumerate() {
+            if !(0.0..=1.0).contains(&u) || !u.is_finite() {
+                return Err(format!("point {i}: utilisation {u} is outside 0..=1"));
+            }
+            if !(ns > 0.0 && ns.is_finite()) {
+                return Err(format!("point {i}: latency {ns} ns must be positive"));
+            }
+            if i > 0 && u <= points[i - 1].0 {
+                return Err(format!(
+                    "point {i}: utilisation {u} must be greater than the previous point's"
+                ));
+            }
+        }
+        Ok(Self { points })
+    }
+
+    /// A flat curve: latency never grows with load (pure bandwidth model).
+    pub fn flat() -> Self {
+        Self {
+            points: vec![(0.0, 100.0)],
+        }
+    }
+
+    /// The curve's points.
+    pub fn points(&self) -> &[(f64, f64)] {
+        &self.points
+    }
+
+    /// Latency in ns at utilisation `u` (clamped to the curve's range).
+    pub fn latency_ns(&self, u: f64) -> f64 {
+        let p = &self.points;
+        if u <= p[0].0 {
+            return p[0].1;
+        }
+        for w in p.windows(2) {
+            let ((u0, l0), (u1, l1)) = (w[0], w[1]);
+            if u <= u1 {
+                return l0 + (l1 - l0) * (u - u0) / (u1 - u0);
+            }
+        }
+        p[p.len() - 1].1
+    }
+
+    /// L(u) / L(0): how much slower latency-bound work runs at utilisation `u`.
+    pub fn slowdown(&self, u: f64) -> f64 {
+        self.latency_ns(u) / self.latency_ns(0.0)
+    }
+}
+
+/// One GPU and its PCIe link.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gpu {
+    /// Display name, e.g. "gpu0".
+    pub name: String,
+    /// Device memory in bytes, a holdable resource.
+    pub vram_bytes: u64,
+    /// The link between host memory and this GPU.
+    pub link: PcieLink,
+}
+
+/// A PCIe link's per-direction rates and how its traffic lands on host DRAM.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PcieLink {
+    /// Pinned host-to-device bandwidth, GB/s.
+    pub h2d_gbps: f64,
+    /// Pinned device-to-host bandwidth, GB/s.
+    pub d2h_gbps: f64,
+    /// Both directions at once, total GB/s (None: directions are independent).
+    pub duplex_gbps: Option<f64>,
+    /// Pageable host-to-device bandwidth (through CUDA's bounce buffer), GB/s.
+    pub pageable_h2d_gbps: f64,
+    /// Pageable device-to-host bandwidth, GB/s.
+    pub pageable_d2h_gbps: f64,
+    /// DRAM bytes per byte moved by a pinned H2D DMA (1.0: one read).
+    pub h2d_dram_factor: f64,
+    /// DRAM bytes per byte moved by a pinned D2H DMA (1.0: one write).
+    pub d2h_dram_factor: f64,
+    /// Extra DRAM bytes per byte for a pageable copy's CPU memcpy (2.0: one read, one write).
+    pub pageable_copy_dram_factor: f64,
+}
+
+/// A named holdable lock or counting semaphore.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lock {
+    /// Name used by stages.
+    pub name: String,
+    /// Units available (1 for a mutex). Per GPU when `per_gpu`.
+    pub capacity: u64,
+    /// One instance of this lock per GPU; holding it binds the partition to a GPU.
+    pub per_gpu: bool,
+}
+
+/// A named thread pool: a rate resource whose capacity is a number of threads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pool {
+    /// Name used by stages.
+    pub name: String,
+    /// Threads in the pool.
+    pub threads: f64,
+}
+
+/// What one job does: a DAG of stages, some repeated per partition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workload {
+    /// How many partitions a job has (stages with `per_partition` run once for each).
+    pub partitions: u32,
+    /// Stages in topological order (every stage's `after` points to earlier stages).
+    pub stages: Vec<Stage>,
+}
+
+/// One step of a job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stage {
+    /// Unique name.
+    pub name: String,
+    /// Runs once per partition (true) or once per job (false).
+    pub per_partition: bool,
+    /// Stages that must finish before this one becomes ready.
+    pub after: Vec<StageId>,
+    /// Standalone duration (running alone on an idle host).
+    pub duration: Duration,
+    /// Resources held from this stage's start until the end of `Hold::until`.
+    pub holds: Vec<Hold>,
+    /// Rates drawn while running at standalone speed.
+    pub demands: Vec<Demand>,
+    /// Fraction of the standalone time that is DRAM-latency bound, in [0, 1].
+    pub latency_bound_frac: f64,
+    /// This stage is GPU kernel work (counts toward the true GPU duty cycle).
+    pub gpu_kernel: bool,
+}
+
+/// A stage's standalone duration.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Duration {
+    /// Always the same, seconds.
+    Fixed(f64),
+    /// Exponential with the given mean, seconds.
+    Exponential { mean_s: f64 },
+    /// Normal, truncated at zero.
+    Normal { mean_s: f64, std_s: f64 },
+    /// Log-normal with the given mean and standard deviation of the duration itself.
+    LogNormal { mean_s: f64, std_s: f64 },
+    /// Uniform on [min_s, max_s].
+    Uniform { min_s: f64, max_s: f64 },
+    /// Gamma with shape k and scale theta (mean k*theta).
+    Gamma { shape: f64, scale_s: f64 },
+    /// Erlang-k with the given mean (a Gamma with integer shape).
+    Erlang { k: u32, mean_s: f64 },
+    /// Weibull with scale lambda and shape k.
+    Weibull { scale_s: f64, shape: f64 },
+}
+
+impl Duration {
+    /// Mean of the distribution in seconds.
+    pub fn mean_s(&self) -> f64 {
+        match *self {
+            Duration::Fixed(s) => s,
+            Duration::Exponential { mean_s } => mean_s,
+            Duration::Normal { mean_s, .. } => mean_s,
+            Duration::LogNormal { mean_s, .. } => mean_s,
+            Duration::Uniform { min_s, max_s } => (min_s + max_s) / 2.0,
+            Duration::Gamma { shape, scale_s } => shape * scale_s,
+            Duration::Erlang { mean_s, .. } => mean_s,
+            Duration::Weibull { scale_s, shape } => scale_s * gamma_fn(1.0 + 1.0 / shape),
+        }
+    }
+}
+
+/// Lanczos approximation of the Gamma function (for the Weibull mean).
+fn gamma_fn(x: f64) -> f64 {
+    const G: f64 = 7.0;
+    const C: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        std::f64::consts::PI / ((std::f64::consts::PI * x).sin() * gamma_fn(1.0 - x))
+    } else {
+        let x = x - 1.0;
+        let mut a = C[0];
+        let t = x + G + 0.5;
+        for (i, c) in C.iter().enumerate().skip(1) {
+            a += c / (x + i as f64);
+        }
+        (2.0 * std::f64::consts::PI).sqrt() * t.powf(x + 0.5) * (-t).exp() * a
+    }
+}
+
+/// A resource a stage holds (FIFO waiting when short).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hold {
+    /// Which resource.
+    pub resource: HoldResource,
+    /// How much (cores, bytes, lock units).
+    pub amount: u64,
+    /// The stage at whose end it is released (often the holding stage itself).
+    pub until: StageId,
+}
+
+/// Kinds of holdable resources.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum HoldResource {
+    /// CPU cores.
+    Cores,
+    /// Host RAM bytes.
+    HostRam,
+    /// VRAM bytes of the partition's GPU.
+    Vram,
+    /// A named lock.
+    Lock(LockId),
+}
+
+/// A rate a stage draws while running at standalone speed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Demand {
+    /// Which rate resource.
+    pub target: RateTarget,
+    /// Amount per second at standalone speed (GB/s, or threads for a pool, or GPU share).
+    pub amount: f64,
+}
+
+/// Rate resources a stage can draw on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RateTarget {
+    /// Host DRAM bandwidth, GB/s.
+    Dram,
+    /// A thread pool, threads.
+    Pool(PoolId),
+    /// Compute of the partition's GPU (1.0 = the whole GPU).
+    GpuCompute,
+    /// Host-to-device direction of the partition's GPU link, GB/s.
+    PcieH2d,
+    /// Device-to-host direction of the partition's GPU link, GB/s.
+    PcieD2h,
+}
+
+/// How jobs arrive.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Arrivals {
+    /// The arrival process.
+    pub kind: ArrivalKind,
+    /// Jobs to simulate in total (including warm-up).
+    pub jobs: u64,
+    /// The first jobs to complete are excluded from statistics.
+    pub warmup_jobs: u64,
+}
+
+/// Arrival processes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArrivalKind {
+    /// N jobs in flight; the next starts when one finishes.
+    Closed { concurrency: u32 },
+    /// Open-loop Poisson arrivals.
+    Poisson { rate_per_s: f64 },
+    /// Replayed arrival times in seconds (sorted ascending).
+    Trace { times_s: Vec<f64> },
+}
+
+/// Where the real engine logs markers, and which spans it reads as "GPU busy".
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Instrumentation {
+    /// Named points at stage boundaries.
+    pub markers: Vec<Marker>,
+    /// Named spans between two markers.
+    pub spans: Vec<Span>,
+}
+
+/// A log marker at a stage boundary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Marker {
+    /// Name as the real log prints it, e.g. "GPU_START".
+    pub name: String,
+    /// The stage it is attached to.
+    pub stage: StageId,
+    /// Which boundary of that stage.
+    pub edge: Edge,
+}
+
+/// Boundaries of a stage instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Edge {
+    /// Dependencies done; about to ask for its holds.
+    Ready,
+    /// Holds acquired; work begins.
+    Start,
+    /// Work done; holds due now released.
+    End,
+}
+
+impl fmt::Display for Edge {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Edge::Ready => "ready",
+            Edge::Start => "start",
+            Edge::End => "end",
+        })
+    }
+}
+
+/// A span between two markers of the same job (and partition, when both are per partition).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Span {
+    /// Name, e.g. "GPU".
+    pub name: String,
+    /// Opening marker.
+    pub from: MarkerId,
+    /// Closing marker.
+    pub to: MarkerId,
+    /// The real engine reports this span as "GPU busy" (counts in bracketed utilisation).
+    pub gpu_busy: bool,
+}
+
+impl Model {
+    /// Looks a stage up by name.
+    pub fn stage_id(&self, name: &str) -> Option<StageId> {
+        self.workload.stages.iter().position(|s| s.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_curve_interpolates_and_clamps() {
+        let c = LatencyCurve::new(vec![(0.0, 100.0), (0.5, 150.0), (1.0, 400.0)]).unwrap();
+        assert_eq!(c.latency_ns(0.25), 125.0);
+        assert_eq!(c.latency_ns(0.75), 275.0);
+        assert_eq!(c.latency_ns(2.0), 400.0);
+        assert_eq!(c.slowdown(1.0), 4.0);
+    }
+
+    #[test]
+    fn latency_curve_rejects_unsorted_points() {
+        assert!(LatencyCurve::new(vec![(0.5, 100.0), (0.2, 150.0)]).is_err());
+        assert!(LatencyCurve::new(vec![]).is_err());
+        assert!(LatencyCurve::new(vec![(0.0, -1.0)]).is_err());
+    }
+
+    #[test]
+    fn weibull_mean_uses_gamma_function() {
+        // Weibull(scale 2, shape 1) is exponential with mean 2.
+        let d = Duration::Weibull {
+            scale_s: 2.0,
+            shape: 1.0,
+        };
+        assert!((d.mean_s() - 2.0).abs() < 1e-9);
+    }
+}
