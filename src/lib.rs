@@ -2,4 +2,5 @@
 
 pub mod engine;
 pub mod model;
+pub mod scenario;
 pub mod time;

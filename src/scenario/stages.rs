@@ -1,0 +1,862 @@
+//! The workload: stage DAG (names, `after`, cycle detection, topological order) and each
+//! stage's duration, holds and rate demands, including derived PCIe transfers.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::model::{Demand, Duration, Hardware, Hold, HoldResource, RateTarget, Stage, Workload};
+
+use super::build::{number, one_of, positive, qty};
+use super::error::{ErrorKind, Locator, ScenarioError, join_index, join_key};
+use super::schema::{DistSpec, HoldSpec, StageSpec, WorkloadSpec};
+use super::units::{Dim, GB, GIB, Qty, to_bytes};
+
+/// Builds the workload; stages come out in topological order.
+pub fn workload(w: &WorkloadSpec, hw: &Hardware, loc: &Locator) -> Result<Workload, ScenarioError> {
+    let partitions = w.partitions.unwrap_or(1);
+    if partitions == 0 {
+        return Err(loc.error(
+            ErrorKind::Value,
+            "workload.partitions",
+            "0 partitions; a job has at least 1",
+        ));
+    }
+    if w.stages.is_empty() {
+        return Err(loc.error(
+            ErrorKind::MissingKey,
+            "workload.stages",
+            "no stages; declare at least one [[workload.stages]]",
+        ));
+    }
+    let key = |i: usize| join_index("workload.stages", i);
+
+    // Names and `after` references, in file order.
+    let mut by_name: HashMap<&str, usize> = HashMap::new();
+    for (i, s) in w.stages.iter().enumerate() {
+        if s.name.trim().is_empty() {
+            return Err(loc.error(
+                ErrorKind::Value,
+                &join_key(&key(i), "name"),
+                "empty stage name",
+            ));
+        }
+        if let Some(j) = by_name.insert(s.name.as_str(), i) {
+            return Err(loc.error(
+                ErrorKind::Value,
+                &join_key(&key(i), "name"),
+                format!(
+                    "stage name {:?} is already used by workload.stages[{j}]; stage names are unique",
+                    s.name
+                ),
+            ));
+        }
+    }
+    let all_names = || {
+        w.stages
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut after: Vec<Vec<usize>> = Vec::with_capacity(w.stages.len());
+    for (i, s) in w.stages.iter().enumerate() {
+        let mut deps = Vec::new();
+        for (j, a) in s.after.iter().enumerate() {
+            let d = *by_name.get(a.as_str()).ok_or_else(|| {
+                loc.error(
+                    ErrorKind::Reference,
+                    &join_index(&join_key(&key(i), "after"), j),
+                    format!("no stage named {a:?}; stages: {}", all_names()),
+                )
+            })?;
+            if !deps.contains(&d) {
+                deps.push(d);
+            }
+        }
+        after.push(deps);
+    }
+    let order = topo_order(&after).map_err(|cycle| {
+        let names: Vec<&str> = cycle.iter().map(|&i| w.stages[i].name.as_str()).collect();
+        loc.error(
+            ErrorKind::Cycle,
+            &join_key(&key(cycle[0]), "after"),
+            format!(
+                "the stages' `after` lists form a cycle: {} (each runs after the one before it); the stages must form a DAG",
+                names.join(" -> ")
+            ),
+        )
+    })?;
+    // new index of each file-order stage
+    let mut new_of = vec![0usize; w.stages.len()];
+    for (n, &old) in order.iter().enumerate() {
+        new_of[old] = n;
+    }
+    let desc = descendants(&after);
+    let per_partition: Vec<bool> = w
+        .stages
+        .iter()
+        .map(|s| s.per_partition.unwrap_or(true))
+        .collect();
+
+    let mut built: Vec<Option<Stage>> = vec![None; w.stages.len()];
+    for (i, s) in w.stages.iter().enumerate() {
+        let cx = StageCx {
+            i,
+            key: key(i),
+            hw,
+            loc,
+            by_name: &by_name,
+            desc: &desc,
+            per_partition: &per_partition,
+            all_names: all_names(),
+        };
+        let mut st = cx.stage(s)?;
+        st.after = after[i].iter().map(|&d| new_of[d]).collect();
+        st.after.sort_unstable();
+        for h in &mut st.holds {
+            h.until = new_of[h.until];
+        }
+        built[new_of[i]] = Some(st);
+    }
+    let stages: Vec<Stage> = built.into_iter().flatten().collect();
+    let wl = Workload { partitions, stages };
+    check_live_holds(&wl, hw, &order, loc)?;
+    Ok(wl)
+}
+
+/// Kahn's algorithm, ties broken by file order; on a cycle, returns one cycle's stages
+/// (first stage repeated at the end).
+fn topo_order(after: &[Vec<usize>]) -> Result<Vec<usize>, Vec<usize>> {
+    let n = after.len();
+    let mut indeg: Vec<usize> = after.iter().map(Vec::len).collect();
+    let mut dependents = vec![Vec::new(); n];
+    for (i, deps) in after.iter().enumerate() {
+        for &d in deps {
+            dependents[d].push(i);
+        }
+    }
+    let mut ready: std::collections::BTreeSet<usize> = (0..n).filter(|&i| indeg[i] == 0).collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(i) = ready.pop_first() {
+        order.push(i);
+        for &j in &dependents[i] {
+            indeg[j] -= 1;
+            if indeg[j] == 0 {
+                ready.insert(j);
+            }
+        }
+    }
+    if order.len() == n {
+        return Ok(order);
+    }
+    // Every leftover stage has a leftover dependency; walk them until one repeats.
+    let left: Vec<bool> = (0..n).map(|i| indeg[i] > 0).collect();
+    let start = (0..n).find(|&i| left[i]).unwrap_or(0);
+    let mut path = vec![start];
+    let mut cur = start;
+    loop {
+        let Some(&next) = after[cur].iter().find(|&&d| left[d]) else {
+            return Err(path);
+        };
+        if let Some(pos) = path.iter().position(|&p| p == next) {
+            // path[pos..] runs backwards along `after`; show it in execution order.
+            let mut cycle: Vec<usize> = path[pos..].to_vec();
+            cycle.reverse();
+            let min = (0..cycle.len()).min_by_key(|&i| cycle[i]).unwrap_or(0);
+            cycle.rotate_left(min);
+            cycle.push(cycle[0]);
+            return Err(cycle);
+        }
+        path.push(next);
+        cur = next;
+    }
+}
+
+/// `desc[a][b]`: stage b (transitively) runs after stage a (file-order indices).
+fn descendants(after: &[Vec<usize>]) -> Vec<Vec<bool>> {
+    let n = after.len();
+    let mut dependents = vec![Vec::new(); n];
+    for (i, deps) in after.iter().enumerate() {
+        for &d in deps {
+            dependents[d].push(i);
+        }
+    }
+    let mut desc = vec![vec![false; n]; n];
+    for (a, row) in desc.iter_mut().enumerate() {
+        let mut stack = dependents[a].clone();
+        while let Some(b) = stack.pop() {
+            if !row[b] {
+                row[b] = true;
+                stack.extend(dependents[b].iter().copied());
+            }
+        }
+    }
+    desc
+}
+
+struct StageCx<'a> {
+    i: usize,
+    key: String,
+    hw: &'a Hardware,
+    loc: &'a Locator,
+    by_name: &'a HashMap<&'a str, usize>,
+    desc: &'a [Vec<bool>],
+    per_partition: &'a [bool],
+    all_names: String,
+}
+
+impl StageCx<'_> {
+    fn k(&self, field: &str) -> String {
+        join_key(&self.key, field)
+    }
+
+    fn err(&self, kind: ErrorKind, field: &str, msg: impl Into<String>) -> ScenarioError {
+        self.loc.error(kind, &self.k(field), msg)
+    }
+
+    fn need_gpu(&self, field: &str, what: &str) -> Result<(), ScenarioError> {
+        if self.hw.gpus.is_empty() {
+            return Err(self.err(
+                ErrorKind::Value,
+                field,
+                format!(
+                    "{what} needs a GPU, but the host has none (add [hardware.gpu] with count >= 1)"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Builds one stage; `after` and `until` still hold file-order indices.
+    fn stage(&self, s: &StageSpec) -> Result<Stage, ScenarioError> {
+        let loc = self.loc;
+        let name = &s.name;
+        let mut holds: Vec<Hold> = Vec::new();
+        let mut demands: BTreeMap<RateTarget, f64> = BTreeMap::new();
+
+        // Duration: duration_s, duration = {dist}, or derived from a transfer.
+        if s.duration_s.is_some() && s.duration.is_some() {
+            return Err(self.err(
+                ErrorKind::Value,
+                "duration",
+                "both duration_s and duration are given; use one",
+            ));
+        }
+        if s.transfer.is_some() && (s.duration_s.is_some() || s.duration.is_some()) {
+            return Err(self.err(
+                ErrorKind::Value,
+                "transfer",
+                "a transfer's duration is derived from its size and the link's rate; remove duration_s / duration",
+            ));
+        }
+        let mut duration = match (&s.duration_s, &s.duration) {
+            (Some(q), _) => Some(Duration::Fixed(self.seconds(q, "duration_s")?)),
+            (_, Some(d)) => Some(self.dist(d)?),
+            _ => None,
+        };
+
+        if let Some(t) = &s.transfer {
+            self.need_gpu("transfer", "a PCIe transfer")?;
+            let link = &self.hw.gpus[0].link;
+            let pinned = t.pinned.unwrap_or(true);
+            let (rate, target, dma_factor) = match t.dir.as_str() {
+                "h2d" => (
+                    if pinned {
+                        link.h2d_gbps
+                    } else {
+                        link.pageable_h2d_gbps
+                    },
+                    RateTarget::PcieH2d,
+                    link.h2d_dram_factor,
+                ),
+                "d2h" => (
+                    if pinned {
+                        link.d2h_gbps
+                    } else {
+                        link.pageable_d2h_gbps
+                    },
+                    RateTarget::PcieD2h,
+                    link.d2h_dram_factor,
+                ),
+                other => {
+                    return Err(self.err(
+                        ErrorKind::Value,
+                        "transfer.dir",
+                        format!(
+                            "{other:?} is not a direction; use \"h2d\" (host to device) or \"d2h\""
+                        ),
+                    ));
+                }
+            };
+            let (kg, kgib) = (self.k("transfer.gb"), self.k("transfer.gib"));
+            let bytes = match one_of((&t.gb, &kg), (&t.gib, &kgib), loc)? {
+                Some((q, 0)) => qty(q, Dim::Size, GB, &kg, loc)?,
+                Some((q, _)) => qty(q, Dim::Size, GIB, &kgib, loc)?,
+                None => {
+                    return Err(self.err(
+                        ErrorKind::MissingKey,
+                        "transfer.gb",
+                        "missing; give the bytes moved as gb = 1.5 or gib = 2 (or a size string)",
+                    ));
+                }
+            };
+            duration = Some(Duration::Fixed(bytes / GB / rate));
+            *demands.entry(target).or_default() += rate;
+            let mut dram = rate * dma_factor;
+            if !pinned {
+                dram += rate * link.pageable_copy_dram_factor;
+                holds.push(Hold {
+                    resource: HoldResource::Cores,
+                    amount: 1,
+                    until: self.i,
+                });
+            }
+            *demands.entry(RateTarget::Dram).or_default() += dram;
+        }
+        let Some(duration) = duration else {
+            return Err(self.err(
+                ErrorKind::MissingKey,
+                "duration_s",
+                format!(
+                    "stage {name:?} has no duration; give duration_s (seconds or \"300 ms\"), duration = {{ dist = ... }}, or transfer"
+                ),
+            ));
+        };
+        let mean_s = duration.mean_s();
+
+        // Cores shorthand.
+        if let Some(c) = s.cores
+            && c > 0
+        {
+            if c > self.hw.cpu_cores {
+                return Err(self.err(
+                    ErrorKind::Capacity,
+                    "cores",
+                    format!(
+                        "stage {name:?} needs {c} cores, but the host has {} (hardware.cpu_cores)",
+                        self.hw.cpu_cores
+                    ),
+                ));
+            }
+            holds.push(Hold {
+                resource: HoldResource::Cores,
+                amount: u64::from(c),
+                until: self.i,
+            });
+        }
+        for (j, h) in s.holds.iter().enumerate() {
+            holds.push(self.hold(h, j, name)?);
+        }
+        self.check_own_holds(name, &holds)?;
+
+        // DRAM.
+        let (kr, kb) = (self.k("dram_gbps"), self.k("dram_gb"));
+        match one_of((&s.dram_gbps, &kr), (&s.dram_gb, &kb), loc)? {
+            Some((q, 0)) => {
+                *demands.entry(RateTarget::Dram).or_default() += qty(q, Dim::Rate, 1.0, &kr, loc)?
+            }
+            Some((q, _)) => {
+                let gb = qty(q, Dim::Size, GB, &kb, loc)? / GB;
+                if gb > 0.0 {
+                    if mean_s <= 0.0 {
+                        return Err(self.err(
+                            ErrorKind::Value,
+                            "dram_gb",
+                            "the stage's standalone duration is 0, so bytes per second is undefined; use dram_gbps",
+                        ));
+                    }
+                    *demands.entry(RateTarget::Dram).or_default() += gb / mean_s;
+                }
+            }
+            None => {}
+        }
+
+        // Thread pool.
+        if let Some(pu) = &s.pool {
+            let Some(pid) = self.hw.pools.iter().position(|p| p.name == pu.name) else {
+                let pools: Vec<&str> = self.hw.pools.iter().map(|p| p.name.as_str()).collect();
+                return Err(self.err(
+                    ErrorKind::Reference,
+                    "pool.name",
+                    format!(
+                        "no pool named {:?}; pools: {}",
+                        pu.name,
+                        if pools.is_empty() {
+                            "(none; declare [hardware.pools])".into()
+                        } else {
+                            pools.join(", ")
+                        }
+                    ),
+                ));
+            };
+            let size = self.hw.pools[pid].threads;
+            let t = positive(
+                pu.threads,
+                &self.k("pool.threads"),
+                "the threads a stage uses",
+                loc,
+            )?;
+            if t > size {
+                return Err(self.err(
+                    ErrorKind::Capacity,
+                    "pool.threads",
+                    format!(
+                        "stage {name:?} uses {t} threads of pool {:?}, which has {size}",
+                        pu.name
+                    ),
+                ));
+            }
+            *demands.entry(RateTarget::Pool(pid)).or_default() += t;
+        }
+
+        // GPU kernel.
+        let gpu_kernel = s.gpu_kernel.unwrap_or(false);
+        if gpu_kernel {
+            self.need_gpu("gpu_kernel", "a GPU kernel")?;
+            let share = s.gpu_share.unwrap_or(1.0);
+            if !(share > 0.0 && share <= 1.0) {
+                return Err(self.err(
+                    ErrorKind::Value,
+                    "gpu_share",
+                    format!(
+                        "{share} is out of range; a kernel uses a fraction of the GPU in (0, 1]"
+                    ),
+                ));
+            }
+            *demands.entry(RateTarget::GpuCompute).or_default() += share;
+        } else if s.gpu_share.is_some() {
+            return Err(self.err(
+                ErrorKind::Value,
+                "gpu_share",
+                "only GPU kernels use a GPU share; set gpu_kernel = true or remove gpu_share",
+            ));
+        }
+
+        let latency_bound_frac = number(
+            s.latency_bound_frac.unwrap_or(0.0),
+            0.0,
+            1.0,
+            &self.k("latency_bound_frac"),
+            "the latency-bound fraction of the standalone time is in 0..=1",
+            loc,
+        )?;
+
+        Ok(Stage {
+            name: name.clone(),
+            per_partition: self.per_partition[self.i],
+            after: Vec::new(),
+            duration,
+            holds,
+            demands: demands
+                .into_iter()
+                .filter(|(_, a)| *a > 0.0)
+                .map(|(target, amount)| Demand { target, amount })
+                .collect(),
+            latency_bound_frac,
+            gpu_kernel,
+        })
+    }
+
+    fn seconds(&self, q: &Qty, field: &str) -> Result<f64, ScenarioError> {
+        q.to_base(Dim::Time, 1.0).map_err(|m| {
+            let m = m.replace("a time must be >= 0", "durations must be >= 0 seconds");
+            self.err(ErrorKind::Value, field, m)
+        })
+    }
+
+    fn dist(&self, d: &DistSpec) -> Result<Duration, ScenarioError> {
+        let field = |f: &str| format!("duration.{f}");
+        let fields: [(&str, bool); 8] = [
+            ("value_s", d.value_s.is_some()),
+            ("mean_s", d.mean_s.is_some()),
+            ("std_s", d.std_s.is_some()),
+            ("min_s", d.min_s.is_some()),
+            ("max_s", d.max_s.is_some()),
+            ("scale_s", d.scale_s.is_some()),
+            ("shape", d.shape.is_some()),
+            ("k", d.k.is_some()),
+        ];
+        let needs: &[&str] = match d.dist.as_str() {
+            "fixed" => &["value_s"],
+            "exponential" => &["mean_s"],
+            "normal" | "lognormal" => &["mean_s", "std_s"],
+            "uniform" => &["min_s", "max_s"],
+            "gamma" => &["shape", "scale_s"],
+            "erlang" => &["k", "mean_s"],
+            "weibull" => &["scale_s", "shape"],
+            other => {
+                return Err(self.err(
+                    ErrorKind::Value,
+                    "duration.dist",
+                    format!("{other:?} is not a distribution; use fixed, exponential, normal, lognormal, uniform, gamma, erlang or weibull"),
+                ));
+            }
+        };
+        for (f, present) in fields {
+            if present && !needs.contains(&f) {
+                return Err(self.err(
+                    ErrorKind::UnknownKey,
+                    &field(f),
+                    format!(
+                        "not used by dist = {:?}, which takes {}",
+                        d.dist,
+                        needs.join(", ")
+                    ),
+                ));
+            }
+        }
+        for f in needs {
+            if !fields.iter().any(|(n, p)| n == f && *p) {
+                return Err(self.err(
+                    ErrorKind::MissingKey,
+                    &field(f),
+                    format!("missing; dist = {:?} takes {}", d.dist, needs.join(", ")),
+                ));
+            }
+        }
+        let s =
+            |q: &Option<Qty>, f: &str| self.seconds(q.as_ref().expect("checked above"), &field(f));
+        let pos_s = |q: &Option<Qty>, f: &str| -> Result<f64, ScenarioError> {
+            let v = s(q, f)?;
+            if v <= 0.0 {
+                return Err(self.err(
+                    ErrorKind::Value,
+                    &field(f),
+                    format!("{v} is not allowed; it must be > 0 seconds"),
+                ));
+            }
+            Ok(v)
+        };
+        let shape = || {
+            positive(
+                d.shape.unwrap_or(0.0),
+                &self.k(&field("shape")),
+                "the shape",
+                self.loc,
+            )
+        };
+        Ok(match d.dist.as_str() {
+            "fixed" => Duration::Fixed(s(&d.value_s, "value_s")?),
+            "exponential" => Duration::Exponential {
+                mean_s: pos_s(&d.mean_s, "mean_s")?,
+            },
+            "normal" => Duration::Normal {
+                mean_s: s(&d.mean_s, "mean_s")?,
+                std_s: s(&d.std_s, "std_s")?,
+            },
+            "lognormal" => Duration::LogNormal {
+                mean_s: pos_s(&d.mean_s, "mean_s")?,
+                std_s: s(&d.std_s, "std_s")?,
+            },
+            "uniform" => {
+                let (lo, hi) = (s(&d.min_s, "min_s")?, s(&d.max_s, "max_s")?);
+                if lo > hi {
+                    return Err(self.err(
+                        ErrorKind::Value,
+                        &field("max_s"),
+                        format!("{hi} is below min_s = {lo}; need min_s <= max_s"),
+                    ));
+                }
+                Duration::Uniform {
+                    min_s: lo,
+                    max_s: hi,
+                }
+            }
+            "gamma" => Duration::Gamma {
+                shape: shape()?,
+                scale_s: pos_s(&d.scale_s, "scale_s")?,
+            },
+            "erlang" => {
+                let k = d.k.unwrap_or(0);
+                if k == 0 {
+                    return Err(self.err(
+                        ErrorKind::Value,
+                        &field("k"),
+                        "0 phases; Erlang needs k >= 1",
+                    ));
+                }
+                Duration::Erlang {
+                    k,
+                    mean_s: pos_s(&d.mean_s, "mean_s")?,
+                }
+            }
+            _ => Duration::Weibull {
+                scale_s: pos_s(&d.scale_s, "scale_s")?,
+                shape: shape()?,
+            },
+        })
+    }
+
+    fn hold(&self, h: &HoldSpec, j: usize, name: &str) -> Result<Hold, ScenarioError> {
+        let p = join_index("holds", j);
+        let f = |x: &str| join_key(&p, x);
+        let count = |what: &str| -> Result<u64, ScenarioError> {
+            if h.gib.is_some() {
+                return Err(self.err(
+                    ErrorKind::Value,
+                    &f("gib"),
+                    format!("{what} are counted with amount, not gib"),
+                ));
+            }
+            match &h.amount {
+                None => Ok(1),
+                Some(Qty::Num(x)) if x.fract() == 0.0 && *x >= 1.0 && *x < 1e15 => Ok(*x as u64),
+                Some(q) => Err(self.err(
+                    ErrorKind::Value,
+                    &f("amount"),
+                    format!(
+                        "{} is not allowed; {what} are held as a whole number >= 1",
+                        q.shown()
+                    ),
+                )),
+            }
+        };
+        let bytes = || -> Result<u64, ScenarioError> {
+            let (ka, kg) = (self.k(&f("amount")), self.k(&f("gib")));
+            let b = match one_of((&h.amount, &ka), (&h.gib, &kg), self.loc)? {
+                Some((q, 0)) => qty(q, Dim::Size, 1.0, &ka, self.loc)?,
+                Some((q, _)) => qty(q, Dim::Size, GIB, &kg, self.loc)?,
+                None => {
+                    return Err(self.err(
+                        ErrorKind::MissingKey,
+                        &f("gib"),
+                        "missing; give the memory held as gib = 14 or amount = \"14 GiB\"",
+                    ));
+                }
+            };
+            to_bytes(b).map_err(|m| self.err(ErrorKind::Value, &f("gib"), m))
+        };
+        let (resource, amount, cap, what) = match h.resource.as_str() {
+            "cores" => {
+                let a = count("cores")?;
+                (
+                    HoldResource::Cores,
+                    a,
+                    u64::from(self.hw.cpu_cores),
+                    "cores (hardware.cpu_cores)".to_string(),
+                )
+            }
+            "host_ram" => {
+                let a = bytes()?;
+                (
+                    HoldResource::HostRam,
+                    a,
+                    self.hw.host_ram_bytes,
+                    "bytes of host RAM (hardware.host_ram_gib)".to_string(),
+                )
+            }
+            "vram" => {
+                self.need_gpu(&f("resource"), "holding VRAM")?;
+                let a = bytes()?;
+                (
+                    HoldResource::Vram,
+                    a,
+                    self.hw.gpus[0].vram_bytes,
+                    "bytes of VRAM per GPU (hardware.gpu.vram_gib)".to_string(),
+                )
+            }
+            other => {
+                let Some(id) = self.hw.locks.iter().position(|l| l.name == other) else {
+                    let locks: Vec<&str> = self.hw.locks.iter().map(|l| l.name.as_str()).collect();
+                    return Err(self.err(
+                        ErrorKind::Reference,
+                        &f("resource"),
+                        format!(
+                            "{other:?} is not a resource; use \"cores\", \"host_ram\", \"vram\" or a lock ({})",
+                            if locks.is_empty() { "none declared in [hardware.locks]".into() } else { locks.join(", ") }
+                        ),
+                    ));
+                };
+                let a = count("lock units")?;
+                let l = &self.hw.locks[id];
+                (
+                    HoldResource::Lock(id),
+                    a,
+                    l.capacity,
+                    format!("units of lock {:?}", l.name),
+                )
+            }
+        };
+        if amount > cap {
+            return Err(self.err(
+                ErrorKind::Capacity,
+                &p,
+                format!("stage {name:?} holds {amount} {what}, but there are only {cap}"),
+            ));
+        }
+        let until = match &h.until {
+            None => self.i,
+            Some(u) => {
+                let ku = f("until");
+                let Some(&t) = self.by_name.get(u.as_str()) else {
+                    return Err(self.err(
+                        ErrorKind::Reference,
+                        &ku,
+                        format!("no stage named {u:?}; stages: {}", self.all_names),
+                    ));
+                };
+                if t != self.i && !self.desc[self.i][t] {
+                    return Err(self.err(
+                        ErrorKind::Value,
+                        &ku,
+                        format!("stage {u:?} does not run after {name:?}; a hold is released at the end of the holding stage or of a stage that (transitively) runs after it"),
+                    ));
+                }
+                if !self.per_partition[self.i] && self.per_partition[t] {
+                    return Err(self.err(
+                        ErrorKind::Value,
+                        &ku,
+                        format!("{name:?} runs once per job but {u:?} once per partition; a per-job hold cannot be released by a per-partition stage"),
+                    ));
+                }
+                t
+            }
+        };
+        Ok(Hold {
+            resource,
+            amount,
+            until,
+        })
+    }
+
+    /// A stage's own holds of one resource together must fit.
+    fn check_own_holds(&self, name: &str, holds: &[Hold]) -> Result<(), ScenarioError> {
+        let mut sum: BTreeMap<HoldResource, u64> = BTreeMap::new();
+        for h in holds {
+            *sum.entry(h.resource).or_default() += h.amount;
+        }
+        for (r, total) in sum {
+            let cap = capacity(self.hw, r, false);
+            if total > cap {
+                return Err(self.err(
+                    ErrorKind::Capacity,
+                    "holds",
+                    format!(
+                        "stage {name:?} holds {total} {} in all, but there are only {cap}",
+                        describe(self.hw, r)
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn capacity(hw: &Hardware, r: HoldResource, all_gpus: bool) -> u64 {
+    let g = if all_gpus {
+        hw.gpus.len().max(1) as u64
+    } else {
+        1
+    };
+    match r {
+        HoldResource::Cores => u64::from(hw.cpu_cores),
+        HoldResource::HostRam => hw.host_ram_bytes,
+        HoldResource::Vram => hw
+            .gpus
+            .first()
+            .map_or(0, |x| x.vram_bytes)
+            .saturating_mul(g),
+        HoldResource::Lock(id) => {
+            let l = &hw.locks[id];
+            if l.per_gpu {
+                l.capacity.saturating_mul(g)
+            } else {
+                l.capacity
+            }
+        }
+    }
+}
+
+fn describe(hw: &Hardware, r: HoldResource) -> String {
+    match r {
+        HoldResource::Cores => "cores".into(),
+        HoldResource::HostRam => "bytes of host RAM".into(),
+        HoldResource::Vram => "bytes of VRAM".into(),
+        HoldResource::Lock(id) => format!("units of lock {:?}", hw.locks[id].name),
+    }
+}
+
+/// A stage that can never start within one job: what it holds plus what earlier stages of
+/// the same job must still hold (released at or after its end) exceeds the capacity.
+/// A per-partition hold seen from a per-job stage counts once per partition.
+fn check_live_holds(
+    w: &Workload,
+    hw: &Hardware,
+    order: &[usize],
+    loc: &Locator,
+) -> Result<(), ScenarioError> {
+    // reach[a][b]: b runs (transitively) after a, in the new order's indices.
+    let after: Vec<Vec<usize>> = w.stages.iter().map(|s| s.after.clone()).collect();
+    let reach = descendants(&after);
+    for (s, stage) in w.stages.iter().enumerate() {
+        let mut need: BTreeMap<HoldResource, (u64, bool)> = BTreeMap::new();
+        for h in &stage.holds {
+            need.entry(h.resource).or_default().0 += h.amount;
+        }
+        for (hidx, holder) in w.stages.iter().enumerate() {
+            if !reach[hidx][s] {
+                continue;
+            }
+            let mult = if holder.per_partition && !stage.per_partition {
+                u64::from(w.partitions)
+            } else {
+                1
+            };
+            for h in &holder.holds {
+                if h.until == s || reach[s][h.until] {
+                    let e = need.entry(h.resource).or_default();
+                    e.0 = e.0.saturating_add(h.amount.saturating_mul(mult));
+                    e.1 |= mult > 1;
+                }
+            }
+        }
+        for (r, (total, spread)) in need {
+            let cap = capacity(hw, r, spread);
+            if total > cap {
+                let file_idx = order[s];
+                return Err(loc.error(
+                    ErrorKind::Capacity,
+                    &join_index("workload.stages", file_idx),
+                    format!(
+                        "stage {:?} can never start: together with what earlier stages of the same job still hold (released at or after its end) it needs {total} {}, but there are only {cap}",
+                        stage.name,
+                        describe(hw, r)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topo_order_keeps_file_order_among_ready_stages() {
+        // 0 after 2, 1 free, 2 free
+        assert_eq!(
+            topo_order(&[vec![2], vec![], vec![]]).unwrap(),
+            vec![1, 2, 0]
+        );
+    }
+
+    #[test]
+    fn topo_order_reports_a_cycle_in_execution_order() {
+        // a(0) after b(1), b after a
+        let c = topo_order(&[vec![1], vec![0], vec![]]).unwrap_err();
+        assert_eq!(c.len(), 3);
+        assert_eq!(c[0], c[2]);
+        // self-loop
+        assert_eq!(topo_order(&[vec![0]]).unwrap_err(), vec![0, 0]);
+        // 0 -> 1 -> 2 -> 0, with 3 hanging off the cycle
+        let c = topo_order(&[vec![2], vec![0], vec![1], vec![2]]).unwrap_err();
+        assert_eq!(c, vec![0, 1, 2, 0]);
+    }
+
+    #[test]
+    fn descendants_are_transitive() {
+        let d = descendants(&[vec![], vec![0], vec![1]]);
+        assert!(d[0][2] && d[0][1] && d[1][2] && !d[2][0]);
+    }
+}
