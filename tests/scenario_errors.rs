@@ -264,6 +264,57 @@ fn broken_scenarios_name_file_key_and_problem() {
             problem: "does not run after",
         },
         Case {
+            what: "stage that can never start",
+            text: replace(
+                "cores = 4",
+                "cores = 1\nholds = [{ resource = \"cores\", amount = 7, until = \"spmv\" }]",
+            ),
+            sets: &[],
+            kind: ErrorKind::Capacity,
+            key: "workload.stages[1]",
+            problem: "\"spmv\" can never start",
+        },
+        Case {
+            what: "per-job hold released by a per-partition stage",
+            text: replace(
+                "cores = 4",
+                "cores = 4\nper_partition = false\nholds = [{ resource = \"host_ram\", gib = 1, until = \"spmv\" }]",
+            ),
+            sets: &[],
+            kind: ErrorKind::Value,
+            key: "workload.stages[0].holds[0].until",
+            problem: "per-job hold",
+        },
+        Case {
+            what: "pool larger than declared",
+            text: format!(
+                "{}\n[hardware.pools]\nmsm = 4\n",
+                replace("cores = 2", "pool = { name = \"msm\", threads = 8 }")
+            ),
+            sets: &[],
+            kind: ErrorKind::Capacity,
+            key: "workload.stages[1].pool.threads",
+            problem: "which has 4",
+        },
+        Case {
+            what: "span from an unknown marker",
+            text: format!(
+                "{BASE}\n[[instrumentation.markers]]\nname = \"A\"\nat = \"synth:start\"\n[[instrumentation.spans]]\nname = \"S\"\nfrom = \"B\"\nto = \"A\"\n"
+            ),
+            sets: &[],
+            kind: ErrorKind::Reference,
+            key: "instrumentation.spans[0].from",
+            problem: "no marker named \"B\"",
+        },
+        Case {
+            what: "--set index out of range",
+            text: BASE.to_string(),
+            sets: &["workload.stages[7].cores=1"],
+            kind: ErrorKind::Set,
+            key: "--set workload.stages[7]",
+            problem: "out of range",
+        },
+        Case {
             what: "unknown lock",
             text: replace(
                 "cores = 2",
@@ -341,6 +392,7 @@ fn broken_scenarios_name_file_key_and_problem() {
     for c in cases {
         let e = err_of(&c.text, c.sets);
         let msg = e.to_string();
+        println!("{:<45} {msg}", c.what);
         assert_eq!(e.kind, c.kind, "{}: kind of {msg}", c.what);
         assert!(msg.contains("s.toml"), "{}: no file in {msg}", c.what);
         assert!(
@@ -597,6 +649,44 @@ fn dram_bytes_become_a_rate_over_the_standalone_mean() {
     let text = replace("cores = 2", "cores = 2\ndram_gb = 10");
     let m = load_str(&text, Path::new("t.toml"), &[]).unwrap().model;
     assert_eq!(demand(&m.workload.stages[1], RateTarget::Dram), 20.0);
+}
+
+#[test]
+fn mangled_scenarios_never_panic() {
+    // Every prefix of the demo (cut mid-key, mid-string, mid-table) and a few byte
+    // substitutions must give Ok or an Err, never a panic.
+    let demo = std::fs::read_to_string(scenario_dir().join("demo.toml")).unwrap();
+    let origin = scenario_dir().join("demo.toml");
+    let cuts: Vec<usize> = (0..demo.len())
+        .step_by(11)
+        .filter(|&i| demo.is_char_boundary(i))
+        .collect();
+    for i in cuts {
+        let _ = load_str(&demo[..i], &origin, &[]);
+    }
+    for (i, _) in demo.char_indices().step_by(17) {
+        for rep in ["0", "-", "\"", "[", "$", "=", "x"] {
+            let mut t = demo.clone();
+            let end = i + demo[i..].chars().next().map_or(0, char::len_utf8);
+            t.replace_range(i..end, rep);
+            let _ = load_str(&t, &origin, &[]);
+        }
+    }
+    for set in [
+        "",
+        "=",
+        "a",
+        ".=1",
+        "[0]=1",
+        "workload.stages[0][1]=2",
+        "workload.stages.x.y=1",
+        "seed=-1",
+        "params=3",
+        "hardware=1",
+        "hardware.cpu_cores.x=1",
+    ] {
+        let _ = load_str(&demo, &origin, &[set.to_string()]);
+    }
 }
 
 fn scenario_dir() -> PathBuf {

@@ -632,7 +632,7 @@ impl StageCx<'_> {
                     HoldResource::Cores,
                     a,
                     u64::from(self.hw.cpu_cores),
-                    "cores (hardware.cpu_cores)".to_string(),
+                    "hardware.cpu_cores".to_string(),
                 )
             }
             "host_ram" => {
@@ -641,7 +641,7 @@ impl StageCx<'_> {
                     HoldResource::HostRam,
                     a,
                     self.hw.host_ram_bytes,
-                    "bytes of host RAM (hardware.host_ram_gib)".to_string(),
+                    "hardware.host_ram_gib".to_string(),
                 )
             }
             "vram" => {
@@ -651,7 +651,7 @@ impl StageCx<'_> {
                     HoldResource::Vram,
                     a,
                     self.hw.gpus[0].vram_bytes,
-                    "bytes of VRAM per GPU (hardware.gpu.vram_gib)".to_string(),
+                    "per GPU, hardware.gpu.vram_gib".to_string(),
                 )
             }
             other => {
@@ -672,7 +672,7 @@ impl StageCx<'_> {
                     HoldResource::Lock(id),
                     a,
                     l.capacity,
-                    format!("units of lock {:?}", l.name),
+                    "hardware.locks".to_string(),
                 )
             }
         };
@@ -680,7 +680,11 @@ impl StageCx<'_> {
             return Err(self.err(
                 ErrorKind::Capacity,
                 &p,
-                format!("stage {name:?} holds {amount} {what}, but there are only {cap}"),
+                format!(
+                    "stage {name:?} holds {}, but there are only {} ({what})",
+                    quantity(self.hw, resource, amount),
+                    quantity(self.hw, resource, cap)
+                ),
             ));
         }
         let until = match &h.until {
@@ -731,8 +735,9 @@ impl StageCx<'_> {
                     ErrorKind::Capacity,
                     "holds",
                     format!(
-                        "stage {name:?} holds {total} {} in all, but there are only {cap}",
-                        describe(self.hw, r)
+                        "stage {name:?} holds {} in all, but there are only {}",
+                        quantity(self.hw, r, total),
+                        quantity(self.hw, r, cap)
                     ),
                 ));
             }
@@ -766,12 +771,17 @@ fn capacity(hw: &Hardware, r: HoldResource, all_gpus: bool) -> u64 {
     }
 }
 
-fn describe(hw: &Hardware, r: HoldResource) -> String {
+/// An amount of a holdable resource, in words: "96 cores", "14 GiB of host RAM".
+fn quantity(hw: &Hardware, r: HoldResource, n: u64) -> String {
+    let gib = |b: u64| {
+        let s = format!("{:.3}", b as f64 / GIB);
+        format!("{} GiB", s.trim_end_matches('0').trim_end_matches('.'))
+    };
     match r {
-        HoldResource::Cores => "cores".into(),
-        HoldResource::HostRam => "bytes of host RAM".into(),
-        HoldResource::Vram => "bytes of VRAM".into(),
-        HoldResource::Lock(id) => format!("units of lock {:?}", hw.locks[id].name),
+        HoldResource::Cores => format!("{n} cores"),
+        HoldResource::HostRam => format!("{} of host RAM", gib(n)),
+        HoldResource::Vram => format!("{} of VRAM", gib(n)),
+        HoldResource::Lock(id) => format!("{n} units of lock {:?}", hw.locks[id].name),
     }
 }
 
@@ -817,9 +827,10 @@ fn check_live_holds(
                     ErrorKind::Capacity,
                     &join_index("workload.stages", file_idx),
                     format!(
-                        "stage {:?} can never start: together with what earlier stages of the same job still hold (released at or after its end) it needs {total} {}, but there are only {cap}",
+                        "stage {:?} can never start: together with what earlier stages of the same job still hold (released at or after its end) it needs {}, but there are only {}",
                         stage.name,
-                        describe(hw, r)
+                        quantity(hw, r, total),
+                        quantity(hw, r, cap)
                     ),
                 ));
             }
