@@ -689,6 +689,87 @@ fn mangled_scenarios_never_panic() {
     }
 }
 
+const MINIMAL: &str = r#"
+[hardware]
+cpu_cores = 16
+[hardware.locks]
+server = 16
+[[workload.stages]]
+name = "service"
+duration = { dist = "exponential", mean_s = 1.0 }
+holds = [{ resource = "server" }]
+[arrivals]
+kind = "poisson"
+rate_per_s = 14.4
+jobs = 1000
+"#;
+
+#[test]
+fn dram_and_host_ram_are_optional_until_used() {
+    let m = load_str(MINIMAL, Path::new("m.toml"), &[]).unwrap().model;
+    assert_eq!(m.hardware.host_ram_bytes, bwsim::scenario::UNLIMITED_RAM);
+    assert_eq!(
+        m.hardware.dram.capacity_gbps,
+        bwsim::scenario::UNLIMITED_DRAM
+    );
+    assert!(m.hardware.gpus.is_empty());
+    assert_eq!(m.name, "m");
+    assert_eq!(m.seed, 1);
+
+    let e = load_str(
+        MINIMAL,
+        Path::new("m.toml"),
+        &["workload.stages[0].dram_gbps=5".into()],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("--set workload.stages[0].dram_gbps: stage \"service\" uses DRAM, but the host's DRAM is not declared"), "{e}");
+    let e = load_str(
+        MINIMAL,
+        Path::new("m.toml"),
+        &["workload.stages[0].holds[0]={ resource = \"host_ram\", gib = 1 }".into()],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("hardware.host_ram_gib"), "{e}");
+}
+
+#[test]
+fn calibration_files_with_provenance_and_params_can_be_included() {
+    let calib = r#"
+# written by bwsim calibrate
+[hardware]
+cpu_cores = 96
+[hardware.dram]
+capacity_gbps = 280.5
+latency_curve = [[0.0, 110.0], [0.9, 260.0]]
+[params]
+msm_2p26_s = { default = 0.35, doc = "G1 MSM of 2^26 points, s (model)" }
+[calibration]
+summary = "96 cores, 8 x DDR5"
+fitted = { capacity_gbps = 280.5, notes = ["=not an expression", "$not a param"] }
+"#;
+    let main = MINIMAL.replace(
+        "duration = { dist = \"exponential\", mean_s = 1.0 }",
+        "duration_s = \"$msm_2p26_s\"\ndram_gbps = 10",
+    );
+    let main = format!(
+        "include = [\"calibration.toml\"]\n{}",
+        main.replace("cpu_cores = 16\n", "")
+    );
+    let (_d, r) = load_files(
+        &[("s.toml", &main), ("calibration.toml", calib)],
+        &["params.msm_2p26_s=0.5"],
+    );
+    let l = r.unwrap();
+    assert_eq!(l.model.hardware.cpu_cores, 96);
+    assert_eq!(l.model.hardware.dram.capacity_gbps, 280.5);
+    assert_eq!(l.model.workload.stages[0].duration, Duration::Fixed(0.5));
+    assert!(
+        l.summary().contains("msm_2p26_s = 0.5 (default 0.35)"),
+        "{}",
+        l.summary()
+    );
+}
+
 fn scenario_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")
 }

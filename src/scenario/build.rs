@@ -14,6 +14,12 @@ use super::stages;
 use super::trace_csv;
 use super::units::{Dim, GIB, Qty, to_bytes};
 
+/// Host RAM when `host_ram_gib` is absent: not modelled (no stage may hold RAM).
+pub const UNLIMITED_RAM: u64 = u64::MAX;
+/// DRAM capacity when `[hardware.dram]` is absent: not modelled (no stage may draw DRAM
+/// or be latency-bound).
+pub const UNLIMITED_DRAM: f64 = f64::INFINITY;
+
 /// Builds the model; `warnings` collects keys that were accepted but have no effect.
 pub fn build(
     spec: &ScenarioSpec,
@@ -119,26 +125,21 @@ fn hardware(
         ));
     }
     let (k_gib, k_raw) = ("hardware.host_ram_gib", "hardware.host_ram");
-    let host_ram = match one_of((&h.host_ram_gib, k_gib), (&h.host_ram, k_raw), loc)? {
-        Some((q, 0)) => qty(q, Dim::Size, GIB, k_gib, loc)?,
-        Some((q, _)) => qty(q, Dim::Size, 1.0, k_raw, loc)?,
-        None => {
-            return Err(loc.error(
-                ErrorKind::MissingKey,
-                k_gib,
-                "missing; give the host RAM as host_ram_gib = 256 or host_ram = \"256 GiB\"",
-            ));
+    let host_ram_bytes = match one_of((&h.host_ram_gib, k_gib), (&h.host_ram, k_raw), loc)? {
+        None => UNLIMITED_RAM,
+        Some((q, which)) => {
+            let (key, unit) = if which == 0 {
+                (k_gib, GIB)
+            } else {
+                (k_raw, 1.0)
+            };
+            let b = qty(q, Dim::Size, unit, key, loc)?;
+            if b <= 0.0 {
+                return Err(loc.error(ErrorKind::Value, key, "0 bytes; host RAM must be > 0"));
+            }
+            to_bytes(b).map_err(|m| loc.error(ErrorKind::Value, key, m))?
         }
     };
-    let key = if h.host_ram_gib.is_some() {
-        k_gib
-    } else {
-        k_raw
-    };
-    if host_ram <= 0.0 {
-        return Err(loc.error(ErrorKind::Value, key, "0 bytes; host RAM must be > 0"));
-    }
-    let host_ram_bytes = to_bytes(host_ram).map_err(|m| loc.error(ErrorKind::Value, key, m))?;
 
     let dram = dram(h, loc, warnings)?;
     let gpus = match &h.gpu {
@@ -203,7 +204,12 @@ fn dram(
     loc: &Locator,
     warnings: &mut Vec<String>,
 ) -> Result<Dram, ScenarioError> {
-    let d = &h.dram;
+    let Some(d) = &h.dram else {
+        return Ok(Dram {
+            capacity_gbps: UNLIMITED_DRAM,
+            latency: LatencyCurve::flat(),
+        });
+    };
     let p = "hardware.dram";
     let derived = [
         d.channels.is_some(),

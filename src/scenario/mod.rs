@@ -44,6 +44,7 @@ use std::path::{Path, PathBuf};
 
 use crate::model::Model;
 
+pub use build::{UNLIMITED_DRAM, UNLIMITED_RAM};
 pub use error::{ErrorKind, Loc, ScenarioError};
 pub use params::ParamInfo;
 
@@ -178,6 +179,13 @@ fn serde_error(e: serde_path_to_error::Error<toml::de::Error>, loc: &Locator) ->
             ErrorKind::MissingKey,
             &join_key(&path, &f),
             "required key is missing (see scenarios/README.md)",
+        );
+    }
+    if msg.starts_with("invalid length") && path.contains("latency_curve") {
+        return loc.error(
+            ErrorKind::Type,
+            &path,
+            "a latency-curve point is a pair [utilisation, ns]",
         );
     }
     let kind = if msg.starts_with("invalid type") {

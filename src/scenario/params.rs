@@ -24,7 +24,7 @@ pub struct ParamInfo {
 }
 
 /// Top-level keys whose strings are never substituted.
-const VERBATIM: &[&str] = &["name", "description", "params", "include"];
+const VERBATIM: &[&str] = &["name", "description", "params", "include", "calibration"];
 
 /// Reads the `[params]` table of the merged document.
 pub fn collect(doc: &toml::Table, loc: &Locator) -> Result<Vec<ParamInfo>, ScenarioError> {

@@ -19,6 +19,9 @@ pub struct ScenarioSpec {
     /// Handled by `params` before deserialization.
     #[allow(dead_code)]
     pub params: Option<toml::Value>,
+    /// Free-form provenance written by `bwsim calibrate` (measurements, fits); not read.
+    #[allow(dead_code)]
+    pub calibration: Option<toml::Value>,
     pub hardware: HardwareSpec,
     pub workload: WorkloadSpec,
     pub arrivals: ArrivalsSpec,
@@ -32,7 +35,7 @@ pub struct HardwareSpec {
     pub cpu_cores: u32,
     pub host_ram_gib: Option<Qty>,
     pub host_ram: Option<Qty>,
-    pub dram: DramSpec,
+    pub dram: Option<DramSpec>,
     pub gpu: Option<GpuSpec>,
     #[serde(default)]
     pub locks: BTreeMap<String, LockSpec>,

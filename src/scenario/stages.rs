@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::model::{Demand, Duration, Hardware, Hold, HoldResource, RateTarget, Stage, Workload};
 
-use super::build::{number, one_of, positive, qty};
+use super::build::{UNLIMITED_DRAM, UNLIMITED_RAM, number, one_of, positive, qty};
 use super::error::{ErrorKind, Locator, ScenarioError, join_index, join_key};
 use super::schema::{DistSpec, HoldSpec, StageSpec, WorkloadSpec};
 use super::units::{Dim, GB, GIB, Qty, to_bytes};
@@ -440,6 +440,29 @@ impl StageCx<'_> {
             loc,
         )?;
 
+        if self.hw.dram.capacity_gbps == UNLIMITED_DRAM {
+            let field = if demands.get(&RateTarget::Dram).is_some_and(|a| *a > 0.0) {
+                Some(if s.transfer.is_some() {
+                    "transfer"
+                } else if s.dram_gb.is_some() {
+                    "dram_gb"
+                } else {
+                    "dram_gbps"
+                })
+            } else if latency_bound_frac > 0.0 {
+                Some("latency_bound_frac")
+            } else {
+                None
+            };
+            if let Some(field) = field {
+                return Err(self.err(
+                    ErrorKind::MissingKey,
+                    field,
+                    format!("stage {name:?} uses DRAM, but the host's DRAM is not declared: add [hardware.dram] with capacity_gbps (or channels and mts)"),
+                ));
+            }
+        }
+
         Ok(Stage {
             name: name.clone(),
             per_partition: self.per_partition[self.i],
@@ -636,6 +659,13 @@ impl StageCx<'_> {
                 )
             }
             "host_ram" => {
+                if self.hw.host_ram_bytes == UNLIMITED_RAM {
+                    return Err(self.err(
+                        ErrorKind::Value,
+                        &f("resource"),
+                        "holding host RAM needs the host's RAM: set hardware.host_ram_gib",
+                    ));
+                }
                 let a = bytes()?;
                 (
                     HoldResource::HostRam,

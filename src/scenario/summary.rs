@@ -5,6 +5,7 @@ use std::fmt::Write;
 use crate::model::{ArrivalKind, Duration, HoldResource, Model, RateTarget};
 
 use super::Loaded;
+use super::build::{UNLIMITED_DRAM, UNLIMITED_RAM};
 use super::units::GIB;
 
 pub fn render(l: &Loaded) -> String {
@@ -71,13 +72,17 @@ fn hardware(o: &mut String, m: &Model) {
     } else {
         ", flat latency".into()
     };
-    let _ = writeln!(
-        o,
-        "hardware: {} cores, {} host RAM, DRAM {:.1} GB/s{lat}",
-        h.cpu_cores,
-        gib(h.host_ram_bytes),
-        h.dram.capacity_gbps
-    );
+    let ram = if h.host_ram_bytes == UNLIMITED_RAM {
+        "host RAM not modelled".to_string()
+    } else {
+        format!("{} host RAM", gib(h.host_ram_bytes))
+    };
+    let dram = if h.dram.capacity_gbps == UNLIMITED_DRAM {
+        "DRAM not modelled".to_string()
+    } else {
+        format!("DRAM {:.1} GB/s{lat}", h.dram.capacity_gbps)
+    };
+    let _ = writeln!(o, "hardware: {} cores, {ram}, {dram}", h.cpu_cores);
     if let Some(g) = h.gpus.first() {
         let l = &g.link;
         let _ = writeln!(
