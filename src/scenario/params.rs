@@ -143,7 +143,13 @@ pub fn set_value(
             ),
         ));
     }
-    p.value = value;
+    // A sweep may write an integer knob as 4.0: keep it an integer when it is one.
+    p.value = match (&p.default, value) {
+        (Value::Integer(_), Value::Float(f)) if f.fract() == 0.0 && f.abs() < 9.0e15 => {
+            Value::Integer(f as i64)
+        }
+        (_, v) => v,
+    };
     Ok(())
 }
 

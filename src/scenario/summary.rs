@@ -59,6 +59,19 @@ fn gib(b: u64) -> String {
     format!("{s} GiB")
 }
 
+/// Seconds in a readable unit: "1.5 s", "40 ms", "12.5 us".
+fn secs(x: f64) -> String {
+    let (v, unit) = if x >= 1.0 || x == 0.0 {
+        (x, "s")
+    } else if x >= 1e-3 {
+        (x * 1e3, "ms")
+    } else {
+        (x * 1e6, "us")
+    };
+    let t = format!("{v:.3}");
+    format!("{} {unit}", t.trim_end_matches('0').trim_end_matches('.'))
+}
+
 fn hardware(o: &mut String, m: &Model) {
     let h = &m.hardware;
     let pts = h.dram.latency.points();
@@ -150,8 +163,8 @@ fn stages(o: &mut String, m: &Model) {
     let width = w.stages.iter().map(|s| s.name.len()).max().unwrap_or(0);
     for s in &w.stages {
         let mut parts = vec![format!(
-            "{:.4} s {}",
-            s.duration.mean_s(),
+            "{} {}",
+            secs(s.duration.mean_s()),
             dist(&s.duration)
         )];
         parts.push(
@@ -212,9 +225,9 @@ fn arrivals(o: &mut String, m: &Model) {
         ArrivalKind::Closed { concurrency } => format!("closed loop, {concurrency} jobs in flight"),
         ArrivalKind::Poisson { rate_per_s } => format!("Poisson, {rate_per_s} jobs/s"),
         ArrivalKind::Trace { times_s } => format!(
-            "trace of {} arrivals over {:.3} s",
+            "trace of {} arrivals over {}",
             times_s.len(),
-            times_s.last().copied().unwrap_or(0.0)
+            secs(times_s.last().copied().unwrap_or(0.0))
         ),
     };
     let _ = writeln!(
@@ -253,5 +266,61 @@ fn instrumentation(o: &mut String, m: &Model) {
                 ""
             }
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn seconds_read_naturally() {
+        assert_eq!(secs(1.5), "1.5 s");
+        assert_eq!(secs(0.04), "40 ms");
+        assert_eq!(secs(0.0000125), "12.5 us");
+        assert_eq!(secs(0.0), "0 s");
+    }
+
+    #[test]
+    fn summary_lists_hardware_stages_arrivals_and_knobs() {
+        let text = r#"
+            [params]
+            n = { default = 3, doc = "jobs in flight" }
+            [hardware]
+            cpu_cores = 8
+            host_ram_gib = 64
+            dram = { capacity_gbps = 100, latency_curve = [[0, 90], [1, 270]] }
+            [hardware.pools]
+            msm = 4
+            [[workload.stages]]
+            name = "b"
+            after = ["a"]
+            duration_s = "40 ms"
+            pool = { name = "msm", threads = 2 }
+            [[workload.stages]]
+            name = "a"
+            duration = { dist = "exponential", mean_s = 1.5 }
+            cores = 2
+            holds = [{ resource = "host_ram", gib = 14, until = "b" }]
+            dram_gbps = 20
+            latency_bound_frac = 0.25
+            [arrivals]
+            kind = "closed"
+            concurrency = "$n"
+            jobs = 10
+        "#;
+        let l = crate::scenario::load_str(text, Path::new("x.toml"), &[]).unwrap();
+        let s = l.summary();
+        for want in [
+            "8 cores, 64 GiB host RAM, DRAM 100.0 GB/s, latency 90 ns idle -> 270 ns",
+            "pools: msm (4 threads)",
+            "a  1.5 s exp; per partition; holds 2 cores; holds 14 GiB RAM until b ends; DRAM 20.00 GB/s; 25% latency-bound",
+            "b  40 ms fixed; per partition; after a; 2 threads of msm",
+            "closed loop, 3 jobs in flight; 10 jobs",
+            "n = 3  jobs in flight",
+        ] {
+            assert!(s.contains(want), "missing {want:?} in\n{s}");
+        }
     }
 }
