@@ -275,6 +275,18 @@ fn broken_scenarios_name_file_key_and_problem() {
             problem: "\"spmv\" can never start",
         },
         Case {
+            what: "every partition's RAM held until a per-job stage",
+            text: format!(
+                "{}\n[[workload.stages]]\nname = \"finalize\"\nafter = [\"spmv\"]\nper_partition = false\nduration_s = 0.1\n",
+                replace("cores = 4", "cores = 4\nholds = [{ resource = \"host_ram\", gib = 14, until = \"finalize\" }]")
+                    .replace("[[workload.stages]]\nname = \"synth\"", "[workload]\npartitions = 10\n\n[[workload.stages]]\nname = \"synth\"")
+            ),
+            sets: &[],
+            kind: ErrorKind::Capacity,
+            key: "workload.stages[2]",
+            problem: "\"finalize\" can never start: together with what earlier stages of the same job still hold (released at or after its end) it needs 140 GiB of host RAM, but there are only 64 GiB",
+        },
+        Case {
             what: "per-job hold released by a per-partition stage",
             text: replace(
                 "cores = 4",

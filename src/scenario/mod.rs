@@ -30,6 +30,8 @@
 //! ```
 
 mod build;
+mod capacity;
+mod dag;
 mod error;
 pub mod include;
 pub mod overrides;

@@ -1,4 +1,4 @@
-//! The workload: stage DAG (names, `after`, cycle detection, topological order) and each
+//! The workload: stage names and `after` references, ordering (via `dag`), and each
 //! stage's duration, holds and rate demands, including derived PCIe transfers.
 
 use std::collections::{BTreeMap, HashMap};
@@ -6,6 +6,8 @@ use std::collections::{BTreeMap, HashMap};
 use crate::model::{Demand, Duration, Hardware, Hold, HoldResource, RateTarget, Stage, Workload};
 
 use super::build::{UNLIMITED_DRAM, UNLIMITED_RAM, number, one_of, positive, qty};
+use super::capacity::{capacity, check_live_holds, quantity};
+use super::dag::{descendants, topo_order};
 use super::error::{ErrorKind, Locator, ScenarioError, join_index, join_key};
 use super::schema::{DistSpec, HoldSpec, StageSpec, WorkloadSpec};
 use super::units::{Dim, GB, GIB, Qty, to_bytes};
@@ -121,76 +123,6 @@ pub fn workload(w: &WorkloadSpec, hw: &Hardware, loc: &Locator) -> Result<Worklo
     let wl = Workload { partitions, stages };
     check_live_holds(&wl, hw, &order, loc)?;
     Ok(wl)
-}
-
-/// Kahn's algorithm, ties broken by file order; on a cycle, returns one cycle's stages
-/// (first stage repeated at the end).
-fn topo_order(after: &[Vec<usize>]) -> Result<Vec<usize>, Vec<usize>> {
-    let n = after.len();
-    let mut indeg: Vec<usize> = after.iter().map(Vec::len).collect();
-    let mut dependents = vec![Vec::new(); n];
-    for (i, deps) in after.iter().enumerate() {
-        for &d in deps {
-            dependents[d].push(i);
-        }
-    }
-    let mut ready: std::collections::BTreeSet<usize> = (0..n).filter(|&i| indeg[i] == 0).collect();
-    let mut order = Vec::with_capacity(n);
-    while let Some(i) = ready.pop_first() {
-        order.push(i);
-        for &j in &dependents[i] {
-            indeg[j] -= 1;
-            if indeg[j] == 0 {
-                ready.insert(j);
-            }
-        }
-    }
-    if order.len() == n {
-        return Ok(order);
-    }
-    // Every leftover stage has a leftover dependency; walk them until one repeats.
-    let left: Vec<bool> = (0..n).map(|i| indeg[i] > 0).collect();
-    let start = (0..n).find(|&i| left[i]).unwrap_or(0);
-    let mut path = vec![start];
-    let mut cur = start;
-    loop {
-        let Some(&next) = after[cur].iter().find(|&&d| left[d]) else {
-            return Err(path);
-        };
-        if let Some(pos) = path.iter().position(|&p| p == next) {
-            // path[pos..] runs backwards along `after`; show it in execution order.
-            let mut cycle: Vec<usize> = path[pos..].to_vec();
-            cycle.reverse();
-            let min = (0..cycle.len()).min_by_key(|&i| cycle[i]).unwrap_or(0);
-            cycle.rotate_left(min);
-            cycle.push(cycle[0]);
-            return Err(cycle);
-        }
-        path.push(next);
-        cur = next;
-    }
-}
-
-/// `desc[a][b]`: stage b (transitively) runs after stage a (file-order indices).
-fn descendants(after: &[Vec<usize>]) -> Vec<Vec<bool>> {
-    let n = after.len();
-    let mut dependents = vec![Vec::new(); n];
-    for (i, deps) in after.iter().enumerate() {
-        for &d in deps {
-            dependents[d].push(i);
-        }
-    }
-    let mut desc = vec![vec![false; n]; n];
-    for (a, row) in desc.iter_mut().enumerate() {
-        let mut stack = dependents[a].clone();
-        while let Some(b) = stack.pop() {
-            if !row[b] {
-                row[b] = true;
-                stack.extend(dependents[b].iter().copied());
-            }
-        }
-    }
-    desc
 }
 
 struct StageCx<'a> {
@@ -773,131 +705,5 @@ impl StageCx<'_> {
             }
         }
         Ok(())
-    }
-}
-
-fn capacity(hw: &Hardware, r: HoldResource, all_gpus: bool) -> u64 {
-    let g = if all_gpus {
-        hw.gpus.len().max(1) as u64
-    } else {
-        1
-    };
-    match r {
-        HoldResource::Cores => u64::from(hw.cpu_cores),
-        HoldResource::HostRam => hw.host_ram_bytes,
-        HoldResource::Vram => hw
-            .gpus
-            .first()
-            .map_or(0, |x| x.vram_bytes)
-            .saturating_mul(g),
-        HoldResource::Lock(id) => {
-            let l = &hw.locks[id];
-            if l.per_gpu {
-                l.capacity.saturating_mul(g)
-            } else {
-                l.capacity
-            }
-        }
-    }
-}
-
-/// An amount of a holdable resource, in words: "96 cores", "14 GiB of host RAM".
-fn quantity(hw: &Hardware, r: HoldResource, n: u64) -> String {
-    let gib = |b: u64| {
-        let s = format!("{:.3}", b as f64 / GIB);
-        format!("{} GiB", s.trim_end_matches('0').trim_end_matches('.'))
-    };
-    match r {
-        HoldResource::Cores => format!("{n} cores"),
-        HoldResource::HostRam => format!("{} of host RAM", gib(n)),
-        HoldResource::Vram => format!("{} of VRAM", gib(n)),
-        HoldResource::Lock(id) => format!("{n} units of lock {:?}", hw.locks[id].name),
-    }
-}
-
-/// A stage that can never start within one job: what it holds plus what earlier stages of
-/// the same job must still hold (released at or after its end) exceeds the capacity.
-/// A per-partition hold seen from a per-job stage counts once per partition.
-fn check_live_holds(
-    w: &Workload,
-    hw: &Hardware,
-    order: &[usize],
-    loc: &Locator,
-) -> Result<(), ScenarioError> {
-    // reach[a][b]: b runs (transitively) after a, in the new order's indices.
-    let after: Vec<Vec<usize>> = w.stages.iter().map(|s| s.after.clone()).collect();
-    let reach = descendants(&after);
-    for (s, stage) in w.stages.iter().enumerate() {
-        let mut need: BTreeMap<HoldResource, (u64, bool)> = BTreeMap::new();
-        for h in &stage.holds {
-            need.entry(h.resource).or_default().0 += h.amount;
-        }
-        for (hidx, holder) in w.stages.iter().enumerate() {
-            if !reach[hidx][s] {
-                continue;
-            }
-            let mult = if holder.per_partition && !stage.per_partition {
-                u64::from(w.partitions)
-            } else {
-                1
-            };
-            for h in &holder.holds {
-                if h.until == s || reach[s][h.until] {
-                    let e = need.entry(h.resource).or_default();
-                    e.0 = e.0.saturating_add(h.amount.saturating_mul(mult));
-                    e.1 |= mult > 1;
-                }
-            }
-        }
-        for (r, (total, spread)) in need {
-            let cap = capacity(hw, r, spread);
-            if total > cap {
-                let file_idx = order[s];
-                return Err(loc.error(
-                    ErrorKind::Capacity,
-                    &join_index("workload.stages", file_idx),
-                    format!(
-                        "stage {:?} can never start: together with what earlier stages of the same job still hold (released at or after its end) it needs {}, but there are only {}",
-                        stage.name,
-                        quantity(hw, r, total),
-                        quantity(hw, r, cap)
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn topo_order_keeps_file_order_among_ready_stages() {
-        // 0 after 2, 1 free, 2 free
-        assert_eq!(
-            topo_order(&[vec![2], vec![], vec![]]).unwrap(),
-            vec![1, 2, 0]
-        );
-    }
-
-    #[test]
-    fn topo_order_reports_a_cycle_in_execution_order() {
-        // a(0) after b(1), b after a
-        let c = topo_order(&[vec![1], vec![0], vec![]]).unwrap_err();
-        assert_eq!(c.len(), 3);
-        assert_eq!(c[0], c[2]);
-        // self-loop
-        assert_eq!(topo_order(&[vec![0]]).unwrap_err(), vec![0, 0]);
-        // 0 -> 1 -> 2 -> 0, with 3 hanging off the cycle
-        let c = topo_order(&[vec![2], vec![0], vec![1], vec![2]]).unwrap_err();
-        assert_eq!(c, vec![0, 1, 2, 0]);
-    }
-
-    #[test]
-    fn descendants_are_transitive() {
-        let d = descendants(&[vec![], vec![0], vec![1]]);
-        assert!(d[0][2] && d[0][1] && d[1][2] && !d[2][0]);
     }
 }
