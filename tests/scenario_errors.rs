@@ -234,6 +234,14 @@ fn broken_scenarios_name_file_key_and_problem() {
             problem: "must be < jobs",
         },
         Case {
+            what: "warm-up share of 100% or more",
+            text: BASE.to_string(),
+            sets: &["arrivals.warmup_jobs=100%"],
+            kind: ErrorKind::Value,
+            key: "--set arrivals.warmup_jobs",
+            problem: "\"10%\"",
+        },
+        Case {
             what: "unknown arrival kind",
             text: replace("kind = \"closed\"", "kind = \"open\""),
             sets: &[],
@@ -799,6 +807,21 @@ fn bundled_scenarios_load() {
     for f in files {
         let l = load(&f, &[]).unwrap_or_else(|e| panic!("{e}"));
         assert!(!l.summary().is_empty());
+        // The model's contract: `after` points to earlier stages, holds end at the holder or later.
+        for (i, s) in l.model.workload.stages.iter().enumerate() {
+            assert!(
+                s.after.iter().all(|&a| a < i),
+                "{}: {}",
+                f.display(),
+                s.name
+            );
+            assert!(
+                s.holds.iter().all(|h| h.until >= i),
+                "{}: {}",
+                f.display(),
+                s.name
+            );
+        }
         // --set arrivals.jobs works on every scenario
         let l = load(&f, &["arrivals.jobs=1000".into()]).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(l.model.arrivals.jobs, 1000);
