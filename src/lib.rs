@@ -10,4 +10,5 @@ pub mod metrics;
 pub mod model;
 pub mod report;
 pub mod run;
+pub mod scenario;
 pub mod time;
