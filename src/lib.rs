@@ -5,6 +5,7 @@
 //! [`report::Report`]; exporters render it. [`run::run_model`] does the whole trip.
 
 pub mod bottleneck;
+pub mod cli;
 pub mod engine;
 pub mod metrics;
 pub mod model;
