@@ -89,6 +89,9 @@ pub struct Report {
     pub gpu_true_busy_frac: f64,
     /// Union of instrumentation spans marked gpu_busy / window, averaged over GPUs.
     pub gpu_bracketed_busy_frac: f64,
+    /// What the markers alone imply: summed gpu_busy span time per measured job, per GPU
+    /// (the seconds per job a TIMELINE reader would estimate if the brackets were GPU work).
+    pub gpu_bracketed_seconds_per_job: f64,
     /// Mean length of each instrumentation span, seconds.
     pub spans_mean_s: BTreeMap<String, f64>,
     /// DRAM capacity, GB/s.
@@ -264,6 +267,11 @@ impl Report {
             response_max_s: m.response_max,
             gpu_true_busy_frac: per(m.kernel_busy.iter().sum::<f64>() / ngpu),
             gpu_bracketed_busy_frac: per(m.bracket_busy.iter().sum::<f64>() / ngpu),
+            gpu_bracketed_seconds_per_job: if measured > 0 {
+                m.gpu_span_total_s / measured as f64 / ngpu
+            } else {
+                f64::NAN
+            },
             spans_mean_s: model
                 .instrumentation
                 .spans
