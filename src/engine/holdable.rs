@@ -10,6 +10,7 @@
 //! binds the partition.
 
 use std::collections::VecDeque;
+use std::rc::Rc;
 
 /// Identifies one holdable instance in [`Holdables`].
 pub type HoldIndex = usize;
@@ -23,30 +24,49 @@ pub enum HoldSlot {
     PerGpu(HoldIndex),
 }
 
+impl HoldSlot {
+    /// The concrete instance this slot names for a requester bound to `gpu`.
+    pub fn instance(self, gpu: Option<u32>) -> HoldIndex {
+        match self {
+            HoldSlot::Global(i) => i,
+            HoldSlot::PerGpu(base) => base + gpu.unwrap_or(0) as usize,
+        }
+    }
+}
+
 /// A pending request.
 #[derive(Debug, Clone)]
 pub struct Request<T> {
     /// What the requester gets back when granted.
     pub token: T,
-    /// Resources and amounts.
-    pub needs: Vec<(HoldSlot, u64)>,
+    /// Resources and amounts (shared: every instance of a stage asks for the same).
+    pub needs: Rc<[(HoldSlot, u64)]>,
     /// The GPU the requester is already bound to, if any.
     pub gpu: Option<u32>,
     /// The resource that last blocked this request (for wait attribution).
     pub blocked_on: Option<HoldIndex>,
 }
 
-/// A granted request: the token, the concrete instances taken, and the chosen GPU.
+/// A granted request: the token, what it asked for, and the chosen GPU.
 #[derive(Debug, Clone)]
 pub struct Grant<T> {
     /// The requester's token.
     pub token: T,
-    /// Concrete instances and amounts now held.
-    pub taken: Vec<(HoldIndex, u64)>,
+    /// The request's needs; [`Grant::taken`] resolves them to instances.
+    pub needs: Rc<[(HoldSlot, u64)]>,
     /// GPU chosen (or kept) for the requester.
     pub gpu: Option<u32>,
     /// The resource that made it wait, if it waited.
     pub blocked_on: Option<HoldIndex>,
+}
+
+impl<T> Grant<T> {
+    /// Concrete instances and amounts now held, in the order of the request's needs.
+    pub fn taken(&self) -> impl Iterator<Item = (HoldIndex, u64)> + '_ {
+        self.needs
+            .iter()
+            .map(|&(slot, a)| (slot.instance(self.gpu), a))
+    }
 }
 
 /// The set of holdable instances and their FIFO queue.
@@ -92,10 +112,17 @@ impl<T> Holdables<T> {
 
     /// Instances whose use changed since the last call (each at most once, sorted).
     pub fn take_touched(&mut self) -> Vec<HoldIndex> {
-        let mut t = std::mem::take(&mut self.touched);
-        t.sort_unstable();
-        t.dedup();
+        let mut t = Vec::new();
+        self.take_touched_into(&mut t);
         t
+    }
+
+    /// As [`Holdables::take_touched`], into `out` (cleared first), without allocating.
+    pub fn take_touched_into(&mut self, out: &mut Vec<HoldIndex>) {
+        out.clear();
+        std::mem::swap(out, &mut self.touched);
+        out.sort_unstable();
+        out.dedup();
     }
 
     /// Queues a request; grants go to `granted` in FIFO order (possibly this one at once).
@@ -119,41 +146,50 @@ impl<T> Holdables<T> {
     /// overtake an earlier one on a resource they share.
     fn serve(&mut self, granted: &mut Vec<Grant<T>>) {
         self.blocked.iter_mut().for_each(|b| *b = false);
+        // The last refusal: (needs, GPU binding, blocker), valid until the next grant. A
+        // request with the same needs and binding is refused for the same reason and
+        // would block nothing new (use only grows within a pass), so it is skipped
+        // cheaply: the common case of a long line of identical waiters.
+        let mut refused: Option<(*const (HoldSlot, u64), Option<u32>, HoldIndex)> = None;
         let mut k = 0;
         while k < self.queue.len() {
             let req = &self.queue[k];
+            if let Some((needs, gpu, blocker)) = refused
+                && std::ptr::eq(req.needs.as_ptr(), needs)
+                && req.gpu == gpu
+            {
+                self.queue[k].blocked_on = Some(blocker);
+                k += 1;
+                continue;
+            }
             match self.fit(req) {
                 Ok(gpu) => {
                     let req = self.queue.remove(k).expect("index in range");
-                    let taken: Vec<(HoldIndex, u64)> = req
-                        .needs
-                        .iter()
-                        .map(|&(slot, a)| (self.instance(slot, gpu), a))
-                        .collect();
-                    for &(i, a) in &taken {
+                    for &(slot, a) in req.needs.iter() {
+                        let i = slot.instance(gpu);
                         self.in_use[i] += a;
                         self.touched.push(i);
                     }
                     granted.push(Grant {
                         token: req.token,
-                        taken,
+                        needs: req.needs,
                         gpu,
                         blocked_on: req.blocked_on,
                     });
+                    refused = None;
                 }
                 Err(blocker) => {
-                    let gpus: Vec<Option<u32>> = self.candidates(req.gpu, &req.needs);
-                    let needs = req.needs.clone();
                     // Keep its place in line on what it is short of (not on what it could
                     // take now), so it never blocks unrelated requests.
-                    for g in gpus {
-                        for &(slot, a) in &needs {
-                            let i = self.instance(slot, g);
+                    for g in self.candidates(req.gpu, &req.needs) {
+                        for &(slot, a) in req.needs.iter() {
+                            let i = slot.instance(g);
                             if self.in_use[i] + a > self.capacity[i] {
                                 self.blocked[i] = true;
                             }
                         }
                     }
+                    refused = Some((req.needs.as_ptr(), req.gpu, blocker));
                     self.queue[k].blocked_on = Some(blocker);
                     k += 1;
                 }
@@ -161,20 +197,20 @@ impl<T> Holdables<T> {
         }
     }
 
-    fn instance(&self, slot: HoldSlot, gpu: Option<u32>) -> HoldIndex {
-        match slot {
-            HoldSlot::Global(i) => i,
-            HoldSlot::PerGpu(base) => base + gpu.unwrap_or(0) as usize,
-        }
-    }
-
-    fn candidates(&self, bound: Option<u32>, needs: &[(HoldSlot, u64)]) -> Vec<Option<u32>> {
+    /// The GPUs a request may be served by: its bound GPU, any GPU when it needs a
+    /// per-GPU resource and is not bound yet, or none.
+    fn candidates(
+        &self,
+        bound: Option<u32>,
+        needs: &[(HoldSlot, u64)],
+    ) -> impl Iterator<Item = Option<u32>> + use<T> {
         let per_gpu = needs.iter().any(|(s, _)| matches!(s, HoldSlot::PerGpu(_)));
-        match (bound, per_gpu) {
-            (Some(g), _) => vec![Some(g)],
-            (None, true) => (0..self.gpus.max(1)).map(Some).collect(),
-            (None, false) => vec![None],
-        }
+        let (lo, hi, some) = match (bound, per_gpu) {
+            (Some(g), _) => (g, g + 1, true),
+            (None, true) => (0, self.gpus.max(1), true),
+            (None, false) => (0, 1, false),
+        };
+        (lo..hi).map(move |g| some.then_some(g))
     }
 
     /// Ok(chosen GPU) if the request fits now, else Err(the first instance that blocks it).
@@ -182,8 +218,8 @@ impl<T> Holdables<T> {
         let mut first_blocker = None;
         for g in self.candidates(req.gpu, &req.needs) {
             let mut ok = true;
-            for &(slot, a) in &req.needs {
-                let i = self.instance(slot, g);
+            for &(slot, a) in req.needs.iter() {
+                let i = slot.instance(g);
                 if self.blocked[i] || self.in_use[i] + a > self.capacity[i] {
                     ok = false;
                     first_blocker.get_or_insert(i);
@@ -205,7 +241,7 @@ mod tests {
     fn req(token: u32, needs: &[(HoldSlot, u64)]) -> Request<u32> {
         Request {
             token,
-            needs: needs.to_vec(),
+            needs: needs.into(),
             gpu: None,
             blocked_on: None,
         }
@@ -220,7 +256,7 @@ mod tests {
         h.request(req(2, &[(HoldSlot::Global(0), 2)]), &mut g);
         h.request(req(3, &[(HoldSlot::Global(0), 1)]), &mut g);
         assert_eq!(g.iter().map(|g| g.token).collect::<Vec<_>>(), vec![1]);
-        let taken = g[0].taken.clone();
+        let taken = g[0].taken().collect::<Vec<_>>();
         g.clear();
         h.release(&taken, &mut g);
         assert_eq!(g.iter().map(|g| g.token).collect::<Vec<_>>(), vec![2, 3]);
@@ -249,17 +285,46 @@ mod tests {
         // D wants RAM only: B is first in line for RAM, so D must wait behind it.
         h.request(req(4, &[(HoldSlot::Global(1), 1)]), &mut g);
         assert_eq!(g.len(), 2);
-        let a = g[0].taken.clone();
+        let a = g[0].taken().collect::<Vec<_>>();
         h.release(&a, &mut g);
         // RAM is back; B now lacks only the core (C has it), so B is first in line for the
         // core and D may use the spare RAM.
         assert_eq!(g.iter().map(|g| g.token).collect::<Vec<_>>(), vec![1, 3, 4]);
-        let c = g[1].taken.clone();
+        let c = g[1].taken().collect::<Vec<_>>();
         h.release(&c, &mut g);
         assert_eq!(
             g.iter().map(|g| g.token).collect::<Vec<_>>(),
             vec![1, 3, 4, 2]
         );
+    }
+
+    #[test]
+    fn a_line_of_identical_waiters_blocks_only_what_it_lacks() {
+        // Lock (0) of 1, another resource (1) of 1. A holds the lock; B, C, D share one
+        // needs list (as instances of one stage do) and queue for it; E wants only the
+        // other resource and must pass them; on release B gets the lock, C and D wait.
+        let mut h = Holdables::new(vec![1, 1], 0);
+        let mut g = Vec::new();
+        let lock: Rc<[(HoldSlot, u64)]> = vec![(HoldSlot::Global(0), 1)].into();
+        let shared = |token| Request {
+            token,
+            needs: lock.clone(),
+            gpu: None,
+            blocked_on: None,
+        };
+        h.request(shared(1), &mut g);
+        h.request(shared(2), &mut g);
+        h.request(shared(3), &mut g);
+        h.request(shared(4), &mut g);
+        h.request(req(5, &[(HoldSlot::Global(1), 1)]), &mut g);
+        assert_eq!(g.iter().map(|g| g.token).collect::<Vec<_>>(), vec![1, 5]);
+        assert_eq!(h.waiting(), 3);
+        let a = g[0].taken().collect::<Vec<_>>();
+        h.release(&a, &mut g);
+        assert_eq!(g.iter().map(|g| g.token).collect::<Vec<_>>(), vec![1, 5, 2]);
+        assert_eq!(g[2].blocked_on, Some(0));
+        assert_eq!(h.waiting(), 2);
+        assert!(h.queue.iter().all(|r| r.blocked_on == Some(0)));
     }
 
     #[test]

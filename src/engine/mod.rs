@@ -54,6 +54,7 @@ pub mod solver;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::rc::Rc;
 
 use rand::SeedableRng;
 use rand_distr::{Distribution, Exp, Gamma, LogNormal, Normal, Uniform, Weibull};
@@ -170,20 +171,28 @@ struct StagePlan {
     per_partition: bool,
     sampler: Sampler,
     /// Holds: where, how much, and the stage whose end releases it.
-    needs: Vec<(HoldSlot, u64)>,
+    needs: Rc<[(HoldSlot, u64)]>,
     until: Vec<usize>,
-    demands: Vec<(RateTarget, f64)>,
-    latency_frac: f64,
     /// Dependencies an instance waits for.
     deps_per_instance: u32,
     children: Vec<usize>,
     /// First instance slot of this stage within a job.
     slot_offset: usize,
     markers: Vec<(Edge, MarkerId)>,
+    /// Class key of an instance bound to GPU g (index g; one entry when there is no GPU).
+    class_key: Vec<usize>,
 }
 
-/// A job in flight.
+/// What makes running activities interchangeable: resolved resource weights (sorted by
+/// resource, duplicates summed) and the latency-bound share. Interned once per run.
+struct ClassKey {
+    weights: Vec<(usize, f64)>,
+    latency_frac: f64,
+}
+
+/// A job in flight (slots are reused, buffers and all, once a job finishes).
 struct JobState {
+    live: bool,
     number: u64,
     arrived: SimTime,
     pending: Vec<u32>,
@@ -203,8 +212,9 @@ struct Token {
     ready: SimTime,
 }
 
-/// A running stage instance.
+/// A running stage instance (slots are reused once it finishes).
 struct Activity {
+    live: bool,
     token: Token,
     start: SimTime,
     standalone_s: f64,
@@ -216,7 +226,8 @@ struct Activity {
 
 /// A virtual-time class of identical running activities.
 struct Class {
-    key: (Vec<(usize, u64)>, u64),
+    /// Index into the engine's interned class keys.
+    key: usize,
     /// False once retired to the free list (its slot may be reused under another key).
     live: bool,
     shared: bool,
@@ -269,20 +280,22 @@ struct Engine<'m> {
     partitions: u32,
     rate_info: Vec<RateResourceInfo>,
     capacities: Vec<f64>,
-    gpu_rate_base: Vec<usize>,
-    duplex: bool,
     hold_info: Vec<HoldResourceInfo>,
     holds: Holdables<Token>,
     queue: EventQueue<Event>,
     rng: Pcg64,
     arrival_rng: Pcg64,
-    jobs: Vec<Option<JobState>>,
+    jobs: Vec<JobState>,
+    /// Dependencies outstanding per instance slot of a fresh job.
+    pending_template: Vec<u32>,
     free_jobs: Vec<usize>,
-    activities: Vec<Option<Activity>>,
+    activities: Vec<Activity>,
     free_activities: Vec<usize>,
     classes: Vec<Class>,
     demands: Vec<ClassDemand>,
-    class_index: HashMap<(Vec<(usize, u64)>, u64), usize>,
+    keys: Vec<ClassKey>,
+    /// The live class of each key, or `usize::MAX`.
+    class_of_key: Vec<usize>,
     free_classes: Vec<usize>,
     solver: Solver,
     speeds: Vec<ClassSpeed>,
@@ -290,6 +303,10 @@ struct Engine<'m> {
     touched_classes: Vec<usize>,
     work: VecDeque<Work>,
     grants: Vec<Grant<Token>>,
+    /// Scratch buffers reused across events.
+    released: Vec<(HoldIndex, u64)>,
+    hold_touched: Vec<HoldIndex>,
+    lost_scratch: Vec<f64>,
     now: SimTime,
     events: u64,
     started: u64,
@@ -461,14 +478,13 @@ impl<'m> Engine<'m> {
             stages.push(StagePlan {
                 per_partition: s.per_partition,
                 sampler,
-                needs,
+                needs: needs.into(),
                 until,
-                demands: s.demands.iter().map(|d| (d.target, d.amount)).collect(),
-                latency_frac: s.latency_bound_frac,
                 deps_per_instance: deps,
                 children: Vec::new(),
                 slot_offset: slot,
                 markers: Vec::new(),
+                class_key: Vec::new(),
             });
             slot += if s.per_partition {
                 partitions as usize
@@ -484,6 +500,33 @@ impl<'m> Engine<'m> {
         for (m, marker) in model.instrumentation.markers.iter().enumerate() {
             stages[marker.stage].markers.push((marker.edge, m));
         }
+        // Intern every (stage, GPU) class key up front: joining a class is then an index.
+        let mut keys = Vec::new();
+        let mut key_index: HashMap<(Vec<(usize, u64)>, u64), usize> = HashMap::new();
+        for (i, s) in w.stages.iter().enumerate() {
+            for g in 0..ngpu.max(1) {
+                let key = class_key(s, &gpu_rate_base, g, duplex);
+                let id = *key_index.entry(key).or_insert_with_key(|k| {
+                    keys.push(ClassKey {
+                        weights: k.0.iter().map(|&(r, w)| (r, f64::from_bits(w))).collect(),
+                        latency_frac: f64::from_bits(k.1),
+                    });
+                    keys.len() - 1
+                });
+                stages[i].class_key.push(id);
+            }
+        }
+        let mut pending_template = vec![0u32; slot];
+        for plan in &stages {
+            let n = if plan.per_partition {
+                partitions as usize
+            } else {
+                1
+            };
+            for p in 0..n {
+                pending_template[plan.slot_offset + p] = plan.deps_per_instance;
+            }
+        }
 
         let rng = Pcg64::seed_from_u64(model.seed);
         // Arrivals draw from their own stream so service sampling does not shift them.
@@ -495,20 +538,20 @@ impl<'m> Engine<'m> {
             partitions,
             rate_info,
             capacities,
-            gpu_rate_base,
-            duplex,
             hold_info,
             holds,
             queue: EventQueue::default(),
             rng,
             arrival_rng,
             jobs: Vec::new(),
+            pending_template,
             free_jobs: Vec::new(),
             activities: Vec::new(),
             free_activities: Vec::new(),
             classes: Vec::new(),
             demands: Vec::new(),
-            class_index: HashMap::new(),
+            class_of_key: vec![usize::MAX; keys.len()],
+            keys,
             free_classes: Vec::new(),
             solver: Solver::default(),
             speeds: Vec::new(),
@@ -516,6 +559,9 @@ impl<'m> Engine<'m> {
             touched_classes: Vec::new(),
             work: VecDeque::new(),
             grants: Vec::new(),
+            released: Vec::new(),
+            hold_touched: Vec::new(),
+            lost_scratch: Vec::new(),
             now: SimTime::ZERO,
             events: 0,
             started: 0,
@@ -606,35 +652,31 @@ impl<'m> Engine<'m> {
         let number = self.started;
         self.started += 1;
         obs.job_arrived(self.now, number);
-        let mut pending = vec![0u32; self.slots_per_job];
-        for plan in &self.stages {
-            let n = if plan.per_partition {
-                self.partitions as usize
-            } else {
-                1
-            };
-            for p in 0..n {
-                pending[plan.slot_offset + p] = plan.deps_per_instance;
-            }
-        }
-        let state = JobState {
-            number,
-            arrived: self.now,
-            pending,
-            remaining: self.slots_per_job,
-            gpu: vec![None; self.partitions as usize + 1],
-            held: Vec::new(),
-        };
         let job = match self.free_jobs.pop() {
-            Some(i) => {
-                self.jobs[i] = Some(state);
-                i
-            }
+            Some(i) => i,
             None => {
-                self.jobs.push(Some(state));
+                self.jobs.push(JobState {
+                    live: false,
+                    number: 0,
+                    arrived: SimTime::ZERO,
+                    pending: Vec::with_capacity(self.slots_per_job),
+                    remaining: 0,
+                    gpu: Vec::with_capacity(self.partitions as usize + 1),
+                    held: Vec::new(),
+                });
                 self.jobs.len() - 1
             }
         };
+        let state = &mut self.jobs[job];
+        debug_assert!(!state.live && state.held.is_empty());
+        state.live = true;
+        state.number = number;
+        state.arrived = self.now;
+        state.pending.clear();
+        state.pending.extend_from_slice(&self.pending_template);
+        state.remaining = self.slots_per_job;
+        state.gpu.clear();
+        state.gpu.resize(self.partitions as usize + 1, None);
         for (s, plan) in self.stages.iter().enumerate() {
             if plan.deps_per_instance == 0 {
                 if plan.per_partition {
@@ -657,11 +699,15 @@ impl<'m> Engine<'m> {
     }
 
     fn job(&self, job: usize) -> &JobState {
-        self.jobs[job].as_ref().expect("live job")
+        let j = &self.jobs[job];
+        debug_assert!(j.live, "live job");
+        j
     }
 
     fn job_mut(&mut self, job: usize) -> &mut JobState {
-        self.jobs[job].as_mut().expect("live job")
+        let j = &mut self.jobs[job];
+        debug_assert!(j.live, "live job");
+        j
     }
 
     fn slot(&self, stage: usize, partition: u32) -> usize {
@@ -745,7 +791,7 @@ impl<'m> Engine<'m> {
         if needs.is_empty() {
             self.work.push_back(Work::Start(Grant {
                 token,
-                taken: Vec::new(),
+                needs,
                 gpu,
                 blocked_on: None,
             }));
@@ -776,42 +822,43 @@ impl<'m> Engine<'m> {
         }
         // Record holds with the slot whose end releases them.
         let plan = &self.stages[token.stage];
-        let releases: Vec<(usize, HoldIndex, u64)> = grant
-            .taken
-            .iter()
-            .zip(&plan.until)
-            .map(|(&(i, a), &u)| {
-                let p = if self.stages[u].per_partition {
-                    token.partition
-                } else {
-                    0
-                };
-                (self.stages[u].slot_offset + p as usize, i, a)
-            })
-            .collect();
-        self.job_mut(token.job).held.extend(releases);
+        let held = &mut self.jobs[token.job].held;
+        for ((i, a), &u) in grant.taken().zip(&plan.until) {
+            let p = if self.stages[u].per_partition {
+                token.partition
+            } else {
+                0
+            };
+            held.push((self.stages[u].slot_offset + p as usize, i, a));
+        }
         let gpu = self.current_gpu(token.job, token.partition);
         self.fire_markers(obs, &token, Edge::Start, gpu);
         let standalone_s = self.stages[token.stage].sampler.sample(&mut self.rng);
-        let activity = Activity {
-            token,
-            start: self.now,
-            standalone_s,
-            gpu,
-            blocked_on: grant.blocked_on,
-            class: usize::MAX,
-            lost_at_start: Vec::new(),
-        };
         let a = match self.free_activities.pop() {
-            Some(i) => {
-                self.activities[i] = Some(activity);
-                i
-            }
+            Some(i) => i,
             None => {
-                self.activities.push(Some(activity));
+                self.activities.push(Activity {
+                    live: false,
+                    token,
+                    start: SimTime::ZERO,
+                    standalone_s: 0.0,
+                    gpu: None,
+                    blocked_on: None,
+                    class: usize::MAX,
+                    lost_at_start: Vec::new(),
+                });
                 self.activities.len() - 1
             }
         };
+        let act = &mut self.activities[a];
+        debug_assert!(!act.live);
+        act.live = true;
+        act.token = token;
+        act.start = self.now;
+        act.standalone_s = standalone_s;
+        act.gpu = gpu;
+        act.blocked_on = grant.blocked_on;
+        act.class = usize::MAX;
         if standalone_s <= 0.0 {
             self.work.push_back(Work::Finish(a));
         } else {
@@ -819,57 +866,22 @@ impl<'m> Engine<'m> {
         }
     }
 
-    /// The class key for a stage instance: resolved resource weights and latency share.
-    fn class_key(&self, stage: usize, gpu: Option<u32>) -> (Vec<(usize, u64)>, u64) {
-        let plan = &self.stages[stage];
-        let g = gpu.unwrap_or(0) as usize;
-        let mut weights: Vec<(usize, u64)> = Vec::with_capacity(plan.demands.len() + 1);
-        for &(target, amount) in &plan.demands {
-            let base = || self.gpu_rate_base[g];
-            let r = match target {
-                RateTarget::Dram => 0,
-                RateTarget::Pool(p) => 1 + p,
-                RateTarget::GpuCompute => base(),
-                RateTarget::PcieH2d => base() + 1,
-                RateTarget::PcieD2h => base() + 2,
-            };
-            weights.push((r, amount.to_bits()));
-            if self.duplex && matches!(target, RateTarget::PcieH2d | RateTarget::PcieD2h) {
-                weights.push((base() + 3, amount.to_bits()));
-            }
-        }
-        weights.sort_unstable();
-        // Merge duplicate resources (e.g. two DRAM demands) by summing.
-        let mut merged: Vec<(usize, u64)> = Vec::with_capacity(weights.len());
-        for (r, w) in weights {
-            match merged.last_mut() {
-                Some((lr, lw)) if *lr == r => {
-                    *lw = (f64::from_bits(*lw) + f64::from_bits(w)).to_bits()
-                }
-                _ => merged.push((r, w)),
-            }
-        }
-        (merged, plan.latency_frac.to_bits())
-    }
-
     fn join_class(&mut self, a: usize, gpu: Option<u32>) {
-        let stage = self.activities[a]
-            .as_ref()
-            .expect("live activity")
-            .token
-            .stage;
-        let key = self.class_key(stage, gpu);
-        let c = match self.class_index.get(&key) {
-            Some(&c) => c,
-            None => self.new_class(key),
+        let stage = self.activities[a].token.stage;
+        let keys = &self.stages[stage].class_key;
+        let key = keys[(gpu.unwrap_or(0) as usize).min(keys.len() - 1)];
+        let c = match self.class_of_key[key] {
+            usize::MAX => self.new_class(key),
+            c => c,
         };
         self.advance_class(c);
         let nlim = self.rate_info.len() + 1;
         let class = &mut self.classes[c];
-        let act = self.activities[a].as_mut().expect("live activity");
+        let act = &mut self.activities[a];
         let finish = class.virtual_now + act.standalone_s;
         act.class = c;
-        act.lost_at_start = class.lost.clone();
+        act.lost_at_start.clear();
+        act.lost_at_start.extend_from_slice(&class.lost);
         debug_assert_eq!(class.lost.len(), nlim);
         class.members.push(Reverse((OrdF64(finish), a)));
         self.demands[c].count += 1;
@@ -879,44 +891,58 @@ impl<'m> Engine<'m> {
         self.touched_classes.push(c);
     }
 
-    fn new_class(&mut self, key: (Vec<(usize, u64)>, u64)) -> usize {
-        let latency_frac = f64::from_bits(key.1);
-        let weights: Vec<(usize, f64)> =
-            key.0.iter().map(|&(r, w)| (r, f64::from_bits(w))).collect();
-        let shared = !weights.is_empty() || latency_frac > 0.0;
-        let reuse = self.free_classes.pop();
-        let class = Class {
-            key: key.clone(),
-            live: true,
-            shared,
-            members: BinaryHeap::new(),
-            speed: 1.0,
-            limiter: None,
-            virtual_now: 0.0,
-            last: self.now,
-            lost: vec![0.0; self.rate_info.len() + 1],
-            // A reused slot keeps counting generations, so its old events stay stale.
-            generation: reuse.map_or(0, |c| self.classes[c].generation + 1),
-            scheduled: SimTime::NEVER,
-        };
-        let demand = ClassDemand {
-            count: 0,
-            weights,
-            latency_frac,
-        };
-        let c = match reuse {
+    fn new_class(&mut self, key: usize) -> usize {
+        let k = &self.keys[key];
+        let latency_frac = k.latency_frac;
+        let shared = !k.weights.is_empty() || latency_frac > 0.0;
+        let nlim = self.rate_info.len() + 1;
+        let now = self.now;
+        let c = match self.free_classes.pop() {
             Some(c) => {
-                self.classes[c] = class;
-                self.demands[c] = demand;
+                let class = &mut self.classes[c];
+                debug_assert!(!class.live && class.members.is_empty());
+                class.key = key;
+                class.live = true;
+                class.shared = shared;
+                class.speed = 1.0;
+                class.limiter = None;
+                class.virtual_now = 0.0;
+                class.last = now;
+                class.lost.clear();
+                class.lost.resize(nlim, 0.0);
+                // A reused slot keeps counting generations, so its old events stay stale.
+                class.generation += 1;
+                class.scheduled = SimTime::NEVER;
+                let d = &mut self.demands[c];
+                d.count = 0;
+                d.weights.clear();
+                d.weights.extend_from_slice(&k.weights);
+                d.latency_frac = latency_frac;
                 c
             }
             None => {
-                self.classes.push(class);
-                self.demands.push(demand);
+                self.classes.push(Class {
+                    key,
+                    live: true,
+                    shared,
+                    members: BinaryHeap::new(),
+                    speed: 1.0,
+                    limiter: None,
+                    virtual_now: 0.0,
+                    last: now,
+                    lost: vec![0.0; nlim],
+                    generation: 0,
+                    scheduled: SimTime::NEVER,
+                });
+                self.demands.push(ClassDemand {
+                    count: 0,
+                    weights: k.weights.clone(),
+                    latency_frac,
+                });
                 self.classes.len() - 1
             }
         };
-        self.class_index.insert(key, c);
+        self.class_of_key[key] = c;
         c
     }
 
@@ -960,38 +986,47 @@ impl<'m> Engine<'m> {
     }
 
     fn on_finish<O: Observer>(&mut self, obs: &mut O, a: usize) {
-        let act = self.activities[a].take().expect("live activity");
+        let act = &mut self.activities[a];
+        debug_assert!(act.live, "live activity");
+        act.live = false;
         self.free_activities.push(a);
+        let act = &self.activities[a];
         let token = act.token;
-        let lost_s = if act.class == usize::MAX {
-            vec![0.0; self.rate_info.len() + 1]
+        let mut lost_s = std::mem::take(&mut self.lost_scratch);
+        lost_s.clear();
+        if act.class == usize::MAX {
+            lost_s.resize(self.rate_info.len() + 1, 0.0);
         } else {
             let class = &self.classes[act.class];
-            class
-                .lost
-                .iter()
-                .zip(&act.lost_at_start)
-                .map(|(n, s)| n - s)
-                .collect()
-        };
-        self.fire_markers(obs, &token, Edge::End, act.gpu);
+            lost_s.extend(
+                class
+                    .lost
+                    .iter()
+                    .zip(&act.lost_at_start)
+                    .map(|(n, s)| n - s),
+            );
+        }
+        let (start, standalone_s, gpu, blocked_on) =
+            (act.start, act.standalone_s, act.gpu, act.blocked_on);
+        self.fire_markers(obs, &token, Edge::End, gpu);
         let record = StageRecord {
             stage_ref: self.stage_ref(&token),
             ready: token.ready,
-            start: act.start,
+            start,
             end: self.now,
-            standalone_s: act.standalone_s,
-            gpu: act.gpu,
+            standalone_s,
+            gpu,
             lost_s,
-            blocked_on: act.blocked_on,
+            blocked_on,
         };
         obs.stage_finished(&record);
+        self.lost_scratch = record.lost_s;
 
         // Release holds due at the end of this slot.
         let slot = self.slot(token.stage, token.partition);
-        let job = self.job_mut(token.job);
-        let mut released = Vec::new();
-        job.held.retain(|&(s, i, amount)| {
+        let mut released = std::mem::take(&mut self.released);
+        released.clear();
+        self.jobs[token.job].held.retain(|&(s, i, amount)| {
             if s == slot {
                 released.push((i, amount));
                 false
@@ -1005,22 +1040,24 @@ impl<'m> Engine<'m> {
             self.work.extend(grants.drain(..).map(Work::Start));
             self.grants = grants;
         }
+        self.released = released;
 
         // Wake children.
         let plan_per_partition = self.stages[token.stage].per_partition;
-        let children = self.stages[token.stage].children.clone();
-        for child in children {
+        for ci in 0..self.stages[token.stage].children.len() {
+            let child = self.stages[token.stage].children[ci];
             let child_pp = self.stages[child].per_partition;
-            let targets: Vec<u32> = if child_pp && !plan_per_partition {
-                (0..self.partitions).collect()
+            // Inclusive: JOB_LEVEL is u32::MAX.
+            let (first, last) = if child_pp && !plan_per_partition {
+                (0, self.partitions - 1)
             } else if child_pp {
-                vec![token.partition]
+                (token.partition, token.partition)
             } else {
-                vec![JOB_LEVEL]
+                (JOB_LEVEL, JOB_LEVEL)
             };
-            for p in targets {
+            for p in first..=last {
                 let s = self.slot(child, p);
-                let job = self.job_mut(token.job);
+                let job = &mut self.jobs[token.job];
                 job.pending[s] -= 1;
                 if job.pending[s] == 0 {
                     self.work.push_back(Work::Ready {
@@ -1035,11 +1072,12 @@ impl<'m> Engine<'m> {
         let job = self.job_mut(token.job);
         job.remaining -= 1;
         if job.remaining == 0 {
-            let state = self.jobs[token.job].take().expect("live job");
+            job.live = false;
+            debug_assert!(job.held.is_empty(), "job finished holding resources");
+            let (number, arrived) = (job.number, job.arrived);
             self.free_jobs.push(token.job);
-            debug_assert!(state.held.is_empty(), "job finished holding resources");
             self.completed += 1;
-            obs.job_finished(self.now, state.number, state.arrived);
+            obs.job_finished(self.now, number, arrived);
             if matches!(self.model.arrivals.kind, ArrivalKind::Closed { .. })
                 && self.started < self.model.arrivals.jobs
             {
@@ -1049,11 +1087,13 @@ impl<'m> Engine<'m> {
     }
 
     fn report_holds<O: Observer>(&mut self, obs: &mut O) {
-        let touched = self.holds.take_touched();
+        let mut touched = std::mem::take(&mut self.hold_touched);
+        self.holds.take_touched_into(&mut touched);
         let waiting = self.holds.waiting();
-        for i in touched {
+        for &i in &touched {
             obs.hold_changed(self.now, i, self.holds.in_use(i), waiting);
         }
+        self.hold_touched = touched;
     }
 
     fn resolve_rates<O: Observer>(&mut self, obs: &mut O) {
@@ -1112,7 +1152,7 @@ impl<'m> Engine<'m> {
                     class.live = false;
                     class.generation += 1;
                     class.scheduled = SimTime::NEVER;
-                    self.class_index.remove(&class.key);
+                    self.class_of_key[class.key] = usize::MAX;
                     self.free_classes.push(c);
                 }
                 continue;
@@ -1140,4 +1180,40 @@ impl<'m> Engine<'m> {
         touched.clear();
         self.touched_classes = touched;
     }
+}
+
+/// The class key of `stage` bound to GPU `g`: resolved resource weights (sorted, duplicate
+/// resources summed) and latency share, as bits so keys can be compared and hashed.
+fn class_key(
+    stage: &crate::model::Stage,
+    gpu_rate_base: &[usize],
+    g: usize,
+    duplex: bool,
+) -> (Vec<(usize, u64)>, u64) {
+    let mut weights: Vec<(usize, u64)> = Vec::with_capacity(stage.demands.len() + 1);
+    for d in &stage.demands {
+        let (target, amount) = (d.target, d.amount);
+        let base = || gpu_rate_base[g];
+        let r = match target {
+            RateTarget::Dram => 0,
+            RateTarget::Pool(p) => 1 + p,
+            RateTarget::GpuCompute => base(),
+            RateTarget::PcieH2d => base() + 1,
+            RateTarget::PcieD2h => base() + 2,
+        };
+        weights.push((r, amount.to_bits()));
+        if duplex && matches!(target, RateTarget::PcieH2d | RateTarget::PcieD2h) {
+            weights.push((base() + 3, amount.to_bits()));
+        }
+    }
+    weights.sort_unstable();
+    // Merge duplicate resources (e.g. two DRAM demands) by summing.
+    let mut merged: Vec<(usize, u64)> = Vec::with_capacity(weights.len());
+    for (r, w) in weights {
+        match merged.last_mut() {
+            Some((lr, lw)) if *lr == r => *lw = (f64::from_bits(*lw) + f64::from_bits(w)).to_bits(),
+            _ => merged.push((r, w)),
+        }
+    }
+    (merged, stage.latency_bound_frac.to_bits())
 }

@@ -47,6 +47,9 @@ pub struct Solver {
     frozen_load: Vec<f64>,
     slope: Vec<f64>,
     active: Vec<usize>,
+    still: Vec<usize>,
+    /// Classes that take part in the filling (running, with some draw), set per solve.
+    base_active: Vec<usize>,
     scale: Vec<f64>,
     caps: Vec<f64>,
     saturated: Vec<bool>,
@@ -73,6 +76,7 @@ impl Solver {
         classes: &[ClassDemand],
         out: &mut Vec<ClassSpeed>,
     ) {
+        self.prepare(capacities, classes);
         let latency_sensitive = classes.iter().any(|c| c.count > 0 && c.latency_frac > 0.0);
         if !latency_sensitive || capacities[dram] <= 0.0 {
             self.fill(capacities, classes, curve, 0.0, out);
@@ -131,7 +135,29 @@ impl Solver {
         self.latency_slowdown = curve.slowdown(self.dram_utilisation);
     }
 
+    /// What does not depend on the DRAM utilisation: each class's `phi` and which
+    /// classes take part.
+    fn prepare(&mut self, capacities: &[f64], classes: &[ClassDemand]) {
+        self.scale.clear();
+        self.base_active.clear();
+        for (i, c) in classes.iter().enumerate() {
+            // phi: the draw on the resource that is tightest for this activity (largest
+            // share of its capacity), in that resource's own unit.
+            let dom = c
+                .weights
+                .iter()
+                .map(|&(r, w)| (w / capacities[r], w))
+                .fold((0.0, 0.0), |best, x| if x.0 > best.0 { x } else { best })
+                .1;
+            self.scale.push(dom);
+            if c.count > 0 && dom > 0.0 {
+                self.base_active.push(i);
+            }
+        }
+    }
+
     /// Progressive filling at a given DRAM utilisation `u` (which sets latency caps).
+    /// [`Solver::prepare`] must have run for the same classes.
     fn fill(
         &mut self,
         capacities: &[f64],
@@ -147,31 +173,19 @@ impl Solver {
         self.usage.clear();
         self.usage.resize(nr, 0.0);
         self.slope.resize(nr, 0.0);
-        self.active.clear();
-        self.scale.clear();
         self.caps.clear();
         out.clear();
-        for (i, c) in classes.iter().enumerate() {
+        for c in classes {
             let cap = 1.0 / ((1.0 - c.latency_frac) + c.latency_frac * slowdown);
-            // phi: the draw on the resource that is tightest for this activity (largest
-            // share of its capacity), in that resource's own unit.
-            let dom = c
-                .weights
-                .iter()
-                .map(|&(r, w)| (w / capacities[r], w))
-                .fold((0.0, 0.0), |best, x| if x.0 > best.0 { x } else { best })
-                .1;
             self.caps.push(cap);
-            self.scale.push(dom);
             let limiter = (cap < 1.0 - EPS).then_some(Limiter::DramLatency);
             out.push(ClassSpeed {
                 speed: cap,
                 limiter,
             });
-            if c.count > 0 && dom > 0.0 {
-                self.active.push(i);
-            }
         }
+        self.active.clear();
+        self.active.extend_from_slice(&self.base_active);
         // Each round raises the common rate level `lambda` until a resource
         // saturates or a class reaches its cap; those classes freeze.
         while !self.active.is_empty() {
@@ -203,7 +217,8 @@ impl Solver {
                 self.saturated
                     .push(slope > 0.0 && remaining / slope <= level);
             }
-            let mut still = Vec::with_capacity(self.active.len());
+            let mut still = std::mem::take(&mut self.still);
+            still.clear();
             for &i in &self.active {
                 let c = &classes[i];
                 let at_cap = self.caps[i] * self.scale[i] <= level;
@@ -237,7 +252,7 @@ impl Solver {
                 }
                 still.clear();
             }
-            self.active = still;
+            self.still = std::mem::replace(&mut self.active, still);
         }
         for (i, c) in classes.iter().enumerate() {
             if c.count == 0 {
