@@ -299,5 +299,10 @@ fn sweep(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, event_loop, solver, c2, sweep);
+criterion_group! {
+    name = benches;
+    // No plots: the report's PDF backend needs fonts that headless machines lack.
+    config = Criterion::default().without_plots();
+    targets = event_loop, solver, c2, sweep
+}
 criterion_main!(benches);

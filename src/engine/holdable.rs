@@ -76,7 +76,10 @@ pub struct Holdables<T> {
     in_use: Vec<u64>,
     gpus: u32,
     queue: VecDeque<Request<T>>,
-    blocked: Vec<bool>,
+    /// Instance i is blocked in the current serving pass when `blocked[i] == pass`
+    /// (a stamp, so starting a pass clears every flag at once).
+    blocked: Vec<u64>,
+    pass: u64,
     touched: Vec<HoldIndex>,
 }
 
@@ -87,7 +90,8 @@ impl<T> Holdables<T> {
         let n = capacity.len();
         Self {
             in_use: vec![0; n],
-            blocked: vec![false; n],
+            blocked: vec![0; n],
+            pass: 0,
             capacity,
             gpus,
             queue: VecDeque::new(),
@@ -126,9 +130,35 @@ impl<T> Holdables<T> {
     }
 
     /// Queues a request; grants go to `granted` in FIFO order (possibly this one at once).
-    pub fn request(&mut self, req: Request<T>, granted: &mut Vec<Grant<T>>) {
+    pub fn request(&mut self, mut req: Request<T>, granted: &mut Vec<Grant<T>>) {
+        if self.queue.is_empty() {
+            // Nobody waits: serving the one-request line is granting it or refusing it.
+            self.pass += 1;
+            match self.fit(&req) {
+                Ok(gpu) => self.grant(req, gpu, granted),
+                Err(blocker) => {
+                    req.blocked_on = Some(blocker);
+                    self.queue.push_back(req);
+                }
+            }
+            return;
+        }
         self.queue.push_back(req);
         self.serve(granted);
+    }
+
+    fn grant(&mut self, req: Request<T>, gpu: Option<u32>, granted: &mut Vec<Grant<T>>) {
+        for &(slot, a) in req.needs.iter() {
+            let i = slot.instance(gpu);
+            self.in_use[i] += a;
+            self.touched.push(i);
+        }
+        granted.push(Grant {
+            token: req.token,
+            needs: req.needs,
+            gpu,
+            blocked_on: req.blocked_on,
+        });
     }
 
     /// Returns units; newly possible grants go to `granted`.
@@ -145,7 +175,7 @@ impl<T> Holdables<T> {
     /// Grants every request that fits, in FIFO order, without letting later requests
     /// overtake an earlier one on a resource they share.
     fn serve(&mut self, granted: &mut Vec<Grant<T>>) {
-        self.blocked.iter_mut().for_each(|b| *b = false);
+        self.pass += 1;
         // The last refusal: (needs, GPU binding, blocker), valid until the next grant. A
         // request with the same needs and binding is refused for the same reason and
         // would block nothing new (use only grows within a pass), so it is skipped
@@ -153,29 +183,31 @@ impl<T> Holdables<T> {
         let mut refused: Option<(*const (HoldSlot, u64), Option<u32>, HoldIndex)> = None;
         let mut k = 0;
         while k < self.queue.len() {
-            let req = &self.queue[k];
-            if let Some((needs, gpu, blocker)) = refused
-                && std::ptr::eq(req.needs.as_ptr(), needs)
-                && req.gpu == gpu
-            {
-                self.queue[k].blocked_on = Some(blocker);
-                k += 1;
-                continue;
+            if let Some((needs, gpu, blocker)) = refused {
+                let before = k;
+                for req in self.queue.range_mut(k..) {
+                    if !(std::ptr::eq(req.needs.as_ptr(), needs) && req.gpu == gpu) {
+                        break;
+                    }
+                    req.blocked_on = Some(blocker);
+                    k += 1;
+                }
+                if k == self.queue.len() {
+                    break;
+                }
+                if k > before {
+                    continue;
+                }
             }
+            let req = &self.queue[k];
             match self.fit(req) {
                 Ok(gpu) => {
-                    let req = self.queue.remove(k).expect("index in range");
-                    for &(slot, a) in req.needs.iter() {
-                        let i = slot.instance(gpu);
-                        self.in_use[i] += a;
-                        self.touched.push(i);
-                    }
-                    granted.push(Grant {
-                        token: req.token,
-                        needs: req.needs,
-                        gpu,
-                        blocked_on: req.blocked_on,
-                    });
+                    let req = if k == 0 {
+                        self.queue.pop_front()
+                    } else {
+                        self.queue.remove(k)
+                    };
+                    self.grant(req.expect("index in range"), gpu, granted);
                     refused = None;
                 }
                 Err(blocker) => {
@@ -185,7 +217,7 @@ impl<T> Holdables<T> {
                         for &(slot, a) in req.needs.iter() {
                             let i = slot.instance(g);
                             if self.in_use[i] + a > self.capacity[i] {
-                                self.blocked[i] = true;
+                                self.blocked[i] = self.pass;
                             }
                         }
                     }
@@ -220,7 +252,7 @@ impl<T> Holdables<T> {
             let mut ok = true;
             for &(slot, a) in req.needs.iter() {
                 let i = slot.instance(g);
-                if self.blocked[i] || self.in_use[i] + a > self.capacity[i] {
+                if self.blocked[i] == self.pass || self.in_use[i] + a > self.capacity[i] {
                     ok = false;
                     first_blocker.get_or_insert(i);
                     break;

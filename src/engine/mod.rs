@@ -69,7 +69,7 @@ use crate::model::{ArrivalKind, Duration, Edge, HoldResource, MarkerId, Model, R
 use crate::time::{SimTime, secs_to_nanos};
 use holdable::{Grant, HoldIndex, HoldSlot, Holdables, Request};
 use queue::EventQueue;
-use solver::{ClassDemand, ClassSpeed, Solver};
+use solver::{ClassDemand, ClassSpeed, SolveMemo, Solver};
 
 /// What a finished run reports about itself.
 #[derive(Debug, Clone, PartialEq)]
@@ -243,18 +243,19 @@ struct Class {
     scheduled: SimTime,
 }
 
-/// A float ordered by `total_cmp`, for heap keys.
-#[derive(Clone, Copy, PartialEq)]
-struct OrdF64(f64);
-impl Eq for OrdF64 {}
-impl PartialOrd for OrdF64 {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
+/// A non-negative float as a heap key: for such floats (virtual finish times are never
+/// negative) the bit patterns order exactly as the values, so one integer compare does.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct OrdF64(u64);
+
+impl OrdF64 {
+    fn new(x: f64) -> Self {
+        debug_assert!(x >= 0.0, "virtual finish time {x} is negative");
+        OrdF64(x.to_bits())
     }
-}
-impl Ord for OrdF64 {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&other.0)
+
+    fn get(self) -> f64 {
+        f64::from_bits(self.0)
     }
 }
 
@@ -298,6 +299,8 @@ struct Engine<'m> {
     class_of_key: Vec<usize>,
     free_classes: Vec<usize>,
     solver: Solver,
+    memo: SolveMemo,
+    memo_key: Vec<u64>,
     speeds: Vec<ClassSpeed>,
     rates_dirty: bool,
     touched_classes: Vec<usize>,
@@ -554,6 +557,8 @@ impl<'m> Engine<'m> {
             keys,
             free_classes: Vec::new(),
             solver: Solver::default(),
+            memo: SolveMemo::default(),
+            memo_key: Vec::new(),
             speeds: Vec::new(),
             rates_dirty: false,
             touched_classes: Vec::new(),
@@ -883,7 +888,7 @@ impl<'m> Engine<'m> {
         act.lost_at_start.clear();
         act.lost_at_start.extend_from_slice(&class.lost);
         debug_assert_eq!(class.lost.len(), nlim);
-        class.members.push(Reverse((OrdF64(finish), a)));
+        class.members.push(Reverse((OrdF64::new(finish), a)));
         self.demands[c].count += 1;
         if class.shared {
             self.rates_dirty = true;
@@ -971,7 +976,8 @@ impl<'m> Engine<'m> {
         let class = &mut self.classes[c];
         class.scheduled = SimTime::NEVER;
         let tolerance = 1e-9 + class.virtual_now.abs() * 1e-13;
-        while let Some(&Reverse((OrdF64(f), a))) = class.members.peek() {
+        while let Some(&Reverse((f, a))) = class.members.peek() {
+            let f = f.get();
             if f > class.virtual_now + tolerance {
                 break;
             }
@@ -1114,14 +1120,31 @@ impl<'m> Engine<'m> {
                 .sum();
             self.capacities[0] = dram.effective_capacity_gbps(streams);
         }
+        // The solution depends only on the DRAM capacity (the others never change during
+        // a run) and on each sharing class's demand identity and count: classes that are
+        // empty or draw on nothing take no part.
+        let mut key = std::mem::take(&mut self.memo_key);
+        key.clear();
+        key.push(self.capacities[0].to_bits());
+        for (class, d) in self.classes.iter().zip(&self.demands) {
+            key.push(if class.shared && d.count > 0 {
+                ((class.key as u64) << 32) | d.count as u64
+            } else {
+                u64::MAX
+            });
+        }
         let mut speeds = std::mem::take(&mut self.speeds);
-        self.solver.solve(
-            &self.capacities,
-            0,
-            &self.model.hardware.dram.latency,
-            &self.demands,
-            &mut speeds,
-        );
+        if !self.memo.recall(&key, &mut self.solver, &mut speeds) {
+            self.solver.solve(
+                &self.capacities,
+                0,
+                &self.model.hardware.dram.latency,
+                &self.demands,
+                &mut speeds,
+            );
+            self.memo.remember(&key, &self.solver, &speeds);
+        }
+        self.memo_key = key;
         for (c, s) in speeds.iter().enumerate() {
             let class = &mut self.classes[c];
             if !class.shared || self.demands[c].count == 0 {
@@ -1140,8 +1163,10 @@ impl<'m> Engine<'m> {
     /// Puts each touched class's next completion on the queue (or retires the class).
     fn reschedule_touched(&mut self) {
         let mut touched = std::mem::take(&mut self.touched_classes);
-        touched.sort_unstable();
-        touched.dedup();
+        if touched.len() > 1 {
+            touched.sort_unstable();
+            touched.dedup();
+        }
         for &c in &touched {
             self.advance_class(c);
             if self.demands[c].count == 0 {
@@ -1158,9 +1183,10 @@ impl<'m> Engine<'m> {
                 continue;
             }
             let class = &mut self.classes[c];
-            let Some(&Reverse((OrdF64(f), _))) = class.members.peek() else {
+            let Some(&Reverse((f, _))) = class.members.peek() else {
                 continue;
             };
+            let f = f.get();
             // Round up so the event never fires before the work is done.
             let remaining = (f - class.virtual_now).max(0.0);
             let next = self.now + ((remaining / class.speed) * 1e9).ceil() as u64;

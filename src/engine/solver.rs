@@ -18,6 +18,9 @@
 //! `u` depends on the speeds, the solver finds the fixed point `u = usage(u) / C_dram`
 //! (usage is non-increasing in `u`, so the root is unique) by the Illinois method.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
 use crate::engine::observer::Limiter;
 use crate::model::LatencyCurve;
 
@@ -265,6 +268,96 @@ impl Solver {
     }
 }
 
+/// Remembers solutions by a key that determines them (the caller's job: e.g. each class
+/// slot's demand identity and count, and the capacities that vary). The solver is a pure
+/// function of its inputs, so a hit returns exactly what solving again would: a closed
+/// system cycles through a limited set of states, and most events revisit one.
+#[derive(Debug, Default)]
+pub struct SolveMemo {
+    map: HashMap<Box<[u64]>, Solution, BuildHasherDefault<FoldHasher>>,
+    /// Hits and misses so far (for profiling).
+    pub hits: u64,
+    /// Solves that were not remembered.
+    pub misses: u64,
+}
+
+#[derive(Debug)]
+struct Solution {
+    speeds: Box<[ClassSpeed]>,
+    usage: Box<[f64]>,
+    dram_utilisation: f64,
+    latency_slowdown: f64,
+}
+
+/// Entries kept before the memo starts over (bounds memory: about 1 KiB each at most
+/// for ten classes and resources).
+const MEMO_CAPACITY: usize = 1 << 14;
+
+impl SolveMemo {
+    /// Puts the remembered solution for `key` into `solver` and `out`; false if none.
+    pub fn recall(&mut self, key: &[u64], solver: &mut Solver, out: &mut Vec<ClassSpeed>) -> bool {
+        match self.map.get(key) {
+            Some(s) => {
+                out.clear();
+                out.extend_from_slice(&s.speeds);
+                solver.usage.clear();
+                solver.usage.extend_from_slice(&s.usage);
+                solver.dram_utilisation = s.dram_utilisation;
+                solver.latency_slowdown = s.latency_slowdown;
+                self.hits += 1;
+                true
+            }
+            None => {
+                self.misses += 1;
+                false
+            }
+        }
+    }
+
+    /// Remembers the solution `solver` and `out` hold for `key`.
+    pub fn remember(&mut self, key: &[u64], solver: &Solver, out: &[ClassSpeed]) {
+        if self.map.len() >= MEMO_CAPACITY {
+            self.map.clear();
+        }
+        self.map.insert(
+            key.into(),
+            Solution {
+                speeds: out.into(),
+                usage: solver.usage.as_slice().into(),
+                dram_utilisation: solver.dram_utilisation,
+                latency_slowdown: solver.latency_slowdown,
+            },
+        );
+    }
+}
+
+/// A small fast hasher for word keys (multiply and rotate per word, as rustc's FxHasher):
+/// the keys are not attacker-chosen, so SipHash's protection buys nothing here.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FoldHasher(u64);
+
+impl Hasher for FoldHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -378,6 +471,28 @@ mod tests {
         let cap = 1.0 / (0.5 + 0.5 * curve.slowdown(u));
         assert!((out[0].speed - cap.min(1.0)).abs() < 1e-6, "{out:?} u={u}");
         assert!((s.dram_utilisation - u).abs() < 1e-12);
+    }
+
+    #[test]
+    fn memo_recalls_exactly_what_was_solved() {
+        let curve = LatencyCurve::new(vec![(0.0, 100.0), (0.5, 150.0), (1.0, 400.0)]).unwrap();
+        let classes = [
+            class(4, &[(0, 40.0), (1, 5.0)], 0.5),
+            class(2, &[(0, 60.0)], 0.0),
+        ];
+        let (out, solved) = solve(&[200.0, 8.0], &classes, &curve);
+        let mut memo = SolveMemo::default();
+        let key = [1, 2, 3];
+        let mut fresh = Solver::default();
+        let mut recalled = Vec::new();
+        assert!(!memo.recall(&key, &mut fresh, &mut recalled));
+        memo.remember(&key, &solved, &out);
+        assert!(memo.recall(&key, &mut fresh, &mut recalled));
+        assert_eq!(recalled, out);
+        assert_eq!(fresh.usage, solved.usage);
+        assert_eq!(fresh.latency_slowdown, solved.latency_slowdown);
+        assert_eq!(fresh.dram_utilisation, solved.dram_utilisation);
+        assert!(!memo.recall(&[1, 2, 4], &mut fresh, &mut recalled));
     }
 
     #[test]
