@@ -54,6 +54,9 @@ pub struct Solver {
     /// Classes that take part in the filling (running, with some draw), set per solve.
     base_active: Vec<usize>,
     scale: Vec<f64>,
+    flat: Vec<Weight>,
+    /// Each class's slice of `flat` (empty for classes not running).
+    flat_range: Vec<(u32, u32)>,
     caps: Vec<f64>,
     saturated: Vec<bool>,
     /// Draw on each resource after the last solve.
@@ -138,11 +141,13 @@ impl Solver {
         self.latency_slowdown = curve.slowdown(self.dram_utilisation);
     }
 
-    /// What does not depend on the DRAM utilisation: each class's `phi` and which
-    /// classes take part.
+    /// What does not depend on the DRAM utilisation: each class's `phi`, which classes
+    /// take part, and each running class's weights flattened with their per-class factors.
     fn prepare(&mut self, capacities: &[f64], classes: &[ClassDemand]) {
         self.scale.clear();
         self.base_active.clear();
+        self.flat.clear();
+        self.flat_range.clear();
         for (i, c) in classes.iter().enumerate() {
             // phi: the draw on the resource that is tightest for this activity (largest
             // share of its capacity), in that resource's own unit.
@@ -153,9 +158,21 @@ impl Solver {
                 .fold((0.0, 0.0), |best, x| if x.0 > best.0 { x } else { best })
                 .1;
             self.scale.push(dom);
-            if c.count > 0 && dom > 0.0 {
-                self.base_active.push(i);
+            let start = self.flat.len() as u32;
+            if c.count > 0 {
+                for &(r, w) in &c.weights {
+                    // The same expressions, so the same bits, as computing them in place.
+                    self.flat.push(Weight {
+                        r,
+                        load: c.count as f64 * w,
+                        slope: c.count as f64 * w / dom,
+                    });
+                }
+                if dom > 0.0 {
+                    self.base_active.push(i);
+                }
             }
+            self.flat_range.push((start, self.flat.len() as u32));
         }
     }
 
@@ -189,14 +206,18 @@ impl Solver {
         }
         self.active.clear();
         self.active.extend_from_slice(&self.base_active);
+        let flat = &self.flat;
+        let range = |i: usize| {
+            let (a, b) = self.flat_range[i];
+            &flat[a as usize..b as usize]
+        };
         // Each round raises the common rate level `lambda` until a resource
         // saturates or a class reaches its cap; those classes freeze.
         while !self.active.is_empty() {
             self.slope.iter_mut().for_each(|s| *s = 0.0);
             for &i in &self.active {
-                let c = &classes[i];
-                for &(r, w) in &c.weights {
-                    self.slope[r] += c.count as f64 * w / self.scale[i];
+                for w in range(i) {
+                    self.slope[w.r] += w.slope;
                 }
             }
             let mut lambda = f64::INFINITY;
@@ -223,9 +244,8 @@ impl Solver {
             let mut still = std::mem::take(&mut self.still);
             still.clear();
             for &i in &self.active {
-                let c = &classes[i];
                 let at_cap = self.caps[i] * self.scale[i] <= level;
-                let on_saturated = c.weights.iter().find(|&&(r, _)| self.saturated[r]);
+                let on_saturated = range(i).iter().find(|w| self.saturated[w.r]);
                 if at_cap || on_saturated.is_some() {
                     let speed = if at_cap {
                         self.caps[i]
@@ -233,12 +253,12 @@ impl Solver {
                         (lambda / self.scale[i]).min(self.caps[i])
                     };
                     let limiter = match on_saturated {
-                        Some(&(r, _)) if !at_cap => Some(Limiter::Rate(r)),
+                        Some(w) if !at_cap => Some(Limiter::Rate(w.r)),
                         _ => out[i].limiter,
                     };
                     out[i] = ClassSpeed { speed, limiter };
-                    for &(r, w) in &c.weights {
-                        self.frozen_load[r] += c.count as f64 * w * speed;
+                    for w in range(i) {
+                        self.frozen_load[w.r] += w.load * speed;
                     }
                 } else {
                     still.push(i);
@@ -249,8 +269,8 @@ impl Solver {
                 for &i in &still {
                     let speed = (lambda / self.scale[i]).min(self.caps[i]);
                     out[i].speed = speed;
-                    for &(r, w) in &classes[i].weights {
-                        self.frozen_load[r] += classes[i].count as f64 * w * speed;
+                    for w in range(i) {
+                        self.frozen_load[w.r] += w.load * speed;
                     }
                 }
                 still.clear();
@@ -261,11 +281,21 @@ impl Solver {
             if c.count == 0 {
                 continue;
             }
-            for &(r, w) in &c.weights {
-                self.usage[r] += c.count as f64 * w * out[i].speed;
+            for w in range(i) {
+                self.usage[w.r] += w.load * out[i].speed;
             }
         }
     }
+}
+
+/// One class's draw on one resource, with the factors the filling needs.
+#[derive(Debug, Clone, Copy)]
+struct Weight {
+    r: usize,
+    /// count * w: the class's draw at speed 1.
+    load: f64,
+    /// count * w / phi: how fast the draw grows with the common rate level.
+    slope: f64,
 }
 
 /// Remembers solutions by a key that determines them (the caller's job: e.g. each class
