@@ -9,6 +9,7 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::Duration as StdDuration;
 
+use bwsim::engine::solver::{ClassDemand, Solver};
 use bwsim::engine::{NullObserver, simulate};
 use bwsim::model::*;
 use bwsim::run::{RunOptions, run_model_with};
@@ -224,6 +225,42 @@ fn solver(c: &mut Criterion) {
     }
 }
 
+/// The sharing solver alone: one solve (progressive filling inside the latency fixed
+/// point) over k distinct running classes on DRAM (250 GB/s) and PCIe (50 GB/s), with no
+/// memo and no event loop around it: how the raw cost grows with the number of variables.
+fn solver_raw(c: &mut Criterion) {
+    let curve = gpu_host().dram.latency;
+    let capacities = [250.0, 50.0];
+    let mut g = c.benchmark_group("solver_raw");
+    g.sample_size(20)
+        .warm_up_time(StdDuration::from_millis(300))
+        .measurement_time(StdDuration::from_secs(1));
+    for k in [1usize, 8, 32, 128, 512] {
+        let classes: Vec<ClassDemand> = (0..k)
+            .map(|i| {
+                let mut weights = vec![(0, 4.0 + (i % 50) as f64)];
+                if i % 2 == 0 {
+                    weights.push((1, 1.0 + (i % 7) as f64));
+                }
+                ClassDemand {
+                    count: 1,
+                    weights,
+                    latency_frac: (i % 5) as f64 * 0.1,
+                }
+            })
+            .collect();
+        let mut solver = Solver::default();
+        let mut out = Vec::new();
+        g.bench_with_input(BenchmarkId::from_parameter(k), &classes, |b, classes| {
+            b.iter(|| {
+                solver.solve(&capacities, 0, &curve, black_box(classes), &mut out);
+                out[0].speed
+            })
+        });
+    }
+    g.finish();
+}
+
 fn c2_model(sets: &[String]) -> Model {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/c2-32g-cuzk.toml");
     bwsim::scenario::load(&path, sets)
@@ -303,6 +340,6 @@ criterion_group! {
     name = benches;
     // No plots: the report's PDF backend needs fonts that headless machines lack.
     config = Criterion::default().without_plots();
-    targets = event_loop, solver, c2, sweep
+    targets = event_loop, solver, solver_raw, c2, sweep
 }
 criterion_main!(benches);

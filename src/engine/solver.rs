@@ -321,7 +321,7 @@ struct Solution {
 
 /// Entries kept before the memo starts over (bounds memory: about 1 KiB each at most
 /// for ten classes and resources).
-const MEMO_CAPACITY: usize = 1 << 14;
+const MEMO_CAPACITY: usize = 1 << 12;
 
 impl SolveMemo {
     /// Puts the remembered solution for `key` into `solver` and `out`; false if none.
