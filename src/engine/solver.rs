@@ -309,6 +309,11 @@ pub struct SolveMemo {
     pub hits: u64,
     /// Solves that were not remembered.
     pub misses: u64,
+    /// Lookups and hits in the current trial window.
+    window: (u32, u32),
+    /// Solves left to run without the memo after a window with too few hits (a system
+    /// with many distinct classes rarely revisits a state; hashing would only cost).
+    resting: u32,
 }
 
 #[derive(Debug)]
@@ -322,10 +327,27 @@ struct Solution {
 /// Entries kept before the memo starts over (bounds memory: about 1 KiB each at most
 /// for ten classes and resources).
 const MEMO_CAPACITY: usize = 1 << 12;
+/// Lookups per trial window, and the solves the memo rests when fewer than one in
+/// `MEMO_MIN_HIT_RATIO` of a window's lookups hit.
+const MEMO_WINDOW: u32 = 2048;
+const MEMO_REST: u32 = 1 << 15;
+const MEMO_MIN_HIT_RATIO: u32 = 8;
 
 impl SolveMemo {
     /// Puts the remembered solution for `key` into `solver` and `out`; false if none.
     pub fn recall(&mut self, key: &[u64], solver: &mut Solver, out: &mut Vec<ClassSpeed>) -> bool {
+        if self.resting > 0 {
+            self.resting -= 1;
+            return false;
+        }
+        self.window.0 += 1;
+        if self.window.0 >= MEMO_WINDOW {
+            if self.window.1 * MEMO_MIN_HIT_RATIO < self.window.0 {
+                self.resting = MEMO_REST;
+                self.map.clear();
+            }
+            self.window = (0, 0);
+        }
         match self.map.get(key) {
             Some(s) => {
                 out.clear();
@@ -335,6 +357,7 @@ impl SolveMemo {
                 solver.dram_utilisation = s.dram_utilisation;
                 solver.latency_slowdown = s.latency_slowdown;
                 self.hits += 1;
+                self.window.1 += 1;
                 true
             }
             None => {
@@ -346,6 +369,9 @@ impl SolveMemo {
 
     /// Remembers the solution `solver` and `out` hold for `key`.
     pub fn remember(&mut self, key: &[u64], solver: &Solver, out: &[ClassSpeed]) {
+        if self.resting > 0 {
+            return;
+        }
         if self.map.len() >= MEMO_CAPACITY {
             self.map.clear();
         }
