@@ -72,27 +72,49 @@ impl<T> Grant<T> {
 /// The set of holdable instances and their FIFO queue.
 #[derive(Debug, Clone)]
 pub struct Holdables<T> {
-    capacity: Vec<u64>,
-    in_use: Vec<u64>,
+    inst: Vec<Instance>,
     gpus: u32,
     queue: VecDeque<Request<T>>,
-    /// Instance i is blocked in the current serving pass when `blocked[i] == pass`
-    /// (a stamp, so starting a pass clears every flag at once).
-    blocked: Vec<u64>,
     pass: u64,
+    /// True when the last pass left every waiter judged against the current use and the
+    /// current block flags (no grant followed a refusal): a new request can then be
+    /// judged alone, exactly as a full pass would judge it at the back of the line.
+    settled: bool,
     touched: Vec<HoldIndex>,
+}
+
+/// One holdable instance (kept together: every check reads all three).
+#[derive(Debug, Clone, Copy)]
+struct Instance {
+    capacity: u64,
+    in_use: u64,
+    /// Blocked in the current serving pass when equal to `Holdables::pass` (a stamp, so
+    /// starting a pass clears every flag at once).
+    blocked: u64,
+}
+
+impl Instance {
+    /// Short of `a` units, or kept for an earlier waiter in this pass.
+    fn refuses(&self, a: u64, pass: u64) -> bool {
+        self.blocked == pass || self.in_use + a > self.capacity
+    }
 }
 
 impl<T> Holdables<T> {
     /// Instances with the given capacities; `gpus` is the number of GPUs (per-GPU families
     /// occupy `gpus` consecutive instances).
     pub fn new(capacity: Vec<u64>, gpus: u32) -> Self {
-        let n = capacity.len();
         Self {
-            in_use: vec![0; n],
-            blocked: vec![0; n],
+            inst: capacity
+                .into_iter()
+                .map(|capacity| Instance {
+                    capacity,
+                    in_use: 0,
+                    blocked: 0,
+                })
+                .collect(),
             pass: 0,
-            capacity,
+            settled: true,
             gpus,
             queue: VecDeque::new(),
             touched: Vec::new(),
@@ -101,12 +123,12 @@ impl<T> Holdables<T> {
 
     /// Units in use of an instance.
     pub fn in_use(&self, i: HoldIndex) -> u64 {
-        self.in_use[i]
+        self.inst[i].in_use
     }
 
     /// Capacity of an instance.
     pub fn capacity(&self, i: HoldIndex) -> u64 {
-        self.capacity[i]
+        self.inst[i].capacity
     }
 
     /// Requests waiting.
@@ -132,25 +154,47 @@ impl<T> Holdables<T> {
     /// Queues a request; grants go to `granted` in FIFO order (possibly this one at once).
     pub fn request(&mut self, mut req: Request<T>, granted: &mut Vec<Grant<T>>) {
         if self.queue.is_empty() {
-            // Nobody waits: serving the one-request line is granting it or refusing it.
+            // Nobody waits: a new pass over a one-request line.
             self.pass += 1;
-            match self.fit(&req) {
-                Ok(gpu) => self.grant(req, gpu, granted),
-                Err(blocker) => {
-                    req.blocked_on = Some(blocker);
-                    self.queue.push_back(req);
-                }
-            }
+            self.settled = true;
+        }
+        if !self.settled {
+            self.queue.push_back(req);
+            self.serve(granted);
             return;
         }
-        self.queue.push_back(req);
-        self.serve(granted);
+        match self.fit(&req) {
+            Ok(gpu) => {
+                // Use grows past what the waiters ahead were judged against.
+                self.settled = self.queue.is_empty();
+                self.grant(req, gpu, granted);
+            }
+            Err(blocker) => {
+                self.block(req.gpu, &req.needs);
+                req.blocked_on = Some(blocker);
+                self.queue.push_back(req);
+            }
+        }
+    }
+
+    /// Marks what a refused request is short of, so later requests do not take it.
+    #[inline]
+    fn block(&mut self, bound: Option<u32>, needs: &[(HoldSlot, u64)]) {
+        for g in self.candidates(bound, needs) {
+            for &(slot, a) in needs {
+                let i = slot.instance(g);
+                let inst = &mut self.inst[i];
+                if inst.in_use + a > inst.capacity {
+                    inst.blocked = self.pass;
+                }
+            }
+        }
     }
 
     fn grant(&mut self, req: Request<T>, gpu: Option<u32>, granted: &mut Vec<Grant<T>>) {
         for &(slot, a) in req.needs.iter() {
             let i = slot.instance(gpu);
-            self.in_use[i] += a;
+            self.inst[i].in_use += a;
             self.touched.push(i);
         }
         granted.push(Grant {
@@ -164,7 +208,7 @@ impl<T> Holdables<T> {
     /// Returns units; newly possible grants go to `granted`.
     pub fn release(&mut self, taken: &[(HoldIndex, u64)], granted: &mut Vec<Grant<T>>) {
         for &(i, a) in taken {
-            self.in_use[i] -= a;
+            self.inst[i].in_use -= a;
             self.touched.push(i);
         }
         if !self.queue.is_empty() {
@@ -181,6 +225,8 @@ impl<T> Holdables<T> {
         // would block nothing new (use only grows within a pass), so it is skipped
         // cheaply: the common case of a long line of identical waiters.
         let mut refused: Option<(*const (HoldSlot, u64), Option<u32>, HoldIndex)> = None;
+        let mut any_refused = false;
+        let mut settled = true;
         let mut k = 0;
         while k < self.queue.len() {
             if let Some((needs, gpu, blocker)) = refused {
@@ -209,24 +255,21 @@ impl<T> Holdables<T> {
                     };
                     self.grant(req.expect("index in range"), gpu, granted);
                     refused = None;
+                    settled &= !any_refused;
                 }
                 Err(blocker) => {
                     // Keep its place in line on what it is short of (not on what it could
                     // take now), so it never blocks unrelated requests.
-                    for g in self.candidates(req.gpu, &req.needs) {
-                        for &(slot, a) in req.needs.iter() {
-                            let i = slot.instance(g);
-                            if self.in_use[i] + a > self.capacity[i] {
-                                self.blocked[i] = self.pass;
-                            }
-                        }
-                    }
-                    refused = Some((req.needs.as_ptr(), req.gpu, blocker));
+                    let (gpu, needs) = (req.gpu, req.needs.clone());
+                    self.block(gpu, &needs);
+                    refused = Some((needs.as_ptr(), gpu, blocker));
+                    any_refused = true;
                     self.queue[k].blocked_on = Some(blocker);
                     k += 1;
                 }
             }
         }
+        self.settled = settled;
     }
 
     /// The GPUs a request may be served by: its bound GPU, any GPU when it needs a
@@ -246,13 +289,14 @@ impl<T> Holdables<T> {
     }
 
     /// Ok(chosen GPU) if the request fits now, else Err(the first instance that blocks it).
+    #[inline]
     fn fit(&self, req: &Request<T>) -> Result<Option<u32>, HoldIndex> {
         let mut first_blocker = None;
         for g in self.candidates(req.gpu, &req.needs) {
             let mut ok = true;
             for &(slot, a) in req.needs.iter() {
                 let i = slot.instance(g);
-                if self.blocked[i] == self.pass || self.in_use[i] + a > self.capacity[i] {
+                if self.inst[i].refuses(a, self.pass) {
                     ok = false;
                     first_blocker.get_or_insert(i);
                     break;

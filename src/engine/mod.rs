@@ -812,7 +812,9 @@ impl<'m> Engine<'m> {
             },
             &mut grants,
         );
-        self.work.extend(grants.drain(..).map(Work::Start));
+        for g in grants.drain(..) {
+            self.work.push_back(Work::Start(g));
+        }
         self.grants = grants;
     }
 
@@ -1043,7 +1045,9 @@ impl<'m> Engine<'m> {
         if !released.is_empty() {
             let mut grants = std::mem::take(&mut self.grants);
             self.holds.release(&released, &mut grants);
-            self.work.extend(grants.drain(..).map(Work::Start));
+            for g in grants.drain(..) {
+                self.work.push_back(Work::Start(g));
+            }
             self.grants = grants;
         }
         self.released = released;
