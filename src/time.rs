@@ -36,7 +36,11 @@ pub fn secs_to_nanos(s: f64) -> u64 {
     } else if s >= u64::MAX as f64 * 1e-9 {
         u64::MAX
     } else {
-        (s * 1e9).round() as u64
+        // Round half away from zero, as f64::round, without a libm call: the fraction
+        // x - trunc(x) of a non-negative float is exact.
+        let x = s * 1e9;
+        let t = x as u64;
+        if x - t as f64 >= 0.5 { t + 1 } else { t }
     }
 }
 
@@ -57,5 +61,43 @@ impl Sub for SimTime {
 impl fmt::Display for SimTime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{:.6}s", self.as_secs())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secs_to_nanos_rounds_exactly_as_f64_round() {
+        let reference = |s: f64| {
+            if s <= 0.0 || s.is_nan() {
+                0
+            } else if s >= u64::MAX as f64 * 1e-9 {
+                u64::MAX
+            } else {
+                (s * 1e9).round() as u64
+            }
+        };
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        let mut samples = vec![0.0, -1.0, f64::NAN, f64::INFINITY, 0.5e-9, 1.5e-9, 2.5e-9];
+        samples.extend([
+            f64::from_bits(0.5e-9f64.to_bits() - 1),
+            (2f64.powi(52) + 0.5) * 1e-9,
+            1.8e10,
+        ]);
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Spread over many magnitudes, including exact half-nanoseconds.
+            let mantissa = (x >> 11) as f64 / (1u64 << 53) as f64;
+            let scale = 10f64.powi((x % 23) as i32 - 12);
+            samples.push(mantissa * scale);
+            samples.push((x % 1_000_000) as f64 * 1e-9 + 0.5e-9);
+        }
+        for s in samples {
+            assert_eq!(secs_to_nanos(s), reference(s), "s = {s:e}");
+        }
     }
 }

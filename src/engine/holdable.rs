@@ -147,12 +147,14 @@ impl<T> Holdables<T> {
     pub fn take_touched_into(&mut self, out: &mut Vec<HoldIndex>) {
         out.clear();
         std::mem::swap(out, &mut self.touched);
-        out.sort_unstable();
-        out.dedup();
+        if out.len() > 1 {
+            out.sort_unstable();
+            out.dedup();
+        }
     }
 
     /// Queues a request; grants go to `granted` in FIFO order (possibly this one at once).
-    pub fn request(&mut self, mut req: Request<T>, granted: &mut Vec<Grant<T>>) {
+    pub fn request(&mut self, mut req: Request<T>, granted: &mut impl Extend<Grant<T>>) {
         if self.queue.is_empty() {
             // Nobody waits: a new pass over a one-request line.
             self.pass += 1;
@@ -191,22 +193,22 @@ impl<T> Holdables<T> {
         }
     }
 
-    fn grant(&mut self, req: Request<T>, gpu: Option<u32>, granted: &mut Vec<Grant<T>>) {
+    fn grant(&mut self, req: Request<T>, gpu: Option<u32>, granted: &mut impl Extend<Grant<T>>) {
         for &(slot, a) in req.needs.iter() {
             let i = slot.instance(gpu);
             self.inst[i].in_use += a;
             self.touched.push(i);
         }
-        granted.push(Grant {
+        granted.extend(std::iter::once(Grant {
             token: req.token,
             needs: req.needs,
             gpu,
             blocked_on: req.blocked_on,
-        });
+        }));
     }
 
     /// Returns units; newly possible grants go to `granted`.
-    pub fn release(&mut self, taken: &[(HoldIndex, u64)], granted: &mut Vec<Grant<T>>) {
+    pub fn release(&mut self, taken: &[(HoldIndex, u64)], granted: &mut impl Extend<Grant<T>>) {
         for &(i, a) in taken {
             self.inst[i].in_use -= a;
             self.touched.push(i);
@@ -218,7 +220,7 @@ impl<T> Holdables<T> {
 
     /// Grants every request that fits, in FIFO order, without letting later requests
     /// overtake an earlier one on a resource they share.
-    fn serve(&mut self, granted: &mut Vec<Grant<T>>) {
+    fn serve(&mut self, granted: &mut impl Extend<Grant<T>>) {
         self.pass += 1;
         // The last refusal: (needs, GPU binding, blocker), valid until the next grant. A
         // request with the same needs and binding is refused for the same reason and

@@ -264,6 +264,17 @@ enum Event {
     ClassDue { class: usize, generation: u64 },
 }
 
+/// Grants go straight to the back of the work queue, in the order they are made.
+struct StartWork<'a>(&'a mut VecDeque<Work>);
+
+impl Extend<Grant<Token>> for StartWork<'_> {
+    fn extend<I: IntoIterator<Item = Grant<Token>>>(&mut self, grants: I) {
+        for g in grants {
+            self.0.push_back(Work::Start(g));
+        }
+    }
+}
+
 enum Work {
     Ready {
         job: usize,
@@ -305,7 +316,6 @@ struct Engine<'m> {
     rates_dirty: bool,
     touched_classes: Vec<usize>,
     work: VecDeque<Work>,
-    grants: Vec<Grant<Token>>,
     /// Scratch buffers reused across events.
     released: Vec<(HoldIndex, u64)>,
     hold_touched: Vec<HoldIndex>,
@@ -563,7 +573,6 @@ impl<'m> Engine<'m> {
             rates_dirty: false,
             touched_classes: Vec::new(),
             work: VecDeque::new(),
-            grants: Vec::new(),
             released: Vec::new(),
             hold_touched: Vec::new(),
             lost_scratch: Vec::new(),
@@ -802,7 +811,6 @@ impl<'m> Engine<'m> {
             }));
             return;
         }
-        let mut grants = std::mem::take(&mut self.grants);
         self.holds.request(
             Request {
                 token,
@@ -810,12 +818,8 @@ impl<'m> Engine<'m> {
                 gpu,
                 blocked_on: None,
             },
-            &mut grants,
+            &mut StartWork(&mut self.work),
         );
-        for g in grants.drain(..) {
-            self.work.push_back(Work::Start(g));
-        }
-        self.grants = grants;
     }
 
     fn on_start<O: Observer>(&mut self, obs: &mut O, grant: Grant<Token>) {
@@ -1034,21 +1038,21 @@ impl<'m> Engine<'m> {
         let slot = self.slot(token.stage, token.partition);
         let mut released = std::mem::take(&mut self.released);
         released.clear();
-        self.jobs[token.job].held.retain(|&(s, i, amount)| {
+        let held = &mut self.jobs[token.job].held;
+        let mut kept = 0;
+        for j in 0..held.len() {
+            let (s, i, amount) = held[j];
             if s == slot {
                 released.push((i, amount));
-                false
             } else {
-                true
+                held[kept] = held[j];
+                kept += 1;
             }
-        });
+        }
+        held.truncate(kept);
         if !released.is_empty() {
-            let mut grants = std::mem::take(&mut self.grants);
-            self.holds.release(&released, &mut grants);
-            for g in grants.drain(..) {
-                self.work.push_back(Work::Start(g));
-            }
-            self.grants = grants;
+            self.holds
+                .release(&released, &mut StartWork(&mut self.work));
         }
         self.released = released;
 
@@ -1099,6 +1103,10 @@ impl<'m> Engine<'m> {
     fn report_holds<O: Observer>(&mut self, obs: &mut O) {
         let mut touched = std::mem::take(&mut self.hold_touched);
         self.holds.take_touched_into(&mut touched);
+        if touched.is_empty() {
+            self.hold_touched = touched;
+            return;
+        }
         let waiting = self.holds.waiting();
         for &i in &touched {
             obs.hold_changed(self.now, i, self.holds.in_use(i), waiting);
@@ -1193,7 +1201,7 @@ impl<'m> Engine<'m> {
             let f = f.get();
             // Round up so the event never fires before the work is done.
             let remaining = (f - class.virtual_now).max(0.0);
-            let next = self.now + ((remaining / class.speed) * 1e9).ceil() as u64;
+            let next = self.now + ceil_to_u64((remaining / class.speed) * 1e9);
             if next == class.scheduled {
                 continue;
             }
@@ -1246,4 +1254,38 @@ fn class_key(
         }
     }
     (merged, stage.latency_bound_frac.to_bits())
+}
+
+/// `x.ceil() as u64` for x >= 0 (and the same saturation for huge, infinite or NaN x),
+/// without a libm call: below 2^53 the truncation is exact, and above it every float is
+/// already an integer.
+fn ceil_to_u64(x: f64) -> u64 {
+    let t = x as u64;
+    if (t as f64) < x {
+        t.saturating_add(1)
+    } else {
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ceil_to_u64;
+
+    #[test]
+    fn ceil_to_u64_matches_f64_ceil() {
+        let mut samples = vec![0.0, 0.3, 1.0, 1.000_000_000_000_000_2, 2f64.powi(53) - 0.5];
+        samples.extend([2f64.powi(53), 2f64.powi(64), 1e300, f64::INFINITY, f64::NAN]);
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let mantissa = (x >> 11) as f64 / (1u64 << 53) as f64;
+            samples.push(mantissa * 10f64.powi((x % 25) as i32 - 5));
+        }
+        for v in samples {
+            assert_eq!(ceil_to_u64(v), v.ceil() as u64, "v = {v:e}");
+        }
+    }
 }
