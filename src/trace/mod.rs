@@ -1,0 +1,15 @@
+//! One run's history and its exports: [`TraceRecorder`] (an engine observer), lane
+//! layout for Gantt charts, Chrome/Perfetto trace JSON and TIMELINE-style text logs.
+
+pub mod chrome;
+pub mod lanes;
+pub mod log;
+pub mod recorder;
+
+pub use chrome::{chrome_trace, write_chrome_trace};
+pub use lanes::{Lane, LaneLayout, assign_lanes};
+pub use log::{LogRecord, render_log, timeline_records, write_timeline_log};
+pub use recorder::{MarkerEvent, RateSample, StageInstance, TraceRecorder};
+
+#[cfg(test)]
+pub(crate) mod tests;
