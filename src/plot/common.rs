@@ -22,7 +22,8 @@ pub fn layout<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    let body = root.titled(title, title_font())?;
+    // ab_glyph draws glyphs a little above their nominal box: keep a top margin.
+    let body = root.margin(12, 6, 6, 6).titled(title, title_font())?;
     let (w, _) = body.dim_in_pixel();
     let lw = legend_width(legend);
     let (plot, side) = body.split_horizontally(w.saturating_sub(lw));

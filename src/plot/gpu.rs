@@ -3,12 +3,11 @@
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::common::{builder, draw_band, draw_between, draw_line, layout, mesh, points, x_range};
 use super::legend::{Entry, Swatch};
 use super::render::Chart;
-use super::style::{INK, color, key_label, legend_font};
+use super::style::{INK, color, fmt_tick, key_label};
 use crate::sweep::table::SweepTable;
 
 const TRUE: &str = "gpu.true_busy_frac";
@@ -32,8 +31,17 @@ impl Chart for GpuChart<'_> {
         let c_true = |i| colors(grid, i).0;
         let c_br = |i| colors(grid, i).1;
         let gap = |i| colors(grid, i).2;
+        let pct = |pts: Vec<(f64, f64, f64)>| -> Vec<(f64, f64, f64)> {
+            pts.into_iter()
+                .map(|(x, m, c)| (x, m * 100.0, c * 100.0))
+                .collect()
+        };
+        let curves: Vec<_> = series
+            .iter()
+            .map(|s| (pct(points(t, s, TRUE)), pct(points(t, s, BRACKETED))))
+            .collect();
         let mut legend = Vec::new();
-        for (i, s) in series.iter().enumerate() {
+        for (i, (s, (tr, br))) in series.iter().zip(&curves).enumerate() {
             if let Some(l) = &s.label {
                 legend.push(Entry::new(l.clone(), INK, Swatch::Heading));
             }
@@ -47,7 +55,20 @@ impl Chart for GpuChart<'_> {
                 c_true(i),
                 Swatch::LineMarker(0),
             ));
-            legend.push(Entry::new("instrumentation gap", gap(i), Swatch::Band));
+            // The widest gap, named in the legend rather than over the curves.
+            let widest = aligned(tr, br).then(|| {
+                tr.iter()
+                    .zip(br)
+                    .map(|(a, b)| (a.0, b.1 - a.1))
+                    .max_by(|a, b| a.1.total_cmp(&b.1))
+            });
+            let label = match widest.flatten() {
+                Some((x, g)) if g >= 0.5 => {
+                    format!("instrumentation gap (max {g:.0} pts at {})", fmt_tick(x))
+                }
+                _ => "instrumentation gap".to_string(),
+            };
+            legend.push(Entry::new(label, gap(i), Swatch::Band));
         }
         let title = format!(
             "{}: GPU busy, true vs bracketed, vs {}",
@@ -63,47 +84,23 @@ impl Chart for GpuChart<'_> {
             "GPU busy (% of wall time)",
             &|v| format!("{v:.0}%"),
         )?;
-        let pct = |pts: Vec<(f64, f64, f64)>| -> Vec<(f64, f64, f64)> {
-            pts.into_iter()
-                .map(|(x, m, c)| (x, m * 100.0, c * 100.0))
-                .collect()
-        };
-        let mut widest: Option<(f64, f64, f64)> = None;
-        for (i, s) in series.iter().enumerate() {
-            let tr = pct(points(t, s, TRUE));
-            let br = pct(points(t, s, BRACKETED));
-            let line = |v: &[(f64, f64, f64)]| v.iter().map(|p| (p.0, p.1)).collect::<Vec<_>>();
-            if tr.len() == br.len() && tr.iter().zip(&br).all(|(a, b)| a.0 == b.0) {
-                draw_between(&mut chart, &line(&br), &line(&tr), gap(i), 0.18)?;
-                for (a, b) in tr.iter().zip(&br) {
-                    if widest.is_none_or(|w| b.1 - a.1 > w.2) {
-                        widest = Some((a.0, (a.1 + b.1) / 2.0, b.1 - a.1));
-                    }
-                }
+        let line = |v: &[(f64, f64, f64)]| v.iter().map(|p| (p.0, p.1)).collect::<Vec<_>>();
+        for (i, (tr, br)) in curves.iter().enumerate() {
+            if aligned(tr, br) {
+                draw_between(&mut chart, &line(br), &line(tr), gap(i), 0.18)?;
             }
-            draw_band(&mut chart, &tr, c_true(i))?;
-            draw_band(&mut chart, &br, c_br(i))?;
-            draw_line(&mut chart, &line(&br), c_br(i), 1, true)?;
-            draw_line(&mut chart, &line(&tr), c_true(i), 0, true)?;
-        }
-        if let Some((x, y, g)) = widest.filter(|w| w.2 > 1.0 && !grid) {
-            let right_half = x > (x0 + x1) / 2.0;
-            let (anchor, dx) = if right_half {
-                (HPos::Right, -10)
-            } else {
-                (HPos::Left, 10)
-            };
-            chart.draw_series(std::iter::once(
-                EmptyElement::at((x, y))
-                    + Text::new(
-                        format!("gap {g:.0} points"),
-                        (dx, 0),
-                        legend_font().pos(Pos::new(anchor, VPos::Center)),
-                    ),
-            ))?;
+            draw_band(&mut chart, tr, c_true(i))?;
+            draw_band(&mut chart, br, c_br(i))?;
+            draw_line(&mut chart, &line(br), c_br(i), 1, true)?;
+            draw_line(&mut chart, &line(tr), c_true(i), 0, true)?;
         }
         Ok(())
     }
+}
+
+/// Both curves have a value at the same x values (so the gap can be shaded).
+fn aligned(a: &[(f64, f64, f64)], b: &[(f64, f64, f64)]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(p, q)| p.0 == q.0)
 }
 
 /// Colours of (true, bracketed, gap) for series `i`. One series: blue, orange and a

@@ -99,7 +99,7 @@ impl Chart for TimelineChart<'_> {
         legend.push(Entry::new("DRAM capacity", INK, Swatch::Line(1)));
 
         let title = format!("{}: timeline of one run", rec.scenario);
-        let body = root.titled(&title, title_font())?;
+        let body = root.margin(12, 6, 6, 6).titled(&title, title_font())?;
         let (w, _) = body.dim_in_pixel();
         let (plots, side) = body.split_horizontally(w.saturating_sub(legend_width(&legend)));
         draw_legend(&side, &legend)?;

@@ -201,3 +201,53 @@ pub fn plot_command(csv_path: &Path, out: Option<&Path>) -> anyhow::Result<Vec<P
     }
     Ok(files)
 }
+
+/// `bwsim sweep` as clap arguments, ready to embed in the CLI's subcommand enum
+/// (`Sweep(bwsim::sweep::SweepCli)`), then `sweep_command(cli.into())`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SweepCli {
+    /// Scenario file (TOML).
+    pub scenario: PathBuf,
+    /// A swept parameter: KEY=SPEC, SPEC being 1..32, 1..64:4, or 4,8,12 (repeat for a grid).
+    #[arg(long = "param", value_name = "KEY=SPEC", required = true)]
+    pub params: Vec<String>,
+    /// Independent seeds per point.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub seeds: u32,
+    /// Worker threads [default: all cores].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
+    /// Output folder [default: output/<scenario>/<UTC timestamp>].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Override a scenario key at every point, e.g. --set arrivals.jobs=200.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Base seed for the per-point seeds [default: the scenario's seed].
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+impl From<SweepCli> for SweepArgs {
+    fn from(c: SweepCli) -> SweepArgs {
+        SweepArgs {
+            scenario: c.scenario,
+            params: c.params,
+            seeds: c.seeds as usize,
+            jobs: c.jobs.map(|j| j as usize),
+            out: c.out,
+            sets: c.sets,
+            seed: c.seed,
+        }
+    }
+}
+
+/// `bwsim plot` as clap arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PlotCli {
+    /// A sweep.csv written by `bwsim sweep`.
+    pub csv: PathBuf,
+    /// Folder for the plots [default: the CSV's folder].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
