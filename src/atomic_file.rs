@@ -37,6 +37,12 @@ pub fn write_atomic_with(
         .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
     tmp.flush()?;
     fill(tmp.path()).with_context(|| format!("cannot write {}", path.display()))?;
+    // Temporary files are created owner-only; outputs are ordinary files.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o644))?;
+    }
     tmp.persist(path)
         .with_context(|| format!("cannot rename the temporary file to {}", path.display()))?;
     Ok(())

@@ -15,6 +15,8 @@ pub enum Swatch {
     LineMarker(usize),
     /// A translucent filled box (a band or shaded area).
     Band,
+    /// A solid filled box (a bar).
+    Solid,
     /// A filled circle.
     Marker,
     /// A heading, no swatch.
@@ -96,6 +98,12 @@ where
                 area.draw(&Rectangle::new(
                     [(x0, cy - 8), (x1, cy + 8)],
                     e.color.mix(0.25).filled(),
+                ))?;
+            }
+            Swatch::Solid => {
+                area.draw(&Rectangle::new(
+                    [(x0, cy - 8), (x1, cy + 8)],
+                    e.color.filled(),
                 ))?;
             }
             Swatch::Marker => {

@@ -91,7 +91,7 @@ impl Chart for TimelineChart<'_> {
                 Entry::new(
                     rec.stage_names.get(s).cloned().unwrap_or_default(),
                     color(s),
-                    Swatch::Band,
+                    Swatch::Solid,
                 )
             })
             .collect();
@@ -127,7 +127,6 @@ impl Chart for TimelineChart<'_> {
             .configure_mesh()
             .disable_y_mesh()
             .y_labels(0)
-            .x_desc("simulated time (s)")
             .axis_desc_style(desc_font())
             .label_style(tick_font())
             .x_label_formatter(&|v| fmt_tick(*v))

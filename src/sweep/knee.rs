@@ -13,14 +13,15 @@ pub const KNEE_TOLERANCE: f64 = 0.02;
 pub const THROUGHPUT: &str = "jobs_per_hour";
 
 /// Index of the knee among `(x, throughput)` points: the smallest x whose throughput is
-/// at least `(1 - tol) * best`. None when no point has a finite throughput.
+/// at least `(1 - tol) * best`. None when no point has a positive finite throughput
+/// (nothing completed: there is no knee to speak of).
 pub fn knee_index(points: &[(f64, f64)], tol: f64) -> Option<usize> {
     let best = points
         .iter()
         .map(|p| p.1)
         .filter(|y| y.is_finite())
         .fold(f64::NEG_INFINITY, f64::max);
-    if !best.is_finite() {
+    if !(best.is_finite() && best > 0.0) {
         return None;
     }
     points
@@ -142,5 +143,6 @@ mod tests {
     fn no_knee_without_data() {
         assert_eq!(knee_index(&[], 0.02), None);
         assert_eq!(knee_index(&[(1.0, f64::NAN)], 0.02), None);
+        assert_eq!(knee_index(&[(1.0, 0.0), (2.0, 0.0)], 0.02), None);
     }
 }
