@@ -16,10 +16,11 @@ const HEADLINE: [&str; 4] = [
     "sim_time_s",
 ];
 
-/// Leaves that measure the host running the simulator, not the simulated system. They
-/// differ between identical runs, so they stay out of the (deterministic) table.
-pub fn is_volatile(key: &str) -> bool {
-    key == "wall_s" || key.ends_with(".wall_s")
+/// Leaves that are not metrics of the simulated system: wall-clock times measure the
+/// host running the simulator (they differ between identical runs, and the table must
+/// not), and `seed` is an input (sweep.json lists the seeds).
+pub fn is_excluded(key: &str) -> bool {
+    key == "wall_s" || key.ends_with(".wall_s") || key == "seed"
 }
 
 /// Numeric leaves of a JSON value as (dotted path, value); array items are indexed
@@ -90,7 +91,7 @@ pub fn aggregate(scenario: &str, keys: &[String], runs: &[PointRun]) -> SweepTab
                 .map(|r| {
                     flatten(r)
                         .into_iter()
-                        .filter(|(k, _)| !is_volatile(k))
+                        .filter(|(k, _)| !is_excluded(k))
                         .collect()
                 })
                 .collect()
@@ -158,6 +159,8 @@ mod tests {
                        "bottleneck": {"resource": "dram", "reason": "saturated"}, "ok": true,
                        "stages": {"synth": {"inflation": 2.0, "mean_s": null}}});
         let keys: Vec<String> = flatten(&r).into_iter().map(|(k, _)| k).collect();
+        let mut keys = keys;
+        keys.sort(); // map order depends on serde_json's preserve_order feature
         assert_eq!(
             keys,
             [
@@ -181,8 +184,9 @@ mod tests {
     }
 
     #[test]
-    fn volatile_wall_clock_is_excluded() {
-        assert!(is_volatile("engine.wall_s"));
-        assert!(!is_volatile("sim_time_s"));
+    fn wall_clock_and_seed_are_excluded() {
+        assert!(is_excluded("engine.wall_s"));
+        assert!(is_excluded("seed"));
+        assert!(!is_excluded("sim_time_s"));
     }
 }
