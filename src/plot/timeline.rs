@@ -134,17 +134,21 @@ impl Chart for TimelineChart<'_> {
             .light_line_style(INK.mix(0.03))
             .draw()?;
         let y_of = |lane: usize| n - lane as f64;
+        let bars: Vec<_> = rec
+            .stages
+            .iter()
+            .zip(&self.layout.lane_of)
+            .map(|(s, &lane)| {
+                let y = y_of(lane);
+                let corners = [(s.start.as_secs(), y - 0.38), (s.end.as_secs(), y + 0.38)];
+                (corners, color(s.stage))
+            })
+            .collect();
+        gantt.draw_series(bars.iter().map(|(c, col)| Rectangle::new(*c, col.filled())))?;
+        // A hairline edge so back-to-back instances on one lane stay distinguishable.
         gantt.draw_series(
-            rec.stages
-                .iter()
-                .zip(&self.layout.lane_of)
-                .map(|(s, &lane)| {
-                    let y = y_of(lane);
-                    Rectangle::new(
-                        [(s.start.as_secs(), y - 0.38), (s.end.as_secs(), y + 0.38)],
-                        color(s.stage).filled(),
-                    )
-                }),
+            bars.iter()
+                .map(|(c, _)| Rectangle::new(*c, WHITE.mix(0.9).stroke_width(1))),
         )?;
         // Group separators and lane labels (every k-th lane when crowded).
         let lane_px = self.gantt_height() as f64 / n;

@@ -1,5 +1,6 @@
 //! Trace recorder and exporter tests on a hand-fed synthetic run.
 
+use super::run_exports::{RunExportArgs, run_with_exports};
 use super::*;
 use crate::engine::observer::{HoldResourceInfo, RateKind, RateResourceInfo};
 use crate::engine::{JOB_LEVEL, Observer, StageRecord, StageRef};
@@ -37,6 +38,8 @@ pub(crate) fn sample_recorder() -> TraceRecorder {
         &[HoldResourceInfo {
             name: "cores".into(),
             capacity: 8,
+            resource: crate::model::HoldResource::Cores,
+            gpu: None,
         }],
     );
     let rec_of = |job, stage, start, end, gpu| StageRecord {
@@ -51,6 +54,7 @@ pub(crate) fn sample_recorder() -> TraceRecorder {
         standalone_s: (end - start) as f64 * 1e-3 / 2.0,
         gpu,
         lost_s: vec![],
+        blocked_on: None,
     };
     rec.rates_changed(ms(0), &[40.0, 0.0], 1.0);
     rec.rates_changed(ms(0), &[60.0, 0.0], 1.0); // same instant: replaces
@@ -150,4 +154,49 @@ fn exporters_write_files() {
     assert!(t["traceEvents"].is_array());
     let log = std::fs::read_to_string(dir.path().join("timeline.log")).unwrap();
     assert_eq!(log.lines().count(), 4);
+}
+
+/// A real run of the bundled demo with every export.
+#[test]
+fn demo_run_exports_trace_log_and_timeline() {
+    let model = crate::scenario::load(
+        std::path::Path::new("scenarios/demo.toml"),
+        &["arrivals.jobs=20".into()],
+    )
+    .unwrap()
+    .model;
+    let dir = tempfile::tempdir().unwrap();
+    let ex = RunExportArgs {
+        trace: Some(dir.path().join("trace.json")),
+        timeline_log: Some(dir.path().join("timeline.log")),
+        plot: Some(Some(dir.path().join("plots"))),
+    };
+    let (report, files) = run_with_exports(&model, &ex).unwrap();
+    assert_eq!(files.len(), 4);
+    let done = report.jobs_completed as usize;
+    assert!(done > 0);
+
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&files[0]).unwrap()).unwrap();
+    let ev = doc["traceEvents"].as_array().unwrap();
+    let slices = ev.iter().filter(|e| e["ph"] == "X").count();
+    // Each finished job: 2 partitions x 4 per-partition stages + 1 finalize.
+    assert!(slices >= done * 9, "{slices} slices for {done} jobs");
+    assert!(
+        ev.iter()
+            .any(|e| e["ph"] == "C" && e["name"] == "dram (GB/s)")
+    );
+
+    let log = std::fs::read_to_string(&files[1]).unwrap();
+    let starts = log.lines().filter(|l| l.contains(",GPU_START,")).count();
+    assert!(starts >= 2 * done, "one GPU_START per partition: {starts}");
+    let times: Vec<f64> = log
+        .lines()
+        .map(|l| l.split(',').nth(1).unwrap().parse().unwrap())
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "not in time order");
+    assert!(log.lines().all(|l| l.starts_with("TIMELINE,")));
+
+    let png = std::fs::read(dir.path().join("plots/timeline.png")).unwrap();
+    assert_eq!(&png[..4], b"\x89PNG");
 }
