@@ -288,3 +288,56 @@ fn results_come_in_grid_order_with_derived_seeds() {
         assert_eq!(a.seeds, seeds::point_seeds(9, p, 2));
     }
 }
+
+/// The real engine through the real loader: the same bytes with 1 and 2 threads.
+#[test]
+fn demo_scenario_sweep_is_deterministic_across_jobs() {
+    let run = |jobs: usize| {
+        let d = tempfile::tempdir().unwrap();
+        let mut args = SweepArgs::new(
+            "scenarios/demo.toml",
+            vec!["params.concurrency=2..8:2".into()],
+        );
+        args.jobs = Some(jobs);
+        args.out = Some(d.path().to_path_buf());
+        args.sets = vec!["arrivals.jobs=40".into()];
+        let out = sweep_with(
+            &args,
+            &ScenarioSimulator::new("scenarios/demo.toml"),
+            ProgressMode::Hidden,
+        )
+        .unwrap();
+        assert_eq!(out.table.scenario, "demo");
+        assert!(out.table.metric_index("stages.synth.inflation").is_some());
+        (
+            std::fs::read(d.path().join("sweep.csv")).unwrap(),
+            without_timing(&d.path().join("sweep.json")),
+        )
+    };
+    let (csv1, json1) = run(1);
+    let (csv2, json2) = run(2);
+    assert_eq!(csv1, csv2);
+    assert_eq!(json1, json2);
+    assert_eq!(
+        json1["points"][1]["sets"],
+        json!(["arrivals.jobs=40", "params.concurrency=4"])
+    );
+}
+
+#[test]
+fn unknown_scenario_key_names_the_point() {
+    let d = tempfile::tempdir().unwrap();
+    let mut args = SweepArgs::new("scenarios/demo.toml", vec!["params.nope=1,2".into()]);
+    args.out = Some(d.path().to_path_buf());
+    let e = sweep_with(
+        &args,
+        &ScenarioSimulator::new("scenarios/demo.toml"),
+        ProgressMode::Hidden,
+    )
+    .unwrap_err();
+    let msg = format!("{e:#}");
+    assert!(
+        msg.contains("sweep point 1: params.nope=1") && msg.contains("nope"),
+        "{msg}"
+    );
+}
