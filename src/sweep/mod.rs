@@ -39,7 +39,8 @@ pub mod table;
 pub mod value;
 
 pub use cli_support::{
-    ScenarioInfo, Simulator, SweepArgs, SweepOutcome, plot_command, print_outcome, sweep_with,
+    PlotCli, ScenarioInfo, Simulator, SweepArgs, SweepCli, SweepOutcome, plot_command,
+    print_outcome, sweep_with,
 };
 pub use grid::{Grid, Point};
 pub use knee::{KNEE_TOLERANCE, Knee, find_knees, knee_index};

@@ -30,17 +30,20 @@ impl RunExportArgs {
     }
 }
 
-/// Runs `model` (with the ideal counterfactual, as `run_model`), recording a trace when
-/// exports are asked for, and writes them. Returns the report and the files written.
+/// Runs `model` with `opts`, recording a trace only when exports are asked for, and
+/// writes them. Returns the report and the files written. Engine errors come back as
+/// [`crate::engine::EngineError`] inside the `anyhow::Error`.
 pub fn run_with_exports(
     model: &Model,
+    opts: RunOptions,
     ex: &RunExportArgs,
 ) -> anyhow::Result<(Report, Vec<PathBuf>)> {
     if !ex.any() {
-        return Ok((crate::run::run_model(model)?, Vec::new()));
+        let report = run_model_with(model, opts, &mut crate::engine::NullObserver)?;
+        return Ok((report, Vec::new()));
     }
     let mut rec = TraceRecorder::new(model);
-    let report = run_model_with(model, RunOptions::default(), &mut rec)?;
+    let report = run_model_with(model, opts, &mut rec)?;
     let mut files = Vec::new();
     if let Some(p) = &ex.trace {
         write_chrome_trace(&rec, p)?;
