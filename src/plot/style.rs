@@ -5,8 +5,9 @@ use plotters::style::RGBColor;
 
 use super::font::FAMILY;
 
-/// Tableau 10: distinguishable, colour-blind friendlier than the default palette.
-pub const PALETTE: [RGBColor; 10] = [
+/// Tableau 10 (distinguishable, colour-blind friendlier than the default palette),
+/// then ten darker or stronger hues for charts with many stages.
+pub const PALETTE: [RGBColor; 20] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -17,6 +18,16 @@ pub const PALETTE: [RGBColor; 10] = [
     RGBColor(127, 127, 127),
     RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
+    RGBColor(0, 63, 92),
+    RGBColor(255, 205, 0),
+    RGBColor(0, 128, 128),
+    RGBColor(128, 0, 0),
+    RGBColor(106, 61, 154),
+    RGBColor(128, 128, 0),
+    RGBColor(40, 40, 40),
+    RGBColor(154, 205, 50),
+    RGBColor(255, 160, 190),
+    RGBColor(0, 90, 200),
 ];
 
 /// The i-th palette colour (cycling).
@@ -27,17 +38,23 @@ pub fn color(i: usize) -> RGBColor {
 /// Dark grey for reference lines and text.
 pub const INK: RGBColor = RGBColor(40, 40, 40);
 
+/// The bold face. `FontDesc::style` would keep the regular glyphs (plotters resolves
+/// the face only in `FontDesc::new`), so build it from scratch.
+fn bold(size: f64) -> TextStyle<'static> {
+    FontDesc::new(FontFamily::Name(FAMILY), size, FontStyle::Bold).color(&INK)
+}
+
 /// Mid grey for reference lines.
 pub const GREY: RGBColor = RGBColor(150, 150, 150);
 
 /// Legend heading font.
 pub fn heading_font() -> TextStyle<'static> {
-    (FAMILY, 16).into_font().style(FontStyle::Bold).color(&INK)
+    bold(16.0)
 }
 
 /// Title font.
 pub fn title_font() -> TextStyle<'static> {
-    (FAMILY, 26).into_font().style(FontStyle::Bold).color(&INK)
+    bold(24.0)
 }
 
 /// Axis description font.

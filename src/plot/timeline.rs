@@ -85,12 +85,14 @@ impl Chart for TimelineChart<'_> {
         let mut present: Vec<usize> = rec.stages.iter().map(|s| s.stage).collect();
         present.sort_unstable();
         present.dedup();
+        // Colours by rank among the stages that ran, so 20 colours go a long way.
+        let stage_color = |stage: usize| color(present.binary_search(&stage).unwrap_or(stage));
         let mut legend: Vec<Entry> = present
             .iter()
             .map(|&s| {
                 Entry::new(
                     rec.stage_names.get(s).cloned().unwrap_or_default(),
-                    color(s),
+                    stage_color(s),
                     Swatch::Solid,
                 )
             })
@@ -141,7 +143,7 @@ impl Chart for TimelineChart<'_> {
             .map(|(s, &lane)| {
                 let y = y_of(lane);
                 let corners = [(s.start.as_secs(), y - 0.38), (s.end.as_secs(), y + 0.38)];
-                (corners, color(s.stage))
+                (corners, stage_color(s.stage))
             })
             .collect();
         gantt.draw_series(bars.iter().map(|(c, col)| Rectangle::new(*c, col.filled())))?;
