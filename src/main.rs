@@ -44,9 +44,11 @@ enum Failure {
 
 /// Bad SPECs and scenarios are the user's input (exit 2); anything else failed to run.
 fn classify(e: anyhow::Error) -> Failure {
-    let input = e
-        .chain()
-        .any(|c| c.is::<bwsim::sweep::SpecError>() || c.is::<scenario::ScenarioError>());
+    let input = e.chain().any(|c| {
+        c.is::<bwsim::sweep::SpecError>()
+            || c.is::<scenario::ScenarioError>()
+            || c.is::<bwsim::sweep::csv::CsvError>()
+    });
     let msg = format!("{e:#}");
     if input {
         Failure::Input(msg)

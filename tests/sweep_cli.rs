@@ -82,6 +82,26 @@ fn bad_spec_is_an_input_error_that_quotes_it() {
 }
 
 #[test]
+fn plot_of_a_foreign_csv_is_an_input_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("x.csv");
+    std::fs::write(&f, "a,b\n1,2\n").unwrap();
+    bwsim()
+        .arg("plot")
+        .arg(&f)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the first column must be 'scenario'",
+        ));
+    bwsim()
+        .args(["plot", "no/such/sweep.csv"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot read"));
+}
+
+#[test]
 fn run_writes_trace_timeline_log_and_plot() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

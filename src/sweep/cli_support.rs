@@ -180,10 +180,12 @@ pub fn print_outcome(out: &SweepOutcome, seeds: usize) {
 /// `bwsim plot sweep.csv [--out DIR]`: redraws the plots of a saved sweep (into the
 /// CSV's folder by default) without simulating; returns the files written.
 pub fn plot_command(csv_path: &Path, out: Option<&Path>) -> anyhow::Result<Vec<PathBuf>> {
-    let text = std::fs::read_to_string(csv_path)
-        .with_context(|| format!("cannot read {}", csv_path.display()))?;
-    let table = csv::from_csv(&text).with_context(|| format!("{}", csv_path.display()))?;
-    anyhow::ensure!(!table.rows.is_empty(), "{}: no rows", csv_path.display());
+    let input = |msg: String| csv::CsvError(format!("{}: {msg}", csv_path.display()));
+    let text = std::fs::read_to_string(csv_path).map_err(|e| input(format!("cannot read: {e}")))?;
+    let table = csv::from_csv(&text).map_err(|e| input(e.0))?;
+    if table.rows.is_empty() {
+        return Err(input("no rows".into()).into());
+    }
     let dir = match out {
         Some(d) => d.to_path_buf(),
         None => csv_path

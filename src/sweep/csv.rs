@@ -101,8 +101,17 @@ fn parse_records(text: &str) -> anyhow::Result<Vec<Vec<String>>> {
     Ok(records)
 }
 
+/// A sweep.csv that cannot be read back (the user's input, not a failed run).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct CsvError(pub String);
+
 /// Reads a sweep.csv back into a table.
-pub fn from_csv(text: &str) -> anyhow::Result<SweepTable> {
+pub fn from_csv(text: &str) -> Result<SweepTable, CsvError> {
+    parse_table(text).map_err(|e| CsvError(format!("{e:#}")))
+}
+
+fn parse_table(text: &str) -> anyhow::Result<SweepTable> {
     let records = parse_records(text)?;
     let (header, body) = records.split_first().context("the file is empty")?;
     if header.first().map(String::as_str) != Some("scenario") {
