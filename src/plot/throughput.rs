@@ -115,11 +115,16 @@ impl Chart for ThroughputChart<'_> {
             }
             for k in &knees {
                 let x = t.x(k.row);
+                // In a grid, each line's knee in that line's colour.
+                let c = match series.iter().position(|s| s.label == k.series) {
+                    Some(i) if grid => color(i),
+                    _ => INK,
+                };
                 chart.draw_series(DashedLineSeries::new(
                     [(x, 0.0), (x, y1)],
                     4,
                     4,
-                    INK.stroke_width(2),
+                    c.stroke_width(2),
                 ))?;
                 if p.metric == "jobs_per_hour" && knees.len() == 1 {
                     let right_half = x > (x0 + x1) / 2.0;
