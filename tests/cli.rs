@@ -731,7 +731,17 @@ jobs = 100
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(stderr.contains("deadlock.toml"), "{stderr}");
     assert!(stderr.contains("stalled"), "{stderr}");
-    // The partial report still comes out, with the stall among its notes.
+    // The text report says so too, without printing NaN for the unknown throughput.
+    let text_out = bwsim().arg("run").arg(&file).output().unwrap();
+    assert_eq!(text_out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&text_out.stdout);
+    assert!(text.contains("note         stalled: "), "{text}");
+    assert!(text.contains("throughput   unknown"), "{text}");
+    assert!(
+        !text.contains("NaN") && !text.contains("inf GB/s"),
+        "{text}"
+    );
+    // The partial JSON report still comes out, with the stall among its notes.
     let v: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
     assert!(at(&v, "jobs_completed").as_u64().unwrap() < 100);
     let notes = at(&v, "notes").as_array().unwrap();
