@@ -47,6 +47,15 @@ impl Report {
             pct(self.gpu_true_busy_frac),
             pct(self.gpu_bracketed_busy_frac)
         );
+        if self.gpu_bracketed_seconds_per_job.is_finite()
+            && self.gpu_bracketed_seconds_per_job > 0.0
+        {
+            let _ = writeln!(
+                w,
+                "             brackets sum to {:.3} s/job (what the markers alone would imply)",
+                self.gpu_bracketed_seconds_per_job
+            );
+        }
         if self.dram_capacity_gbps.is_finite() {
             let _ = writeln!(
                 w,
