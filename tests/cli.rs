@@ -92,6 +92,57 @@ fn without_wall_time(mut v: Value) -> Value {
     v
 }
 
+/// The keys issue #2 fixes, with values any report must have: fractions in [0, 1],
+/// positive times, at least one event, stages never faster than standalone.
+fn assert_required_keys(v: &Value) {
+    let what = at(v, "scenario").as_str().unwrap_or("?").to_string();
+    assert!(
+        at(v, "jobs_completed").as_u64().expect("an integer") > 0,
+        "{what}"
+    );
+    for k in ["sim_time_s", "seconds_per_job", "jobs_per_hour"] {
+        assert!(num(v, k) > 0.0, "{what}: {k} = {}", num(v, k));
+    }
+    for k in [
+        "gpu.true_busy_frac",
+        "gpu.bracketed_busy_frac",
+        "dram.mean_utilization",
+    ] {
+        let x = num(v, k);
+        assert!((0.0..=1.0).contains(&x), "{what}: {k} = {x} outside [0, 1]");
+    }
+    for k in ["dram.peak_gbps", "ram.peak_gib", "vram.peak_gib"] {
+        assert!(num(v, k) >= 0.0, "{what}: {k} = {}", num(v, k));
+    }
+    let names = stage_names(v);
+    assert!(!names.is_empty(), "{what}: no stages");
+    for s in &names {
+        let mean = num(v, &format!("stages.{s}.mean_s"));
+        let alone = num(v, &format!("stages.{s}.standalone_mean_s"));
+        let inflation = num(v, &format!("stages.{s}.inflation"));
+        let wait = num(v, &format!("stages.{s}.mean_wait_s"));
+        assert!(
+            mean >= 0.0 && alone >= 0.0 && wait >= 0.0,
+            "{what}: stage {s}"
+        );
+        assert!(
+            inflation >= 1.0 - 1e-6,
+            "{what}: {s} faster than standalone"
+        );
+    }
+    for k in ["bottleneck.resource", "bottleneck.reason"] {
+        let x = at(v, k)
+            .as_str()
+            .unwrap_or_else(|| panic!("{what}: {k} not a string"));
+        assert!(!x.is_empty(), "{what}: {k} empty");
+    }
+    assert!(
+        at(v, "engine.events").as_u64().expect("an integer") > 0,
+        "{what}"
+    );
+    assert!(num(v, "engine.wall_s") >= 0.0, "{what}");
+}
+
 const DEMO_STAGES: [&str; 5] = ["synth", "upload", "gpu", "cpu_msm", "finalize"];
 
 // ---------------------------------------------------------------------------------------
@@ -176,6 +227,7 @@ fn run_demo_prints_the_text_report() {
 #[test]
 fn run_demo_json_has_every_required_key_with_sane_values() {
     let v = run_json(&demo(), &[]);
+    assert_required_keys(&v);
 
     assert_eq!(at(&v, "jobs_completed").as_u64(), Some(200));
     let sim_time = num(&v, "sim_time_s");
@@ -253,6 +305,38 @@ fn run_demo_json_has_every_required_key_with_sane_values() {
     assert!(at(&v, "engine.events").as_u64().expect("an integer") > 0);
     assert!(num(&v, "engine.wall_s") > 0.0);
     assert_eq!(at(&v, "seed").as_u64(), Some(1));
+}
+
+#[test]
+fn every_bundled_scenario_runs_and_reports_every_key() {
+    let mut files = Vec::new();
+    for dir in [scenario(""), scenario("oracles")] {
+        for e in std::fs::read_dir(dir).unwrap() {
+            files.push(e.unwrap().path());
+        }
+    }
+    files.retain(|f| f.extension().is_some_and(|e| e == "toml"));
+    for f in &files {
+        // The oracles simulate 200,000 jobs by default; a few thousand show the keys.
+        let is_oracle = f.parent().is_some_and(|p| p.ends_with("oracles"));
+        let args: &[&str] = if is_oracle {
+            &["--no-ideal", "--set", "arrivals.jobs=5000"]
+        } else {
+            &[]
+        };
+        let v = run_json(f, args);
+        assert_required_keys(&v);
+        assert!(
+            at(&v, "notes")
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|n| !n.as_str().unwrap().starts_with("stalled")),
+            "{}: {}",
+            f.display(),
+            at(&v, "notes")
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -407,15 +491,19 @@ fn check_demo_lists_the_model_and_its_knobs() {
 
 #[test]
 fn check_accepts_every_bundled_scenario() {
-    let mut files = vec![demo()];
-    for e in std::fs::read_dir(scenario("oracles")).unwrap() {
-        files.push(e.unwrap().path());
+    let mut files = Vec::new();
+    for dir in [scenario(""), scenario("oracles")] {
+        for e in std::fs::read_dir(dir).unwrap() {
+            files.push(e.unwrap().path());
+        }
     }
-    for f in files
-        .iter()
-        .filter(|f| f.extension().is_some_and(|e| e == "toml"))
-    {
-        bwsim().arg("check").arg(f).assert().success();
+    files.retain(|f| f.extension().is_some_and(|e| e == "toml"));
+    assert!(files.len() >= 7, "{files:?}");
+    for f in &files {
+        let out = bwsim().arg("check").arg(f).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{}: {stderr}", f.display());
+        assert!(!out.stdout.is_empty(), "{}: no summary", f.display());
     }
 }
 
