@@ -1,6 +1,7 @@
 //! Chrome / Perfetto trace JSON (the "Trace Event Format"): stage instances as complete
 //! ("X") slices, one track per lane, markers as instant ("i") events on their own
-//! track, and every rate resource (DRAM GB/s first) as a counter ("C") track. Open it
+//! track, every rate resource (DRAM GB/s first) and every holdable resource (RAM and
+//! VRAM in GiB, cores, locks: in use and waiting) as a counter ("C") track. Open it
 //! in ui.perfetto.dev or chrome://tracing.
 
 use std::path::Path;
@@ -11,6 +12,7 @@ use super::lanes::assign_lanes;
 use super::recorder::TraceRecorder;
 use crate::engine::JOB_LEVEL;
 use crate::engine::observer::RateKind;
+use crate::model::HoldResource;
 use crate::time::SimTime;
 
 const PID: u64 = 1;
@@ -25,6 +27,15 @@ pub fn rate_unit(kind: RateKind) -> &'static str {
         RateKind::Dram | RateKind::PcieH2d | RateKind::PcieD2h | RateKind::PcieDuplex => "GB/s",
         RateKind::Pool => "threads",
         RateKind::GpuCompute => "GPU share",
+    }
+}
+
+/// Unit and scale of a holdable resource's counter (memory in GiB).
+fn hold_unit(r: HoldResource) -> (&'static str, f64) {
+    match r {
+        HoldResource::HostRam | HoldResource::Vram => ("GiB", 1.0 / (1u64 << 30) as f64),
+        HoldResource::Cores => ("cores", 1.0),
+        HoldResource::Lock(_) => ("held", 1.0),
     }
 }
 
@@ -86,14 +97,36 @@ pub fn chrome_trace(rec: &TraceRecorder) -> Value {
     for i in order {
         let r = &rec.rates[i];
         let name = format!("{} ({})", r.name, rate_unit(r.kind));
+        let mut last = None;
         for s in &rec.samples {
             let v = s.usage.get(i).copied().unwrap_or(0.0);
+            // A counter holds its value until the next event: emit changes only.
+            if last == Some(v) {
+                continue;
+            }
+            last = Some(v);
             ev.push(json!({"ph": "C", "pid": PID, "name": name, "ts": us(s.t),
                            "args": {rate_unit(r.kind): v}}));
         }
     }
+    for s in &rec.hold_samples {
+        let Some(h) = rec.holds.get(s.resource) else {
+            continue;
+        };
+        let (unit, scale) = hold_unit(h.resource);
+        ev.push(
+            json!({"ph": "C", "pid": PID, "name": format!("{} ({unit})", h.name),
+                       "ts": us(s.t),
+                       "args": {"in use": s.in_use as f64 * scale, "waiting": s.waiting}}),
+        );
+    }
     if rec.dram_index().is_some() {
+        let mut last = None;
         for s in &rec.samples {
+            if last == Some(s.latency_slowdown) {
+                continue;
+            }
+            last = Some(s.latency_slowdown);
             ev.push(
                 json!({"ph": "C", "pid": PID, "name": "DRAM latency slowdown L(u)/L(0)",
                            "ts": us(s.t), "args": {"x": s.latency_slowdown}}),

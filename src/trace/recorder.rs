@@ -53,6 +53,19 @@ pub struct RateSample {
     pub latency_slowdown: f64,
 }
 
+/// Use and queue of a holdable resource from `t` until its next sample.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HoldSample {
+    /// When.
+    pub t: SimTime,
+    /// Which resource (index into [`TraceRecorder::holds`]).
+    pub resource: usize,
+    /// Units held (cores, bytes, lock units).
+    pub in_use: u64,
+    /// Stage instances queued for it.
+    pub waiting: usize,
+}
+
 /// The history of one run.
 #[derive(Debug, Clone, Default)]
 pub struct TraceRecorder {
@@ -74,6 +87,8 @@ pub struct TraceRecorder {
     pub markers: Vec<MarkerEvent>,
     /// Rate samples, one per distinct time.
     pub samples: Vec<RateSample>,
+    /// Holdable resource samples, one per resource and distinct time.
+    pub hold_samples: Vec<HoldSample>,
     /// When the run ended.
     pub end: SimTime,
 }
@@ -168,6 +183,29 @@ impl Observer for TraceRecorder {
             usage: usage.to_vec(),
             latency_slowdown,
         });
+    }
+
+    fn hold_changed(&mut self, t: SimTime, resource: usize, in_use: u64, waiting: usize) {
+        let sample = HoldSample {
+            t,
+            resource,
+            in_use,
+            waiting,
+        };
+        // Several changes of one resource at one instant: only the last one lasted.
+        let same_instant = self
+            .hold_samples
+            .iter()
+            .rev()
+            .take_while(|s| s.t == t)
+            .position(|s| s.resource == resource);
+        match same_instant {
+            Some(back) => {
+                let i = self.hold_samples.len() - 1 - back;
+                self.hold_samples[i] = sample;
+            }
+            None => self.hold_samples.push(sample),
+        }
     }
 
     fn finished(&mut self, t: SimTime) {

@@ -70,6 +70,9 @@ pub(crate) fn sample_recorder() -> TraceRecorder {
     rec.stage_finished(&rec_of(1, 1, 1800, 2500, Some(0)));
     rec.marker(ms(2500), 1, 1, JOB_LEVEL, Some(0));
     rec.rates_changed(ms(2500), &[0.0, 0.0], 1.0);
+    rec.hold_changed(ms(0), 0, 4, 0);
+    rec.hold_changed(ms(0), 0, 8, 1); // same instant: replaces
+    rec.hold_changed(ms(1500), 0, 4, 0);
     rec.finished(ms(2500));
     rec
 }
@@ -107,8 +110,12 @@ fn chrome_trace_has_slices_counters_and_markers() {
     let count = |ph: &str| ev.iter().filter(|e| e["ph"] == ph).count();
     assert_eq!(count("X"), 4);
     assert_eq!(count("i"), 4);
-    // Two rate resources plus the latency slowdown, 4 samples each.
-    assert_eq!(count("C"), 12);
+    // Counters emit changes only: DRAM 4, PCIe 3 (0, 10, 0), latency slowdown 4,
+    // cores 2.
+    assert_eq!(count("C"), 13);
+    let cores: Vec<_> = ev.iter().filter(|e| e["name"] == "cores (cores)").collect();
+    assert_eq!(cores[0]["args"]["in use"], 8.0);
+    assert_eq!(cores[0]["args"]["waiting"], 1);
     let synth = ev
         .iter()
         .find(|e| e["ph"] == "X" && e["args"]["job"] == 1 && e["name"] == "synthesis")
