@@ -1,13 +1,17 @@
 //! Text logs in the real engine's formats, so users can diff a simulated run against a
-//! production log. Today: `TIMELINE,<offset_ms>,<event>,<job>,<detail>` lines for each
-//! instrumentation marker. Each format is one [`LogRecord`] variant; records of all
-//! kinds are merged in time order.
+//! production log: `TIMELINE,<offset_ms>,<event>,<job>,<detail>` lines for each
+//! instrumentation marker, and one `<prefix>,<offset_ms>,<job>,partition=<p> name=ms ...`
+//! line per partition with the scenario's timers (cuzk's CUZK_TIMING). Each format is one
+//! [`LogRecord`] variant; records of all kinds are merged in time order.
+
+use std::collections::BTreeMap;
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 use super::recorder::TraceRecorder;
 use crate::engine::JOB_LEVEL;
+use crate::model::Edge;
 use crate::time::SimTime;
 
 /// One line of a log.
@@ -24,13 +28,27 @@ pub enum LogRecord {
         /// `key=value` pairs separated by spaces (partition, gpu), possibly empty.
         detail: String,
     },
+    /// `<prefix>,<offset_ms>,<job>,partition=<p> <timer>=<ms> ...`: one partition's timers,
+    /// logged when its last timer stops.
+    Timing {
+        /// When the last timer stopped.
+        t: SimTime,
+        /// Line prefix, e.g. CUZK_TIMING.
+        prefix: String,
+        /// Job number.
+        job: u64,
+        /// Partition index, or [`JOB_LEVEL`].
+        partition: u32,
+        /// Timer names and milliseconds, in the scenario's order.
+        timers: Vec<(String, f64)>,
+    },
 }
 
 impl LogRecord {
     /// When the record happened.
     pub fn time(&self) -> SimTime {
         match self {
-            LogRecord::Timeline { t, .. } => *t,
+            LogRecord::Timeline { t, .. } | LogRecord::Timing { t, .. } => *t,
         }
     }
 
@@ -49,8 +67,69 @@ impl LogRecord {
                     t.nanos() as f64 / 1e6
                 );
             }
+            LogRecord::Timing {
+                t,
+                prefix,
+                job,
+                partition,
+                timers,
+            } => {
+                let _ = write!(out, "{prefix},{:.3},{job},", t.nanos() as f64 / 1e6);
+                if *partition != JOB_LEVEL {
+                    let _ = write!(out, "partition={partition}");
+                }
+                for (name, ms) in timers {
+                    let _ = write!(out, " {name}={ms:.1}");
+                }
+                out.push('\n');
+            }
         }
     }
+}
+
+/// The timing records of a run: per job and partition, every timer whose two stage
+/// boundaries were both recorded.
+pub fn timing_records(rec: &TraceRecorder) -> Vec<LogRecord> {
+    if rec.timers.is_empty() {
+        return Vec::new();
+    }
+    // Boundary times per (job, partition, stage).
+    let mut edges: BTreeMap<(u64, u32), BTreeMap<usize, [SimTime; 3]>> = BTreeMap::new();
+    for s in &rec.stages {
+        edges
+            .entry((s.job, s.partition))
+            .or_default()
+            .insert(s.stage, [s.ready, s.start, s.end]);
+    }
+    let at = |e: &BTreeMap<usize, [SimTime; 3]>, (stage, edge): (usize, Edge)| {
+        e.get(&stage).map(|t| match edge {
+            Edge::Ready => t[0],
+            Edge::Start => t[1],
+            Edge::End => t[2],
+        })
+    };
+    let mut out = Vec::new();
+    for (&(job, partition), e) in &edges {
+        let mut timers = Vec::new();
+        let mut last = SimTime::ZERO;
+        for timer in &rec.timers {
+            if let (Some(a), Some(b)) = (at(e, timer.from), at(e, timer.to)) {
+                let ms = if b > a { (b - a) as f64 / 1e6 } else { 0.0 };
+                timers.push((timer.name.clone(), ms));
+                last = last.max(b);
+            }
+        }
+        if !timers.is_empty() {
+            out.push(LogRecord::Timing {
+                t: last,
+                prefix: rec.timing_prefix.clone(),
+                job,
+                partition,
+                timers,
+            });
+        }
+    }
+    out
 }
 
 /// The TIMELINE records of a run: one per marker.
@@ -89,7 +168,9 @@ pub fn render_log(mut records: Vec<LogRecord>) -> String {
     out
 }
 
-/// Writes the TIMELINE log of a run to `path` atomically.
+/// Writes the TIMELINE log of a run (markers and timing lines) to `path` atomically.
 pub fn write_timeline_log(rec: &TraceRecorder, path: &Path) -> anyhow::Result<()> {
-    crate::atomic_file::write_atomic(path, render_log(timeline_records(rec)).as_bytes())
+    let mut records = timeline_records(rec);
+    records.extend(timing_records(rec));
+    crate::atomic_file::write_atomic(path, render_log(records).as_bytes())
 }

@@ -3,7 +3,7 @@
 
 use crate::engine::observer::{HoldResourceInfo, RateKind, RateResourceInfo};
 use crate::engine::{Observer, StageRecord};
-use crate::model::{MarkerId, Model, StageId};
+use crate::model::{MarkerId, Model, StageId, Timer};
 use crate::time::SimTime;
 
 /// One finished stage instance.
@@ -91,6 +91,10 @@ pub struct TraceRecorder {
     pub hold_samples: Vec<HoldSample>,
     /// When the run ended.
     pub end: SimTime,
+    /// The model's timers (printed per partition in the timing log).
+    pub timers: Vec<Timer>,
+    /// First field of timing lines, e.g. "CUZK_TIMING".
+    pub timing_prefix: String,
 }
 
 impl TraceRecorder {
@@ -111,6 +115,8 @@ impl TraceRecorder {
                 .iter()
                 .map(|m| m.name.clone())
                 .collect(),
+            timers: model.instrumentation.timers.clone(),
+            timing_prefix: model.instrumentation.timing_prefix.clone(),
             ..TraceRecorder::default()
         }
     }
