@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use bwsim::cli::{CheckArgs, Cli, Command, Format, RunArgs};
-use bwsim::run::{RunOptions, run_model_with};
+use bwsim::run::RunOptions;
 use bwsim::scenario;
 
 fn main() -> ExitCode {
@@ -15,6 +15,12 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run(args),
         Command::Check(args) => check(args),
+        Command::Sweep(args) => bwsim::sweep::sweep_command(args.into())
+            .map(|()| ExitCode::SUCCESS)
+            .map_err(classify),
+        Command::Plot(args) => bwsim::sweep::plot_command(&args.csv, args.out.as_deref())
+            .map(|_| ExitCode::SUCCESS)
+            .map_err(classify),
     };
     match result {
         Ok(code) => code,
@@ -36,6 +42,21 @@ enum Failure {
     Run(String),
 }
 
+/// Bad SPECs and scenarios are the user's input (exit 2); anything else failed to run.
+fn classify(e: anyhow::Error) -> Failure {
+    let input = e.chain().any(|c| {
+        c.is::<bwsim::sweep::SpecError>()
+            || c.is::<scenario::ScenarioError>()
+            || c.is::<bwsim::sweep::csv::CsvError>()
+    });
+    let msg = format!("{e:#}");
+    if input {
+        Failure::Input(msg)
+    } else {
+        Failure::Run(msg)
+    }
+}
+
 fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let loaded =
         scenario::load(&args.scenario, &args.sets).map_err(|e| Failure::Input(e.to_string()))?;
@@ -46,18 +67,24 @@ fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let opts = RunOptions {
         ideal: !args.no_ideal,
     };
-    let report = run_model_with(&model, opts, &mut bwsim::engine::NullObserver)
-        .map_err(|e| Failure::Run(format!("{}: {e}", args.scenario.display())))?;
+    let (report, files) = bwsim::trace::run_with_exports(&model, opts, &args.exports)
+        .map_err(|e| Failure::Run(format!("{}: {e:#}", args.scenario.display())))?;
+    for f in files {
+        eprintln!("wrote {}", f.display());
+    }
     match args.format {
         Format::Text => print!("{}", report.to_text()),
         Format::Json => println!("{}", report.to_json()),
     }
-    let stalled = report.notes.iter().any(|n| n.starts_with("stalled"));
-    Ok(if stalled {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    // A stalled run still prints its (partial) report, but exits 1 and says why on stderr
+    // so that scripts do not mistake it for a result.
+    match report.notes.iter().find(|n| n.starts_with("stalled")) {
+        Some(note) => {
+            eprintln!("error: {}: run {note}", args.scenario.display());
+            Ok(ExitCode::from(1))
+        }
+        None => Ok(ExitCode::SUCCESS),
+    }
 }
 
 fn check(args: CheckArgs) -> Result<ExitCode, Failure> {

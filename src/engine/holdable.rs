@@ -183,10 +183,11 @@ impl<T> Holdables<T> {
     #[inline]
     fn block(&mut self, bound: Option<u32>, needs: &[(HoldSlot, u64)]) {
         for g in self.candidates(bound, needs) {
-            for &(slot, a) in needs {
+            for &(slot, _) in needs {
                 let i = slot.instance(g);
+                let total = total_on(needs, g, i);
                 let inst = &mut self.inst[i];
-                if inst.in_use + a > inst.capacity {
+                if inst.in_use + total > inst.capacity {
                     inst.blocked = self.pass;
                 }
             }
@@ -291,14 +292,20 @@ impl<T> Holdables<T> {
     }
 
     /// Ok(chosen GPU) if the request fits now, else Err(the first instance that blocks it).
+    /// Several needs on one instance (e.g. two RAM holds released at different stages)
+    /// must fit together.
     #[inline]
     fn fit(&self, req: &Request<T>) -> Result<Option<u32>, HoldIndex> {
         let mut first_blocker = None;
         for g in self.candidates(req.gpu, &req.needs) {
             let mut ok = true;
-            for &(slot, a) in req.needs.iter() {
+            for (k, &(slot, _)) in req.needs.iter().enumerate() {
                 let i = slot.instance(g);
-                if self.inst[i].refuses(a, self.pass) {
+                // Judge an instance once, at its first need, for all needs on it.
+                if req.needs[..k].iter().any(|&(s, _)| s.instance(g) == i) {
+                    continue;
+                }
+                if self.inst[i].refuses(total_on(&req.needs, g, i), self.pass) {
                     ok = false;
                     first_blocker.get_or_insert(i);
                     break;
@@ -309,6 +316,20 @@ impl<T> Holdables<T> {
             }
         }
         Err(first_blocker.unwrap_or(0))
+    }
+}
+
+/// Units a request needs of instance `i` when bound to `gpu` (several needs may land on
+/// one instance, e.g. two RAM holds released at different stages).
+#[inline]
+fn total_on(needs: &[(HoldSlot, u64)], gpu: Option<u32>, i: HoldIndex) -> u64 {
+    match needs {
+        [(_, a)] => *a,
+        _ => needs
+            .iter()
+            .filter(|&&(s, _)| s.instance(gpu) == i)
+            .map(|&(_, a)| a)
+            .sum(),
     }
 }
 
@@ -403,6 +424,27 @@ mod tests {
         assert_eq!(g[2].blocked_on, Some(0));
         assert_eq!(h.waiting(), 2);
         assert!(h.queue.iter().all(|r| r.blocked_on == Some(0)));
+    }
+
+    #[test]
+    fn several_needs_on_one_resource_must_fit_together() {
+        // RAM 10: a request for 6 + 6 (two holds released at different times) must wait.
+        let mut h = Holdables::new(vec![10], 0);
+        let mut g = Vec::new();
+        h.request(
+            req(1, &[(HoldSlot::Global(0), 6), (HoldSlot::Global(0), 6)]),
+            &mut g,
+        );
+        assert!(g.is_empty());
+        assert_eq!(h.in_use(0), 0);
+        h.request(
+            req(2, &[(HoldSlot::Global(0), 4), (HoldSlot::Global(0), 6)]),
+            &mut g,
+        );
+        assert!(
+            g.is_empty(),
+            "FIFO: the second may not overtake the first on RAM"
+        );
     }
 
     #[test]

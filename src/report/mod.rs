@@ -230,19 +230,20 @@ impl Report {
         if let Some(s) = &summary.stalled {
             notes.push(format!("stalled: {s}"));
         }
-        for h in &holds {
-            if h.wait_s > 0.0
-                && h.peak >= h.capacity
-                && matches!(h.name.as_str(), "host_ram" | "cores")
-                || (h.name.ends_with(".vram") && h.wait_s > 0.0)
-            {
-                let unit = if h.name == "cores" { 1.0 } else { GIB };
+        // Memory and cores that made stages wait: the requested concurrency is not reached.
+        for (h, info) in holds.iter().zip(&m.holds) {
+            let what = match info.resource {
+                HoldResource::HostRam | HoldResource::Vram => "GiB",
+                HoldResource::Cores => "cores",
+                HoldResource::Lock(_) => continue,
+            };
+            if h.wait_s > 0.0 {
+                let unit = if what == "cores" { 1.0 } else { GIB };
                 notes.push(format!(
-                    "{} is full at times (peak {:.1} of {:.1}{}): stages waited {:.1} s in total for it, so the requested concurrency is not reached",
+                    "{} is full at times (peak {:.1} of {:.1} {what}): stages waited {:.1} s in total for it, so the requested concurrency is not reached",
                     h.name,
                     h.peak as f64 / unit,
                     h.capacity as f64 / unit,
-                    if h.name == "cores" { " cores" } else { " GiB" },
                     h.wait_s
                 ));
             }
