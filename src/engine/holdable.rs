@@ -297,6 +297,17 @@ impl<T> Holdables<T> {
     #[inline]
     fn fit(&self, req: &Request<T>) -> Result<Option<u32>, HoldIndex> {
         let mut first_blocker = None;
+        if let [(slot, a)] = *req.needs {
+            // One need (a lock, a core): the common case, without the bookkeeping.
+            for g in self.candidates(req.gpu, &req.needs) {
+                let i = slot.instance(g);
+                if !self.inst[i].refuses(a, self.pass) {
+                    return Ok(g);
+                }
+                first_blocker.get_or_insert(i);
+            }
+            return Err(first_blocker.unwrap_or(0));
+        }
         for g in self.candidates(req.gpu, &req.needs) {
             let mut ok = true;
             for (k, &(slot, _)) in req.needs.iter().enumerate() {
