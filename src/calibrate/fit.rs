@@ -1,0 +1,502 @@
+//! Fits the model's parameters from [`Measurements`]: DRAM capacity, the loaded-latency
+//! curve, PCIe rates and their coupling to DRAM, and kernel time models.
+
+use super::data::{Measurements, MsmPoint, NttPoint};
+use super::stream::Kernel;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Least-squares line y = a*x + b.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Line {
+    /// Slope.
+    pub a: f64,
+    /// Intercept.
+    pub b: f64,
+}
+
+/// Fits y = a*x + b by ordinary least squares. Needs two distinct x values.
+pub fn fit_line(xs: &[f64], ys: &[f64]) -> Option<Line> {
+    let n = xs.len();
+    if n < 2 || ys.len() != n {
+        return None;
+    }
+    let mx = xs.iter().sum::<f64>() / n as f64;
+    let my = ys.iter().sum::<f64>() / n as f64;
+    let sxx: f64 = xs.iter().map(|x| (x - mx) * (x - mx)).sum();
+    if sxx <= 0.0 || !sxx.is_finite() {
+        return None;
+    }
+    let sxy: f64 = xs.iter().zip(ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+    let a = sxy / sxx;
+    Some(Line { a, b: my - a * mx })
+}
+
+/// A kernel time model t(n) = a * g(n) + b, with its residuals.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct KernelFit {
+    /// "n*log2(n)", "n" or "n/log2(n)".
+    pub model: String,
+    /// Nanoseconds per unit of g(n).
+    pub a_ns: f64,
+    /// Fixed cost in seconds.
+    pub b_s: f64,
+    /// Root-mean-square relative residual.
+    pub rms_rel_residual: f64,
+    /// (log2 n, measured ms, model ms).
+    pub points: Vec<(u32, f64, f64)>,
+}
+
+impl KernelFit {
+    /// Model time in seconds at size 2^lg.
+    pub fn seconds(&self, lg: u32) -> f64 {
+        self.a_ns * 1e-9 * g(&self.model, lg) + self.b_s
+    }
+}
+
+fn g(model: &str, lg: u32) -> f64 {
+    let n = (lg as f64).exp2();
+    match model {
+        "n*log2(n)" => n * lg as f64,
+        "n/log2(n)" => n / lg as f64,
+        _ => n,
+    }
+}
+
+/// Fits t = a*g(n) + b over (lg, ms) points. Weighted towards relative error by
+/// fitting in seconds and scoring the relative residual.
+pub fn fit_kernel(model: &str, pts: &[(u32, f64)]) -> Option<KernelFit> {
+    // Relative weighting: divide each equation by its measured time.
+    let xs: Vec<f64> = pts.iter().map(|&(lg, _)| g(model, lg)).collect();
+    let ys: Vec<f64> = pts.iter().map(|&(_, ms)| ms * 1e-3).collect();
+    let (a, b) = weighted_line(&xs, &ys)?;
+    let mut sq = 0.0;
+    let mut points = Vec::new();
+    for (&(lg, ms), &x) in pts.iter().zip(&xs) {
+        let fit_ms = (a * x + b) * 1e3;
+        sq += ((fit_ms - ms) / ms).powi(2);
+        points.push((lg, ms, fit_ms));
+    }
+    Some(KernelFit {
+        model: model.into(),
+        a_ns: a * 1e9,
+        b_s: b,
+        rms_rel_residual: (sq / pts.len() as f64).sqrt(),
+        points,
+    })
+}
+
+/// Least squares of y = a x + b with weights 1/y^2 (minimises relative error).
+fn weighted_line(xs: &[f64], ys: &[f64]) -> Option<(f64, f64)> {
+    if xs.len() < 2 {
+        return None;
+    }
+    let (mut sw, mut sx, mut sy, mut sxx, mut sxy) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for (&x, &y) in xs.iter().zip(ys) {
+        if y.is_nan() || y <= 0.0 {
+            return None;
+        }
+        let w = 1.0 / (y * y);
+        sw += w;
+        sx += w * x;
+        sy += w * y;
+        sxx += w * x * x;
+        sxy += w * x * y;
+    }
+    let det = sw * sxx - sx * sx;
+    if det.abs() < 1e-300 {
+        return None;
+    }
+    let a = (sw * sxy - sx * sy) / det;
+    let b = (sy - a * sx) / sw;
+    Some((a, b))
+}
+
+/// NTT model per variant: t = a * n*log2(n) + b.
+pub fn fit_ntt(points: &[NttPoint]) -> BTreeMap<String, KernelFit> {
+    let mut by: BTreeMap<String, Vec<(u32, f64)>> = BTreeMap::new();
+    for p in points {
+        by.entry(p.variant.clone()).or_default().push((p.lg, p.ms));
+    }
+    by.into_iter()
+        .filter_map(|(k, pts)| fit_kernel("n*log2(n)", &pts).map(|f| (k, f)))
+        .collect()
+}
+
+/// MSM model: the better (by relative residual) of t = a*n + b and t = a*n/log2(n) + b.
+pub fn fit_msm(points: &[MsmPoint]) -> Option<KernelFit> {
+    let pts: Vec<(u32, f64)> = points.iter().map(|p| (p.lg, p.ms)).collect();
+    let lin = fit_kernel("n", &pts);
+    let pip = fit_kernel("n/log2(n)", &pts);
+    match (lin, pip) {
+        (Some(l), Some(p)) => Some(if p.rms_rel_residual < l.rms_rel_residual {
+            p
+        } else {
+            l
+        }),
+        (l, p) => l.or(p),
+    }
+}
+
+/// Turns (achieved GB/s, ns) points into a utilisation curve for capacity `cap`:
+/// sorted by utilisation, clamped to [0, 1], starting at u = 0 with the idle latency,
+/// latency made non-decreasing, points closer than 0.01 in utilisation merged.
+pub fn latency_curve(points: &[(f64, f64)], cap: f64) -> Vec<(f64, f64)> {
+    if points.is_empty() || cap.is_nan() || cap <= 0.0 {
+        return Vec::new();
+    }
+    let mut p: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|(bw, ns)| bw.is_finite() && ns.is_finite() && *ns > 0.0)
+        .map(|&(bw, ns)| ((bw / cap).clamp(0.0, 1.0), ns))
+        .collect();
+    p.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let idle = p.first().map_or(100.0, |x| x.1);
+    let mut out: Vec<(f64, f64)> = vec![(0.0, idle)];
+    for (u, ns) in p.into_iter().skip(1) {
+        let last = *out.last().unwrap_or(&(0.0, idle));
+        let ns = ns.max(last.1);
+        if u - last.0 < 0.01 {
+            let l = out.len() - 1;
+            if l > 0 {
+                out[l] = (last.0, ns);
+            }
+            continue;
+        }
+        out.push((u, ns));
+    }
+    out.iter()
+        .map(|&(u, ns)| ((u * 1e4).round() / 1e4, (ns * 10.0).round() / 10.0))
+        .collect()
+}
+
+/// PCIe parameters for the model.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PcieFit {
+    /// Pinned H2D GB/s.
+    pub h2d_gbps: f64,
+    /// Pinned D2H GB/s.
+    pub d2h_gbps: f64,
+    /// Both pinned directions at once, total GB/s.
+    pub duplex_gbps: Option<f64>,
+    /// Pageable H2D GB/s.
+    pub pageable_h2d_gbps: f64,
+    /// Pageable D2H GB/s.
+    pub pageable_d2h_gbps: f64,
+    /// DRAM bytes per pinned H2D byte.
+    pub h2d_dram_factor: f64,
+    /// DRAM bytes per pinned D2H byte.
+    pub d2h_dram_factor: f64,
+    /// Extra DRAM bytes per pageable byte (the CPU memcpy through the bounce buffer).
+    pub pageable_copy_dram_factor: f64,
+    /// How each factor was obtained.
+    pub notes: Vec<String>,
+}
+
+/// Stream slowdown below which DMA coupling counts as unobservable.
+pub const COUPLING_NOISE: f64 = 0.03;
+
+/// Estimates DRAM bytes per DMA byte from a (streams alone, streams with DMA, DMA rate)
+/// observation: the streams lose what the DMA draws when DRAM is the shared bottleneck.
+/// None when the streams did not slow down measurably (DRAM not saturated).
+pub fn coupling(stream_alone: f64, stream_with: f64, dma_with: f64) -> Option<f64> {
+    if !(stream_alone > 0.0 && dma_with > 0.0) {
+        return None;
+    }
+    let lost = stream_alone - stream_with;
+    if lost / stream_alone < COUPLING_NOISE {
+        return None;
+    }
+    Some((lost / dma_with).clamp(0.0, 4.0))
+}
+
+/// Fits the PCIe link from copy loops and DMA-vs-stream runs.
+pub fn fit_pcie(m: &Measurements) -> Option<PcieFit> {
+    let rate = |dir: &str, pinned: bool, h2d: bool| {
+        m.pcie
+            .iter()
+            .filter(|p| p.dir == dir && p.pinned == pinned)
+            .map(|p| if h2d { p.h2d_gbps } else { p.d2h_gbps })
+            .fold(None, |a: Option<f64>, x| Some(a.map_or(x, |a| a.max(x))))
+    };
+    let h2d = rate("h2d", true, true)?;
+    let d2h = rate("d2h", true, false)?;
+    let duplex = m
+        .pcie
+        .iter()
+        .filter(|p| p.dir == "both" && p.pinned)
+        .map(|p| p.h2d_gbps + p.d2h_gbps)
+        .fold(None, |a: Option<f64>, x| Some(a.map_or(x, |a| a.max(x))));
+    let pg_h2d = rate("h2d", false, true).unwrap_or(h2d / 4.0);
+    let pg_d2h = rate("d2h", false, false).unwrap_or(d2h / 4.0);
+    let mut notes = Vec::new();
+    // Use the run with the most streaming threads for each (dir, pinned).
+    let best = |dir: &str, pinned: bool| {
+        m.dma_stream
+            .iter()
+            .filter(|p| p.dir == dir && p.pinned == pinned)
+            .max_by_key(|p| p.stream_threads)
+    };
+    let mut factor = |dir: &str, pinned: bool, default: f64, what: &str| -> f64 {
+        match best(dir, pinned) {
+            Some(p) => match coupling(p.stream_alone_gbps, p.stream_with_gbps, p.dma_with_gbps) {
+                Some(f) => {
+                    notes.push(format!(
+                        "{what}: {f:.2} DRAM bytes per byte, from {} {} streams losing {:.1} of \
+                         {:.1} GB/s while the DMA moved {:.1} GB/s",
+                        p.stream_threads,
+                        p.mix.name(),
+                        p.stream_alone_gbps - p.stream_with_gbps,
+                        p.stream_alone_gbps,
+                        p.dma_with_gbps
+                    ));
+                    f
+                }
+                None => {
+                    notes.push(format!(
+                        "{what}: not observable ({} streams slowed by {:.1}% < {:.0}%: DRAM was \
+                         not the shared bottleneck); physical default {default} kept",
+                        p.stream_threads,
+                        100.0 * (1.0 - p.stream_with_gbps / p.stream_alone_gbps.max(1e-9)),
+                        COUPLING_NOISE * 100.0
+                    ));
+                    default
+                }
+            },
+            None => {
+                notes.push(format!("{what}: not measured; default {default} kept"));
+                default
+            }
+        }
+    };
+    let h2d_f = factor("h2d", true, 1.0, "h2d_dram_factor");
+    let d2h_f = factor("d2h", true, 1.0, "d2h_dram_factor");
+    let pg_total = factor("h2d", false, h2d_f + 2.0, "pageable h2d total DRAM factor");
+    let copy_f = (pg_total - h2d_f).clamp(0.0, 4.0);
+    Some(PcieFit {
+        h2d_gbps: h2d,
+        d2h_gbps: d2h,
+        duplex_gbps: duplex,
+        pageable_h2d_gbps: pg_h2d,
+        pageable_d2h_gbps: pg_d2h,
+        h2d_dram_factor: h2d_f,
+        d2h_dram_factor: d2h_f,
+        pageable_copy_dram_factor: copy_f,
+        notes,
+    })
+}
+
+/// Everything fitted.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Fitted {
+    /// DRAM capacity, GB/s (DRAM bytes, write-allocate counted).
+    pub capacity_gbps: f64,
+    /// How the capacity was obtained.
+    pub capacity_basis: String,
+    /// Unloaded latency, ns.
+    pub idle_latency_ns: f64,
+    /// The mix whose curve became `latency_curve`.
+    pub latency_curve_mix: String,
+    /// (utilisation, ns) of the model's curve.
+    pub latency_curve: Vec<(f64, f64)>,
+    /// Curves per mix.
+    pub curves: BTreeMap<String, Vec<(f64, f64)>>,
+    /// PCIe, when measured.
+    pub pcie: Option<PcieFit>,
+    /// NTT models per variant.
+    pub ntt: BTreeMap<String, KernelFit>,
+    /// MSM model.
+    pub msm: Option<KernelFit>,
+}
+
+/// Fits all parameters.
+pub fn fit(m: &Measurements) -> anyhow::Result<Fitted> {
+    let peak_stream = m
+        .bandwidth
+        .iter()
+        .map(|p| p.dram_gbps)
+        .chain(m.latency.iter().map(|p| p.total_gbps))
+        .fold(0.0f64, f64::max);
+    if peak_stream <= 0.0 {
+        anyhow::bail!("no bandwidth measurements to fit a DRAM capacity from");
+    }
+    let pcie = fit_pcie(m);
+    // DRAM traffic of streams + DMA together can exceed what CPU threads alone reach.
+    let mut capacity = peak_stream;
+    let mut basis = format!("peak DRAM traffic of the CPU streams: {peak_stream:.1} GB/s");
+    if let Some(pf) = &pcie {
+        for p in &m.dma_stream {
+            let f = match (p.dir.as_str(), p.pinned) {
+                ("h2d", true) => pf.h2d_dram_factor,
+                ("d2h", true) => pf.d2h_dram_factor,
+                ("h2d", false) => pf.h2d_dram_factor + pf.pageable_copy_dram_factor,
+                _ => pf.d2h_dram_factor + pf.pageable_copy_dram_factor,
+            };
+            let total = p.stream_with_gbps + f * p.dma_with_gbps;
+            if total > capacity {
+                capacity = total;
+                basis = format!(
+                    "streams + DMA together: {:.1} GB/s of {} streams + {f:.2} x {:.1} GB/s {} \
+                     {} DMA (CPU threads alone reached {peak_stream:.1})",
+                    p.stream_with_gbps,
+                    p.stream_threads,
+                    p.dma_with_gbps,
+                    if p.pinned { "pinned" } else { "pageable" },
+                    p.dir
+                );
+            }
+        }
+    }
+    let mut curves = BTreeMap::new();
+    for mix in [Kernel::Read, Kernel::Copy] {
+        let pts: Vec<(f64, f64)> = m
+            .latency
+            .iter()
+            .filter(|p| p.mix == mix)
+            .map(|p| (p.total_gbps, p.ns))
+            .collect();
+        if !pts.is_empty() {
+            curves.insert(mix.name().to_string(), latency_curve(&pts, capacity));
+        }
+    }
+    let (mix, curve) = if let Some(c) = curves.get("copy") {
+        ("copy (2:1 reads:writes at DRAM)", c.clone())
+    } else if let Some(c) = curves.get("read") {
+        ("read (reads only)", c.clone())
+    } else {
+        anyhow::bail!("no latency measurements to fit a latency curve from");
+    };
+    let idle = curve.first().map_or(100.0, |p| p.1);
+    Ok(Fitted {
+        capacity_gbps: (capacity * 100.0).round() / 100.0,
+        capacity_basis: basis,
+        idle_latency_ns: idle,
+        latency_curve_mix: mix.into(),
+        latency_curve: curve,
+        curves,
+        pcie,
+        ntt: fit_ntt(&m.ntt),
+        msm: fit_msm(&m.msm),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::data::{DmaStreamPoint, PciePoint};
+
+    #[test]
+    fn line_recovers_slope_and_intercept() {
+        let xs = [1.0, 2.0, 3.0, 4.0];
+        let ys: Vec<f64> = xs.iter().map(|x| 3.0 * x + 2.0).collect();
+        let l = fit_line(&xs, &ys).unwrap();
+        assert!((l.a - 3.0).abs() < 1e-12 && (l.b - 2.0).abs() < 1e-12);
+        assert!(fit_line(&[1.0, 1.0], &[2.0, 3.0]).is_none());
+    }
+
+    #[test]
+    fn ntt_model_recovers_known_parameters() {
+        // t = 0.15 ns * n log n + 0.2 ms, with +-1% alternating noise.
+        let pts: Vec<NttPoint> = (20..=27)
+            .map(|lg| {
+                let n = (lg as f64).exp2();
+                let t = 0.15e-9 * n * lg as f64 + 0.2e-3;
+                let noise = if lg % 2 == 0 { 1.01 } else { 0.99 };
+                NttPoint {
+                    lg,
+                    variant: "fwd_nr".into(),
+                    ms: t * noise * 1e3,
+                }
+            })
+            .collect();
+        let f = &fit_ntt(&pts)["fwd_nr"];
+        assert!((f.a_ns - 0.15).abs() / 0.15 < 0.02, "{}", f.a_ns);
+        assert!(f.rms_rel_residual < 0.02);
+        assert!((f.seconds(27) - (0.15e-9 * 27.0 * 2f64.powi(27) + 0.2e-3)).abs() < 0.01);
+    }
+
+    #[test]
+    fn msm_model_prefers_the_generating_form() {
+        let pts: Vec<MsmPoint> = (20..=26)
+            .map(|lg| {
+                let n = (lg as f64).exp2();
+                MsmPoint {
+                    lg,
+                    ms: (150.0e-9 * n / lg as f64 + 5e-3) * 1e3,
+                }
+            })
+            .collect();
+        let f = fit_msm(&pts).unwrap();
+        assert_eq!(f.model, "n/log2(n)");
+        assert!((f.a_ns - 150.0).abs() < 0.5);
+        assert!((f.b_s - 5e-3).abs() < 1e-5);
+        let lin: Vec<MsmPoint> = (20..=26)
+            .map(|lg| MsmPoint {
+                lg,
+                ms: (8.0e-9 * (lg as f64).exp2() + 1e-3) * 1e3,
+            })
+            .collect();
+        assert_eq!(fit_msm(&lin).unwrap().model, "n");
+    }
+
+    #[test]
+    fn latency_curve_is_sorted_monotone_and_normalised() {
+        // A known curve: L(u) = 100 + 300 u^4 sampled at achieved bandwidths of cap 200.
+        let pts: Vec<(f64, f64)> = [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 0.95]
+            .iter()
+            .rev()
+            .map(|&u: &f64| (u * 200.0, 100.0 + 300.0 * u.powi(4)))
+            .collect();
+        let c = latency_curve(&pts, 200.0);
+        assert_eq!(c[0], (0.0, 100.0));
+        assert!(c.windows(2).all(|w| w[1].0 > w[0].0 && w[1].1 >= w[0].1));
+        let model = crate::model::LatencyCurve::new(c.clone()).unwrap();
+        assert!((model.latency_ns(0.9) - (100.0 + 300.0 * 0.9f64.powi(4))).abs() < 0.5);
+        // A noisy dip is flattened, not kept.
+        let c = latency_curve(&[(0.0, 100.0), (50.0, 120.0), (100.0, 115.0)], 100.0);
+        assert_eq!(c[2].1, 120.0);
+    }
+
+    fn pcie_measurements(stream_with: f64) -> Measurements {
+        let mut m = Measurements::default();
+        for (dir, pinned, h, d) in [
+            ("h2d", true, 50.0, 0.0),
+            ("d2h", true, 0.0, 52.0),
+            ("both", true, 45.0, 47.0),
+            ("h2d", false, 7.0, 0.0),
+            ("d2h", false, 0.0, 14.0),
+        ] {
+            m.pcie.push(PciePoint {
+                dir: dir.into(),
+                pinned,
+                mib: 1024,
+                h2d_gbps: h,
+                d2h_gbps: d,
+            });
+        }
+        m.dma_stream.push(DmaStreamPoint {
+            dir: "h2d".into(),
+            pinned: true,
+            mix: Kernel::Copy,
+            stream_threads: 15,
+            stream_alone_gbps: 100.0,
+            stream_with_gbps: stream_with,
+            dma_alone_gbps: 50.0,
+            dma_with_gbps: 40.0,
+        });
+        m
+    }
+
+    #[test]
+    fn dma_coupling_recovered_when_dram_is_saturated() {
+        // Streams lose 48 GB/s while the DMA moves 40: 1.2 DRAM bytes per DMA byte.
+        let f = fit_pcie(&pcie_measurements(52.0)).unwrap();
+        assert!((f.h2d_dram_factor - 1.2).abs() < 1e-9);
+        assert_eq!(f.duplex_gbps, Some(92.0));
+        assert_eq!(f.pageable_h2d_gbps, 7.0);
+        // Not saturated: default kept, and the notes say so.
+        let f = fit_pcie(&pcie_measurements(99.5)).unwrap();
+        assert_eq!(f.h2d_dram_factor, 1.0);
+        assert!(f.notes[0].contains("not observable"));
+    }
+}

@@ -1,0 +1,351 @@
+//! Predictions of the validation experiments from a calibration alone, with the model's
+//! sharing rules: every activity runs at a fraction x in [0, 1] of its standalone speed;
+//! the x are max-min fair over the rate constraints (DRAM, each PCIe direction), as in
+//! the engine; latency-bound work sees L(u) at DRAM utilisation u.
+//!
+//! The experiments are steady (constant sets of activities, or a repeating sequence of
+//! phases), so one max-min solve per phase gives the fluid engine's answer directly.
+
+use super::data::Measurements;
+use super::fit::KernelFit;
+use super::stream::Kernel;
+use crate::model::{LatencyCurve, PcieLink};
+use std::collections::BTreeMap;
+
+/// What the model knows about the host, read from a calibration file.
+#[derive(Debug, Clone)]
+pub struct Calib {
+    /// DRAM capacity, GB/s.
+    pub capacity_gbps: f64,
+    /// Loaded-latency curve.
+    pub curve: LatencyCurve,
+    /// The GPU's link, if the calibration has one.
+    pub link: Option<PcieLink>,
+    /// Raw calibration measurements (per-kernel stream rates vs threads).
+    pub meas: Measurements,
+    /// NTT models per variant.
+    pub ntt: BTreeMap<String, KernelFit>,
+}
+
+/// One rate constraint: capacity and the draw of each activity at standalone speed.
+#[derive(Debug, Clone)]
+pub struct Constraint {
+    /// Capacity (GB/s).
+    pub cap: f64,
+    /// Per activity, what it draws at x = 1.
+    pub w: Vec<f64>,
+}
+
+/// Max-min fair speeds x_i in [0, 1] by progressive filling.
+pub fn max_min(n: usize, cons: &[Constraint]) -> Vec<f64> {
+    let mut x = vec![0.0; n];
+    let mut frozen = vec![false; n];
+    loop {
+        let active: Vec<usize> = (0..n).filter(|&i| !frozen[i]).collect();
+        if active.is_empty() {
+            return x;
+        }
+        let mut level = 1.0f64;
+        let mut tight: Option<usize> = None;
+        for (ci, c) in cons.iter().enumerate() {
+            let used: f64 = (0..n).filter(|&i| frozen[i]).map(|i| c.w[i] * x[i]).sum();
+            let act: f64 = active.iter().map(|&i| c.w[i]).sum();
+            if act <= 0.0 {
+                continue;
+            }
+            let l = ((c.cap - used) / act).max(0.0);
+            if l < level {
+                level = l;
+                tight = Some(ci);
+            }
+        }
+        for &i in &active {
+            x[i] = level;
+        }
+        match tight {
+            None => return x,
+            Some(ci) => {
+                let mut any = false;
+                for &i in &active {
+                    if cons[ci].w[i] > 0.0 {
+                        frozen[i] = true;
+                        any = true;
+                    }
+                }
+                if !any {
+                    return x;
+                }
+            }
+        }
+    }
+}
+
+/// A PCIe copy activity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Copy {
+    /// Host to device (else device to host).
+    pub h2d: bool,
+    /// Pinned host buffer (else pageable).
+    pub pinned: bool,
+}
+
+/// A validation experiment's setup.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setup {
+    /// Streaming threads' kernel and count.
+    pub streams: Option<(Kernel, usize)>,
+    /// A pointer-chase victim runs.
+    pub chase: bool,
+    /// A PCIe copy loop runs throughout.
+    pub dma: Option<Copy>,
+    /// An upload / NTT / download loop runs: (log2 size, pinned host buffers).
+    pub pipe: Option<(u32, bool)>,
+}
+
+/// Predicted (or measured) outcomes; None where the setup has no such activity.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outcome {
+    /// Streams' DRAM GB/s.
+    pub stream_gbps: Option<f64>,
+    /// Pointer-chase ns per access.
+    pub chase_ns: Option<f64>,
+    /// The DMA loop's GB/s.
+    pub dma_gbps: Option<f64>,
+    /// Pipeline iteration, ms.
+    pub pipe_iter_ms: Option<f64>,
+    /// Pipeline upload, ms.
+    pub pipe_h2d_ms: Option<f64>,
+}
+
+struct Phase {
+    secs_alone: f64,
+    copy: Option<Copy>,
+}
+
+impl Calib {
+    fn copy_rates(&self, c: Copy) -> Option<(f64, f64)> {
+        let l = self.link.as_ref()?;
+        let (rate, f) = match (c.h2d, c.pinned) {
+            (true, true) => (l.h2d_gbps, l.h2d_dram_factor),
+            (false, true) => (l.d2h_gbps, l.d2h_dram_factor),
+            (true, false) => (
+                l.pageable_h2d_gbps,
+                l.h2d_dram_factor + l.pageable_copy_dram_factor,
+            ),
+            (false, false) => (
+                l.pageable_d2h_gbps,
+                l.d2h_dram_factor + l.pageable_copy_dram_factor,
+            ),
+        };
+        Some((rate, rate * f))
+    }
+
+    /// Solves one steady phase: streams (DRAM demand `s`) plus an optional copy.
+    /// Returns (stream GB/s, copy GB/s, DRAM utilisation).
+    fn solve(&self, s: f64, copy: Option<Copy>) -> (f64, f64, f64) {
+        let (rate, dram) = copy.and_then(|c| self.copy_rates(c)).unwrap_or((0.0, 0.0));
+        let cons = vec![Constraint {
+            cap: self.capacity_gbps,
+            w: vec![s, dram],
+        }];
+        // The copy's own link limit is its standalone rate (x <= 1 covers it).
+        let x = max_min(2, &cons);
+        let stream = s * x[0];
+        let copy_rate = rate * x[1];
+        let u = ((stream + dram * x[1]) / self.capacity_gbps).clamp(0.0, 1.0);
+        (stream, copy_rate, u)
+    }
+
+    /// Chase latency at utilisation u, including the chase's own traffic (a fixed point).
+    fn chase_ns(&self, u_other: f64) -> f64 {
+        let mut ns = self.curve.latency_ns(u_other);
+        for _ in 0..20 {
+            let u = (u_other + 64.0 / ns / self.capacity_gbps).min(1.0);
+            ns = self.curve.latency_ns(u);
+        }
+        ns
+    }
+
+    /// Predicts an experiment.
+    pub fn predict(&self, s: &Setup) -> anyhow::Result<Outcome> {
+        let demand = match s.streams {
+            Some((k, n)) => self
+                .meas
+                .bw_at(k, n)
+                .ok_or_else(|| anyhow::anyhow!("calibration has no {} bandwidth", k.name()))?,
+            None => 0.0,
+        };
+        let mut out = Outcome::default();
+        if let Some((lg, pinned)) = s.pipe {
+            let bytes = (lg as f64).exp2() * 32.0 / 1e9;
+            let up = Copy { h2d: true, pinned };
+            let down = Copy { h2d: false, pinned };
+            let (r_up, _) = self
+                .copy_rates(up)
+                .ok_or_else(|| anyhow::anyhow!("calibration has no PCIe link"))?;
+            let (r_down, _) = self
+                .copy_rates(down)
+                .ok_or_else(|| anyhow::anyhow!("calibration has no PCIe link"))?;
+            let kern = |v: &str| {
+                self.ntt
+                    .get(v)
+                    .map(|f| f.seconds(lg))
+                    .ok_or_else(|| anyhow::anyhow!("calibration has no {v} NTT model"))
+            };
+            let phases = [
+                Phase {
+                    secs_alone: bytes / r_up,
+                    copy: Some(up),
+                },
+                Phase {
+                    secs_alone: kern("inv_nr")? + kern("fwd_coset_rn")?,
+                    copy: None,
+                },
+                Phase {
+                    secs_alone: bytes / r_down,
+                    copy: Some(down),
+                },
+            ];
+            let (mut t, mut sb, mut lat) = (0.0, 0.0, 0.0);
+            for (i, p) in phases.iter().enumerate() {
+                let (stream, copy_rate, u) = self.solve(demand, p.copy);
+                let secs = match p.copy {
+                    Some(c) => {
+                        let (r, _) = self.copy_rates(c).unwrap_or((1.0, 0.0));
+                        p.secs_alone * r / copy_rate.max(1e-12)
+                    }
+                    None => p.secs_alone,
+                };
+                if i == 0 {
+                    out.pipe_h2d_ms = Some(secs * 1e3);
+                }
+                t += secs;
+                sb += stream * secs;
+                lat += self.chase_ns(u) * secs;
+            }
+            out.pipe_iter_ms = Some(t * 1e3);
+            if s.streams.is_some() {
+                out.stream_gbps = Some(sb / t);
+            }
+            if s.chase {
+                out.chase_ns = Some(lat / t);
+            }
+            return Ok(out);
+        }
+        let (stream, copy_rate, u) = self.solve(demand, s.dma);
+        if s.streams.is_some() {
+            out.stream_gbps = Some(stream);
+        }
+        if s.dma.is_some() {
+            out.dma_gbps = Some(copy_rate);
+        }
+        if s.chase {
+            out.chase_ns = Some(self.chase_ns(u));
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::data::BwPoint;
+
+    #[test]
+    fn max_min_equal_shares_and_bounds() {
+        // Two flows of 60 on a capacity of 100: each runs at 100/120.
+        let x = max_min(
+            2,
+            &[Constraint {
+                cap: 100.0,
+                w: vec![60.0, 60.0],
+            }],
+        );
+        assert!((x[0] - 100.0 / 120.0).abs() < 1e-12 && (x[1] - x[0]).abs() < 1e-12);
+        // Plenty of capacity: both at standalone speed.
+        let x = max_min(
+            2,
+            &[Constraint {
+                cap: 1000.0,
+                w: vec![60.0, 60.0],
+            }],
+        );
+        assert_eq!(x, vec![1.0, 1.0]);
+        // A flow crossing a tighter second constraint is limited by it; the other
+        // takes what is left.
+        let x = max_min(
+            2,
+            &[
+                Constraint {
+                    cap: 100.0,
+                    w: vec![80.0, 80.0],
+                },
+                Constraint {
+                    cap: 20.0,
+                    w: vec![0.0, 80.0],
+                },
+            ],
+        );
+        assert!((x[1] - 0.25).abs() < 1e-12);
+        assert!((x[0] - 1.0).abs() < 1e-12);
+    }
+
+    fn calib() -> Calib {
+        let mut meas = Measurements::default();
+        for (t, b) in [(1, 20.0), (4, 80.0), (8, 120.0)] {
+            meas.bandwidth.push(BwPoint {
+                kernel: Kernel::Copy,
+                threads: t,
+                dram_gbps: b,
+                stream_gbps: b,
+            });
+        }
+        Calib {
+            capacity_gbps: 120.0,
+            curve: LatencyCurve::new(vec![(0.0, 100.0), (1.0, 300.0)]).unwrap(),
+            link: Some(PcieLink {
+                h2d_gbps: 50.0,
+                d2h_gbps: 50.0,
+                duplex_gbps: None,
+                pageable_h2d_gbps: 10.0,
+                pageable_d2h_gbps: 10.0,
+                h2d_dram_factor: 1.0,
+                d2h_dram_factor: 1.0,
+                pageable_copy_dram_factor: 2.0,
+            }),
+            meas,
+            ntt: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn dma_and_streams_share_dram() {
+        let c = calib();
+        let o = c
+            .predict(&Setup {
+                streams: Some((Kernel::Copy, 8)),
+                chase: true,
+                dma: Some(Copy {
+                    h2d: true,
+                    pinned: true,
+                }),
+                pipe: None,
+            })
+            .unwrap();
+        // 120 + 50 demanded on 120: x = 120/170 for both.
+        let x = 120.0 / 170.0;
+        assert!((o.stream_gbps.unwrap() - 120.0 * x).abs() < 1e-9);
+        assert!((o.dma_gbps.unwrap() - 50.0 * x).abs() < 1e-9);
+        assert!((o.chase_ns.unwrap() - 300.0).abs() < 1e-9);
+        // Idle host: chase at idle latency plus its own small traffic.
+        let o = c
+            .predict(&Setup {
+                streams: None,
+                chase: true,
+                dma: None,
+                pipe: None,
+            })
+            .unwrap();
+        assert!(o.chase_ns.unwrap() < 102.0);
+    }
+}
