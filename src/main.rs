@@ -1,12 +1,17 @@
 //! bwsim command line (calibrate / validate; the lead's CLI adds the rest).
 
-use bwsim::calibrate::{CalibrateArgs, ValidateArgs, calibrate_command, probes::Mode,
-    validate_command};
+use bwsim::calibrate::{
+    CalibrateArgs, ValidateArgs, calibrate_command, probes::Mode, validate_command,
+};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 #[derive(Parser)]
-#[command(name = "bwsim", version, about = "Memory-bandwidth contention simulator")]
+#[command(
+    name = "bwsim",
+    version,
+    about = "Memory-bandwidth contention simulator"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -92,26 +97,38 @@ fn mode(quick: bool, m: Option<ModeArg>) -> Mode {
 fn main() {
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Calibrate { quick, mode: m, out, no_hugepages, no_gpu, gpu_probe, json } => {
-            calibrate_command(CalibrateArgs {
-                mode: mode(quick, m),
-                out,
-                hugepages: !no_hugepages,
-                no_gpu,
-                gpu_probe,
-                json,
-            })
-        }
-        Cmd::Validate { calibration, quick, mode: m, out_dir, no_hugepages, no_gpu, gpu_probe } => {
-            validate_command(ValidateArgs {
-                calibration,
-                mode: mode(quick, m),
-                out_dir,
-                hugepages: !no_hugepages,
-                no_gpu,
-                gpu_probe,
-            })
-        }
+        Cmd::Calibrate {
+            quick,
+            mode: m,
+            out,
+            no_hugepages,
+            no_gpu,
+            gpu_probe,
+            json,
+        } => calibrate_command(CalibrateArgs {
+            mode: mode(quick, m),
+            out,
+            hugepages: !no_hugepages,
+            no_gpu,
+            gpu_probe,
+            json,
+        }),
+        Cmd::Validate {
+            calibration,
+            quick,
+            mode: m,
+            out_dir,
+            no_hugepages,
+            no_gpu,
+            gpu_probe,
+        } => validate_command(ValidateArgs {
+            calibration,
+            mode: mode(quick, m),
+            out_dir,
+            hugepages: !no_hugepages,
+            no_gpu,
+            gpu_probe,
+        }),
     };
     if let Err(e) = r {
         eprintln!("bwsim: error: {e:#}");

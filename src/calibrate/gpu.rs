@@ -91,7 +91,10 @@ impl GpuProbe {
             .spawn()
             .map_err(|e| Skip(format!("could not start {}: {e}", path.display())))?;
         let stdin = child.stdin.take().ok_or_else(|| Skip("no stdin".into()))?;
-        let stdout = child.stdout.take().ok_or_else(|| Skip("no stdout".into()))?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| Skip("no stdout".into()))?;
         let mut lines = BufReader::new(stdout).lines();
         let first = read_json(&mut lines).map_err(|e| Skip(format!("GPU probe: {e}")))?;
         if first.get("ok") != Some(&Value::Bool(true)) {
@@ -109,7 +112,9 @@ impl GpuProbe {
             _source: source,
             info: Value::Null,
         };
-        p.info = p.request("info").map_err(|e| Skip(format!("GPU info: {e}")))?;
+        p.info = p
+            .request("info")
+            .map_err(|e| Skip(format!("GPU info: {e}")))?;
         Ok(p)
     }
 
@@ -136,7 +141,9 @@ impl GpuProbe {
 
     fn send(&mut self, cmd: &str) -> anyhow::Result<()> {
         writeln!(self.stdin, "{cmd}").context("GPU probe stopped reading commands")?;
-        self.stdin.flush().context("GPU probe stopped reading commands")
+        self.stdin
+            .flush()
+            .context("GPU probe stopped reading commands")
     }
 
     fn reply(&mut self, cmd: &str) -> anyhow::Result<Value> {

@@ -156,7 +156,11 @@ pub fn render(m: &Measurements, fit: &Fitted) -> anyhow::Result<String> {
             "NTT (BLS12-381 Fr, forward NR, device-resident) time = ntt_a_ns * n*log2(n) + ntt_b_s",
         );
         param("ntt_b_s", nr.b_s, "NTT fixed cost, s");
-        param("ntt_2p27_s", nr.seconds(27), "forward NR NTT at 2^27, s (model)");
+        param(
+            "ntt_2p27_s",
+            nr.seconds(27),
+            "forward NR NTT at 2^27, s (model)",
+        );
     }
     for (variant, kf) in &fit.ntt {
         param(

@@ -306,7 +306,10 @@ pub fn gpu_probes(
     pb.finish_with_message("done");
 
     let dma_cfg = [("h2d", true), ("d2h", true), ("h2d", false), ("d2h", false)];
-    let pb = bar((dma_cfg.len() * plan.dma_threads.len()) as u64, "dma+streams");
+    let pb = bar(
+        (dma_cfg.len() * plan.dma_threads.len()) as u64,
+        "dma+streams",
+    );
     for (dir, pinned) in dma_cfg {
         let alone = m
             .pcie

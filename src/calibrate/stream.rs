@@ -240,11 +240,7 @@ fn worker_loop(sh: &Shared, i: usize, bufs: &mut [Buf]) {
         // One pass over the rotation's arrays, chunk by chunk, checking the command.
         let (x, rest) = bufs.split_at_mut(1);
         let (y, z) = rest.split_at_mut(1);
-        let mut arrs = [
-            x[0].as_f64_mut(),
-            y[0].as_f64_mut(),
-            z[0].as_f64_mut(),
-        ];
+        let mut arrs = [x[0].as_f64_mut(), y[0].as_f64_mut(), z[0].as_f64_mut()];
         arrs.rotate_left(rot % 3);
         rot += 1;
         let [a, b, c] = arrs;
@@ -266,20 +262,14 @@ fn worker_loop(sh: &Shared, i: usize, bufs: &mut [Buf]) {
                 Kernel::Copy => {
                     // 64 KiB copies stay below libc's non-temporal threshold, so every
                     // written line is write-allocated (counted).
-                    for (d, s) in b[off..end]
-                        .chunks_mut(8192)
-                        .zip(a[off..end].chunks(8192))
-                    {
+                    for (d, s) in b[off..end].chunks_mut(8192).zip(a[off..end].chunks(8192)) {
                         d.copy_from_slice(s);
                     }
                     (end - off) * 24
                 }
                 Kernel::Triad => {
                     let s = 1.000_001f64;
-                    for ((ai, bi), ci) in a[off..end]
-                        .iter_mut()
-                        .zip(&b[off..end])
-                        .zip(&c[off..end])
+                    for ((ai, bi), ci) in a[off..end].iter_mut().zip(&b[off..end]).zip(&c[off..end])
                     {
                         *ai = bi + s * ci;
                     }

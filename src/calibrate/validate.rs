@@ -400,7 +400,10 @@ pub fn validate_command(args: ValidateArgs) -> anyhow::Result<()> {
 fn write_outputs(t: &Table, dir: &Path) -> anyhow::Result<()> {
     use super::output::write_atomic;
     write_atomic(&dir.join("validate.csv"), &csv(t))?;
-    write_atomic(&dir.join("validate.json"), &serde_json::to_string_pretty(t)?)?;
+    write_atomic(
+        &dir.join("validate.json"),
+        &serde_json::to_string_pretty(t)?,
+    )?;
     write_atomic(&dir.join("validate.md"), &markdown(t))?;
     super::plot::predicted_vs_measured(t, &dir.join("validate.png"))?;
     Ok(())
@@ -429,10 +432,16 @@ mod tests {
     #[test]
     fn experiment_list_fits_the_cores() {
         let e = experiments(Mode::Quick, 16, true);
-        assert!(e.iter().all(|x| x.setup.streams.is_none_or(|(_, k)| k <= 14)));
+        assert!(
+            e.iter()
+                .all(|x| x.setup.streams.is_none_or(|(_, k)| k <= 14))
+        );
         assert!(e.iter().any(|x| x.setup.pipe.is_some()));
         let e = experiments(Mode::Quick, 16, false);
-        assert!(e.iter().all(|x| x.setup.dma.is_none() && x.setup.pipe.is_none()));
+        assert!(
+            e.iter()
+                .all(|x| x.setup.dma.is_none() && x.setup.pipe.is_none())
+        );
     }
 
     #[test]
@@ -468,9 +477,10 @@ mod tests {
             gpu_probe: None,
         })
         .unwrap();
-        let j: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.path().join("validate.json")).unwrap())
-                .unwrap();
+        let j: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join("validate.json")).unwrap(),
+        )
+        .unwrap();
         assert!(!j["rows"].as_array().unwrap().is_empty());
         assert!(dir.path().join("validate.png").exists());
     }

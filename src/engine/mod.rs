@@ -3,4 +3,4 @@
 
 pub mod observer;
 
-pub use observer::{NullObserver, Observer, StageRecord, StageRef, Tee, JOB_LEVEL};
+pub use observer::{JOB_LEVEL, NullObserver, Observer, StageRecord, StageRef, Tee};

@@ -98,7 +98,15 @@ pub trait Observer {
     /// A stage instance finished; full record.
     fn stage_finished(&mut self, _record: &StageRecord) {}
     /// An instrumentation marker fired.
-    fn marker(&mut self, _t: SimTime, _marker: MarkerId, _job: u64, _partition: u32, _gpu: Option<u32>) {}
+    fn marker(
+        &mut self,
+        _t: SimTime,
+        _marker: MarkerId,
+        _job: u64,
+        _partition: u32,
+        _gpu: Option<u32>,
+    ) {
+    }
     /// A job finished (all its stages done). `arrived` is its arrival time.
     fn job_finished(&mut self, _t: SimTime, _job: u64, _arrived: SimTime) {}
     /// Rates were recomputed: current draw on each rate resource (same order as
