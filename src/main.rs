@@ -59,6 +59,9 @@ enum Cmd {
         /// Also write raw measurements as JSON.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Re-fit a measurements JSON (from --json) instead of measuring.
+        #[arg(long)]
+        refit: Option<PathBuf>,
     },
     /// Run mixed experiments for real and predict them from a calibration.
     Validate {
@@ -105,6 +108,7 @@ fn main() {
             no_gpu,
             gpu_probe,
             json,
+            refit,
         } => calibrate_command(CalibrateArgs {
             mode: mode(quick, m),
             out,
@@ -112,6 +116,7 @@ fn main() {
             no_gpu,
             gpu_probe,
             json,
+            refit,
         }),
         Cmd::Validate {
             calibration,

@@ -111,6 +111,17 @@ pub struct GpuInfo {
     pub verification: String,
 }
 
+/// One round of the settling phase: all streams running, then an idle chase.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SettlePoint {
+    /// Seconds since the buffers were ready.
+    pub t_s: f64,
+    /// DRAM GB/s of all streaming threads (copy).
+    pub stream_gbps: f64,
+    /// Idle pointer-chase ns per access.
+    pub idle_ns: f64,
+}
+
 /// Everything measured in one calibration run.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct Measurements {
@@ -121,6 +132,7 @@ pub struct Measurements {
     /// bwsim version that measured.
     pub bwsim_version: String,
     /// Host facts.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<HostInfo>,
     /// Buffers were advised MADV_HUGEPAGE.
     pub hugepages_advised: bool,
@@ -130,11 +142,16 @@ pub struct Measurements {
     pub stream_array_bytes: u64,
     /// Pointer-chase buffer bytes.
     pub chase_bytes: u64,
+    /// Settling rounds before measuring (freshly mapped memory on a VM can be slow for
+    /// the first seconds); measurements start once two rounds agree.
+    #[serde(default)]
+    pub settle: Vec<SettlePoint>,
     /// Bandwidth vs thread count.
     pub bandwidth: Vec<BwPoint>,
     /// Loaded latency.
     pub latency: Vec<LatPoint>,
     /// The GPU, when GPU probes ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu: Option<GpuInfo>,
     /// PCIe copy rates alone.
     pub pcie: Vec<PciePoint>,

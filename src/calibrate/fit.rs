@@ -1,7 +1,7 @@
 //! Fits the model's parameters from [`Measurements`]: DRAM capacity, the loaded-latency
 //! curve, PCIe rates and their coupling to DRAM, and kernel time models.
 
-use super::data::{Measurements, MsmPoint, NttPoint};
+use super::data::{DmaStreamPoint, Measurements, MsmPoint, NttPoint};
 use super::stream::Kernel;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -178,6 +178,7 @@ pub struct PcieFit {
     /// Pinned D2H GB/s.
     pub d2h_gbps: f64,
     /// Both pinned directions at once, total GB/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub duplex_gbps: Option<f64>,
     /// Pageable H2D GB/s.
     pub pageable_h2d_gbps: f64,
@@ -189,101 +190,175 @@ pub struct PcieFit {
     pub d2h_dram_factor: f64,
     /// Extra DRAM bytes per pageable byte (the CPU memcpy through the bounce buffer).
     pub pageable_copy_dram_factor: f64,
-    /// How each factor was obtained.
+    /// Fraction of a pageable H2D copy's time that is DRAM-latency bound (its CPU memcpy).
+    pub pageable_h2d_latency_frac: f64,
+    /// The same for pageable D2H.
+    pub pageable_d2h_latency_frac: f64,
+    /// How each value was obtained.
     pub notes: Vec<String>,
 }
 
-/// Stream slowdown below which DMA coupling counts as unobservable.
+/// Relative slowdown below which a side counts as not slowed (measurement noise).
 pub const COUPLING_NOISE: f64 = 0.03;
 
-/// Estimates DRAM bytes per DMA byte from a (streams alone, streams with DMA, DMA rate)
-/// observation: the streams lose what the DMA draws when DRAM is the shared bottleneck.
-/// None when the streams did not slow down measurably (DRAM not saturated).
-pub fn coupling(stream_alone: f64, stream_with: f64, dma_with: f64) -> Option<f64> {
-    if !(stream_alone > 0.0 && dma_with > 0.0) {
-        return None;
-    }
-    let lost = stream_alone - stream_with;
-    if lost / stream_alone < COUPLING_NOISE {
-        return None;
-    }
-    Some((lost / dma_with).clamp(0.0, 4.0))
+/// True when both the streams and the DMA slowed down measurably: DRAM was the shared
+/// bottleneck, so streams + factor x DMA = capacity holds for that run.
+pub fn saturated(p: &DmaStreamPoint) -> bool {
+    p.stream_alone_gbps > 0.0
+        && p.dma_alone_gbps > 0.0
+        && p.stream_with_gbps < p.stream_alone_gbps * (1.0 - COUPLING_NOISE)
+        && p.dma_with_gbps < p.dma_alone_gbps * (1.0 - COUPLING_NOISE)
 }
 
-/// Fits the PCIe link from copy loops and DMA-vs-stream runs.
-pub fn fit_pcie(m: &Measurements) -> Option<PcieFit> {
-    let rate = |dir: &str, pinned: bool, h2d: bool| {
-        m.pcie
-            .iter()
-            .filter(|p| p.dir == dir && p.pinned == pinned)
-            .map(|p| if h2d { p.h2d_gbps } else { p.d2h_gbps })
-            .fold(None, |a: Option<f64>, x| Some(a.map_or(x, |a| a.max(x))))
+/// Fits DRAM capacity C and DRAM bytes per pinned DMA byte f from saturated runs, where
+/// streams S and DMA D obey S + f*D = C: a least-squares line S = C - f*D. With one
+/// saturated run f is taken as 1.0 (one DRAM access per DMA byte) and C = S + D; with
+/// none, C is the highest total traffic seen. Returns (C, f, explanation).
+pub fn fit_capacity(peak_stream: f64, runs: &[&DmaStreamPoint]) -> (f64, f64, String) {
+    let sat: Vec<&&DmaStreamPoint> = runs.iter().filter(|p| saturated(p)).collect();
+    let seen = runs
+        .iter()
+        .map(|p| p.stream_with_gbps + p.dma_with_gbps)
+        .fold(peak_stream, f64::max);
+    if sat.len() >= 2 {
+        let ds: Vec<f64> = sat.iter().map(|p| p.dma_with_gbps).collect();
+        let ss: Vec<f64> = sat.iter().map(|p| p.stream_with_gbps).collect();
+        if let Some(l) = fit_line(&ds, &ss) {
+            let f = -l.a;
+            if (0.25..=4.0).contains(&f) {
+                let c = l.b.max(peak_stream);
+                return (
+                    c,
+                    f,
+                    format!(
+                        "fitted from {} saturated stream+pinned-DMA runs (streams + {f:.2} x DMA \
+                         = {c:.1} GB/s); CPU threads alone reached {peak_stream:.1}",
+                        sat.len()
+                    ),
+                );
+            }
+        }
+    }
+    if let Some(p) = sat.iter().max_by(|a, b| {
+        (a.stream_with_gbps + a.dma_with_gbps).total_cmp(&(b.stream_with_gbps + b.dma_with_gbps))
+    }) {
+        let c = (p.stream_with_gbps + p.dma_with_gbps).max(peak_stream);
+        return (
+            c,
+            1.0,
+            format!(
+                "one saturated stream+DMA run: {:.1} GB/s streams + 1.0 x {:.1} GB/s {} DMA; \
+                 CPU threads alone reached {peak_stream:.1}",
+                p.stream_with_gbps, p.dma_with_gbps, p.dir
+            ),
+        );
+    }
+    (
+        seen,
+        1.0,
+        format!(
+            "no saturated run: highest DRAM traffic seen ({seen:.1} GB/s, streams + DMA at 1.0 \
+             byte per byte) is a lower bound; CPU threads alone reached {peak_stream:.1}"
+        ),
+    )
+}
+
+fn max_rate(m: &Measurements, dir: &str, pinned: bool, h2d: bool) -> Option<f64> {
+    m.pcie
+        .iter()
+        .filter(|p| p.dir == dir && p.pinned == pinned)
+        .map(|p| if h2d { p.h2d_gbps } else { p.d2h_gbps })
+        .fold(None, |a: Option<f64>, x| Some(a.map_or(x, |a| a.max(x))))
+}
+
+/// Fits the PCIe link, the DRAM capacity and the DMA coupling. `curve` gives L(u) for
+/// the pageable copies' latency-bound fraction. Returns (pcie, capacity, basis).
+pub fn fit_pcie(m: &Measurements, peak_stream: f64) -> (Option<PcieFit>, f64, String) {
+    let pinned: Vec<&DmaStreamPoint> = m.dma_stream.iter().filter(|p| p.pinned).collect();
+    let (cap, f, basis) = fit_capacity(peak_stream, &pinned);
+    let (Some(h2d), Some(d2h)) = (
+        max_rate(m, "h2d", true, true),
+        max_rate(m, "d2h", true, false),
+    ) else {
+        return (None, cap, basis);
     };
-    let h2d = rate("h2d", true, true)?;
-    let d2h = rate("d2h", true, false)?;
     let duplex = m
         .pcie
         .iter()
         .filter(|p| p.dir == "both" && p.pinned)
         .map(|p| p.h2d_gbps + p.d2h_gbps)
         .fold(None, |a: Option<f64>, x| Some(a.map_or(x, |a| a.max(x))));
-    let pg_h2d = rate("h2d", false, true).unwrap_or(h2d / 4.0);
-    let pg_d2h = rate("d2h", false, false).unwrap_or(d2h / 4.0);
-    let mut notes = Vec::new();
-    // Use the run with the most streaming threads for each (dir, pinned).
-    let best = |dir: &str, pinned: bool| {
-        m.dma_stream
-            .iter()
-            .filter(|p| p.dir == dir && p.pinned == pinned)
-            .max_by_key(|p| p.stream_threads)
-    };
-    let mut factor = |dir: &str, pinned: bool, default: f64, what: &str| -> f64 {
-        match best(dir, pinned) {
-            Some(p) => match coupling(p.stream_alone_gbps, p.stream_with_gbps, p.dma_with_gbps) {
-                Some(f) => {
-                    notes.push(format!(
-                        "{what}: {f:.2} DRAM bytes per byte, from {} {} streams losing {:.1} of \
-                         {:.1} GB/s while the DMA moved {:.1} GB/s",
-                        p.stream_threads,
-                        p.mix.name(),
-                        p.stream_alone_gbps - p.stream_with_gbps,
-                        p.stream_alone_gbps,
-                        p.dma_with_gbps
-                    ));
-                    f
-                }
-                None => {
-                    notes.push(format!(
-                        "{what}: not observable ({} streams slowed by {:.1}% < {:.0}%: DRAM was \
-                         not the shared bottleneck); physical default {default} kept",
-                        p.stream_threads,
-                        100.0 * (1.0 - p.stream_with_gbps / p.stream_alone_gbps.max(1e-9)),
-                        COUPLING_NOISE * 100.0
-                    ));
-                    default
-                }
-            },
-            None => {
-                notes.push(format!("{what}: not measured; default {default} kept"));
-                default
+    let mut notes = vec![format!(
+        "h2d_dram_factor = d2h_dram_factor = {f:.2}: {basis}"
+    )];
+    // Pageable: extra DRAM bytes from saturated runs, given C and f.
+    let mut extra = Vec::new();
+    for p in m.dma_stream.iter().filter(|p| !p.pinned) {
+        if saturated(p) {
+            let e = (cap - p.stream_with_gbps) / p.dma_with_gbps - f;
+            notes.push(format!(
+                "pageable {} x{}: streams {:.1} -> {:.1}, DMA {:.1} -> {:.1} GB/s: {e:.2} extra \
+                 DRAM bytes per byte",
+                p.dir,
+                p.stream_threads,
+                p.stream_alone_gbps,
+                p.stream_with_gbps,
+                p.dma_alone_gbps,
+                p.dma_with_gbps
+            ));
+            if (0.0..=4.0).contains(&e) {
+                extra.push(e);
             }
         }
+    }
+    let copy_f = if extra.is_empty() {
+        notes.push(
+            "pageable_copy_dram_factor: not observable (no saturated pageable run with a \
+             plausible value); physical default 2.0 (memcpy read + write) kept"
+                .into(),
+        );
+        2.0
+    } else {
+        extra.iter().sum::<f64>() / extra.len() as f64
     };
-    let h2d_f = factor("h2d", true, 1.0, "h2d_dram_factor");
-    let d2h_f = factor("d2h", true, 1.0, "d2h_dram_factor");
-    let pg_total = factor("h2d", false, h2d_f + 2.0, "pageable h2d total DRAM factor");
-    let copy_f = (pg_total - h2d_f).clamp(0.0, 4.0);
-    Some(PcieFit {
-        h2d_gbps: h2d,
-        d2h_gbps: d2h,
-        duplex_gbps: duplex,
-        pageable_h2d_gbps: pg_h2d,
-        pageable_d2h_gbps: pg_d2h,
-        h2d_dram_factor: h2d_f,
-        d2h_dram_factor: d2h_f,
-        pageable_copy_dram_factor: copy_f,
-        notes,
-    })
+    (
+        Some(PcieFit {
+            h2d_gbps: h2d,
+            d2h_gbps: d2h,
+            duplex_gbps: duplex,
+            pageable_h2d_gbps: max_rate(m, "h2d", false, true).unwrap_or(h2d / 4.0),
+            pageable_d2h_gbps: max_rate(m, "d2h", false, false).unwrap_or(d2h / 4.0),
+            h2d_dram_factor: f,
+            d2h_dram_factor: f,
+            pageable_copy_dram_factor: copy_f,
+            pageable_h2d_latency_frac: 0.0,
+            pageable_d2h_latency_frac: 0.0,
+            notes,
+        }),
+        cap,
+        basis,
+    )
+}
+
+/// Fraction phi of a pageable copy's time that is latency bound, from its slowdown next
+/// to streams: D_alone / D_with = (1 - phi) + phi * L(u) / L(0). None if not observable.
+pub fn latency_frac(
+    p: &DmaStreamPoint,
+    pf: &PcieFit,
+    cap: f64,
+    curve: &crate::model::LatencyCurve,
+) -> Option<f64> {
+    if p.dma_with_gbps <= 0.0 || p.dma_alone_gbps <= 0.0 {
+        return None;
+    }
+    let slow = p.dma_alone_gbps / p.dma_with_gbps;
+    let dram_f = pf.h2d_dram_factor + pf.pageable_copy_dram_factor;
+    let u = ((p.stream_with_gbps + dram_f * p.dma_with_gbps) / cap).clamp(0.0, 1.0);
+    let ratio = curve.slowdown(u);
+    if ratio < 1.02 {
+        return None;
+    }
+    Some(((slow - 1.0) / (ratio - 1.0)).clamp(0.0, 1.0))
 }
 
 /// Everything fitted.
@@ -320,33 +395,7 @@ pub fn fit(m: &Measurements) -> anyhow::Result<Fitted> {
     if peak_stream <= 0.0 {
         anyhow::bail!("no bandwidth measurements to fit a DRAM capacity from");
     }
-    let pcie = fit_pcie(m);
-    // DRAM traffic of streams + DMA together can exceed what CPU threads alone reach.
-    let mut capacity = peak_stream;
-    let mut basis = format!("peak DRAM traffic of the CPU streams: {peak_stream:.1} GB/s");
-    if let Some(pf) = &pcie {
-        for p in &m.dma_stream {
-            let f = match (p.dir.as_str(), p.pinned) {
-                ("h2d", true) => pf.h2d_dram_factor,
-                ("d2h", true) => pf.d2h_dram_factor,
-                ("h2d", false) => pf.h2d_dram_factor + pf.pageable_copy_dram_factor,
-                _ => pf.d2h_dram_factor + pf.pageable_copy_dram_factor,
-            };
-            let total = p.stream_with_gbps + f * p.dma_with_gbps;
-            if total > capacity {
-                capacity = total;
-                basis = format!(
-                    "streams + DMA together: {:.1} GB/s of {} streams + {f:.2} x {:.1} GB/s {} \
-                     {} DMA (CPU threads alone reached {peak_stream:.1})",
-                    p.stream_with_gbps,
-                    p.stream_threads,
-                    p.dma_with_gbps,
-                    if p.pinned { "pinned" } else { "pageable" },
-                    p.dir
-                );
-            }
-        }
-    }
+    let (mut pcie, capacity, basis) = fit_pcie(m, peak_stream);
     let mut curves = BTreeMap::new();
     for mix in [Kernel::Read, Kernel::Copy] {
         let pts: Vec<(f64, f64)> = m
@@ -367,6 +416,35 @@ pub fn fit(m: &Measurements) -> anyhow::Result<Fitted> {
         anyhow::bail!("no latency measurements to fit a latency curve from");
     };
     let idle = curve.first().map_or(100.0, |p| p.1);
+    if let Some(pf) = pcie.as_mut() {
+        let lc = crate::model::LatencyCurve::new(curve.clone())
+            .map_err(|e| anyhow::anyhow!("fitted latency curve: {e}"))?;
+        for h2d in [true, false] {
+            let dir = if h2d { "h2d" } else { "d2h" };
+            let fr: Vec<f64> = m
+                .dma_stream
+                .iter()
+                .filter(|p| !p.pinned && p.dir == dir)
+                .filter_map(|p| latency_frac(p, pf, capacity, &lc))
+                .collect();
+            let v = if fr.is_empty() {
+                0.0
+            } else {
+                fr.iter().sum::<f64>() / fr.len() as f64
+            };
+            pf.notes.push(format!(
+                "pageable {dir}: {:.2} of the copy time latency bound (from {} runs next to \
+                 streams)",
+                v,
+                fr.len()
+            ));
+            if h2d {
+                pf.pageable_h2d_latency_frac = v;
+            } else {
+                pf.pageable_d2h_latency_frac = v;
+            }
+        }
+    }
     Ok(Fitted {
         capacity_gbps: (capacity * 100.0).round() / 100.0,
         capacity_basis: basis,
@@ -457,7 +535,43 @@ mod tests {
         assert_eq!(c[2].1, 120.0);
     }
 
-    fn pcie_measurements(stream_with: f64) -> Measurements {
+    fn run(dir: &str, pinned: bool, s: (f64, f64), d: (f64, f64)) -> DmaStreamPoint {
+        DmaStreamPoint {
+            dir: dir.into(),
+            pinned,
+            mix: Kernel::Copy,
+            stream_threads: 14,
+            stream_alone_gbps: s.0,
+            stream_with_gbps: s.1,
+            dma_alone_gbps: d.0,
+            dma_with_gbps: d.1,
+        }
+    }
+
+    #[test]
+    fn capacity_and_dma_factor_recovered_from_saturated_runs() {
+        // Truth: C = 180, f = 1.2. Streams alone 150; DMA alone 55.
+        let mk = |dir: &str, d: f64| run(dir, true, (150.0, 180.0 - 1.2 * d), (55.0, d));
+        let runs = [mk("h2d", 40.0), mk("d2h", 50.0)];
+        let refs: Vec<&DmaStreamPoint> = runs.iter().collect();
+        let (c, f, why) = fit_capacity(150.0, &refs);
+        assert!(
+            (c - 180.0).abs() < 1e-9 && (f - 1.2).abs() < 1e-9,
+            "{c} {f} {why}"
+        );
+        // One saturated run: f = 1 assumed, C = S + D.
+        let (c, f, _) = fit_capacity(150.0, &refs[..1]);
+        assert_eq!((c, f), (132.0 + 40.0, 1.0));
+        // Nothing saturated (streams did not slow): a lower bound.
+        let idle = [run("h2d", true, (100.0, 99.5), (55.0, 54.0))];
+        let refs: Vec<&DmaStreamPoint> = idle.iter().collect();
+        let (c, f, why) = fit_capacity(120.0, &refs);
+        assert_eq!((c, f), (153.5, 1.0));
+        assert!(why.contains("lower bound"));
+    }
+
+    #[test]
+    fn pcie_fit_reads_rates_and_pageable_factor() {
         let mut m = Measurements::default();
         for (dir, pinned, h, d) in [
             ("h2d", true, 50.0, 0.0),
@@ -474,29 +588,41 @@ mod tests {
                 d2h_gbps: d,
             });
         }
-        m.dma_stream.push(DmaStreamPoint {
-            dir: "h2d".into(),
-            pinned: true,
-            mix: Kernel::Copy,
-            stream_threads: 15,
-            stream_alone_gbps: 100.0,
-            stream_with_gbps: stream_with,
-            dma_alone_gbps: 50.0,
-            dma_with_gbps: 40.0,
-        });
-        m
+        // C = 180, f = 1, pageable extra 2.5: S = 180 - 3.5 * 6.
+        m.dma_stream = vec![
+            run("h2d", true, (150.0, 140.0), (50.0, 40.0)),
+            run("d2h", true, (150.0, 130.0), (52.0, 50.0)),
+            run("h2d", false, (170.0, 180.0 - 3.5 * 6.0), (7.0, 6.0)),
+        ];
+        let (pf, c, _) = fit_pcie(&m, 150.0);
+        let pf = pf.unwrap();
+        assert!((c - 180.0).abs() < 1e-9);
+        assert!((pf.h2d_dram_factor - 1.0).abs() < 1e-9);
+        assert!((pf.pageable_copy_dram_factor - 2.5).abs() < 1e-9);
+        assert_eq!(pf.duplex_gbps, Some(92.0));
+        assert_eq!(pf.pageable_h2d_gbps, 7.0);
     }
 
     #[test]
-    fn dma_coupling_recovered_when_dram_is_saturated() {
-        // Streams lose 48 GB/s while the DMA moves 40: 1.2 DRAM bytes per DMA byte.
-        let f = fit_pcie(&pcie_measurements(52.0)).unwrap();
-        assert!((f.h2d_dram_factor - 1.2).abs() < 1e-9);
-        assert_eq!(f.duplex_gbps, Some(92.0));
-        assert_eq!(f.pageable_h2d_gbps, 7.0);
-        // Not saturated: default kept, and the notes say so.
-        let f = fit_pcie(&pcie_measurements(99.5)).unwrap();
-        assert_eq!(f.h2d_dram_factor, 1.0);
-        assert!(f.notes[0].contains("not observable"));
+    fn latency_fraction_recovered() {
+        // L(u) doubles at u = 1; a copy 40% latency bound at u = 1 runs 1.4x slower.
+        let curve = crate::model::LatencyCurve::new(vec![(0.0, 100.0), (1.0, 200.0)]).unwrap();
+        let pf = PcieFit {
+            h2d_gbps: 50.0,
+            d2h_gbps: 50.0,
+            duplex_gbps: None,
+            pageable_h2d_gbps: 7.0,
+            pageable_d2h_gbps: 7.0,
+            h2d_dram_factor: 1.0,
+            d2h_dram_factor: 1.0,
+            pageable_copy_dram_factor: 2.0,
+            pageable_h2d_latency_frac: 0.0,
+            pageable_d2h_latency_frac: 0.0,
+            notes: vec![],
+        };
+        let d_with = 7.0 / 1.4;
+        let p = run("h2d", false, (200.0, 200.0 - 3.0 * d_with), (7.0, d_with));
+        let phi = latency_frac(&p, &pf, 200.0, &curve).unwrap();
+        assert!((phi - 0.4).abs() < 1e-9, "{phi}");
     }
 }

@@ -77,14 +77,32 @@ pub struct GpuProbe {
 pub struct Skip(pub String);
 
 impl GpuProbe {
-    /// Starts the harness. `Err(Skip)` when there is no harness or no usable GPU.
-    pub fn start(source: Source) -> Result<Self, Skip> {
+    /// Starts the harness, pinned to `cpus` (empty: anywhere), so that its copy threads
+    /// do not time-share a core with the streaming threads. `Err(Skip)` when there is no
+    /// harness or no usable GPU.
+    pub fn start(source: Source, cpus: &[usize]) -> Result<Self, Skip> {
         let path: PathBuf = match &source {
             Source::Path(p) => p.clone(),
             Source::Embedded(p) => p.to_path_buf(),
             Source::Missing(why) => return Err(Skip(why.clone())),
         };
-        let mut child = Command::new(&path)
+        let mut cmd = Command::new(&path);
+        if !cpus.is_empty() {
+            use std::os::unix::process::CommandExt;
+            let cpus = cpus.to_vec();
+            // SAFETY: only async-signal-safe libc calls between fork and exec.
+            unsafe {
+                cmd.pre_exec(move || {
+                    let mut set: libc::cpu_set_t = std::mem::zeroed();
+                    for &c in &cpus {
+                        libc::CPU_SET(c, &mut set);
+                    }
+                    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+                    Ok(())
+                });
+            }
+        }
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -196,6 +214,17 @@ impl Drop for GpuProbe {
     }
 }
 
+/// CPUs for the harness: the first and the last allowed CPU. Streams use CPUs 1..n-1
+/// at most and the pointer chase CPU 0, so the harness's copy threads get a core of
+/// their own instead of time-sharing one with a streaming thread.
+pub fn harness_cpus() -> Vec<usize> {
+    let c = super::sys::allowed_cpus();
+    if c.len() < 3 {
+        return Vec::new();
+    }
+    vec![c[0], c[c.len() - 1]]
+}
+
 /// Reads a number field, with a clear error.
 pub fn num(v: &Value, key: &str) -> anyhow::Result<f64> {
     v.get(key)
@@ -218,20 +247,20 @@ mod tests {
 
     #[test]
     fn missing_source_is_a_skip_with_reason() {
-        let r = GpuProbe::start(Source::Missing("no harness".into()));
+        let r = GpuProbe::start(Source::Missing("no harness".into()), &[]);
         assert!(matches!(r, Err(Skip(ref s)) if s == "no harness"));
     }
 
     #[test]
     fn nonexistent_path_is_a_skip() {
-        let r = GpuProbe::start(Source::Path("/nonexistent/bwsim-gpu-probe".into()));
+        let r = GpuProbe::start(Source::Path("/nonexistent/bwsim-gpu-probe".into()), &[]);
         assert!(r.is_err());
     }
 
     #[cfg(feature = "cuda")]
     #[test]
     fn embedded_probe_runs_or_skips_cleanly() {
-        match GpuProbe::start(locate(None)) {
+        match GpuProbe::start(locate(None), &[]) {
             Ok(mut p) => {
                 let v = p.request("verify").unwrap();
                 check_verify(&v).unwrap();

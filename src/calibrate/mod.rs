@@ -43,6 +43,8 @@ pub struct CalibrateArgs {
     pub gpu_probe: Option<PathBuf>,
     /// Also write the raw measurements as JSON here.
     pub json: Option<PathBuf>,
+    /// Re-fit measurements saved with `json` instead of measuring.
+    pub refit: Option<PathBuf>,
 }
 
 impl Default for CalibrateArgs {
@@ -54,6 +56,7 @@ impl Default for CalibrateArgs {
             no_gpu: false,
             gpu_probe: None,
             json: None,
+            refit: None,
         }
     }
 }
@@ -86,6 +89,17 @@ pub fn utc_now() -> String {
 
 /// Runs all probes, fits, and writes the calibration file. Prints what was skipped.
 pub fn calibrate_command(args: CalibrateArgs) -> anyhow::Result<()> {
+    if let Some(path) = &args.refit {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        let m: data::Measurements = serde_json::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("{} is not a measurements file: {e}", path.display()))?;
+        let fitted = fit::fit(&m)?;
+        output::write_atomic(&args.out, &output::render(&m, &fitted)?)?;
+        print_summary(&m, &fitted);
+        println!("re-fitted {} into {}", path.display(), args.out.display());
+        return Ok(());
+    }
     let mut m = data::Measurements {
         mode: args.mode.name().into(),
         date: utc_now(),
@@ -95,6 +109,7 @@ pub fn calibrate_command(args: CalibrateArgs) -> anyhow::Result<()> {
     let cores = sys::allowed_cpus().len();
     let plan = Plan::new(args.mode, cores);
     let (workers, chaser) = probes::start_host(&mut m, &plan, args.hugepages)?;
+    probes::settle(&mut m, &plan, &workers, &chaser)?;
     probes::host_probes(&mut m, &plan, &workers, &chaser)?;
     drop(chaser);
 
@@ -102,7 +117,7 @@ pub fn calibrate_command(args: CalibrateArgs) -> anyhow::Result<()> {
         m.skipped
             .push("GPU probes: skipped on request (--no-gpu)".into());
     } else {
-        match gpu::GpuProbe::start(gpu::locate(args.gpu_probe.as_deref())) {
+        match gpu::GpuProbe::start(gpu::locate(args.gpu_probe.as_deref()), &gpu::harness_cpus()) {
             Ok(mut probe) => {
                 if let Err(e) = probes::gpu_probes(&mut m, &plan, &mut probe, &workers) {
                     workers.idle();
@@ -161,7 +176,8 @@ fn print_summary(m: &data::Measurements, f: &fit::Fitted) {
     if let Some(p) = &f.pcie {
         println!(
             "PCIe pinned h2d {:.1} d2h {:.1} both {} GB/s; pageable h2d {:.1} d2h {:.1}; DRAM \
-             factors h2d {:.2} d2h {:.2} pageable copy {:.2}",
+             factors h2d {:.2} d2h {:.2} pageable copy {:.2}; pageable latency-bound h2d {:.2} \
+             d2h {:.2}",
             p.h2d_gbps,
             p.d2h_gbps,
             p.duplex_gbps.map_or("-".into(), |d| format!("{d:.1}")),
@@ -169,7 +185,9 @@ fn print_summary(m: &data::Measurements, f: &fit::Fitted) {
             p.pageable_d2h_gbps,
             p.h2d_dram_factor,
             p.d2h_dram_factor,
-            p.pageable_copy_dram_factor
+            p.pageable_copy_dram_factor,
+            p.pageable_h2d_latency_frac,
+            p.pageable_d2h_latency_frac
         );
         for n in &p.notes {
             println!("  {n}");
@@ -240,6 +258,7 @@ mod tests {
             no_gpu: true,
             gpu_probe: None,
             json: None,
+            refit: None,
         })
         .unwrap();
         let text = std::fs::read_to_string(&out).unwrap();

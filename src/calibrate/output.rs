@@ -149,6 +149,34 @@ pub fn render(m: &Measurements, fit: &Fitted) -> anyhow::Result<String> {
             "DRAM GB/s one thread draws running a triad (write-allocate counted)",
         );
     }
+    if let Some(p) = &fit.pcie {
+        param(
+            "pageable_h2d_latency_frac",
+            p.pageable_h2d_latency_frac,
+            "fraction of a pageable H2D copy's time that is DRAM-latency bound (its CPU memcpy); \
+             use as the transfer stage's latency_bound_frac",
+        );
+        param(
+            "pageable_d2h_latency_frac",
+            p.pageable_d2h_latency_frac,
+            "fraction of a pageable D2H copy's time that is DRAM-latency bound",
+        );
+    }
+    // Sizes that were measured are written as measured; others from the model.
+    let ntt_at = |variant: &str, lg: u32| -> Option<(f64, &'static str)> {
+        if let Some(p) = m.ntt.iter().find(|p| p.variant == variant && p.lg == lg) {
+            return Some((p.ms / 1e3, "measured"));
+        }
+        fit.ntt.get(variant).map(|k| (k.seconds(lg), "model"))
+    };
+    let msm_at = |lg: u32| -> Option<(f64, &'static str)> {
+        if let Some(p) = m.msm.iter().find(|p| p.lg == lg) {
+            return Some((p.ms / 1e3, "measured"));
+        }
+        fit.msm
+            .as_ref()
+            .map(|k| (k.seconds(lg), "model, extrapolated"))
+    };
     if let Some(nr) = fit.ntt.get("fwd_nr") {
         param(
             "ntt_a_ns",
@@ -156,33 +184,40 @@ pub fn render(m: &Measurements, fit: &Fitted) -> anyhow::Result<String> {
             "NTT (BLS12-381 Fr, forward NR, device-resident) time = ntt_a_ns * n*log2(n) + ntt_b_s",
         );
         param("ntt_b_s", nr.b_s, "NTT fixed cost, s");
+    }
+    if let Some((t, how)) = ntt_at("fwd_nr", 27) {
         param(
             "ntt_2p27_s",
-            nr.seconds(27),
-            "forward NR NTT at 2^27, s (model)",
+            t,
+            &format!("forward NR NTT at 2^27, s ({how})"),
         );
     }
     for (variant, kf) in &fit.ntt {
         param(
-            &format!("ntt_{variant}_2p27_s"),
-            kf.seconds(27),
+            &format!("ntt_{variant}_a_ns"),
+            kf.a_ns,
             &format!(
-                "{variant} NTT at 2^27, s (model a={:.4} ns * n*log2(n) + b={:.3e} s; rms rel \
-                 residual {:.1}%)",
-                kf.a_ns,
+                "{variant} NTT: t = a * n*log2(n) + b, ns (b = {:.3e} s; rms rel residual {:.1}%)",
                 kf.b_s,
                 kf.rms_rel_residual * 100.0
             ),
         );
+        if let Some((t, how)) = ntt_at(variant, 27) {
+            param(
+                &format!("ntt_{variant}_2p27_s"),
+                t,
+                &format!("{variant} NTT at 2^27, s ({how})"),
+            );
+        }
     }
-    if let (Some(i), Some(c), Some(n)) = (
-        fit.ntt.get("inv_nr"),
-        fit.ntt.get("fwd_coset_rn"),
-        fit.ntt.get("inv_coset_nn"),
+    if let (Some((i, _)), Some((c, _)), Some((n, _))) = (
+        ntt_at("inv_nr", 27),
+        ntt_at("fwd_coset_rn", 27),
+        ntt_at("inv_coset_nn", 27),
     ) {
         param(
             "h_ntt_2p27_s",
-            3.0 * (i.seconds(27) + c.seconds(27)) + n.seconds(27),
+            3.0 * (i + c) + n,
             "NTT kernel time of supraseal's H phase at 2^27: 3 x (inverse NR + forward coset \
              RN) + inverse coset NN, s (pointwise kernels and uploads not included)",
         );
@@ -192,21 +227,22 @@ pub fn render(m: &Measurements, fit: &Fitted) -> anyhow::Result<String> {
             "msm_a_ns",
             kf.a_ns,
             &format!(
-                "G1 MSM (points on device, scalars pinned host) time = msm_a_ns * {} + msm_b_s",
-                kf.model
+                "G1 MSM (points on device, scalars pinned host) time = msm_a_ns * {} + msm_b_s \
+                 (rms rel residual {:.1}%)",
+                kf.model,
+                kf.rms_rel_residual * 100.0
             ),
         );
         param("msm_b_s", kf.b_s, "MSM fixed cost, s");
-        param(
-            "msm_2p26_s",
-            kf.seconds(26),
-            "G1 MSM of 2^26 points, s (model)",
-        );
-        param(
-            "msm_2p27_s",
-            kf.seconds(27),
-            "G1 MSM of 2^27 points, s (model, extrapolated one size beyond the measurements)",
-        );
+    }
+    for lg in [26, 27] {
+        if let Some((t, how)) = msm_at(lg) {
+            param(
+                &format!("msm_2p{lg}_s"),
+                t,
+                &format!("G1 MSM of 2^{lg} points, s ({how})"),
+            );
+        }
     }
     writeln!(o)?;
     let wrapper = Wrapper {

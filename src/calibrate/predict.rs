@@ -25,6 +25,8 @@ pub struct Calib {
     pub meas: Measurements,
     /// NTT models per variant.
     pub ntt: BTreeMap<String, KernelFit>,
+    /// Latency-bound fraction of pageable (H2D, D2H) copies.
+    pub pageable_latency_frac: (f64, f64),
 }
 
 /// One rate constraint: capacity and the draw of each activity at standalone speed.
@@ -141,19 +143,39 @@ impl Calib {
     }
 
     /// Solves one steady phase: streams (DRAM demand `s`) plus an optional copy.
+    /// A pageable copy's CPU memcpy is partly latency bound: its speed is also capped by
+    /// 1 / ((1 - phi) + phi * L(u) / L(0)), solved as a fixed point with u.
     /// Returns (stream GB/s, copy GB/s, DRAM utilisation).
     fn solve(&self, s: f64, copy: Option<Copy>) -> (f64, f64, f64) {
         let (rate, dram) = copy.and_then(|c| self.copy_rates(c)).unwrap_or((0.0, 0.0));
+        let phi = match copy {
+            Some(c) if !c.pinned => {
+                if c.h2d {
+                    self.pageable_latency_frac.0
+                } else {
+                    self.pageable_latency_frac.1
+                }
+            }
+            _ => 0.0,
+        };
         let cons = vec![Constraint {
             cap: self.capacity_gbps,
             w: vec![s, dram],
         }];
         // The copy's own link limit is its standalone rate (x <= 1 covers it).
         let x = max_min(2, &cons);
-        let stream = s * x[0];
-        let copy_rate = rate * x[1];
-        let u = ((stream + dram * x[1]) / self.capacity_gbps).clamp(0.0, 1.0);
-        (stream, copy_rate, u)
+        let (mut xs, mut xc) = (x[0], x[1]);
+        let mut u = ((s * xs + dram * xc) / self.capacity_gbps).clamp(0.0, 1.0);
+        if phi > 0.0 {
+            for _ in 0..30 {
+                let cap_lat = 1.0 / ((1.0 - phi) + phi * self.curve.slowdown(u));
+                xc = x[1].min(cap_lat);
+                // Whatever the copy leaves, the streams may take (up to standalone).
+                xs = ((self.capacity_gbps - dram * xc) / s.max(1e-12)).clamp(0.0, 1.0);
+                u = ((s * xs + dram * xc) / self.capacity_gbps).clamp(0.0, 1.0);
+            }
+        }
+        (s * xs, rate * xc, u)
     }
 
     /// Chase latency at utilisation u, including the chase's own traffic (a fixed point).
@@ -315,6 +337,7 @@ mod tests {
             }),
             meas,
             ntt: BTreeMap::new(),
+            pageable_latency_frac: (0.0, 0.0),
         }
     }
 

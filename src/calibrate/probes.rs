@@ -3,6 +3,7 @@
 
 use super::data::{
     BwPoint, DmaStreamPoint, GpuInfo, LatPoint, Measurements, MsmPoint, NttPoint, PciePoint,
+    SettlePoint,
 };
 use super::gpu::{GpuProbe, check_verify, num};
 use super::latency::Chaser;
@@ -62,6 +63,8 @@ pub struct Plan {
     pub ntt_reps: u32,
     /// Timed repetitions per MSM size.
     pub msm_reps: u32,
+    /// Longest settling phase before measuring.
+    pub settle_max: Duration,
 }
 
 fn upto(list: &[usize], max: usize) -> Vec<usize> {
@@ -79,13 +82,14 @@ impl Plan {
     pub fn new(mode: Mode, cores: usize) -> Self {
         let n = cores.max(1);
         let bg = n.saturating_sub(1); // the chase owns one CPU
+        let dma = n.saturating_sub(2).max(1); // and the GPU harness another
         match mode {
             Mode::Tiny => Plan {
                 array_bytes: 2 << 20,
                 chase_bytes: 8 << 20,
                 bw_threads: upto(&[1], n),
                 lat_threads: upto(&[0], bg),
-                dma_threads: upto(&[], bg),
+                dma_threads: upto(&[], dma),
                 warm: Duration::from_millis(5),
                 dur: Duration::from_millis(40),
                 pcie_secs: 0.2,
@@ -94,13 +98,14 @@ impl Plan {
                 msm_lgs: vec![12, 14],
                 ntt_reps: 2,
                 msm_reps: 2,
+                settle_max: Duration::ZERO,
             },
             Mode::Quick => Plan {
                 array_bytes: 256 << 20,
                 chase_bytes: 1 << 30,
                 bw_threads: upto(&[1, 2, 4, 8, 12], n),
                 lat_threads: upto(&[0, 1, 2, 4, 6, 8, 11], bg),
-                dma_threads: upto(&[], bg),
+                dma_threads: upto(&[], dma),
                 warm: Duration::from_millis(100),
                 dur: Duration::from_millis(400),
                 pcie_secs: 1.0,
@@ -109,21 +114,23 @@ impl Plan {
                 msm_lgs: (20..=26).collect(),
                 ntt_reps: 5,
                 msm_reps: 3,
+                settle_max: Duration::from_secs(15),
             },
             Mode::Full => Plan {
                 array_bytes: 256 << 20,
                 chase_bytes: 2 << 30,
                 bw_threads: (1..=n).collect(),
                 lat_threads: (0..=bg).collect(),
-                dma_threads: upto(&[4, 8], bg),
+                dma_threads: upto(&[4, 8], dma),
                 warm: Duration::from_millis(150),
                 dur: Duration::from_millis(1000),
                 pcie_secs: 2.0,
                 pcie_mib: 2048,
                 ntt_lgs: (20..=27).collect(),
-                msm_lgs: (20..=26).collect(),
+                msm_lgs: (20..=27).collect(),
                 ntt_reps: 10,
                 msm_reps: 5,
+                settle_max: Duration::from_secs(40),
             },
         }
     }
@@ -139,6 +146,57 @@ pub fn bar(len: u64, what: &str) -> ProgressBar {
     }
     pb.set_prefix(what.to_string());
     pb
+}
+
+/// Runs all streams (copy) and an idle chase in rounds until two consecutive rounds
+/// agree within 3% (at least three rounds) or `plan.settle_max` has passed. Freshly
+/// mapped memory on a VM (nested page tables, host huge pages) is slower for a while.
+pub fn settle(
+    m: &mut Measurements,
+    plan: &Plan,
+    workers: &Workers,
+    chaser: &Chaser,
+) -> anyhow::Result<()> {
+    if plan.settle_max.is_zero() {
+        return Ok(());
+    }
+    let t0 = std::time::Instant::now();
+    let pb = bar(plan.settle_max.as_secs(), "settle");
+    let round = Duration::from_millis(700);
+    loop {
+        let gbps = workers.measure(
+            workers.len().saturating_sub(1),
+            Kernel::Copy,
+            Duration::from_millis(50),
+            round,
+        );
+        let ns = chaser.measure(Duration::from_millis(300))?;
+        let t = t0.elapsed();
+        m.settle.push(SettlePoint {
+            t_s: t.as_secs_f64(),
+            stream_gbps: gbps,
+            idle_ns: ns,
+        });
+        pb.set_position(t.as_secs());
+        pb.set_message(format!("{gbps:.1} GB/s, idle {ns:.0} ns"));
+        let n = m.settle.len();
+        if n >= 3 {
+            let (a, b) = (&m.settle[n - 2], &m.settle[n - 1]);
+            let close = |x: f64, y: f64| (x - y).abs() <= 0.03 * x.abs().max(y.abs());
+            if close(a.stream_gbps, b.stream_gbps) && close(a.idle_ns, b.idle_ns) {
+                break;
+            }
+        }
+        if t >= plan.settle_max {
+            m.skipped.push(format!(
+                "settling: memory speed still moving after {:.0} s; measuring anyway",
+                t.as_secs_f64()
+            ));
+            break;
+        }
+    }
+    pb.finish_with_message("done");
+    Ok(())
 }
 
 /// Host memory probes: fills `m.bandwidth` and `m.latency`.
@@ -400,7 +458,7 @@ mod tests {
         assert_eq!(p.lat_threads, vec![0, 1, 2, 3]);
         let p = Plan::new(Mode::Full, 16);
         assert_eq!(p.bw_threads.len(), 16);
-        assert_eq!(p.dma_threads, vec![4, 8, 15]);
+        assert_eq!(p.dma_threads, vec![4, 8, 14]);
         let p = Plan::new(Mode::Tiny, 1);
         assert_eq!(p.lat_threads, vec![0]);
     }

@@ -107,12 +107,16 @@ pub fn load_calib(text: &str) -> anyhow::Result<Calib> {
         })
     });
     let prov = read_provenance(text).context("calibration file's [calibration] table")?;
+    let lat = prov.fitted.pcie.as_ref().map_or((0.0, 0.0), |p| {
+        (p.pageable_h2d_latency_frac, p.pageable_d2h_latency_frac)
+    });
     Ok(Calib {
         capacity_gbps: capacity,
         curve,
         link,
         meas: prov.measurements,
         ntt: prov.fitted.ntt,
+        pageable_latency_frac: lat,
     })
 }
 
@@ -359,13 +363,14 @@ pub fn validate_command(args: ValidateArgs) -> anyhow::Result<()> {
     let plan = Plan::new(args.mode, cores);
     let mut scratch = Measurements::default();
     let (workers, chaser) = probes::start_host(&mut scratch, &plan, args.hugepages)?;
+    probes::settle(&mut scratch, &plan, &workers, &chaser)?;
     let mut probe = None;
     if args.no_gpu {
         skipped.push("GPU experiments: skipped on request (--no-gpu)".to_string());
     } else if calib.link.is_none() {
         skipped.push("GPU experiments: the calibration has no [hardware.gpu]".to_string());
     } else {
-        match GpuProbe::start(gpu::locate(args.gpu_probe.as_deref())) {
+        match GpuProbe::start(gpu::locate(args.gpu_probe.as_deref()), &gpu::harness_cpus()) {
             Ok(p) => probe = Some(p),
             Err(gpu::Skip(why)) => skipped.push(format!("GPU experiments: skipped, {why}")),
         }
@@ -466,6 +471,7 @@ mod tests {
             no_gpu: true,
             gpu_probe: None,
             json: None,
+            refit: None,
         })
         .unwrap();
         validate_command(ValidateArgs {
