@@ -86,6 +86,9 @@ enum Cmd {
         /// GPU probe harness built by gpu/build.sh (default: the embedded one).
         #[arg(long)]
         gpu_probe: Option<PathBuf>,
+        /// Re-predict the experiments of an earlier validate.json instead of measuring.
+        #[arg(long)]
+        remeasured: Option<PathBuf>,
     },
 }
 
@@ -126,6 +129,7 @@ fn main() {
             no_hugepages,
             no_gpu,
             gpu_probe,
+            remeasured,
         } => validate_command(ValidateArgs {
             calibration,
             mode: mode(quick, m),
@@ -133,6 +137,7 @@ fn main() {
             hugepages: !no_hugepages,
             no_gpu,
             gpu_probe,
+            remeasured,
         }),
     };
     if let Err(e) = r {

@@ -288,14 +288,39 @@ pub fn fit_pcie(m: &Measurements, peak_stream: f64) -> (Option<PcieFit>, f64, St
         .filter(|p| p.dir == "both" && p.pinned)
         .map(|p| p.h2d_gbps + p.d2h_gbps)
         .fold(None, |a: Option<f64>, x| Some(a.map_or(x, |a| a.max(x))));
-    let mut notes = vec![format!(
-        "h2d_dram_factor = d2h_dram_factor = {f:.2}: {basis}"
-    )];
+    let mut notes = vec![format!("capacity and common DMA factor {f:.2}: {basis}")];
+    // Per direction: runs whose demand exceeded C and whose streams slowed give
+    // f_dir = (C - S_with) / D_with (D2H writes can cost more than H2D reads).
+    let mut dir_factor = |dir: &str| -> f64 {
+        let mut v: Vec<f64> = m
+            .dma_stream
+            .iter()
+            .filter(|p| p.pinned && p.dir == dir && p.dma_with_gbps > 0.0)
+            .filter(|p| p.stream_alone_gbps + p.dma_alone_gbps > cap)
+            .filter(|p| p.stream_with_gbps < p.stream_alone_gbps * (1.0 - COUPLING_NOISE))
+            .map(|p| ((cap - p.stream_with_gbps) / p.dma_with_gbps).clamp(0.25, 4.0))
+            .collect();
+        if v.is_empty() {
+            notes.push(format!(
+                "{dir}_dram_factor: no {dir} run oversubscribed DRAM; common factor {f:.2} kept"
+            ));
+            return f;
+        }
+        v.sort_by(f64::total_cmp);
+        let med = v[v.len() / 2];
+        notes.push(format!(
+            "{dir}_dram_factor {med:.2}: (C - streams) / DMA over {} oversubscribed {dir} runs",
+            v.len()
+        ));
+        med
+    };
+    let (h2d_f, d2h_f) = (dir_factor("h2d"), dir_factor("d2h"));
     // Pageable: extra DRAM bytes from saturated runs, given C and f.
     let mut extra = Vec::new();
     for p in m.dma_stream.iter().filter(|p| !p.pinned) {
         if saturated(p) {
-            let e = (cap - p.stream_with_gbps) / p.dma_with_gbps - f;
+            let e = (cap - p.stream_with_gbps) / p.dma_with_gbps
+                - if p.dir == "h2d" { h2d_f } else { d2h_f };
             notes.push(format!(
                 "pageable {} x{}: streams {:.1} -> {:.1}, DMA {:.1} -> {:.1} GB/s: {e:.2} extra \
                  DRAM bytes per byte",
@@ -328,8 +353,8 @@ pub fn fit_pcie(m: &Measurements, peak_stream: f64) -> (Option<PcieFit>, f64, St
             duplex_gbps: duplex,
             pageable_h2d_gbps: max_rate(m, "h2d", false, true).unwrap_or(h2d / 4.0),
             pageable_d2h_gbps: max_rate(m, "d2h", false, false).unwrap_or(d2h / 4.0),
-            h2d_dram_factor: f,
-            d2h_dram_factor: f,
+            h2d_dram_factor: h2d_f,
+            d2h_dram_factor: d2h_f,
             pageable_copy_dram_factor: copy_f,
             pageable_h2d_latency_frac: 0.0,
             pageable_d2h_latency_frac: 0.0,

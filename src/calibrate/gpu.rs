@@ -77,9 +77,8 @@ pub struct GpuProbe {
 pub struct Skip(pub String);
 
 impl GpuProbe {
-    /// Starts the harness, pinned to `cpus` (empty: anywhere), so that its copy threads
-    /// do not time-share a core with the streaming threads. `Err(Skip)` when there is no
-    /// harness or no usable GPU.
+    /// Starts the harness, pinned to `cpus` (empty: anywhere; see also [`GpuProbe::pin`]).
+    /// `Err(Skip)` when there is no harness or no usable GPU.
     pub fn start(source: Source, cpus: &[usize]) -> Result<Self, Skip> {
         let path: PathBuf = match &source {
             Source::Path(p) => p.clone(),
@@ -134,6 +133,32 @@ impl GpuProbe {
             .request("info")
             .map_err(|e| Skip(format!("GPU info: {e}")))?;
         Ok(p)
+    }
+
+    /// Pins every thread of the harness (CUDA's and sppark's included) to `cpus`, so
+    /// that its copy threads stay off the streaming threads' cores. Kernel timings are
+    /// taken unpinned: sppark's MSM finishes on a host thread pool.
+    pub fn pin(&self, cpus: &[usize]) -> anyhow::Result<()> {
+        if cpus.is_empty() {
+            return Ok(());
+        }
+        let dir = format!("/proc/{}/task", self.child.id());
+        let tasks = std::fs::read_dir(&dir).with_context(|| format!("listing {dir}"))?;
+        // SAFETY: cpu_set_t is plain data, fully initialised before use.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        for &c in cpus {
+            // SAFETY: c < CPU_SETSIZE (it came from the affinity mask).
+            unsafe { libc::CPU_SET(c, &mut set) };
+        }
+        for t in tasks.flatten() {
+            if let Some(tid) = t.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) {
+                // SAFETY: plain syscall on a thread id; failure (thread gone) is ignored.
+                unsafe {
+                    libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Sends one command and returns its reply (an error if the reply says `ok: false`).

@@ -117,7 +117,7 @@ pub fn calibrate_command(args: CalibrateArgs) -> anyhow::Result<()> {
         m.skipped
             .push("GPU probes: skipped on request (--no-gpu)".into());
     } else {
-        match gpu::GpuProbe::start(gpu::locate(args.gpu_probe.as_deref()), &gpu::harness_cpus()) {
+        match gpu::GpuProbe::start(gpu::locate(args.gpu_probe.as_deref()), &[]) {
             Ok(mut probe) => {
                 if let Err(e) = probes::gpu_probes(&mut m, &plan, &mut probe, &workers) {
                     workers.idle();
@@ -217,7 +217,7 @@ fn print_summary(m: &data::Measurements, f: &fit::Fitted) {
     }
     if let Some(k) = &f.msm {
         println!(
-            "MSM model {} a={:.3} ns b={:.2e} s, 2^26 {:.1} ms, 2^27 {:.1} ms (extrapolated), \
+            "MSM model {} a={:.3} ns b={:.2e} s, model 2^26 {:.1} ms, 2^27 {:.1} ms, \
              rms resid {:.1}%",
             k.model,
             k.a_ns,

@@ -27,6 +27,9 @@ pub struct Calib {
     pub ntt: BTreeMap<String, KernelFit>,
     /// Latency-bound fraction of pageable (H2D, D2H) copies.
     pub pageable_latency_frac: (f64, f64),
+    /// The measured curves of the read-only and the 2:1 read:write mixes, for the
+    /// mix-aware variant of the predictions (a possible model extension).
+    pub mix_curves: Option<(LatencyCurve, LatencyCurve)>,
 }
 
 /// One rate constraint: capacity and the draw of each activity at standalone speed.
@@ -83,7 +86,7 @@ pub fn max_min(n: usize, cons: &[Constraint]) -> Vec<f64> {
 }
 
 /// A PCIe copy activity.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Copy {
     /// Host to device (else device to host).
     pub h2d: bool,
@@ -92,7 +95,7 @@ pub struct Copy {
 }
 
 /// A validation experiment's setup.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Setup {
     /// Streaming threads' kernel and count.
     pub streams: Option<(Kernel, usize)>,
@@ -105,7 +108,7 @@ pub struct Setup {
 }
 
 /// Predicted (or measured) outcomes; None where the setup has no such activity.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Outcome {
     /// Streams' DRAM GB/s.
     pub stream_gbps: Option<f64>,
@@ -142,54 +145,93 @@ impl Calib {
         Some((rate, rate * f))
     }
 
-    /// Solves one steady phase: streams (DRAM demand `s`) plus an optional copy.
-    /// A pageable copy's CPU memcpy is partly latency bound: its speed is also capped by
-    /// 1 / ((1 - phi) + phi * L(u) / L(0)), solved as a fixed point with u.
-    /// Returns (stream GB/s, copy GB/s, DRAM utilisation).
-    fn solve(&self, s: f64, copy: Option<Copy>) -> (f64, f64, f64) {
+    /// Latency at utilisation `u` of traffic whose write fraction is `w`. Single-curve
+    /// model: the calibration's `latency_curve`. Mix-aware: interpolates between the
+    /// read-only (w = 0) and the copy (w = 1/3) curves, clamped.
+    fn lat(&self, u: f64, w: f64, mix_aware: bool) -> f64 {
+        match (&self.mix_curves, mix_aware) {
+            (Some((r, c)), true) => {
+                let t = (w * 3.0).clamp(0.0, 1.0);
+                let lr = r.latency_ns(u);
+                lr + t * (c.latency_ns(u) - lr)
+            }
+            _ => self.curve.latency_ns(u),
+        }
+    }
+
+    /// Solves one steady phase: streams (DRAM demand `s`, write fraction `ws`) plus an
+    /// optional copy. A pageable copy's CPU memcpy is partly latency bound: its speed is
+    /// also capped by 1 / ((1 - phi) + phi * L(u) / L(u_alone)), u_alone being its own
+    /// utilisation when it ran alone (already in its standalone rate); solved as a fixed
+    /// point with u. Returns (stream GB/s, copy GB/s, DRAM utilisation, write fraction).
+    fn solve(&self, s: f64, ws: f64, copy: Option<Copy>, mix: bool) -> (f64, f64, f64, f64) {
         let (rate, dram) = copy.and_then(|c| self.copy_rates(c)).unwrap_or((0.0, 0.0));
-        let phi = match copy {
+        let (phi, wc) = match copy {
             Some(c) if !c.pinned => {
                 if c.h2d {
-                    self.pageable_latency_frac.0
+                    (self.pageable_latency_frac.0, 1.0 / 3.0)
                 } else {
-                    self.pageable_latency_frac.1
+                    (self.pageable_latency_frac.1, 2.0 / 3.0)
                 }
             }
-            _ => 0.0,
+            Some(c) => (0.0, if c.h2d { 0.0 } else { 1.0 }),
+            None => (0.0, 0.0),
         };
+        let cap = self.capacity_gbps;
         let cons = vec![Constraint {
-            cap: self.capacity_gbps,
+            cap,
             w: vec![s, dram],
         }];
         // The copy's own link limit is its standalone rate (x <= 1 covers it).
         let x = max_min(2, &cons);
         let (mut xs, mut xc) = (x[0], x[1]);
-        let mut u = ((s * xs + dram * xc) / self.capacity_gbps).clamp(0.0, 1.0);
+        let wfrac = |xs: f64, xc: f64| {
+            let tot = s * xs + dram * xc;
+            if tot > 0.0 {
+                (ws * s * xs + wc * dram * xc) / tot
+            } else {
+                0.0
+            }
+        };
+        let mut u = ((s * xs + dram * xc) / cap).clamp(0.0, 1.0);
         if phi > 0.0 {
+            let l_alone = self.lat((dram / cap).clamp(0.0, 1.0), wc, mix);
             for _ in 0..30 {
-                let cap_lat = 1.0 / ((1.0 - phi) + phi * self.curve.slowdown(u));
+                let ratio = (self.lat(u, wfrac(xs, xc), mix) / l_alone).max(1.0);
+                let cap_lat = 1.0 / ((1.0 - phi) + phi * ratio);
                 xc = x[1].min(cap_lat);
                 // Whatever the copy leaves, the streams may take (up to standalone).
-                xs = ((self.capacity_gbps - dram * xc) / s.max(1e-12)).clamp(0.0, 1.0);
-                u = ((s * xs + dram * xc) / self.capacity_gbps).clamp(0.0, 1.0);
+                xs = ((cap - dram * xc) / s.max(1e-12)).clamp(0.0, 1.0);
+                u = ((s * xs + dram * xc) / cap).clamp(0.0, 1.0);
             }
         }
-        (s * xs, rate * xc, u)
+        (s * xs, rate * xc, u, wfrac(xs, xc))
     }
 
     /// Chase latency at utilisation u, including the chase's own traffic (a fixed point).
-    fn chase_ns(&self, u_other: f64) -> f64 {
-        let mut ns = self.curve.latency_ns(u_other);
+    fn chase_ns(&self, u_other: f64, w: f64, mix: bool) -> f64 {
+        let mut ns = self.lat(u_other, w, mix);
         for _ in 0..20 {
             let u = (u_other + 64.0 / ns / self.capacity_gbps).min(1.0);
-            ns = self.curve.latency_ns(u);
+            ns = self.lat(u, w, mix);
         }
         ns
     }
 
-    /// Predicts an experiment.
+    /// Predicts an experiment with the model as it is (one latency curve).
     pub fn predict(&self, s: &Setup) -> anyhow::Result<Outcome> {
+        self.predict_with(s, false)
+    }
+
+    /// Predicts an experiment; `mix_aware` picks the latency by the traffic's write
+    /// fraction from the per-mix curves (when the calibration has them).
+    pub fn predict_with(&self, s: &Setup, mix_aware: bool) -> anyhow::Result<Outcome> {
+        let mix = mix_aware;
+        let ws = match s.streams {
+            Some((Kernel::Read, _)) | None => 0.0,
+            Some((Kernel::Copy, _)) => 1.0 / 3.0,
+            Some((Kernel::Triad, _)) => 0.25,
+        };
         let demand = match s.streams {
             Some((k, n)) => self
                 .meas
@@ -230,7 +272,7 @@ impl Calib {
             ];
             let (mut t, mut sb, mut lat) = (0.0, 0.0, 0.0);
             for (i, p) in phases.iter().enumerate() {
-                let (stream, copy_rate, u) = self.solve(demand, p.copy);
+                let (stream, copy_rate, u, w) = self.solve(demand, ws, p.copy, mix);
                 let secs = match p.copy {
                     Some(c) => {
                         let (r, _) = self.copy_rates(c).unwrap_or((1.0, 0.0));
@@ -243,7 +285,7 @@ impl Calib {
                 }
                 t += secs;
                 sb += stream * secs;
-                lat += self.chase_ns(u) * secs;
+                lat += self.chase_ns(u, w, mix) * secs;
             }
             out.pipe_iter_ms = Some(t * 1e3);
             if s.streams.is_some() {
@@ -254,7 +296,7 @@ impl Calib {
             }
             return Ok(out);
         }
-        let (stream, copy_rate, u) = self.solve(demand, s.dma);
+        let (stream, copy_rate, u, w) = self.solve(demand, ws, s.dma, mix);
         if s.streams.is_some() {
             out.stream_gbps = Some(stream);
         }
@@ -262,7 +304,7 @@ impl Calib {
             out.dma_gbps = Some(copy_rate);
         }
         if s.chase {
-            out.chase_ns = Some(self.chase_ns(u));
+            out.chase_ns = Some(self.chase_ns(u, w, mix));
         }
         Ok(out)
     }
@@ -338,6 +380,7 @@ mod tests {
             meas,
             ntt: BTreeMap::new(),
             pageable_latency_frac: (0.0, 0.0),
+            mix_curves: None,
         }
     }
 

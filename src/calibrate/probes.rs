@@ -337,6 +337,8 @@ pub fn gpu_probes(
     m.msm.sort_by_key(|p| p.lg);
     pb.finish_with_message("done");
 
+    // From here on copies run next to streams: keep the harness's threads off their cores.
+    probe.pin(&super::gpu::harness_cpus())?;
     let configs = [
         ("h2d", true),
         ("d2h", true),

@@ -11,7 +11,7 @@ use super::probes::{self, Mode, Plan, bar};
 use super::stream::Kernel;
 use crate::model::{LatencyCurve, PcieLink};
 use anyhow::{Context, anyhow};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -30,10 +30,12 @@ pub struct ValidateArgs {
     pub no_gpu: bool,
     /// A GPU probe harness built by gpu/build.sh (default: the embedded one).
     pub gpu_probe: Option<PathBuf>,
+    /// Re-predict the experiments of an earlier validate.json (no measuring).
+    pub remeasured: Option<PathBuf>,
 }
 
 /// One compared quantity.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Row {
     /// Experiment name.
     pub experiment: String,
@@ -45,10 +47,14 @@ pub struct Row {
     pub predicted: f64,
     /// (predicted - measured) / measured, percent.
     pub error_pct: f64,
+    /// Prediction with per-mix latency curves (a model extension; not the model).
+    pub predicted_mix_aware: f64,
+    /// Its error, percent.
+    pub error_mix_aware_pct: f64,
 }
 
 /// All rows plus summary statistics.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Table {
     /// Calibration file used.
     pub calibration: String,
@@ -58,8 +64,27 @@ pub struct Table {
     pub median_abs_error_pct: f64,
     /// Max of |error %|.
     pub max_abs_error_pct: f64,
+    /// Median of |error %| of the mix-aware variant.
+    pub median_abs_error_mix_aware_pct: f64,
+    /// Max of |error %| of the mix-aware variant.
+    pub max_abs_error_mix_aware_pct: f64,
     /// What was skipped and why.
     pub skipped: Vec<String>,
+    /// Each experiment's setup and measured outcome (to re-predict from another
+    /// calibration with `--remeasured`).
+    #[serde(default)]
+    pub experiments: Vec<Measured>,
+}
+
+/// One experiment as run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Measured {
+    /// Name.
+    pub name: String,
+    /// What ran.
+    pub setup: Setup,
+    /// What was measured.
+    pub outcome: Outcome,
 }
 
 /// Builds the predictor's view of the host from a calibration file's text.
@@ -117,7 +142,16 @@ pub fn load_calib(text: &str) -> anyhow::Result<Calib> {
         meas: prov.measurements,
         ntt: prov.fitted.ntt,
         pageable_latency_frac: lat,
+        mix_curves: mix_curves(&prov.fitted.curves),
     })
+}
+
+fn mix_curves(
+    curves: &std::collections::BTreeMap<String, Vec<(f64, f64)>>,
+) -> Option<(LatencyCurve, LatencyCurve)> {
+    let r = LatencyCurve::new(curves.get("read")?.clone()).ok()?;
+    let c = LatencyCurve::new(curves.get("copy")?.clone()).ok()?;
+    Some((r, c))
 }
 
 struct Exp {
@@ -272,26 +306,39 @@ fn measure(
     result
 }
 
-fn rows_for(name: &str, m: &Outcome, p: &Outcome) -> Vec<Row> {
+fn rows_for(name: &str, m: &Outcome, p: &Outcome, q: &Outcome) -> Vec<Row> {
     let mut rows = Vec::new();
-    let mut push = |metric: &str, a: Option<f64>, b: Option<f64>| {
+    let mut push = |metric: &str, a: Option<f64>, b: Option<f64>, c: Option<f64>| {
         if let (Some(a), Some(b)) = (a, b)
             && a > 0.0
         {
+            let c = c.unwrap_or(b);
             rows.push(Row {
                 experiment: name.into(),
                 metric: metric.into(),
                 measured: a,
                 predicted: b,
                 error_pct: (b - a) / a * 100.0,
+                predicted_mix_aware: c,
+                error_mix_aware_pct: (c - a) / a * 100.0,
             });
         }
     };
-    push("streams GB/s", m.stream_gbps, p.stream_gbps);
-    push("chase ns", m.chase_ns, p.chase_ns);
-    push("dma GB/s", m.dma_gbps, p.dma_gbps);
-    push("pipe iteration ms", m.pipe_iter_ms, p.pipe_iter_ms);
-    push("pipe upload ms", m.pipe_h2d_ms, p.pipe_h2d_ms);
+    push("streams GB/s", m.stream_gbps, p.stream_gbps, q.stream_gbps);
+    push("chase ns", m.chase_ns, p.chase_ns, q.chase_ns);
+    push("dma GB/s", m.dma_gbps, p.dma_gbps, q.dma_gbps);
+    push(
+        "pipe iteration ms",
+        m.pipe_iter_ms,
+        p.pipe_iter_ms,
+        q.pipe_iter_ms,
+    );
+    push(
+        "pipe upload ms",
+        m.pipe_h2d_ms,
+        p.pipe_h2d_ms,
+        q.pipe_h2d_ms,
+    );
     rows
 }
 
@@ -309,44 +356,72 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// Summarises rows into a table.
-pub fn summarise(calibration: &str, rows: Vec<Row>, skipped: Vec<String>) -> Table {
+pub fn summarise(
+    calibration: &str,
+    rows: Vec<Row>,
+    skipped: Vec<String>,
+    experiments: Vec<Measured>,
+) -> Table {
     let abs: Vec<f64> = rows.iter().map(|r| r.error_pct.abs()).collect();
+    let abs2: Vec<f64> = rows.iter().map(|r| r.error_mix_aware_pct.abs()).collect();
     Table {
         calibration: calibration.into(),
         median_abs_error_pct: median(abs.clone()),
         max_abs_error_pct: abs.iter().copied().fold(0.0, f64::max),
+        median_abs_error_mix_aware_pct: median(abs2.clone()),
+        max_abs_error_mix_aware_pct: abs2.iter().copied().fold(0.0, f64::max),
         rows,
         skipped,
+        experiments,
     }
 }
 
 /// The table as Markdown.
 pub fn markdown(t: &Table) -> String {
     let mut s = String::from(
-        "| experiment | metric | measured | predicted | error % |\n|---|---|---:|---:|---:|\n",
+        "| experiment | metric | measured | predicted | error % | mix-aware | error % |\n\
+         |---|---|---:|---:|---:|---:|---:|\n",
     );
     for r in &t.rows {
         s.push_str(&format!(
-            "| {} | {} | {:.2} | {:.2} | {:+.1} |\n",
-            r.experiment, r.metric, r.measured, r.predicted, r.error_pct
+            "| {} | {} | {:.2} | {:.2} | {:+.1} | {:.2} | {:+.1} |\n",
+            r.experiment,
+            r.metric,
+            r.measured,
+            r.predicted,
+            r.error_pct,
+            r.predicted_mix_aware,
+            r.error_mix_aware_pct
         ));
     }
     s.push_str(&format!(
-        "\nmedian |error| {:.1}%, max |error| {:.1}% over {} comparisons\n",
+        "\nmodel (one latency curve): median |error| {:.1}%, max |error| {:.1}% over {} \
+         comparisons\nmix-aware latency (per-mix curves, a model extension): median |error| \
+         {:.1}%, max {:.1}%\n",
         t.median_abs_error_pct,
         t.max_abs_error_pct,
-        t.rows.len()
+        t.rows.len(),
+        t.median_abs_error_mix_aware_pct,
+        t.max_abs_error_mix_aware_pct
     ));
     s
 }
 
 /// The table as CSV.
 pub fn csv(t: &Table) -> String {
-    let mut s = String::from("experiment,metric,measured,predicted,error_pct\n");
+    let mut s = String::from(
+        "experiment,metric,measured,predicted,error_pct,predicted_mix_aware,error_mix_aware_pct\n",
+    );
     for r in &t.rows {
         s.push_str(&format!(
-            "\"{}\",\"{}\",{},{},{:.3}\n",
-            r.experiment, r.metric, r.measured, r.predicted, r.error_pct
+            "\"{}\",\"{}\",{},{},{:.3},{},{:.3}\n",
+            r.experiment,
+            r.metric,
+            r.measured,
+            r.predicted,
+            r.error_pct,
+            r.predicted_mix_aware,
+            r.error_mix_aware_pct
         ));
     }
     s
@@ -358,6 +433,38 @@ pub fn validate_command(args: ValidateArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot read {}", args.calibration.display()))?;
     let calib = load_calib(&text)
         .with_context(|| format!("in calibration file {}", args.calibration.display()))?;
+    let name = args.calibration.display().to_string();
+    let table = if let Some(path) = &args.remeasured {
+        let old: Table = serde_json::from_str(
+            &std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", path.display()))?,
+        )
+        .with_context(|| format!("{} is not a validate.json", path.display()))?;
+        let mut rows = Vec::new();
+        for e in &old.experiments {
+            let p = calib.predict(&e.setup)?;
+            let q = calib.predict_with(&e.setup, true)?;
+            rows.extend(rows_for(&e.name, &e.outcome, &p, &q));
+        }
+        let mut skipped = old.skipped.clone();
+        skipped.push(format!("measurements reused from {}", path.display()));
+        summarise(&name, rows, skipped, old.experiments)
+    } else {
+        run_experiments(&args, &calib, &name)?
+    };
+    print!("{}", markdown(&table));
+    for s in &table.skipped {
+        println!("skipped: {s}");
+    }
+    write_outputs(&table, &args.out_dir)?;
+    println!(
+        "wrote {}/validate.{{csv,json,md,png}}",
+        args.out_dir.display()
+    );
+    Ok(())
+}
+
+fn run_experiments(args: &ValidateArgs, calib: &Calib, name: &str) -> anyhow::Result<Table> {
     let mut skipped = Vec::new();
     let cores = super::sys::allowed_cpus().len();
     let plan = Plan::new(args.mode, cores);
@@ -378,28 +485,27 @@ pub fn validate_command(args: ValidateArgs) -> anyhow::Result<()> {
     let exps = experiments(args.mode, cores, probe.is_some());
     let pb = bar(exps.len() as u64, "validate");
     let mut rows = Vec::new();
+    let mut done = Vec::new();
     for e in &exps {
         pb.set_message(e.name.clone());
         let predicted = calib.predict(&e.setup)?;
+        let mix_aware = calib.predict_with(&e.setup, true)?;
         match measure(&e.setup, &plan, &workers, &chaser, probe.as_mut()) {
-            Ok(measured) => rows.extend(rows_for(&e.name, &measured, &predicted)),
+            Ok(measured) => {
+                rows.extend(rows_for(&e.name, &measured, &predicted, &mix_aware));
+                done.push(Measured {
+                    name: e.name.clone(),
+                    setup: e.setup.clone(),
+                    outcome: measured,
+                });
+            }
             Err(err) => skipped.push(format!("{}: {err:#}", e.name)),
         }
         pb.inc(1);
     }
     pb.finish_with_message("done");
-    drop(probe);
-    let table = summarise(&args.calibration.display().to_string(), rows, skipped);
-    print!("{}", markdown(&table));
-    for s in &table.skipped {
-        println!("skipped: {s}");
-    }
-    write_outputs(&table, &args.out_dir)?;
-    println!(
-        "wrote {}/validate.{{csv,json,md,png}}",
-        args.out_dir.display()
-    );
-    Ok(())
+    skipped.extend(scratch.skipped);
+    Ok(summarise(name, rows, skipped, done))
 }
 
 fn write_outputs(t: &Table, dir: &Path) -> anyhow::Result<()> {
@@ -426,11 +532,14 @@ mod tests {
             measured: 100.0,
             predicted: 100.0 + e,
             error_pct: e,
+            predicted_mix_aware: 100.0,
+            error_mix_aware_pct: 0.0,
         };
-        let t = summarise("c", vec![row(-5.0), row(2.0), row(20.0)], vec![]);
+        let t = summarise("c", vec![row(-5.0), row(2.0), row(20.0)], vec![], vec![]);
         assert_eq!(t.median_abs_error_pct, 5.0);
         assert_eq!(t.max_abs_error_pct, 20.0);
         assert!(markdown(&t).contains("median |error| 5.0%"));
+        assert_eq!(t.max_abs_error_mix_aware_pct, 0.0);
         assert_eq!(csv(&t).lines().count(), 4);
     }
 
@@ -481,6 +590,7 @@ mod tests {
             hugepages: false,
             no_gpu: true,
             gpu_probe: None,
+            remeasured: None,
         })
         .unwrap();
         let j: serde_json::Value = serde_json::from_str(
