@@ -138,9 +138,48 @@ pub fn fit_msm(points: &[MsmPoint]) -> Option<KernelFit> {
     }
 }
 
+fn median_of(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Pool-adjacent-violators: the non-decreasing sequence closest (least squares) to `y`.
+pub fn isotonic(y: &[f64]) -> Vec<f64> {
+    let mut blocks: Vec<(f64, usize)> = Vec::new(); // (mean, count)
+    for &v in y {
+        blocks.push((v, 1));
+        while blocks.len() >= 2 {
+            let (m2, c2) = blocks[blocks.len() - 1];
+            let (m1, c1) = blocks[blocks.len() - 2];
+            if m1 <= m2 {
+                break;
+            }
+            blocks.pop();
+            let l = blocks.len() - 1;
+            blocks[l] = (
+                (m1 * c1 as f64 + m2 * c2 as f64) / (c1 + c2) as f64,
+                c1 + c2,
+            );
+        }
+    }
+    blocks
+        .into_iter()
+        .flat_map(|(m, c)| std::iter::repeat_n(m, c))
+        .collect()
+}
+
 /// Turns (achieved GB/s, ns) points into a utilisation curve for capacity `cap`:
-/// sorted by utilisation, clamped to [0, 1], starting at u = 0 with the idle latency,
-/// latency made non-decreasing, points closer than 0.01 in utilisation merged.
+/// sorted by utilisation, clamped to [0, 1], the lowest-load point placed at u = 0 (idle
+/// latency), latency made non-decreasing by isotonic regression (noise is averaged, not
+/// ratcheted up), points closer than 0.01 in utilisation merged.
 pub fn latency_curve(points: &[(f64, f64)], cap: f64) -> Vec<(f64, f64)> {
     if points.is_empty() || cap.is_nan() || cap <= 0.0 {
         return Vec::new();
@@ -150,23 +189,35 @@ pub fn latency_curve(points: &[(f64, f64)], cap: f64) -> Vec<(f64, f64)> {
         .filter(|(bw, ns)| bw.is_finite() && ns.is_finite() && *ns > 0.0)
         .map(|&(bw, ns)| ((bw / cap).clamp(0.0, 1.0), ns))
         .collect();
+    if p.is_empty() {
+        return Vec::new();
+    }
     p.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let idle = p.first().map_or(100.0, |x| x.1);
-    let mut out: Vec<(f64, f64)> = vec![(0.0, idle)];
-    for (u, ns) in p.into_iter().skip(1) {
-        let last = *out.last().unwrap_or(&(0.0, idle));
-        let ns = ns.max(last.1);
-        if u - last.0 < 0.01 {
-            let l = out.len() - 1;
-            if l > 0 {
-                out[l] = (last.0, ns);
-            }
-            continue;
+    p[0].0 = 0.0;
+    let ns = isotonic(&p.iter().map(|x| x.1).collect::<Vec<_>>());
+    let mut out: Vec<(f64, f64)> = Vec::new();
+    for (&(u, _), &l) in p.iter().zip(&ns) {
+        match out.last_mut() {
+            Some(last) if u - last.0 < 0.01 => last.1 = last.1.max(l),
+            _ => out.push((u, l)),
         }
-        out.push((u, ns));
     }
     out.iter()
         .map(|&(u, ns)| ((u * 1e4).round() / 1e4, (ns * 10.0).round() / 10.0))
+        .collect()
+}
+
+/// Medians of repeated loaded-latency points, per mix and stream-thread count:
+/// (total GB/s, ns) pairs.
+pub fn latency_medians(m: &Measurements, mix: Kernel) -> Vec<(f64, f64)> {
+    let mut by: BTreeMap<usize, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    for p in m.latency.iter().filter(|p| p.mix == mix) {
+        let e = by.entry(p.stream_threads).or_default();
+        e.0.push(p.total_gbps);
+        e.1.push(p.ns);
+    }
+    by.into_values()
+        .map(|(bw, ns)| (median_of(bw), median_of(ns)))
         .collect()
 }
 
@@ -292,7 +343,7 @@ pub fn fit_pcie(m: &Measurements, peak_stream: f64) -> (Option<PcieFit>, f64, St
     // Per direction: runs whose demand exceeded C and whose streams slowed give
     // f_dir = (C - S_with) / D_with (D2H writes can cost more than H2D reads).
     let mut dir_factor = |dir: &str| -> f64 {
-        let mut v: Vec<f64> = m
+        let v: Vec<f64> = m
             .dma_stream
             .iter()
             .filter(|p| p.pinned && p.dir == dir && p.dma_with_gbps > 0.0)
@@ -306,8 +357,7 @@ pub fn fit_pcie(m: &Measurements, peak_stream: f64) -> (Option<PcieFit>, f64, St
             ));
             return f;
         }
-        v.sort_by(f64::total_cmp);
-        let med = v[v.len() / 2];
+        let med = median_of(v.clone());
         notes.push(format!(
             "{dir}_dram_factor {med:.2}: (C - streams) / DMA over {} oversubscribed {dir} runs",
             v.len()
@@ -423,12 +473,7 @@ pub fn fit(m: &Measurements) -> anyhow::Result<Fitted> {
     let (mut pcie, capacity, basis) = fit_pcie(m, peak_stream);
     let mut curves = BTreeMap::new();
     for mix in [Kernel::Read, Kernel::Copy] {
-        let pts: Vec<(f64, f64)> = m
-            .latency
-            .iter()
-            .filter(|p| p.mix == mix)
-            .map(|p| (p.total_gbps, p.ns))
-            .collect();
+        let pts = latency_medians(m, mix);
         if !pts.is_empty() {
             curves.insert(mix.name().to_string(), latency_curve(&pts, capacity));
         }
@@ -555,9 +600,11 @@ mod tests {
         assert!(c.windows(2).all(|w| w[1].0 > w[0].0 && w[1].1 >= w[0].1));
         let model = crate::model::LatencyCurve::new(c.clone()).unwrap();
         assert!((model.latency_ns(0.9) - (100.0 + 300.0 * 0.9f64.powi(4))).abs() < 0.5);
-        // A noisy dip is flattened, not kept.
-        let c = latency_curve(&[(0.0, 100.0), (50.0, 120.0), (100.0, 115.0)], 100.0);
-        assert_eq!(c[2].1, 120.0);
+        // A noisy dip is averaged away (isotonic), not kept and not ratcheted up.
+        let c = latency_curve(&[(0.0, 100.0), (50.0, 120.0), (100.0, 116.0)], 100.0);
+        assert_eq!(c[1].1, 118.0);
+        assert_eq!(c[2].1, 118.0);
+        assert_eq!(isotonic(&[1.0, 3.0, 2.0, 4.0]), vec![1.0, 2.5, 2.5, 4.0]);
     }
 
     fn run(dir: &str, pinned: bool, s: (f64, f64), d: (f64, f64)) -> DmaStreamPoint {

@@ -65,6 +65,8 @@ pub struct Plan {
     pub msm_reps: u32,
     /// Longest settling phase before measuring.
     pub settle_max: Duration,
+    /// Passes over the loaded-latency sweep (medians are fitted).
+    pub lat_passes: usize,
 }
 
 fn upto(list: &[usize], max: usize) -> Vec<usize> {
@@ -99,6 +101,7 @@ impl Plan {
                 ntt_reps: 2,
                 msm_reps: 2,
                 settle_max: Duration::ZERO,
+                lat_passes: 1,
             },
             Mode::Quick => Plan {
                 array_bytes: 256 << 20,
@@ -115,6 +118,7 @@ impl Plan {
                 ntt_reps: 5,
                 msm_reps: 3,
                 settle_max: Duration::from_secs(15),
+                lat_passes: 1,
             },
             Mode::Full => Plan {
                 array_bytes: 256 << 20,
@@ -131,6 +135,7 @@ impl Plan {
                 ntt_reps: 10,
                 msm_reps: 5,
                 settle_max: Duration::from_secs(40),
+                lat_passes: 2,
             },
         }
     }
@@ -224,27 +229,39 @@ pub fn host_probes(
         }
     }
     pb.finish_with_message("done");
-    let pb = bar((plan.lat_threads.len() * 2) as u64, "latency");
-    for mix in [Kernel::Read, Kernel::Copy] {
+    // Passes interleave the mixes and alternate their order, so slow drifts of the
+    // host's memory speed spread over both curves; the fit takes medians per point.
+    let pb = bar(
+        (plan.lat_threads.len() * 2 * plan.lat_passes) as u64,
+        "latency",
+    );
+    for pass in 0..plan.lat_passes {
         for &k in &plan.lat_threads {
-            pb.set_message(format!("{} x{k}", mix.name()));
-            let k = k.min(workers.len().saturating_sub(1));
-            workers.run(1..1 + k, Some(mix));
-            std::thread::sleep(plan.warm);
-            let s0 = workers.snapshot();
-            let ns = chaser.measure(plan.dur)?;
-            let s1 = workers.snapshot();
-            workers.idle();
-            let stream = if k == 0 { 0.0 } else { s1.gbps_since(&s0) };
-            let chase_gbps = 64.0 / ns;
-            m.latency.push(LatPoint {
-                mix,
-                stream_threads: k,
-                stream_gbps: stream,
-                total_gbps: stream + chase_gbps,
-                ns,
-            });
-            pb.inc(1);
+            let mixes = if pass % 2 == 0 {
+                [Kernel::Read, Kernel::Copy]
+            } else {
+                [Kernel::Copy, Kernel::Read]
+            };
+            for mix in mixes {
+                pb.set_message(format!("{} x{k}", mix.name()));
+                let k = k.min(workers.len().saturating_sub(1));
+                workers.run(1..1 + k, Some(mix));
+                std::thread::sleep(plan.warm);
+                let s0 = workers.snapshot();
+                let ns = chaser.measure(plan.dur)?;
+                let s1 = workers.snapshot();
+                workers.idle();
+                let stream = if k == 0 { 0.0 } else { s1.gbps_since(&s0) };
+                let chase_gbps = 64.0 / ns;
+                m.latency.push(LatPoint {
+                    mix,
+                    stream_threads: k,
+                    stream_gbps: stream,
+                    total_gbps: stream + chase_gbps,
+                    ns,
+                });
+                pb.inc(1);
+            }
         }
     }
     pb.finish_with_message("done");
@@ -472,6 +489,10 @@ mod tests {
         let (w, c) = start_host(&mut m, &plan, false).unwrap();
         host_probes(&mut m, &plan, &w, &c).unwrap();
         assert_eq!(m.bandwidth.len(), plan.bw_threads.len() * 3);
+        assert_eq!(
+            m.latency.len(),
+            plan.lat_threads.len() * 2 * plan.lat_passes
+        );
         assert!(m.bandwidth.iter().all(|p| p.dram_gbps > 0.0));
         assert!(m.latency.iter().all(|p| p.ns > 0.0));
         let f = super::super::fit::fit(&m).unwrap();
