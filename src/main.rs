@@ -1,147 +1,112 @@
-//! bwsim command line (calibrate / validate; the lead's CLI adds the rest).
+//! The `bwsim` binary: parse arguments, call the library, map errors to exit codes.
+//!
+//! Exit codes: 0 success; 1 the run failed or stalled; 2 bad input (scenario, flags).
 
-use bwsim::calibrate::{
-    CalibrateArgs, ValidateArgs, calibrate_command, probes::Mode, validate_command,
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use bwsim::calibrate::{CalibrateArgs, ValidateArgs, probes::Mode};
+use bwsim::cli::{
+    CalibrateCliArgs, CheckArgs, Cli, Command, Format, ProbeMode, RunArgs, ValidateCliArgs,
 };
-use clap::{Parser, Subcommand, ValueEnum};
-use std::path::PathBuf;
+use bwsim::run::{RunOptions, run_model_with};
+use bwsim::scenario;
 
-#[derive(Parser)]
-#[command(
-    name = "bwsim",
-    version,
-    about = "Memory-bandwidth contention simulator"
-)]
-struct Cli {
-    #[command(subcommand)]
-    cmd: Cmd,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum ModeArg {
-    Tiny,
-    Quick,
-    Full,
-}
-
-impl From<ModeArg> for Mode {
-    fn from(m: ModeArg) -> Self {
-        match m {
-            ModeArg::Tiny => Mode::Tiny,
-            ModeArg::Quick => Mode::Quick,
-            ModeArg::Full => Mode::Full,
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run(args),
+        Command::Check(args) => check(args),
+        Command::Calibrate(args) => calibrate(args),
+        Command::Validate(args) => validate(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(Failure::Input(msg)) => {
+            eprintln!("error: {msg}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Run(msg)) => {
+            eprintln!("error: {msg}");
+            ExitCode::from(1)
         }
     }
 }
 
-#[derive(Subcommand)]
-enum Cmd {
-    /// Measure this host (DRAM, latency, PCIe, GPU kernels) and write calibration.toml.
-    Calibrate {
-        /// Short run (under 2 minutes); same as --mode quick.
-        #[arg(long)]
-        quick: bool,
-        /// tiny (seconds, tests), quick (< 2 min) or full (< 10 min, default).
-        #[arg(long, value_enum)]
-        mode: Option<ModeArg>,
-        /// Output file.
-        #[arg(long, default_value = "calibration.toml")]
-        out: PathBuf,
-        /// Do not advise huge pages for probe buffers.
-        #[arg(long)]
-        no_hugepages: bool,
-        /// Skip GPU probes.
-        #[arg(long)]
-        no_gpu: bool,
-        /// GPU probe harness built by gpu/build.sh (default: the embedded one).
-        #[arg(long)]
-        gpu_probe: Option<PathBuf>,
-        /// Also write raw measurements as JSON.
-        #[arg(long)]
-        json: Option<PathBuf>,
-        /// Re-fit a measurements JSON (from --json) instead of measuring.
-        #[arg(long)]
-        refit: Option<PathBuf>,
-    },
-    /// Run mixed experiments for real and predict them from a calibration.
-    Validate {
-        /// The calibration file.
-        #[arg(long)]
-        calibration: PathBuf,
-        /// Short run; same as --mode quick.
-        #[arg(long)]
-        quick: bool,
-        /// tiny, quick or full (default).
-        #[arg(long, value_enum)]
-        mode: Option<ModeArg>,
-        /// Folder for validate.{csv,json,md,png}.
-        #[arg(long, default_value = ".")]
-        out_dir: PathBuf,
-        /// Do not advise huge pages for probe buffers.
-        #[arg(long)]
-        no_hugepages: bool,
-        /// Skip GPU experiments.
-        #[arg(long)]
-        no_gpu: bool,
-        /// GPU probe harness built by gpu/build.sh (default: the embedded one).
-        #[arg(long)]
-        gpu_probe: Option<PathBuf>,
-        /// Re-predict the experiments of an earlier validate.json instead of measuring.
-        #[arg(long)]
-        remeasured: Option<PathBuf>,
-    },
+enum Failure {
+    /// The user's input is wrong.
+    Input(String),
+    /// The simulation could not complete.
+    Run(String),
 }
 
-fn mode(quick: bool, m: Option<ModeArg>) -> Mode {
-    match (m, quick) {
-        (Some(m), _) => m.into(),
-        (None, true) => Mode::Quick,
-        (None, false) => Mode::Full,
+fn run(args: RunArgs) -> Result<ExitCode, Failure> {
+    let loaded =
+        scenario::load(&args.scenario, &args.sets).map_err(|e| Failure::Input(e.to_string()))?;
+    let mut model = loaded.model;
+    if let Some(seed) = args.seed {
+        model.seed = seed;
     }
-}
-
-fn main() {
-    let cli = Cli::parse();
-    let r = match cli.cmd {
-        Cmd::Calibrate {
-            quick,
-            mode: m,
-            out,
-            no_hugepages,
-            no_gpu,
-            gpu_probe,
-            json,
-            refit,
-        } => calibrate_command(CalibrateArgs {
-            mode: mode(quick, m),
-            out,
-            hugepages: !no_hugepages,
-            no_gpu,
-            gpu_probe,
-            json,
-            refit,
-        }),
-        Cmd::Validate {
-            calibration,
-            quick,
-            mode: m,
-            out_dir,
-            no_hugepages,
-            no_gpu,
-            gpu_probe,
-            remeasured,
-        } => validate_command(ValidateArgs {
-            calibration,
-            mode: mode(quick, m),
-            out_dir,
-            hugepages: !no_hugepages,
-            no_gpu,
-            gpu_probe,
-            remeasured,
-        }),
+    let opts = RunOptions {
+        ideal: !args.no_ideal,
     };
-    if let Err(e) = r {
-        eprintln!("bwsim: error: {e:#}");
-        std::process::exit(1);
+    let report = run_model_with(&model, opts, &mut bwsim::engine::NullObserver)
+        .map_err(|e| Failure::Run(format!("{}: {e}", args.scenario.display())))?;
+    match args.format {
+        Format::Text => print!("{}", report.to_text()),
+        Format::Json => println!("{}", report.to_json()),
     }
+    // A stalled run still prints its (partial) report, but exits 1 and says why on stderr
+    // so that scripts do not mistake it for a result.
+    match report.notes.iter().find(|n| n.starts_with("stalled")) {
+        Some(note) => {
+            eprintln!("error: {}: run {note}", args.scenario.display());
+            Ok(ExitCode::from(1))
+        }
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+fn check(args: CheckArgs) -> Result<ExitCode, Failure> {
+    let loaded =
+        scenario::load(&args.scenario, &args.sets).map_err(|e| Failure::Input(e.to_string()))?;
+    print!("{}", loaded.summary());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn probe_mode(quick: bool, mode: Option<ProbeMode>) -> Mode {
+    match (mode, quick) {
+        (Some(ProbeMode::Tiny), _) => Mode::Tiny,
+        (Some(ProbeMode::Quick), _) | (None, true) => Mode::Quick,
+        (Some(ProbeMode::Full), _) | (None, false) => Mode::Full,
+    }
+}
+
+fn calibrate(a: CalibrateCliArgs) -> Result<ExitCode, Failure> {
+    bwsim::calibrate::calibrate_command(CalibrateArgs {
+        mode: probe_mode(a.quick, a.mode),
+        out: a.out,
+        hugepages: !a.no_hugepages,
+        no_gpu: a.no_gpu,
+        gpu_probe: a.gpu_probe,
+        json: a.json,
+        refit: a.refit,
+    })
+    .map_err(|e| Failure::Run(format!("{e:#}")))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn validate(a: ValidateCliArgs) -> Result<ExitCode, Failure> {
+    bwsim::calibrate::validate_command(ValidateArgs {
+        calibration: a.calibration,
+        mode: probe_mode(a.quick, a.mode),
+        out_dir: a.out_dir,
+        hugepages: !a.no_hugepages,
+        no_gpu: a.no_gpu,
+        gpu_probe: a.gpu_probe,
+        remeasured: a.remeasured,
+    })
+    .map_err(|e| Failure::Run(format!("{e:#}")))?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -12,6 +12,7 @@
 //! - [`validate`]: runs them for real and compares; [`plot`] draws the comparison.
 
 pub mod data;
+pub mod engine_predict;
 pub mod fit;
 pub mod gpu;
 pub mod latency;

@@ -47,9 +47,19 @@ pub struct Row {
     pub predicted: f64,
     /// (predicted - measured) / measured, percent.
     pub error_pct: f64,
-    /// Prediction with per-mix latency curves (a model extension; not the model).
+    /// Steady-state prediction with equal fractional slowdown for all activities on a
+    /// saturated resource (the design note's max-min rule), one latency curve.
+    #[serde(default)]
+    pub predicted_equal_share: f64,
+    /// Its error, percent.
+    #[serde(default)]
+    pub error_equal_share_pct: f64,
+    /// As the equal-share prediction, but with per-mix latency curves (a possible model
+    /// extension; not what the engine does).
+    #[serde(default)]
     pub predicted_mix_aware: f64,
     /// Its error, percent.
+    #[serde(default)]
     pub error_mix_aware_pct: f64,
 }
 
@@ -64,9 +74,17 @@ pub struct Table {
     pub median_abs_error_pct: f64,
     /// Max of |error %|.
     pub max_abs_error_pct: f64,
+    /// Median of |error %| of the equal-share steady-state variant.
+    #[serde(default)]
+    pub median_abs_error_equal_share_pct: f64,
+    /// Max of |error %| of the equal-share steady-state variant.
+    #[serde(default)]
+    pub max_abs_error_equal_share_pct: f64,
     /// Median of |error %| of the mix-aware variant.
+    #[serde(default)]
     pub median_abs_error_mix_aware_pct: f64,
     /// Max of |error %| of the mix-aware variant.
+    #[serde(default)]
     pub max_abs_error_mix_aware_pct: f64,
     /// What was skipped and why.
     pub skipped: Vec<String>,
@@ -306,40 +324,52 @@ fn measure(
     result
 }
 
-fn rows_for(name: &str, m: &Outcome, p: &Outcome, q: &Outcome) -> Vec<Row> {
+/// Predictions of one experiment: engine, equal-share steady state, mix-aware.
+pub struct Predictions {
+    /// The bwsim engine.
+    pub engine: Outcome,
+    /// Equal fractional shares, one latency curve.
+    pub equal: Outcome,
+    /// Equal shares, per-mix latency curves.
+    pub mix: Outcome,
+}
+
+fn rows_for(name: &str, m: &Outcome, p: &Predictions) -> Vec<Row> {
     let mut rows = Vec::new();
-    let mut push = |metric: &str, a: Option<f64>, b: Option<f64>, c: Option<f64>| {
-        if let (Some(a), Some(b)) = (a, b)
+    let err = |b: f64, a: f64| (b - a) / a * 100.0;
+    let mut push = |metric: &str, f: fn(&Outcome) -> Option<f64>| {
+        if let (Some(a), Some(b)) = (f(m), f(&p.engine))
             && a > 0.0
         {
-            let c = c.unwrap_or(b);
+            let e = f(&p.equal).unwrap_or(b);
+            let c = f(&p.mix).unwrap_or(e);
             rows.push(Row {
                 experiment: name.into(),
                 metric: metric.into(),
                 measured: a,
                 predicted: b,
-                error_pct: (b - a) / a * 100.0,
+                error_pct: err(b, a),
+                predicted_equal_share: e,
+                error_equal_share_pct: err(e, a),
                 predicted_mix_aware: c,
-                error_mix_aware_pct: (c - a) / a * 100.0,
+                error_mix_aware_pct: err(c, a),
             });
         }
     };
-    push("streams GB/s", m.stream_gbps, p.stream_gbps, q.stream_gbps);
-    push("chase ns", m.chase_ns, p.chase_ns, q.chase_ns);
-    push("dma GB/s", m.dma_gbps, p.dma_gbps, q.dma_gbps);
-    push(
-        "pipe iteration ms",
-        m.pipe_iter_ms,
-        p.pipe_iter_ms,
-        q.pipe_iter_ms,
-    );
-    push(
-        "pipe upload ms",
-        m.pipe_h2d_ms,
-        p.pipe_h2d_ms,
-        q.pipe_h2d_ms,
-    );
+    push("streams GB/s", |o| o.stream_gbps);
+    push("chase ns", |o| o.chase_ns);
+    push("dma GB/s", |o| o.dma_gbps);
+    push("pipe iteration ms", |o| o.pipe_iter_ms);
+    push("pipe upload ms", |o| o.pipe_h2d_ms);
     rows
+}
+
+fn predictions(calib: &Calib, s: &Setup) -> anyhow::Result<Predictions> {
+    Ok(Predictions {
+        engine: calib.predict_engine(s)?,
+        equal: calib.predict(s)?,
+        mix: calib.predict_with(s, true)?,
+    })
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -364,10 +394,13 @@ pub fn summarise(
 ) -> Table {
     let abs: Vec<f64> = rows.iter().map(|r| r.error_pct.abs()).collect();
     let abs2: Vec<f64> = rows.iter().map(|r| r.error_mix_aware_pct.abs()).collect();
+    let abs3: Vec<f64> = rows.iter().map(|r| r.error_equal_share_pct.abs()).collect();
     Table {
         calibration: calibration.into(),
         median_abs_error_pct: median(abs.clone()),
         max_abs_error_pct: abs.iter().copied().fold(0.0, f64::max),
+        median_abs_error_equal_share_pct: median(abs3.clone()),
+        max_abs_error_equal_share_pct: abs3.iter().copied().fold(0.0, f64::max),
         median_abs_error_mix_aware_pct: median(abs2.clone()),
         max_abs_error_mix_aware_pct: abs2.iter().copied().fold(0.0, f64::max),
         rows,
@@ -379,28 +412,33 @@ pub fn summarise(
 /// The table as Markdown.
 pub fn markdown(t: &Table) -> String {
     let mut s = String::from(
-        "| experiment | metric | measured | predicted | error % | mix-aware | error % |\n\
-         |---|---|---:|---:|---:|---:|---:|\n",
+        "| experiment | metric | measured | engine | error % | equal-share | error % | \
+         mix-aware | error % |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for r in &t.rows {
         s.push_str(&format!(
-            "| {} | {} | {:.2} | {:.2} | {:+.1} | {:.2} | {:+.1} |\n",
+            "| {} | {} | {:.2} | {:.2} | {:+.1} | {:.2} | {:+.1} | {:.2} | {:+.1} |\n",
             r.experiment,
             r.metric,
             r.measured,
             r.predicted,
             r.error_pct,
+            r.predicted_equal_share,
+            r.error_equal_share_pct,
             r.predicted_mix_aware,
             r.error_mix_aware_pct
         ));
     }
     s.push_str(&format!(
-        "\nmodel (one latency curve): median |error| {:.1}%, max |error| {:.1}% over {} \
-         comparisons\nmix-aware latency (per-mix curves, a model extension): median |error| \
-         {:.1}%, max {:.1}%\n",
+        "\nengine (the model as simulated): median |error| {:.1}%, max |error| {:.1}% over {} \
+         comparisons\nequal-share steady state (max-min with equal slowdown, one latency \
+         curve): median {:.1}%, max {:.1}%\nmix-aware latency (per-mix curves, a model \
+         extension): median {:.1}%, max {:.1}%\n",
         t.median_abs_error_pct,
         t.max_abs_error_pct,
         t.rows.len(),
+        t.median_abs_error_equal_share_pct,
+        t.max_abs_error_equal_share_pct,
         t.median_abs_error_mix_aware_pct,
         t.max_abs_error_mix_aware_pct
     ));
@@ -410,16 +448,19 @@ pub fn markdown(t: &Table) -> String {
 /// The table as CSV.
 pub fn csv(t: &Table) -> String {
     let mut s = String::from(
-        "experiment,metric,measured,predicted,error_pct,predicted_mix_aware,error_mix_aware_pct\n",
+        "experiment,metric,measured,predicted_engine,error_pct,predicted_equal_share,\
+         error_equal_share_pct,predicted_mix_aware,error_mix_aware_pct\n",
     );
     for r in &t.rows {
         s.push_str(&format!(
-            "\"{}\",\"{}\",{},{},{:.3},{},{:.3}\n",
+            "\"{}\",\"{}\",{},{},{:.3},{},{:.3},{},{:.3}\n",
             r.experiment,
             r.metric,
             r.measured,
             r.predicted,
             r.error_pct,
+            r.predicted_equal_share,
+            r.error_equal_share_pct,
             r.predicted_mix_aware,
             r.error_mix_aware_pct
         ));
@@ -442,9 +483,8 @@ pub fn validate_command(args: ValidateArgs) -> anyhow::Result<()> {
         .with_context(|| format!("{} is not a validate.json", path.display()))?;
         let mut rows = Vec::new();
         for e in &old.experiments {
-            let p = calib.predict(&e.setup)?;
-            let q = calib.predict_with(&e.setup, true)?;
-            rows.extend(rows_for(&e.name, &e.outcome, &p, &q));
+            let p = predictions(&calib, &e.setup)?;
+            rows.extend(rows_for(&e.name, &e.outcome, &p));
         }
         let mut skipped = old.skipped.clone();
         skipped.push(format!("measurements reused from {}", path.display()));
@@ -488,11 +528,10 @@ fn run_experiments(args: &ValidateArgs, calib: &Calib, name: &str) -> anyhow::Re
     let mut done = Vec::new();
     for e in &exps {
         pb.set_message(e.name.clone());
-        let predicted = calib.predict(&e.setup)?;
-        let mix_aware = calib.predict_with(&e.setup, true)?;
+        let p = predictions(calib, &e.setup)?;
         match measure(&e.setup, &plan, &workers, &chaser, probe.as_mut()) {
             Ok(measured) => {
-                rows.extend(rows_for(&e.name, &measured, &predicted, &mix_aware));
+                rows.extend(rows_for(&e.name, &measured, &p));
                 done.push(Measured {
                     name: e.name.clone(),
                     setup: e.setup.clone(),
@@ -532,6 +571,8 @@ mod tests {
             measured: 100.0,
             predicted: 100.0 + e,
             error_pct: e,
+            predicted_equal_share: 100.0,
+            error_equal_share_pct: 0.0,
             predicted_mix_aware: 100.0,
             error_mix_aware_pct: 0.0,
         };
