@@ -29,6 +29,11 @@ pub enum Command {
     Run(RunArgs),
     /// Validate a scenario and print a short summary of the model and its knobs.
     Check(CheckArgs),
+    /// Run a scenario over a parameter grid (several seeds per point, in parallel) and
+    /// write sweep.csv, sweep.json and plots.
+    Sweep(crate::sweep::SweepCli),
+    /// Redraw a sweep's plots from its sweep.csv without simulating.
+    Plot(crate::sweep::PlotCli),
     /// Measure this host (DRAM bandwidth and loaded latency, PCIe, GPU kernels) and write
     /// a calibration file that scenarios can include.
     Calibrate(CalibrateCliArgs),
@@ -125,6 +130,9 @@ pub struct RunArgs {
     /// Skip the contention-free counterfactual run (`ideal.*` in the report).
     #[arg(long)]
     pub no_ideal: bool,
+    /// Trace, TIMELINE log and timeline plot of this run.
+    #[command(flatten)]
+    pub exports: crate::trace::RunExportArgs,
 }
 
 /// Arguments of `bwsim check`.

@@ -10,7 +10,7 @@ use bwsim::calibrate::{CalibrateArgs, ValidateArgs, probes::Mode};
 use bwsim::cli::{
     CalibrateCliArgs, CheckArgs, Cli, Command, Format, ProbeMode, RunArgs, ValidateCliArgs,
 };
-use bwsim::run::{RunOptions, run_model_with};
+use bwsim::run::RunOptions;
 use bwsim::scenario;
 
 fn main() -> ExitCode {
@@ -20,6 +20,12 @@ fn main() -> ExitCode {
         Command::Check(args) => check(args),
         Command::Calibrate(args) => calibrate(args),
         Command::Validate(args) => validate(args),
+        Command::Sweep(args) => bwsim::sweep::sweep_command(args.into())
+            .map(|()| ExitCode::SUCCESS)
+            .map_err(classify),
+        Command::Plot(args) => bwsim::sweep::plot_command(&args.csv, args.out.as_deref())
+            .map(|_| ExitCode::SUCCESS)
+            .map_err(classify),
     };
     match result {
         Ok(code) => code,
@@ -41,6 +47,21 @@ enum Failure {
     Run(String),
 }
 
+/// Bad SPECs and scenarios are the user's input (exit 2); anything else failed to run.
+fn classify(e: anyhow::Error) -> Failure {
+    let input = e.chain().any(|c| {
+        c.is::<bwsim::sweep::SpecError>()
+            || c.is::<scenario::ScenarioError>()
+            || c.is::<bwsim::sweep::csv::CsvError>()
+    });
+    let msg = format!("{e:#}");
+    if input {
+        Failure::Input(msg)
+    } else {
+        Failure::Run(msg)
+    }
+}
+
 fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let loaded =
         scenario::load(&args.scenario, &args.sets).map_err(|e| Failure::Input(e.to_string()))?;
@@ -51,8 +72,11 @@ fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let opts = RunOptions {
         ideal: !args.no_ideal,
     };
-    let report = run_model_with(&model, opts, &mut bwsim::engine::NullObserver)
-        .map_err(|e| Failure::Run(format!("{}: {e}", args.scenario.display())))?;
+    let (report, files) = bwsim::trace::run_with_exports(&model, opts, &args.exports)
+        .map_err(|e| Failure::Run(format!("{}: {e:#}", args.scenario.display())))?;
+    for f in files {
+        eprintln!("wrote {}", f.display());
+    }
     match args.format {
         Format::Text => print!("{}", report.to_text()),
         Format::Json => println!("{}", report.to_json()),

@@ -161,3 +161,87 @@ fn stock_path_matches_the_reported_batch_timings() {
     // Peak RSS ~200 GiB measured with the SRS [S]: partitions alone hold ~155 GiB.
     assert!((r.ram_peak_gib - 155.0).abs() < 1.0);
 }
+
+#[test]
+fn timeline_log_brackets_reproduce_bracketed_busy_frac() {
+    // Write the log through the CLI, as a user would, then recompute the bracketed
+    // utilisation from its GPU_START..GPU_END lines alone. With no warm-up the report's
+    // window is [0, last completion]; the log's 1 us resolution bounds the difference.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("timeline.log");
+    let out = assert_cmd::Command::cargo_bin("bwsim")
+        .unwrap()
+        .args([
+            "run",
+            CUZK,
+            "--format",
+            "json",
+            "--no-ideal",
+            "--set",
+            "arrivals.warmup_jobs=0",
+            "--timeline-log",
+        ])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+
+    let mut open: std::collections::HashMap<(String, String), f64> = Default::default();
+    let mut intervals: Vec<(f64, f64)> = Vec::new();
+    let mut timing_lines = 0;
+    for line in text.lines() {
+        let f: Vec<&str> = line.splitn(5, ',').collect();
+        if f[0] == "CUZK_TIMING" {
+            timing_lines += 1;
+            assert!(
+                line.contains("gpu_total_ms=") && line.contains("barrier_wait_ms="),
+                "{line}"
+            );
+            continue;
+        }
+        assert_eq!(f[0], "TIMELINE", "{line}");
+        let (t_ms, event, key) = (
+            f[1].parse::<f64>().unwrap(),
+            f[2],
+            (f[3].to_string(), f[4].to_string()),
+        );
+        match event {
+            "GPU_START" => {
+                open.insert(key, t_ms);
+            }
+            "GPU_END" => {
+                intervals.push((open.remove(&key).expect("GPU_END after GPU_START"), t_ms))
+            }
+            _ => {}
+        }
+    }
+    assert!(open.is_empty());
+    assert_eq!(
+        timing_lines, 300,
+        "one CUZK_TIMING line per partition (30 proofs x 10)"
+    );
+    intervals.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (mut union_ms, mut cur) = (0.0, (f64::NEG_INFINITY, f64::NEG_INFINITY));
+    for (a, b) in intervals {
+        if a > cur.1 {
+            union_ms += (cur.1 - cur.0).max(0.0);
+            cur = (a, b);
+        } else {
+            cur.1 = cur.1.max(b);
+        }
+    }
+    union_ms += cur.1 - cur.0;
+    let window_s = report["window_s"].as_f64().unwrap();
+    let from_log = union_ms / 1e3 / window_s;
+    let reported = report["gpu"]["bracketed_busy_frac"].as_f64().unwrap();
+    assert!(
+        (from_log - reported).abs() < 1e-6,
+        "log {from_log} vs report {reported}"
+    );
+}
