@@ -52,6 +52,7 @@ fn classify(e: anyhow::Error) -> Failure {
     let input = e.chain().any(|c| {
         c.is::<bwsim::sweep::SpecError>()
             || c.is::<scenario::ScenarioError>()
+            || c.is::<bwsim::calibrate::InputError>()
             || c.is::<bwsim::sweep::csv::CsvError>()
     });
     let msg = format!("{e:#}");
@@ -117,7 +118,7 @@ fn calibrate(a: CalibrateCliArgs) -> Result<ExitCode, Failure> {
         json: a.json,
         refit: a.refit,
     })
-    .map_err(|e| Failure::Run(format!("{e:#}")))?;
+    .map_err(classify)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -131,6 +132,6 @@ fn validate(a: ValidateCliArgs) -> Result<ExitCode, Failure> {
         gpu_probe: a.gpu_probe,
         remeasured: a.remeasured,
     })
-    .map_err(|e| Failure::Run(format!("{e:#}")))?;
+    .map_err(classify)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -66,20 +66,20 @@ fn bad_calibration_file_is_a_clear_error() {
         .args(["validate", "--mode", "tiny", "--no-gpu", "--calibration"])
         .arg(&bad)
         .assert()
-        .failure()
+        .code(2)
         .stderr(predicate::str::contains("latency_curve"))
         .stderr(predicate::str::contains("panicked").not());
     bwsim()
         .args(["validate", "--calibration", "/nonexistent/cal.toml"])
         .assert()
-        .failure()
+        .code(2)
         .stderr(predicate::str::contains(
             "cannot read /nonexistent/cal.toml",
         ));
     bwsim()
         .args(["calibrate", "--refit", "/nonexistent/m.json"])
         .assert()
-        .failure()
+        .code(2)
         .stderr(predicate::str::contains("cannot read"));
 }
 

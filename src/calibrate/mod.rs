@@ -62,6 +62,16 @@ impl Default for CalibrateArgs {
     }
 }
 
+/// A problem with the user's input (a missing or malformed calibration, measurements or
+/// validate file), as opposed to a failure while measuring. The CLI maps it to exit 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct InputError(pub String);
+
+fn input_err(msg: String) -> anyhow::Error {
+    anyhow::Error::new(InputError(msg))
+}
+
 /// UTC now as RFC 3339 (seconds precision), without extra dependencies.
 pub fn utc_now() -> String {
     let secs = std::time::SystemTime::now()
@@ -92,9 +102,13 @@ pub fn utc_now() -> String {
 pub fn calibrate_command(args: CalibrateArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.refit {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-        let m: data::Measurements = serde_json::from_str(&text)
-            .map_err(|e| anyhow::anyhow!("{} is not a measurements file: {e}", path.display()))?;
+            .map_err(|e| input_err(format!("cannot read {}: {e}", path.display())))?;
+        let m: data::Measurements = serde_json::from_str(&text).map_err(|e| {
+            input_err(format!(
+                "{} is not a measurements file: {e}",
+                path.display()
+            ))
+        })?;
         let fitted = fit::fit(&m)?;
         output::write_atomic(&args.out, &output::render(&m, &fitted)?)?;
         print_summary(&m, &fitted);

@@ -470,17 +470,22 @@ pub fn csv(t: &Table) -> String {
 
 /// Runs the experiments, prints the table, writes CSV / JSON / PNG into `out_dir`.
 pub fn validate_command(args: ValidateArgs) -> anyhow::Result<()> {
+    let bad = |e: String| anyhow::Error::new(super::InputError(e));
     let text = std::fs::read_to_string(&args.calibration)
-        .with_context(|| format!("cannot read {}", args.calibration.display()))?;
-    let calib = load_calib(&text)
-        .with_context(|| format!("in calibration file {}", args.calibration.display()))?;
+        .map_err(|e| bad(format!("cannot read {}: {e}", args.calibration.display())))?;
+    let calib = load_calib(&text).map_err(|e| {
+        bad(format!(
+            "in calibration file {}: {e:#}",
+            args.calibration.display()
+        ))
+    })?;
     let name = args.calibration.display().to_string();
     let table = if let Some(path) = &args.remeasured {
         let old: Table = serde_json::from_str(
             &std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read {}", path.display()))?,
+                .map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?,
         )
-        .with_context(|| format!("{} is not a validate.json", path.display()))?;
+        .map_err(|e| bad(format!("{} is not a validate.json: {e}", path.display())))?;
         let mut rows = Vec::new();
         for e in &old.experiments {
             let p = predictions(&calib, &e.setup)?;
