@@ -6,6 +6,7 @@
 
 pub mod atomic_file;
 pub mod bottleneck;
+pub mod calibrate;
 pub mod cli;
 pub mod engine;
 pub mod metrics;

@@ -6,7 +6,10 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use bwsim::cli::{CheckArgs, Cli, Command, Format, RunArgs};
+use bwsim::calibrate::{CalibrateArgs, ValidateArgs, probes::Mode};
+use bwsim::cli::{
+    CalibrateCliArgs, CheckArgs, Cli, Command, Format, ProbeMode, RunArgs, ValidateCliArgs,
+};
 use bwsim::run::RunOptions;
 use bwsim::scenario;
 
@@ -15,6 +18,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run(args),
         Command::Check(args) => check(args),
+        Command::Calibrate(args) => calibrate(args),
+        Command::Validate(args) => validate(args),
         Command::Sweep(args) => bwsim::sweep::sweep_command(args.into())
             .map(|()| ExitCode::SUCCESS)
             .map_err(classify),
@@ -47,6 +52,7 @@ fn classify(e: anyhow::Error) -> Failure {
     let input = e.chain().any(|c| {
         c.is::<bwsim::sweep::SpecError>()
             || c.is::<scenario::ScenarioError>()
+            || c.is::<bwsim::calibrate::InputError>()
             || c.is::<bwsim::sweep::csv::CsvError>()
     });
     let msg = format!("{e:#}");
@@ -91,5 +97,41 @@ fn check(args: CheckArgs) -> Result<ExitCode, Failure> {
     let loaded =
         scenario::load(&args.scenario, &args.sets).map_err(|e| Failure::Input(e.to_string()))?;
     print!("{}", loaded.summary());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn probe_mode(quick: bool, mode: Option<ProbeMode>) -> Mode {
+    match (mode, quick) {
+        (Some(ProbeMode::Tiny), _) => Mode::Tiny,
+        (Some(ProbeMode::Quick), _) | (None, true) => Mode::Quick,
+        (Some(ProbeMode::Full), _) | (None, false) => Mode::Full,
+    }
+}
+
+fn calibrate(a: CalibrateCliArgs) -> Result<ExitCode, Failure> {
+    bwsim::calibrate::calibrate_command(CalibrateArgs {
+        mode: probe_mode(a.quick, a.mode),
+        out: a.out,
+        hugepages: !a.no_hugepages,
+        no_gpu: a.no_gpu,
+        gpu_probe: a.gpu_probe,
+        json: a.json,
+        refit: a.refit,
+    })
+    .map_err(classify)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn validate(a: ValidateCliArgs) -> Result<ExitCode, Failure> {
+    bwsim::calibrate::validate_command(ValidateArgs {
+        calibration: a.calibration,
+        mode: probe_mode(a.quick, a.mode),
+        out_dir: a.out_dir,
+        hugepages: !a.no_hugepages,
+        no_gpu: a.no_gpu,
+        gpu_probe: a.gpu_probe,
+        remeasured: a.remeasured,
+    })
+    .map_err(classify)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -245,3 +245,33 @@ fn timeline_log_brackets_reproduce_bracketed_busy_frac() {
         "log {from_log} vs report {reported}"
     );
 }
+
+#[test]
+fn h200_scenario_takes_its_host_from_the_calibration() {
+    let loaded = scenario::load(Path::new("scenarios/c2-32g-h200.toml"), &[]).unwrap();
+    let hw = &loaded.model.hardware;
+    // Values measured by `bwsim calibrate` on the H200 host, through the include.
+    assert_eq!(hw.cpu_cores, 16);
+    assert!((hw.dram.capacity_gbps - 155.47).abs() < 0.01);
+    assert!((hw.gpus[0].link.h2d_gbps - 54.9085).abs() < 1e-3);
+    let h_msm = loaded
+        .model
+        .workload
+        .stages
+        .iter()
+        .find(|s| s.name == "h_msm")
+        .unwrap();
+    assert!((h_msm.duration.mean_s() - 1.11286).abs() < 1e-5);
+    // 16 vCPUs and 58 GiB for partitions: the CPU side, not the H200, limits it.
+    let r = run_model(&loaded.model).unwrap();
+    assert!(
+        r.gpu_true_busy_frac < 0.2,
+        "true GPU busy {}",
+        r.gpu_true_busy_frac
+    );
+    assert!(
+        r.bottleneck.resource.contains("cpu") || r.bottleneck.resource == "host_ram",
+        "{:?}",
+        r.bottleneck
+    );
+}
