@@ -13,8 +13,11 @@ use bwsim::engine::solver::{ClassDemand, Solver};
 use bwsim::engine::{NullObserver, simulate};
 use bwsim::model::*;
 use bwsim::run::{RunOptions, run_model_with};
+use bwsim::sweep::{
+    Grid, Progress, ProgressMode, RunOptions as SweepRunOptions, ScenarioSimulator, Simulator,
+    parse_param, run_sweep,
+};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use rayon::prelude::*;
 
 /// A host with plenty of cores and RAM, DRAM of `dram_gbps` and no GPU.
 fn host(dram_gbps: f64) -> Hardware {
@@ -291,47 +294,41 @@ fn c2(c: &mut Criterion) {
     g.finish();
 }
 
-/// 32 points (synthesis_concurrency 1..=32) x 3 seeds of the C2 scenario, 100 proofs
-/// each, run with rayon on 1 and on 2 threads.
+/// `bwsim sweep` in miniature: the sweep module's runner over 32 points
+/// (synthesis_concurrency 1..=32) x 3 seeds of the C2 scenario, 100 proofs each, each
+/// run with its contention-free ideal as the CLI does, on 1 and on 2 worker threads.
+/// Models are loaded once (the simulator caches them per point), so this times the runs.
 fn sweep(c: &mut Criterion) {
-    let models: Vec<Model> = (1..=32)
-        .flat_map(|conc| {
-            (1..=3).map(move |seed| {
-                c2_model(&[
-                    "arrivals.jobs=100".into(),
-                    format!("params.synthesis_concurrency={conc}"),
-                    format!("seed={seed}"),
-                ])
-            })
-        })
-        .collect();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/c2-32g-cuzk.toml");
+    let sim = ScenarioSimulator::new(&path);
+    let grid = Grid::new(vec![
+        parse_param("params.synthesis_concurrency=1..32").expect("valid spec"),
+    ])
+    .expect("valid grid");
+    assert_eq!(grid.len(), 32);
     let mut g = c.benchmark_group("sweep_c2_32x3");
     g.sample_size(10)
         .warm_up_time(StdDuration::from_secs(1))
         .measurement_time(StdDuration::from_secs(10));
     for threads in [1usize, 2] {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .expect("thread pool");
-        g.bench_with_input(
-            BenchmarkId::new("threads", threads),
-            &models,
-            |b, models| {
-                b.iter(|| {
-                    pool.install(|| {
-                        models
-                            .par_iter()
-                            .map(|m| {
-                                run_model_with(m, RunOptions { ideal: false }, &mut NullObserver)
-                                    .expect("runs")
-                                    .seconds_per_job
-                            })
-                            .collect::<Vec<f64>>()
-                    })
-                })
-            },
-        );
+        let opts = SweepRunOptions {
+            seeds: 3,
+            base_seed: 1,
+            jobs: threads,
+            base_sets: vec!["arrivals.jobs=100".into()],
+        };
+        g.bench_with_input(BenchmarkId::new("threads", threads), &opts, |b, opts| {
+            b.iter(|| {
+                let progress = Progress::new(grid.len(), ProgressMode::Hidden);
+                run_sweep(
+                    &grid,
+                    opts,
+                    &|sets: &[String], seed| sim.run(sets, seed),
+                    &progress,
+                )
+                .expect("sweep runs")
+            })
+        });
     }
     g.finish();
 }
