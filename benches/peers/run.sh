@@ -6,6 +6,7 @@
 #
 #   benches/peers/run.sh                 # 10^6 jobs per model, 3 repeats
 #   JOBS=100000 REPEATS=1 benches/peers/run.sh   # quick smoke run
+#   BWSIM=/path/to/bwsim benches/peers/run.sh    # use that binary, do not build
 #
 # Exit status: 0 all agree; 1 disagreement or a peer failed; 3 bwsim could not
 # be built or run (its rows are marked pending, the peers are still checked).
@@ -44,12 +45,16 @@ say "building the nexosim peer (benches/peers, release)"
 (cd "$HERE" && cargo build --release --quiet) || { say "nexosim peer build failed"; exit 1; }
 NEXOSIM=$HERE/target/release/nexosim-peers
 
-say "building bwsim (release)"
-BWSIM=$ROOT/target/release/bwsim
 BWSIM_OK=1
-if ! (cd "$ROOT" && cargo build --release --quiet --bin bwsim); then
-    say "bwsim did not build: its rows will be pending"
-    BWSIM_OK=0
+if [ -n "${BWSIM:-}" ]; then
+    say "using BWSIM=$BWSIM (not rebuilt)"
+else
+    say "building bwsim (release)"
+    BWSIM=$ROOT/target/release/bwsim
+    if ! (cd "$ROOT" && cargo build --release --quiet --bin bwsim); then
+        say "bwsim did not build: its rows will be pending"
+        BWSIM_OK=0
+    fi
 fi
 
 # --- runs ------------------------------------------------------------------
