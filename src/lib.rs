@@ -1,5 +1,13 @@
 //! bwsim: a memory-bandwidth contention simulator for GPU proving hosts.
+//!
+//! Data flows one way: a scenario file becomes a typed [`model::Model`]; the
+//! [`engine`] runs it and streams events to observers; [`metrics`] turns them into a
+//! [`report::Report`]; exporters render it. [`run::run_model`] does the whole trip.
 
+pub mod bottleneck;
 pub mod engine;
+pub mod metrics;
 pub mod model;
+pub mod report;
+pub mod run;
 pub mod time;

@@ -1,7 +1,7 @@
 //! What the engine tells the outside world while it runs. Metrics, trace recorders and
 //! exporters implement [`Observer`]; the engine itself keeps no history.
 
-use crate::model::{Edge, MarkerId, StageId};
+use crate::model::{Edge, HoldResource, MarkerId, StageId};
 use crate::time::SimTime;
 
 /// Sentinel partition index for stages that run once per job.
@@ -45,6 +45,9 @@ pub struct StageRecord {
     /// Seconds lost to each limiter: (end - start) - standalone, split by cause.
     /// Indexed like [`RateResourceInfo`], plus one last slot for DRAM latency.
     pub lost_s: Vec<f64>,
+    /// The holdable resource (index into [`HoldResourceInfo`] list) it last waited for,
+    /// if it had to wait for holds.
+    pub blocked_on: Option<usize>,
 }
 
 /// Kinds of rate resources, for reporting.
@@ -84,6 +87,10 @@ pub struct HoldResourceInfo {
     pub name: String,
     /// Capacity in its own unit (cores, bytes, lock units).
     pub capacity: u64,
+    /// The model resource this is an instance of.
+    pub resource: HoldResource,
+    /// GPU index for per-GPU instances.
+    pub gpu: Option<u32>,
 }
 
 /// Callbacks from the engine. Every method has an empty default, so an observer
@@ -98,7 +105,15 @@ pub trait Observer {
     /// A stage instance finished; full record.
     fn stage_finished(&mut self, _record: &StageRecord) {}
     /// An instrumentation marker fired.
-    fn marker(&mut self, _t: SimTime, _marker: MarkerId, _job: u64, _partition: u32, _gpu: Option<u32>) {}
+    fn marker(
+        &mut self,
+        _t: SimTime,
+        _marker: MarkerId,
+        _job: u64,
+        _partition: u32,
+        _gpu: Option<u32>,
+    ) {
+    }
     /// A job finished (all its stages done). `arrived` is its arrival time.
     fn job_finished(&mut self, _t: SimTime, _job: u64, _arrived: SimTime) {}
     /// Rates were recomputed: current draw on each rate resource (same order as

@@ -1,0 +1,354 @@
+//! The fluid sharing solver: max-min fair speeds for activities that draw on shared
+//! rate resources (DRAM, PCIe directions, thread pools, GPU compute).
+//!
+//! Vocabulary (after SimGrid's LMM): each *class* of identical running activities is a
+//! variable `s` in [0, cap], its speed as a fraction of standalone; each rate resource is
+//! a constraint `sum_c n_c * w_cr * s_c <= C_r`, where `w_cr` is what one activity of the
+//! class draws from `r` running alone. Fairness is max-min on each activity's *rate*
+//! `s * phi`, where `phi` is its DRAM draw (or, for activities that use no DRAM, its
+//! largest draw): progressive filling raises all rates equally, as SimGrid does for flows.
+//! On one resource that is water-filling of bandwidth (n equal streams get C/n, small
+//! demands are served in full); DRAM is shared bytes-fair; and a flow crossing two
+//! resources is held to the tighter one.
+//!
+//! Latency-bound work: a class whose standalone time is a fraction `f` latency bound runs
+//! at most at `cap = 1 / ((1 - f) + f * L(u)/L(0))`, where `u` is DRAM utilisation. Since
+//! `u` depends on the speeds, the solver finds the fixed point `u = usage(u) / C_dram`
+//! (usage is non-increasing in `u`, so the root is unique) by the Illinois method.
+
+use crate::engine::observer::Limiter;
+use crate::model::LatencyCurve;
+
+/// One class of identical activities as the solver sees it.
+#[derive(Debug, Clone, Default)]
+pub struct ClassDemand {
+    /// Running activities in the class.
+    pub count: u32,
+    /// (rate resource index, draw per activity at standalone speed).
+    pub weights: Vec<(usize, f64)>,
+    /// Fraction of standalone time that is DRAM-latency bound.
+    pub latency_frac: f64,
+}
+
+/// The solver's answer for one class.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClassSpeed {
+    /// Speed as a fraction of standalone, in (0, 1].
+    pub speed: f64,
+    /// What held it below 1, if anything.
+    pub limiter: Option<Limiter>,
+}
+
+/// Reusable solver state (scratch buffers kept between calls to avoid allocation).
+#[derive(Debug, Default, Clone)]
+pub struct Solver {
+    frozen_load: Vec<f64>,
+    slope: Vec<f64>,
+    active: Vec<usize>,
+    scale: Vec<f64>,
+    caps: Vec<f64>,
+    saturated: Vec<bool>,
+    /// Draw on each resource after the last solve.
+    pub usage: Vec<f64>,
+    /// DRAM utilisation (draw / capacity) after the last solve.
+    pub dram_utilisation: f64,
+    /// L(u)/L(0) after the last solve.
+    pub latency_slowdown: f64,
+}
+
+/// Relative tolerance when comparing fill levels.
+const EPS: f64 = 1e-12;
+
+impl Solver {
+    /// Solves speeds for `classes` over resources with `capacities`. `dram` is the index of
+    /// the DRAM resource (its utilisation drives the latency curve). Results go to `out`
+    /// (resized to `classes.len()`).
+    pub fn solve(
+        &mut self,
+        capacities: &[f64],
+        dram: usize,
+        curve: &LatencyCurve,
+        classes: &[ClassDemand],
+        out: &mut Vec<ClassSpeed>,
+    ) {
+        let latency_sensitive = classes.iter().any(|c| c.count > 0 && c.latency_frac > 0.0);
+        if !latency_sensitive || capacities[dram] <= 0.0 {
+            self.fill(capacities, dram, classes, curve, 0.0, out);
+            self.finish(capacities, dram, curve);
+            return;
+        }
+        // Fixed point of u = g(u), g non-increasing: root of h(u) = g(u) - u on [0, 1].
+        let h = |u: f64, s: &mut Self, out: &mut Vec<ClassSpeed>| {
+            s.fill(capacities, dram, classes, curve, u, out);
+            s.usage[dram] / capacities[dram] - u
+        };
+        let (mut a, mut b) = (0.0_f64, 1.0_f64);
+        let mut ha = h(a, self, out);
+        if ha <= 0.0 {
+            self.finish(capacities, dram, curve);
+            return;
+        }
+        let mut hb = h(b, self, out);
+        if hb >= 0.0 {
+            // Saturated even at the highest latency.
+            self.finish(capacities, dram, curve);
+            return;
+        }
+        let mut side = 0i8;
+        for _ in 0..60 {
+            let c = (a * hb - b * ha) / (hb - ha);
+            let hc = h(c, self, out);
+            if hc.abs() < 1e-10 || (b - a) < 1e-10 {
+                break;
+            }
+            if hc > 0.0 {
+                a = c;
+                ha = hc;
+                if side == 1 {
+                    hb *= 0.5;
+                }
+                side = 1;
+            } else {
+                b = c;
+                hb = hc;
+                if side == -1 {
+                    ha *= 0.5;
+                }
+                side = -1;
+            }
+        }
+        self.finish(capacities, dram, curve);
+    }
+
+    fn finish(&mut self, capacities: &[f64], dram: usize, curve: &LatencyCurve) {
+        self.dram_utilisation = if capacities[dram] > 0.0 {
+            (self.usage[dram] / capacities[dram]).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        self.latency_slowdown = curve.slowdown(self.dram_utilisation);
+    }
+
+    /// Progressive filling at a given DRAM utilisation `u` (which sets latency caps).
+    fn fill(
+        &mut self,
+        capacities: &[f64],
+        dram: usize,
+        classes: &[ClassDemand],
+        curve: &LatencyCurve,
+        u: f64,
+        out: &mut Vec<ClassSpeed>,
+    ) {
+        let nr = capacities.len();
+        let slowdown = curve.slowdown(u);
+        self.frozen_load.clear();
+        self.frozen_load.resize(nr, 0.0);
+        self.usage.clear();
+        self.usage.resize(nr, 0.0);
+        self.slope.resize(nr, 0.0);
+        self.active.clear();
+        self.scale.clear();
+        self.caps.clear();
+        out.clear();
+        for (i, c) in classes.iter().enumerate() {
+            let cap = 1.0 / ((1.0 - c.latency_frac) + c.latency_frac * slowdown);
+            let dom = c
+                .weights
+                .iter()
+                .find(|&&(r, _)| r == dram)
+                .map(|&(_, w)| w)
+                .unwrap_or_else(|| c.weights.iter().map(|&(_, w)| w).fold(0.0, f64::max));
+            self.caps.push(cap);
+            self.scale.push(dom);
+            let limiter = (cap < 1.0 - EPS).then_some(Limiter::DramLatency);
+            out.push(ClassSpeed {
+                speed: cap,
+                limiter,
+            });
+            if c.count > 0 && dom > 0.0 {
+                self.active.push(i);
+            }
+        }
+        // Each round raises the common rate level `lambda` until a resource
+        // saturates or a class reaches its cap; those classes freeze.
+        while !self.active.is_empty() {
+            self.slope.iter_mut().for_each(|s| *s = 0.0);
+            for &i in &self.active {
+                let c = &classes[i];
+                for &(r, w) in &c.weights {
+                    self.slope[r] += c.count as f64 * w / self.scale[i];
+                }
+            }
+            let mut lambda = f64::INFINITY;
+            for r in 0..nr {
+                if self.slope[r] > 0.0 {
+                    let l = ((capacities[r] - self.frozen_load[r]).max(0.0)) / self.slope[r];
+                    lambda = lambda.min(l);
+                }
+            }
+            for &i in &self.active {
+                let l = self.caps[i] * self.scale[i];
+                lambda = lambda.min(l);
+            }
+            let level = lambda * (1.0 + 1e-9);
+            // Freeze classes that reach their cap, and classes crossing saturated resources.
+            self.saturated.clear();
+            for r in 0..nr {
+                let remaining = (capacities[r] - self.frozen_load[r]).max(0.0);
+                self.saturated
+                    .push(self.slope[r] > 0.0 && remaining / self.slope[r] <= level);
+            }
+            let mut still = Vec::with_capacity(self.active.len());
+            for &i in &self.active {
+                let c = &classes[i];
+                let at_cap = self.caps[i] * self.scale[i] <= level;
+                let on_saturated = c.weights.iter().find(|&&(r, _)| self.saturated[r]);
+                if at_cap || on_saturated.is_some() {
+                    let speed = if at_cap {
+                        self.caps[i]
+                    } else {
+                        (lambda / self.scale[i]).min(self.caps[i])
+                    };
+                    let limiter = match on_saturated {
+                        Some(&(r, _)) if !at_cap => Some(Limiter::Rate(r)),
+                        _ => out[i].limiter,
+                    };
+                    out[i] = ClassSpeed { speed, limiter };
+                    for &(r, w) in &c.weights {
+                        self.frozen_load[r] += c.count as f64 * w * speed;
+                    }
+                } else {
+                    still.push(i);
+                }
+            }
+            if still.len() == self.active.len() {
+                // Numerical corner: nothing froze; freeze everything at this level.
+                for &i in &still {
+                    let speed = (lambda / self.scale[i]).min(self.caps[i]);
+                    out[i].speed = speed;
+                    for &(r, w) in &classes[i].weights {
+                        self.frozen_load[r] += classes[i].count as f64 * w * speed;
+                    }
+                }
+                still.clear();
+            }
+            self.active = still;
+        }
+        for (i, c) in classes.iter().enumerate() {
+            if c.count == 0 {
+                continue;
+            }
+            for &(r, w) in &c.weights {
+                self.usage[r] += c.count as f64 * w * out[i].speed;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn class(count: u32, weights: &[(usize, f64)], latency_frac: f64) -> ClassDemand {
+        ClassDemand {
+            count,
+            weights: weights.to_vec(),
+            latency_frac,
+        }
+    }
+
+    fn solve(
+        caps: &[f64],
+        classes: &[ClassDemand],
+        curve: &LatencyCurve,
+    ) -> (Vec<ClassSpeed>, Solver) {
+        let mut s = Solver::default();
+        let mut out = Vec::new();
+        s.solve(caps, 0, curve, classes, &mut out);
+        (out, s)
+    }
+
+    #[test]
+    fn equal_streams_split_capacity_evenly() {
+        // 5 streams wanting 100 GB/s each on 200 GB/s: 40 GB/s each, speed 0.4.
+        let (out, s) = solve(
+            &[200.0],
+            &[class(5, &[(0, 100.0)], 0.0)],
+            &LatencyCurve::flat(),
+        );
+        assert!((out[0].speed - 0.4).abs() < 1e-12);
+        assert!((s.usage[0] - 200.0).abs() < 1e-9);
+        assert_eq!(out[0].limiter, Some(Limiter::Rate(0)));
+    }
+
+    #[test]
+    fn unequal_demands_water_fill() {
+        // Demands 10, 50, 100 on capacity 100: 10 served fully, the rest split 45/45.
+        let classes = [
+            class(1, &[(0, 10.0)], 0.0),
+            class(1, &[(0, 50.0)], 0.0),
+            class(1, &[(0, 100.0)], 0.0),
+        ];
+        let (out, _) = solve(&[100.0], &classes, &LatencyCurve::flat());
+        assert!((out[0].speed - 1.0).abs() < 1e-12);
+        assert_eq!(out[0].limiter, None);
+        assert!((out[1].speed * 50.0 - 45.0).abs() < 1e-9);
+        assert!((out[2].speed * 100.0 - 45.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn flow_crossing_two_resources_is_held_to_the_tighter() {
+        // Resource 0 (DRAM) 300, resource 1 (PCIe) 50. A copy wants 60 on both: PCIe
+        // limits it to 50. A DRAM-only stream wanting 300 gets the remaining 250.
+        let classes = [
+            class(1, &[(0, 60.0), (1, 60.0)], 0.0),
+            class(1, &[(0, 300.0)], 0.0),
+        ];
+        let (out, s) = solve(&[300.0, 50.0], &classes, &LatencyCurve::flat());
+        assert!((out[0].speed * 60.0 - 50.0).abs() < 1e-9);
+        assert_eq!(out[0].limiter, Some(Limiter::Rate(1)));
+        assert!((out[1].speed * 300.0 - 250.0).abs() < 1e-9);
+        assert!((s.usage[0] - 300.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn never_faster_than_standalone() {
+        let (out, s) = solve(
+            &[1000.0],
+            &[class(3, &[(0, 10.0)], 0.0)],
+            &LatencyCurve::flat(),
+        );
+        assert_eq!(out[0].speed, 1.0);
+        assert!((s.usage[0] - 30.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn latency_bound_work_slows_by_the_curve_ratio_at_the_fixed_point() {
+        // A background stream draws 50 of 100 (u = 0.5, L = 2x); a victim entirely latency
+        // bound (f = 1) with no bandwidth of its own runs at exactly 1/2.
+        let curve = LatencyCurve::new(vec![(0.0, 100.0), (1.0, 300.0)]).unwrap();
+        let classes = [class(1, &[(0, 50.0)], 0.0), class(1, &[], 1.0)];
+        let (out, s) = solve(&[100.0], &classes, &curve);
+        assert!((s.dram_utilisation - 0.5).abs() < 1e-9);
+        assert!((out[1].speed - 0.5).abs() < 1e-9);
+        assert_eq!(out[1].limiter, Some(Limiter::DramLatency));
+    }
+
+    #[test]
+    fn latency_fixed_point_is_self_consistent() {
+        // A half latency-bound stream: its own draw moves u, which moves its cap.
+        let curve = LatencyCurve::new(vec![(0.0, 100.0), (0.5, 150.0), (1.0, 400.0)]).unwrap();
+        let classes = [class(4, &[(0, 40.0)], 0.5)];
+        let (out, s) = solve(&[200.0], &classes, &curve);
+        let u = s.usage[0] / 200.0;
+        let cap = 1.0 / (0.5 + 0.5 * curve.slowdown(u));
+        assert!((out[0].speed - cap.min(1.0)).abs() < 1e-6, "{out:?} u={u}");
+        assert!((s.dram_utilisation - u).abs() < 1e-12);
+    }
+
+    #[test]
+    fn classes_without_demands_run_at_full_speed() {
+        let (out, _) = solve(&[10.0], &[class(7, &[], 0.0)], &LatencyCurve::flat());
+        assert_eq!(out[0].speed, 1.0);
+    }
+}

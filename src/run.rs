@@ -1,0 +1,74 @@
+//! One simulation run, end to end: engine + metrics -> [`Report`].
+
+use std::time::Instant;
+
+use crate::engine::{EngineError, Observer, Tee, simulate};
+use crate::metrics::Metrics;
+use crate::model::{LatencyCurve, Model};
+use crate::report::Report;
+
+/// Options for [`run_model_with`].
+#[derive(Debug, Clone, Copy)]
+pub struct RunOptions {
+    /// Also simulate the contention-free counterfactual for `ideal.seconds_per_job`.
+    pub ideal: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        Self { ideal: true }
+    }
+}
+
+/// Runs a model and reports (with the contention-free ideal).
+pub fn run_model(model: &Model) -> Result<Report, EngineError> {
+    run_model_with(
+        model,
+        RunOptions::default(),
+        &mut crate::engine::NullObserver,
+    )
+}
+
+/// Runs a model, feeding `extra` (e.g. a trace recorder) the same events as the metrics.
+pub fn run_model_with<O: Observer>(
+    model: &Model,
+    opts: RunOptions,
+    extra: &mut O,
+) -> Result<Report, EngineError> {
+    let mut metrics = Metrics::new(model);
+    let started = Instant::now();
+    let summary = simulate(model, &mut Tee(&mut metrics, extra))?;
+    let wall = started.elapsed().as_secs_f64();
+    let mut report = Report::build(model, &metrics, &summary, wall);
+    if opts.ideal {
+        report.ideal_seconds_per_job = Some(ideal_seconds_per_job(model)?);
+    }
+    Ok(report)
+}
+
+/// The same model with DRAM, PCIe and thread pools uncontended (capacities far beyond any
+/// demand, flat latency): what the pipeline would do if only its holds, locks and
+/// dependencies limited it.
+pub fn uncontended(model: &Model) -> Model {
+    let mut m = model.clone();
+    let huge = 1e15;
+    m.hardware.dram.capacity_gbps = huge;
+    m.hardware.dram.latency = LatencyCurve::flat();
+    for p in &mut m.hardware.pools {
+        p.threads = huge;
+    }
+    for g in &mut m.hardware.gpus {
+        g.link.h2d_gbps = huge;
+        g.link.d2h_gbps = huge;
+        g.link.duplex_gbps = None;
+    }
+    m
+}
+
+fn ideal_seconds_per_job(model: &Model) -> Result<f64, EngineError> {
+    let m = uncontended(model);
+    let mut metrics = Metrics::new(&m);
+    let summary = simulate(&m, &mut metrics)?;
+    let r = Report::build(&m, &metrics, &summary, 0.0);
+    Ok(r.seconds_per_job)
+}

@@ -1,0 +1,113 @@
+//! Small builders for hand-made models in tests.
+#![allow(dead_code)]
+
+use bwsim::model::*;
+
+/// A host with `cores` cores, 1 TiB RAM, DRAM of `dram_gbps` with a flat latency curve,
+/// no GPUs, no locks, no pools.
+pub fn host(cores: u32, dram_gbps: f64) -> Hardware {
+    Hardware {
+        cpu_cores: cores,
+        host_ram_bytes: 1 << 40,
+        dram: Dram {
+            capacity_gbps: dram_gbps,
+            latency: LatencyCurve::flat(),
+        },
+        gpus: vec![],
+        locks: vec![],
+        pools: vec![],
+    }
+}
+
+/// A per-job stage with a duration and nothing else.
+pub fn stage(name: &str, duration: Duration) -> Stage {
+    Stage {
+        name: name.into(),
+        per_partition: false,
+        after: vec![],
+        duration,
+        holds: vec![],
+        demands: vec![],
+        latency_bound_frac: 0.0,
+        gpu_kernel: false,
+    }
+}
+
+/// A one-partition model around `hardware` and `stages`.
+pub fn model(hardware: Hardware, stages: Vec<Stage>, arrivals: Arrivals, seed: u64) -> Model {
+    Model {
+        name: "test".into(),
+        seed,
+        hardware,
+        workload: Workload {
+            partitions: 1,
+            stages,
+        },
+        arrivals,
+        instrumentation: Instrumentation::default(),
+    }
+}
+
+pub fn poisson(rate_per_s: f64, jobs: u64, warmup_jobs: u64) -> Arrivals {
+    Arrivals {
+        kind: ArrivalKind::Poisson { rate_per_s },
+        jobs,
+        warmup_jobs,
+    }
+}
+
+pub fn closed(concurrency: u32, jobs: u64, warmup_jobs: u64) -> Arrivals {
+    Arrivals {
+        kind: ArrivalKind::Closed { concurrency },
+        jobs,
+        warmup_jobs,
+    }
+}
+
+/// A queue with `servers` servers (a lock of that capacity held by the single stage).
+pub fn queue_model(servers: u64, service: Duration, arrivals: Arrivals, seed: u64) -> Model {
+    let mut hw = host(1, 100.0);
+    hw.locks.push(Lock {
+        name: "server".into(),
+        capacity: servers,
+        per_gpu: false,
+    });
+    let mut s = stage("service", service);
+    s.holds.push(Hold {
+        resource: HoldResource::Lock(0),
+        amount: 1,
+        until: 0,
+    });
+    model(hw, vec![s], arrivals, seed)
+}
+
+/// A processor-sharing server: one pool of 1 thread, the stage draws 1 thread.
+pub fn ps_model(service: Duration, arrivals: Arrivals, seed: u64) -> Model {
+    let mut hw = host(1, 100.0);
+    hw.pools.push(Pool {
+        name: "cpu".into(),
+        threads: 1.0,
+    });
+    let mut s = stage("service", service);
+    s.demands.push(Demand {
+        target: RateTarget::Pool(0),
+        amount: 1.0,
+    });
+    model(hw, vec![s], arrivals, seed)
+}
+
+/// Erlang C: probability an arrival waits in M/M/c with offered load a = lambda/mu.
+pub fn erlang_c(c: u32, a: f64) -> f64 {
+    let mut sum = 0.0;
+    let mut term = 1.0; // a^k / k!
+    for k in 0..c {
+        if k > 0 {
+            term *= a / k as f64;
+        }
+        sum += term;
+    }
+    let last = term * a / c as f64; // a^c / c!
+    let rho = a / c as f64;
+    let top = last / (1.0 - rho);
+    top / (sum + top)
+}
