@@ -5,9 +5,11 @@
 //! [`report::Report`]; exporters render it. [`run::run_model`] does the whole trip.
 
 pub mod bottleneck;
+pub mod cli;
 pub mod engine;
 pub mod metrics;
 pub mod model;
 pub mod report;
 pub mod run;
+pub mod scenario;
 pub mod time;

@@ -130,7 +130,7 @@ impl Sampler {
                 Sampler::LogNormal(LogNormal::new(mu, sigma2.sqrt()).map_err(|x| e(&x))?)
             }
             Duration::Uniform { min_s, max_s } => {
-                if !(min_s <= max_s) {
+                if min_s > max_s || min_s.is_nan() || max_s.is_nan() {
                     return Err(format!("min_s {min_s} > max_s {max_s}"));
                 }
                 if min_s == max_s {
@@ -217,6 +217,8 @@ struct Activity {
 /// A virtual-time class of identical running activities.
 struct Class {
     key: (Vec<(usize, u64)>, u64),
+    /// False once retired to the free list (its slot may be reused under another key).
+    live: bool,
     shared: bool,
     /// Members by virtual finish time.
     members: BinaryHeap<Reverse<(OrdF64, usize)>>,
@@ -230,9 +232,15 @@ struct Class {
     scheduled: SimTime,
 }
 
-#[derive(Clone, Copy, PartialEq, PartialOrd)]
+/// A float ordered by `total_cmp`, for heap keys.
+#[derive(Clone, Copy, PartialEq)]
 struct OrdF64(f64);
 impl Eq for OrdF64 {}
+impl PartialOrd for OrdF64 {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
 impl Ord for OrdF64 {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.0.total_cmp(&other.0)
@@ -879,6 +887,7 @@ impl<'m> Engine<'m> {
         let reuse = self.free_classes.pop();
         let class = Class {
             key: key.clone(),
+            live: true,
             shared,
             members: BinaryHeap::new(),
             speed: 1.0,
@@ -1064,7 +1073,7 @@ impl<'m> Engine<'m> {
         );
         for (c, s) in speeds.iter().enumerate() {
             let class = &mut self.classes[c];
-            if !class.shared {
+            if !class.shared || self.demands[c].count == 0 {
                 continue;
             }
             if class.speed != s.speed || class.limiter != s.limiter {
@@ -1088,9 +1097,11 @@ impl<'m> Engine<'m> {
                 // Retire the empty class so one-off demand vectors do not pile up; bumping
                 // the generation makes any queued completion of it stale.
                 let class = &mut self.classes[c];
-                class.generation += 1;
-                class.scheduled = SimTime::NEVER;
-                if self.class_index.remove(&class.key).is_some() {
+                if class.live {
+                    class.live = false;
+                    class.generation += 1;
+                    class.scheduled = SimTime::NEVER;
+                    self.class_index.remove(&class.key);
                     self.free_classes.push(c);
                 }
                 continue;

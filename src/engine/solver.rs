@@ -180,9 +180,10 @@ impl Solver {
                 }
             }
             let mut lambda = f64::INFINITY;
-            for r in 0..nr {
-                if self.slope[r] > 0.0 {
-                    let l = ((capacities[r] - self.frozen_load[r]).max(0.0)) / self.slope[r];
+            for ((&cap, &load), &slope) in capacities.iter().zip(&self.frozen_load).zip(&self.slope)
+            {
+                if slope > 0.0 {
+                    let l = (cap - load).max(0.0) / slope;
                     lambda = lambda.min(l);
                 }
             }
@@ -193,10 +194,11 @@ impl Solver {
             let level = lambda * (1.0 + 1e-9);
             // Freeze classes that reach their cap, and classes crossing saturated resources.
             self.saturated.clear();
-            for r in 0..nr {
-                let remaining = (capacities[r] - self.frozen_load[r]).max(0.0);
+            for ((&cap, &load), &slope) in capacities.iter().zip(&self.frozen_load).zip(&self.slope)
+            {
+                let remaining = (cap - load).max(0.0);
                 self.saturated
-                    .push(self.slope[r] > 0.0 && remaining / self.slope[r] <= level);
+                    .push(slope > 0.0 && remaining / slope <= level);
             }
             let mut still = Vec::with_capacity(self.active.len());
             for &i in &self.active {

@@ -1,0 +1,617 @@
+//! Schema -> [`Model`]: hardware, arrivals and instrumentation, with every value checked
+//! (the workload is built in `stages`).
+
+use std::path::{Path, PathBuf};
+
+use crate::model::{
+    ArrivalKind, Arrivals, Dram, Edge, Gpu, Hardware, Instrumentation, LatencyCurve, Lock, Marker,
+    Model, PcieLink, Pool, Span, Workload,
+};
+
+use super::error::{ErrorKind, Locator, ScenarioError, join_index, join_key};
+use super::schema::{ArrivalsSpec, GpuSpec, HardwareSpec, InstrumentationSpec, ScenarioSpec};
+use super::stages;
+use super::trace_csv;
+use super::units::{Dim, GIB, Qty, to_bytes};
+
+/// Host RAM when `host_ram_gib` is absent: not modelled (no stage may hold RAM).
+pub const UNLIMITED_RAM: u64 = u64::MAX;
+/// DRAM capacity when `[hardware.dram]` is absent: not modelled (no stage may draw DRAM
+/// or be latency-bound).
+pub const UNLIMITED_DRAM: f64 = f64::INFINITY;
+
+/// Builds the model; `warnings` collects keys that were accepted but have no effect.
+pub fn build(
+    spec: &ScenarioSpec,
+    loc: &Locator,
+    warnings: &mut Vec<String>,
+) -> Result<Model, ScenarioError> {
+    let hardware = hardware(&spec.hardware, loc, warnings)?;
+    let workload = stages::workload(&spec.workload, &hardware, loc)?;
+    let arrivals = arrivals(&spec.arrivals, loc, warnings)?;
+    let instrumentation = instrumentation(&spec.instrumentation, &workload, loc)?;
+    let name = spec.name.clone().unwrap_or_else(|| {
+        loc.root
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "scenario".into())
+    });
+    Ok(Model {
+        name,
+        seed: spec.seed.unwrap_or(1),
+        hardware,
+        workload,
+        arrivals,
+        instrumentation,
+    })
+}
+
+/// A quantity in base units, with the key named on error.
+pub fn qty(q: &Qty, dim: Dim, unit: f64, key: &str, loc: &Locator) -> Result<f64, ScenarioError> {
+    q.to_base(dim, unit)
+        .map_err(|m| loc.error(ErrorKind::Value, key, m))
+}
+
+/// A plain number that must be finite and within `lo..=hi` (`hi` may be infinite).
+pub fn number(
+    v: f64,
+    lo: f64,
+    hi: f64,
+    key: &str,
+    what: &str,
+    loc: &Locator,
+) -> Result<f64, ScenarioError> {
+    if !v.is_finite() {
+        return Err(loc.error(
+            ErrorKind::Value,
+            key,
+            format!("{v} is not a finite number; {what}"),
+        ));
+    }
+    if v < lo || v > hi {
+        return Err(loc.error(
+            ErrorKind::Value,
+            key,
+            format!("{v} is out of range; {what}"),
+        ));
+    }
+    Ok(v)
+}
+
+/// A number that must be finite and > 0.
+pub fn positive(v: f64, key: &str, what: &str, loc: &Locator) -> Result<f64, ScenarioError> {
+    if !(v.is_finite() && v > 0.0) {
+        return Err(loc.error(
+            ErrorKind::Value,
+            key,
+            format!("{v} is not allowed; {what} must be > 0"),
+        ));
+    }
+    Ok(v)
+}
+
+/// Exactly one of two alternative keys.
+pub fn one_of<'a, T>(
+    a: (&'a Option<T>, &str),
+    b: (&'a Option<T>, &str),
+    loc: &Locator,
+) -> Result<Option<(&'a T, usize)>, ScenarioError> {
+    match (a.0, b.0) {
+        (Some(_), Some(_)) => Err(loc.error(
+            ErrorKind::Value,
+            b.1,
+            format!(
+                "both {} and {} are given; use one",
+                a.1.rsplit('.').next().unwrap_or(a.1),
+                b.1.rsplit('.').next().unwrap_or(b.1)
+            ),
+        )),
+        (Some(x), None) => Ok(Some((x, 0))),
+        (None, Some(y)) => Ok(Some((y, 1))),
+        (None, None) => Ok(None),
+    }
+}
+
+fn hardware(
+    h: &HardwareSpec,
+    loc: &Locator,
+    warnings: &mut Vec<String>,
+) -> Result<Hardware, ScenarioError> {
+    if h.cpu_cores == 0 {
+        return Err(loc.error(
+            ErrorKind::Value,
+            "hardware.cpu_cores",
+            "0 cores; a host needs at least 1",
+        ));
+    }
+    let (k_gib, k_raw) = ("hardware.host_ram_gib", "hardware.host_ram");
+    let host_ram_bytes = match one_of((&h.host_ram_gib, k_gib), (&h.host_ram, k_raw), loc)? {
+        None => UNLIMITED_RAM,
+        Some((q, which)) => {
+            let (key, unit) = if which == 0 {
+                (k_gib, GIB)
+            } else {
+                (k_raw, 1.0)
+            };
+            let b = qty(q, Dim::Size, unit, key, loc)?;
+            if b <= 0.0 {
+                return Err(loc.error(ErrorKind::Value, key, "0 bytes; host RAM must be > 0"));
+            }
+            to_bytes(b).map_err(|m| loc.error(ErrorKind::Value, key, m))?
+        }
+    };
+
+    let dram = dram(h, loc, warnings)?;
+    let gpus = match &h.gpu {
+        Some(g) => gpus(g, loc)?,
+        None => Vec::new(),
+    };
+
+    let mut locks = Vec::new();
+    for (name, l) in &h.locks {
+        let key = join_key("hardware.locks", name);
+        if matches!(name.as_str(), "cores" | "host_ram" | "vram") {
+            return Err(loc.error(
+                ErrorKind::Value,
+                &key,
+                "this name is reserved for a built-in resource; choose another lock name",
+            ));
+        }
+        if l.capacity < 1 {
+            return Err(loc.error(
+                ErrorKind::Value,
+                &key,
+                format!(
+                    "capacity {} is not allowed; a lock has capacity >= 1",
+                    l.capacity
+                ),
+            ));
+        }
+        if l.per_gpu && gpus.is_empty() {
+            return Err(loc.error(
+                ErrorKind::Value,
+                &key,
+                "per_gpu = true, but the host has no GPU ([hardware.gpu] count = 0 or absent)",
+            ));
+        }
+        locks.push(Lock {
+            name: name.clone(),
+            capacity: l.capacity as u64,
+            per_gpu: l.per_gpu,
+        });
+    }
+    let mut pools = Vec::new();
+    for (name, &threads) in &h.pools {
+        let key = join_key("hardware.pools", name);
+        positive(threads, &key, "a pool's thread count", loc)?;
+        pools.push(Pool {
+            name: name.clone(),
+            threads,
+        });
+    }
+    Ok(Hardware {
+        cpu_cores: h.cpu_cores,
+        host_ram_bytes,
+        dram,
+        gpus,
+        locks,
+        pools,
+    })
+}
+
+fn dram(
+    h: &HardwareSpec,
+    loc: &Locator,
+    warnings: &mut Vec<String>,
+) -> Result<Dram, ScenarioError> {
+    let Some(d) = &h.dram else {
+        return Ok(Dram {
+            capacity_gbps: UNLIMITED_DRAM,
+            latency: LatencyCurve::flat(),
+        });
+    };
+    let p = "hardware.dram";
+    let derived = [
+        d.channels.is_some(),
+        d.mts.is_some(),
+        d.bus_bytes.is_some(),
+        d.efficiency.is_some(),
+    ];
+    let capacity_gbps = match &d.capacity_gbps {
+        Some(q) => {
+            if derived.iter().any(|x| *x) {
+                warnings.push(format!(
+                    "{p}: capacity_gbps is given, so channels/mts/bus_bytes/efficiency are ignored"
+                ));
+            }
+            qty(q, Dim::Rate, 1.0, &join_key(p, "capacity_gbps"), loc)?
+        }
+        None => {
+            let (Some(ch), Some(mts)) = (d.channels, d.mts) else {
+                return Err(loc.error(
+                    ErrorKind::MissingKey,
+                    &join_key(p, "capacity_gbps"),
+                    "missing; give capacity_gbps (measured) or channels and mts (with optional bus_bytes, efficiency)",
+                ));
+            };
+            let mts = number(
+                mts,
+                0.0,
+                f64::INFINITY,
+                &join_key(p, "mts"),
+                "transfers per second in millions, >= 0",
+                loc,
+            )?;
+            let bus = number(
+                d.bus_bytes.unwrap_or(8.0),
+                0.0,
+                f64::INFINITY,
+                &join_key(p, "bus_bytes"),
+                "bytes per transfer per channel (8 for DDR), >= 0",
+                loc,
+            )?;
+            let eff = d.efficiency.unwrap_or(1.0);
+            if !(eff > 0.0 && eff <= 1.0) {
+                return Err(loc.error(
+                    ErrorKind::Value,
+                    &join_key(p, "efficiency"),
+                    format!("{eff} is out of range; the achievable fraction of peak is in (0, 1]"),
+                ));
+            }
+            f64::from(ch) * mts * bus / 1000.0 * eff
+        }
+    };
+    if capacity_gbps <= 0.0 {
+        let key = if d.capacity_gbps.is_some() {
+            join_key(p, "capacity_gbps")
+        } else {
+            join_key(p, "channels")
+        };
+        return Err(loc.error(
+            ErrorKind::Value,
+            &key,
+            format!("DRAM capacity is {capacity_gbps} GB/s; it must be > 0"),
+        ));
+    }
+    let latency = match &d.latency_curve {
+        Some(points) => LatencyCurve::new(points.clone()).map_err(|m| {
+            loc.error(
+                ErrorKind::Value,
+                &join_key(p, "latency_curve"),
+                format!("{m}; write [[utilisation, ns], ...] with utilisation ascending in 0..=1"),
+            )
+        })?,
+        None => LatencyCurve::flat(),
+    };
+    Ok(Dram {
+        capacity_gbps,
+        latency,
+    })
+}
+
+fn gpus(g: &GpuSpec, loc: &Locator) -> Result<Vec<Gpu>, ScenarioError> {
+    let p = "hardware.gpu";
+    let count = g.count.unwrap_or(1);
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    let k = |s: &str| join_key(p, s);
+    let vram = match one_of((&g.vram_gib, &k("vram_gib")), (&g.vram, &k("vram")), loc)? {
+        Some((q, 0)) => qty(q, Dim::Size, GIB, &k("vram_gib"), loc)?,
+        Some((q, _)) => qty(q, Dim::Size, 1.0, &k("vram"), loc)?,
+        None => {
+            return Err(loc.error(
+                ErrorKind::MissingKey,
+                &k("vram_gib"),
+                "missing; give each GPU's memory as vram_gib = 80 or vram = \"80 GiB\"",
+            ));
+        }
+    };
+    let vram_bytes = to_bytes(vram).map_err(|m| loc.error(ErrorKind::Value, &k("vram_gib"), m))?;
+    let rate = |q: &Option<Qty>, name: &str, default: Option<f64>| -> Result<f64, ScenarioError> {
+        let key = k(name);
+        let v = match (q, default) {
+            (Some(q), _) => qty(q, Dim::Rate, 1.0, &key, loc)?,
+            (None, Some(d)) => d,
+            (None, None) => {
+                return Err(loc.error(
+                    ErrorKind::MissingKey,
+                    &key,
+                    "missing; the pinned PCIe bandwidth in GB/s (e.g. 50 for PCIe 5.0 x16)",
+                ));
+            }
+        };
+        positive(v, &key, "a PCIe bandwidth", loc)
+    };
+    let h2d = rate(&g.pcie_h2d_gbps, "pcie_h2d_gbps", None)?;
+    let d2h = rate(&g.pcie_d2h_gbps, "pcie_d2h_gbps", None)?;
+    let duplex = match &g.pcie_duplex_gbps {
+        Some(q) => Some(rate(&Some(q.clone()), "pcie_duplex_gbps", None)?),
+        None => None,
+    };
+    let pageable_h2d = rate(&g.pageable_h2d_gbps, "pageable_h2d_gbps", Some(h2d / 4.0))?;
+    let pageable_d2h = rate(&g.pageable_d2h_gbps, "pageable_d2h_gbps", Some(d2h / 4.0))?;
+    let factor = |v: Option<f64>, name: &str, d: f64| {
+        number(
+            v.unwrap_or(d),
+            0.0,
+            f64::INFINITY,
+            &k(name),
+            "DRAM bytes per byte copied, >= 0",
+            loc,
+        )
+    };
+    let link = PcieLink {
+        h2d_gbps: h2d,
+        d2h_gbps: d2h,
+        duplex_gbps: duplex,
+        pageable_h2d_gbps: pageable_h2d,
+        pageable_d2h_gbps: pageable_d2h,
+        h2d_dram_factor: factor(g.h2d_dram_factor, "h2d_dram_factor", 1.0)?,
+        d2h_dram_factor: factor(g.d2h_dram_factor, "d2h_dram_factor", 1.0)?,
+        pageable_copy_dram_factor: factor(
+            g.pageable_copy_dram_factor,
+            "pageable_copy_dram_factor",
+            2.0,
+        )?,
+    };
+    Ok((0..count)
+        .map(|i| Gpu {
+            name: format!("gpu{i}"),
+            vram_bytes,
+            link: link.clone(),
+        })
+        .collect())
+}
+
+fn arrivals(
+    a: &ArrivalsSpec,
+    loc: &Locator,
+    warnings: &mut Vec<String>,
+) -> Result<Arrivals, ScenarioError> {
+    let p = "arrivals";
+    let k = |s: &str| join_key(p, s);
+    let mut unused = |present: bool, key: &str, kind: &str| {
+        if present {
+            warnings.push(format!(
+                "{}: not used when arrivals.kind = {kind:?}",
+                join_key(p, key)
+            ));
+        }
+    };
+    let (kind, trace_len) = match a.kind.as_str() {
+        "closed" => {
+            unused(a.rate_per_s.is_some(), "rate_per_s", "closed");
+            unused(a.trace.is_some(), "trace", "closed");
+            let c = a.concurrency.ok_or_else(|| {
+                loc.error(
+                    ErrorKind::MissingKey,
+                    &k("concurrency"),
+                    "missing; a closed loop needs concurrency >= 1 (jobs in flight)",
+                )
+            })?;
+            if c == 0 {
+                return Err(loc.error(
+                    ErrorKind::Value,
+                    &k("concurrency"),
+                    "0 jobs in flight; a closed loop needs concurrency >= 1",
+                ));
+            }
+            (ArrivalKind::Closed { concurrency: c }, None)
+        }
+        "poisson" => {
+            unused(a.concurrency.is_some(), "concurrency", "poisson");
+            unused(a.trace.is_some(), "trace", "poisson");
+            let r = a.rate_per_s.ok_or_else(|| {
+                loc.error(
+                    ErrorKind::MissingKey,
+                    &k("rate_per_s"),
+                    "missing; Poisson arrivals need rate_per_s > 0 (jobs per second)",
+                )
+            })?;
+            let r = positive(
+                r,
+                &k("rate_per_s"),
+                "the arrival rate (jobs per second)",
+                loc,
+            )?;
+            (ArrivalKind::Poisson { rate_per_s: r }, None)
+        }
+        "trace" => {
+            unused(a.concurrency.is_some(), "concurrency", "trace");
+            unused(a.rate_per_s.is_some(), "rate_per_s", "trace");
+            let key = k("trace");
+            let file = a.trace.as_ref().ok_or_else(|| {
+                loc.error(
+                    ErrorKind::MissingKey,
+                    &key,
+                    "missing; a trace needs trace = \"file.csv\" (a `time_s` column)",
+                )
+            })?;
+            let base: PathBuf = match loc.file_of(&key) {
+                Some(f) => f.parent().unwrap_or(Path::new("")).to_path_buf(),
+                None => PathBuf::new(),
+            };
+            let path = base.join(file);
+            let times = trace_csv::read(&path).map_err(|m| loc.error(ErrorKind::Trace, &key, m))?;
+            let n = times.len() as u64;
+            (ArrivalKind::Trace { times_s: times }, Some(n))
+        }
+        other => {
+            return Err(loc.error(
+                ErrorKind::Value,
+                &k("kind"),
+                format!(
+                    "{other:?} is not an arrival kind; use \"closed\", \"poisson\" or \"trace\""
+                ),
+            ));
+        }
+    };
+    let jobs = match (a.jobs, trace_len) {
+        (Some(j), Some(n)) if j > n => {
+            return Err(loc.error(
+                ErrorKind::Value,
+                &k("jobs"),
+                format!("{j} jobs, but the trace has only {n} arrivals"),
+            ));
+        }
+        (Some(j), _) => j,
+        (None, Some(n)) => n,
+        (None, None) => {
+            return Err(loc.error(
+                ErrorKind::MissingKey,
+                &k("jobs"),
+                "missing; the number of jobs to simulate (>= 1, warm-up included)",
+            ));
+        }
+    };
+    if jobs == 0 {
+        return Err(loc.error(ErrorKind::Value, &k("jobs"), "0 jobs; simulate at least 1"));
+    }
+    let warmup_jobs = match &a.warmup_jobs {
+        None => 0,
+        Some(Qty::Num(x)) if *x >= 0.0 && x.fract() == 0.0 && *x < 1.8e19 => *x as u64,
+        Some(Qty::Text(t))
+            if t.trim().ends_with('%')
+                && t.trim()
+                    .trim_end_matches('%')
+                    .trim()
+                    .parse::<f64>()
+                    .is_ok_and(|p| (0.0..100.0).contains(&p)) =>
+        {
+            let pct: f64 = t.trim().trim_end_matches('%').trim().parse().unwrap_or(0.0);
+            (jobs as f64 * pct / 100.0).floor() as u64
+        }
+        Some(q) => {
+            return Err(loc.error(
+                ErrorKind::Value,
+                &k("warmup_jobs"),
+                format!("{} is not allowed; give a whole number of jobs >= 0 or a share of jobs such as \"10%\" (below 100%)", q.shown()),
+            ));
+        }
+    };
+    if warmup_jobs >= jobs {
+        return Err(loc.error(
+            ErrorKind::Value,
+            &k("warmup_jobs"),
+            format!("{warmup_jobs} warm-up jobs leave none of the {jobs} jobs for statistics; warmup_jobs must be < jobs"),
+        ));
+    }
+    Ok(Arrivals {
+        kind,
+        jobs,
+        warmup_jobs,
+    })
+}
+
+fn instrumentation(
+    s: &InstrumentationSpec,
+    w: &Workload,
+    loc: &Locator,
+) -> Result<Instrumentation, ScenarioError> {
+    let mut markers: Vec<Marker> = Vec::new();
+    for (i, m) in s.markers.iter().enumerate() {
+        let p = join_index("instrumentation.markers", i);
+        if markers.iter().any(|x| x.name == m.name) {
+            return Err(loc.error(
+                ErrorKind::Value,
+                &join_key(&p, "name"),
+                format!(
+                    "marker {:?} is declared twice; marker names are unique",
+                    m.name
+                ),
+            ));
+        }
+        let key = join_key(&p, "at");
+        let Some((stage, edge)) = m.at.rsplit_once(':') else {
+            return Err(loc.error(
+                ErrorKind::Value,
+                &key,
+                format!(
+                    "{:?}: write \"stage:ready\", \"stage:start\" or \"stage:end\"",
+                    m.at
+                ),
+            ));
+        };
+        let edge = match edge.trim() {
+            "ready" => Edge::Ready,
+            "start" => Edge::Start,
+            "end" => Edge::End,
+            other => {
+                return Err(loc.error(
+                    ErrorKind::Value,
+                    &key,
+                    format!("{other:?} is not a stage boundary; use ready, start or end"),
+                ));
+            }
+        };
+        let stage = w
+            .stages
+            .iter()
+            .position(|s| s.name == stage.trim())
+            .ok_or_else(|| {
+                loc.error(
+                    ErrorKind::Reference,
+                    &key,
+                    format!("no stage named {stage:?}; stages: {}", stage_names(w)),
+                )
+            })?;
+        markers.push(Marker {
+            name: m.name.clone(),
+            stage,
+            edge,
+        });
+    }
+    let mut spans: Vec<Span> = Vec::new();
+    for (i, sp) in s.spans.iter().enumerate() {
+        let p = join_index("instrumentation.spans", i);
+        if spans.iter().any(|x| x.name == sp.name) {
+            return Err(loc.error(
+                ErrorKind::Value,
+                &join_key(&p, "name"),
+                format!(
+                    "span {:?} is declared twice; span names are unique",
+                    sp.name
+                ),
+            ));
+        }
+        let find = |name: &str, field: &str| {
+            markers.iter().position(|m| m.name == name).ok_or_else(|| {
+                loc.error(
+                    ErrorKind::Reference,
+                    &join_key(&p, field),
+                    format!(
+                        "no marker named {name:?}; markers: {}",
+                        if markers.is_empty() {
+                            "(none declared)".to_string()
+                        } else {
+                            markers
+                                .iter()
+                                .map(|m| m.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        }
+                    ),
+                )
+            })
+        };
+        let from = find(&sp.from, "from")?;
+        let to = find(&sp.to, "to")?;
+        spans.push(Span {
+            name: sp.name.clone(),
+            from,
+            to,
+            gpu_busy: sp.gpu_busy,
+        });
+    }
+    Ok(Instrumentation { markers, spans })
+}
+
+/// Stage names, comma separated, for messages.
+pub fn stage_names(w: &Workload) -> String {
+    w.stages
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}

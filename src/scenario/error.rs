@@ -1,0 +1,234 @@
+//! The error type of scenario loading, and [`Locator`], which turns a dotted key path into
+//! the file (and line) that set it.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// What kind of problem a [`ScenarioError`] reports (for tests and exit codes; the message
+/// is in the error's `Display`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A file could not be read.
+    Io,
+    /// The TOML itself does not parse.
+    Syntax,
+    /// A key that the schema does not know.
+    UnknownKey,
+    /// A required key is absent.
+    MissingKey,
+    /// A value of the wrong type (string for a number, ...).
+    Type,
+    /// A value of the right type that is out of range or inconsistent.
+    Value,
+    /// A name that refers to nothing (stage, lock, pool, marker, parameter).
+    Reference,
+    /// A cycle among stages or includes.
+    Cycle,
+    /// A stage needs more of a resource than the host has.
+    Capacity,
+    /// A missing or unreadable include file.
+    Include,
+    /// A malformed arrival trace CSV.
+    Trace,
+    /// A malformed `--set KEY=VALUE`.
+    Set,
+    /// A `[params]` problem (unknown parameter, bad expression).
+    Param,
+}
+
+/// Where a key's value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Loc {
+    /// Written in a file at a line and column (1-based).
+    File { file: PathBuf, line: u32, col: u32 },
+    /// Given on the command line as `--set KEY=VALUE` (the whole argument).
+    Set(String),
+}
+
+/// A scenario that cannot be loaded: which file, which key, what is wrong, what is allowed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub struct ScenarioError {
+    /// The kind of problem.
+    pub kind: ErrorKind,
+    /// The file that holds the offending key (the scenario itself, or an included file).
+    pub file: PathBuf,
+    /// Line and column (1-based) of the key, when known.
+    pub line_col: Option<(u32, u32)>,
+    /// The `--set` argument that supplied the value, when it came from the command line.
+    pub set: Option<String>,
+    /// Dotted key path, e.g. `workload.stages[2].duration_s` (empty for whole-file errors).
+    pub key: String,
+    /// What is wrong and what is allowed.
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some((line, col)) = self.line_col {
+            write!(f, ":{line}:{col}")?;
+        }
+        f.write_str(": ")?;
+        if self.set.is_some() {
+            f.write_str("--set ")?;
+        }
+        if !self.key.is_empty() {
+            write!(f, "{}: ", self.key)?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+impl ScenarioError {
+    /// An error about a whole file (I/O, syntax), optionally at a line and column.
+    pub fn in_file(
+        kind: ErrorKind,
+        file: &Path,
+        line_col: Option<(u32, u32)>,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            kind,
+            file: file.to_path_buf(),
+            line_col,
+            set: None,
+            key: String::new(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Byte offset to 1-based (line, column), columns counted in characters.
+pub fn line_col(text: &str, offset: usize) -> (u32, u32) {
+    let offset = offset.min(text.len());
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let col = before
+        .rsplit('\n')
+        .next()
+        .map(|l| l.chars().count())
+        .unwrap_or(0)
+        + 1;
+    (sat(line), sat(col))
+}
+
+fn sat(x: usize) -> u32 {
+    u32::try_from(x).unwrap_or(u32::MAX)
+}
+
+/// Maps dotted key paths to where they were set, so semantic errors can name file and line.
+#[derive(Debug, Clone, Default)]
+pub struct Locator {
+    /// The scenario file (named when a key was set nowhere, e.g. a missing key).
+    pub root: PathBuf,
+    /// Path -> where it was set.
+    pub locs: BTreeMap<String, Loc>,
+    /// Path -> how its value was computed (`$param` or `= expression`), for messages.
+    pub notes: BTreeMap<String, String>,
+}
+
+impl Locator {
+    /// An error on `key`: finds the file/line (or `--set`) that set the key, or its nearest
+    /// enclosing table, falling back to the scenario file.
+    pub fn error(&self, kind: ErrorKind, key: &str, message: impl Into<String>) -> ScenarioError {
+        let mut message = message.into();
+        if let Some(note) = self.notes.get(key) {
+            message.push_str(&format!(" (the value came from {note})"));
+        }
+        let mut probe = key.to_string();
+        let loc = loop {
+            if let Some(loc) = self.locs.get(&probe) {
+                break Some(loc);
+            }
+            match parent_path(&probe) {
+                Some(p) => probe = p,
+                None => break None,
+            }
+        };
+        let (file, line_col, set) = match loc {
+            Some(Loc::File { file, line, col }) => (file.clone(), Some((*line, *col)), None),
+            Some(Loc::Set(arg)) if probe == key || key.starts_with(&probe) => {
+                (self.root.clone(), None, Some(arg.clone()))
+            }
+            Some(Loc::Set(_)) | None => (self.root.clone(), None, None),
+        };
+        ScenarioError {
+            kind,
+            file,
+            line_col,
+            set,
+            key: key.to_string(),
+            message,
+        }
+    }
+
+    /// The file that set `key` (or the scenario file), for resolving relative paths.
+    pub fn file_of(&self, key: &str) -> Option<&Path> {
+        match self.locs.get(key)? {
+            Loc::File { file, .. } => Some(file),
+            Loc::Set(_) => None,
+        }
+    }
+}
+
+/// `a.b[2].c` -> `a.b[2]` -> `a.b` -> `a` -> None.
+pub fn parent_path(path: &str) -> Option<String> {
+    let cut = path.rfind(['.', '['])?;
+    Some(path[..cut].to_string())
+}
+
+/// Joins a table key onto a path.
+pub fn join_key(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() {
+        key.to_string()
+    } else {
+        format!("{prefix}.{key}")
+    }
+}
+
+/// Joins an array index onto a path.
+pub fn join_index(prefix: &str, index: usize) -> String {
+    format!("{prefix}[{index}]")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_counts_from_one() {
+        let t = "a = 1\nbb = 2\n";
+        assert_eq!(line_col(t, 0), (1, 1));
+        assert_eq!(line_col(t, 6), (2, 1));
+        assert_eq!(line_col(t, 9), (2, 4));
+    }
+
+    #[test]
+    fn parent_paths_walk_up() {
+        assert_eq!(parent_path("a.b[2].c").as_deref(), Some("a.b[2]"));
+        assert_eq!(parent_path("a.b[2]").as_deref(), Some("a.b"));
+        assert_eq!(parent_path("a"), None);
+    }
+
+    #[test]
+    fn errors_name_file_line_and_key() {
+        let mut loc = Locator {
+            root: "s.toml".into(),
+            ..Default::default()
+        };
+        loc.locs.insert(
+            "arrivals.jobs".into(),
+            Loc::File {
+                file: "s.toml".into(),
+                line: 3,
+                col: 1,
+            },
+        );
+        let e = loc.error(ErrorKind::Value, "arrivals.jobs", "0 is too small");
+        assert_eq!(e.to_string(), "s.toml:3:1: arrivals.jobs: 0 is too small");
+        loc.locs.insert("seed".into(), Loc::Set("seed=-1".into()));
+        let e = loc.error(ErrorKind::Value, "seed", "bad");
+        assert_eq!(e.to_string(), "s.toml: --set seed: bad");
+    }
+}

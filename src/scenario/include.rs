@@ -1,0 +1,271 @@
+//! Reading scenario files: TOML parsing with key locations, `include = [...]` merging
+//! (recursive, relative to the including file, with cycle detection).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use toml::de::{DeTable, DeValue};
+use toml::{Spanned, Table, Value};
+
+use super::error::{ErrorKind, Loc, ScenarioError, join_index, join_key, line_col};
+
+/// A merged TOML document and where each key in it was set.
+#[derive(Debug, Clone, Default)]
+pub struct Document {
+    /// The merged table.
+    pub table: Table,
+    /// Dotted path -> where it was set.
+    pub locs: BTreeMap<String, Loc>,
+    /// Every file read, the scenario itself last.
+    pub files: Vec<PathBuf>,
+}
+
+/// Reads `path` and everything it includes.
+pub fn load_file(path: &Path) -> Result<Document, ScenarioError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ScenarioError::in_file(ErrorKind::Io, path, None, format!("cannot read: {e}"))
+    })?;
+    let mut stack = vec![canonical(path)];
+    load_text(&text, path, &mut stack)
+}
+
+/// Parses `text` as if it were the file `origin` (includes resolve relative to it).
+pub fn load_str(text: &str, origin: &Path) -> Result<Document, ScenarioError> {
+    let mut stack = vec![canonical(origin)];
+    load_text(text, origin, &mut stack)
+}
+
+fn canonical(p: &Path) -> PathBuf {
+    p.canonicalize().unwrap_or_else(|_| p.to_path_buf())
+}
+
+fn load_text(text: &str, file: &Path, stack: &mut Vec<PathBuf>) -> Result<Document, ScenarioError> {
+    let (mut table, locs) = parse(text, file)?;
+    let mut doc = Document::default();
+    if let Some(inc) = table.remove("include") {
+        let inc_loc = locs.get("include").cloned();
+        let at = match &inc_loc {
+            Some(Loc::File { line, col, .. }) => Some((*line, *col)),
+            _ => None,
+        };
+        let err = |kind, msg: String| ScenarioError {
+            kind,
+            file: file.to_path_buf(),
+            line_col: at,
+            set: None,
+            key: "include".into(),
+            message: msg,
+        };
+        let names: Vec<String> = match inc {
+            Value::String(s) => vec![s],
+            Value::Array(items) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| match v {
+                    Value::String(s) => Ok(s),
+                    other => Err(err(
+                        ErrorKind::Type,
+                        format!(
+                            "entry {i} is a {}; include takes an array of file paths (strings)",
+                            other.type_str()
+                        ),
+                    )),
+                })
+                .collect::<Result<_, _>>()?,
+            other => {
+                return Err(err(
+                    ErrorKind::Type,
+                    format!(
+                        "is a {}; include takes an array of file paths (strings)",
+                        other.type_str()
+                    ),
+                ));
+            }
+        };
+        let dir = file.parent().unwrap_or(Path::new(""));
+        for name in names {
+            let path = dir.join(&name);
+            let text = match std::fs::read_to_string(&path) {
+                Ok(t) => t,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(err(
+                        ErrorKind::Include,
+                        format!(
+                            "included file {name:?} not found (looked for {}); include paths are relative to the including file",
+                            path.display()
+                        ),
+                    ));
+                }
+                Err(e) => {
+                    return Err(err(
+                        ErrorKind::Include,
+                        format!("cannot read included file {}: {e}", path.display()),
+                    ));
+                }
+            };
+            let canon = canonical(&path);
+            if let Some(pos) = stack.iter().position(|p| *p == canon) {
+                let mut chain: Vec<String> = stack[pos..]
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect();
+                chain.push(canon.display().to_string());
+                return Err(err(
+                    ErrorKind::Cycle,
+                    format!("include cycle: {}", chain.join(" -> ")),
+                ));
+            }
+            stack.push(canon);
+            let sub = load_text(&text, &path, stack)?;
+            stack.pop();
+            merge(&mut doc, sub);
+        }
+    }
+    let this = Document {
+        table,
+        locs,
+        files: vec![file.to_path_buf()],
+    };
+    merge(&mut doc, this);
+    Ok(doc)
+}
+
+/// Parses one file's text into a table and the locations of its keys.
+fn parse(text: &str, file: &Path) -> Result<(Table, BTreeMap<String, Loc>), ScenarioError> {
+    let syntax = |e: toml::de::Error| {
+        let at = e.span().map(|s| line_col(text, s.start));
+        let msg = e.message().trim().to_string();
+        ScenarioError::in_file(
+            ErrorKind::Syntax,
+            file,
+            at,
+            format!("TOML syntax error: {msg}"),
+        )
+    };
+    let spanned = DeTable::parse(text).map_err(syntax)?;
+    let table: Table = text.parse().map_err(syntax)?;
+    let mut locs = BTreeMap::new();
+    walk_table(spanned.get_ref(), "", text, file, &mut locs);
+    Ok((table, locs))
+}
+
+fn walk_table(
+    t: &DeTable<'_>,
+    prefix: &str,
+    text: &str,
+    file: &Path,
+    locs: &mut BTreeMap<String, Loc>,
+) {
+    for (k, v) in t.iter() {
+        let path = join_key(prefix, k.get_ref());
+        let (line, col) = line_col(text, k.span().start);
+        locs.insert(
+            path.clone(),
+            Loc::File {
+                file: file.to_path_buf(),
+                line,
+                col,
+            },
+        );
+        walk_value(v, &path, text, file, locs);
+    }
+}
+
+fn walk_value(
+    v: &Spanned<DeValue<'_>>,
+    path: &str,
+    text: &str,
+    file: &Path,
+    locs: &mut BTreeMap<String, Loc>,
+) {
+    match v.get_ref() {
+        DeValue::Table(t) => walk_table(t, path, text, file, locs),
+        DeValue::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let p = join_index(path, i);
+                let (line, col) = line_col(text, item.span().start);
+                locs.insert(
+                    p.clone(),
+                    Loc::File {
+                        file: file.to_path_buf(),
+                        line,
+                        col,
+                    },
+                );
+                walk_value(item, &p, text, file, locs);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Merges `over` into `base`: tables merge key by key, anything else (arrays included) is
+/// replaced by `over`'s value.
+pub fn merge(base: &mut Document, over: Document) {
+    merge_table(&mut base.table, over.table, "", &mut base.locs);
+    base.locs.extend(over.locs);
+    base.files.extend(over.files);
+}
+
+fn merge_table(base: &mut Table, over: Table, prefix: &str, locs: &mut BTreeMap<String, Loc>) {
+    for (k, v) in over {
+        let path = join_key(prefix, &k);
+        match (base.get_mut(&k), v) {
+            (Some(Value::Table(bt)), Value::Table(ot)) => merge_table(bt, ot, &path, locs),
+            (_, v) => {
+                remove_prefix(locs, &path);
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+/// Forgets the locations of `path` and everything below it.
+pub fn remove_prefix(locs: &mut BTreeMap<String, Loc>, path: &str) {
+    let dot = format!("{path}.");
+    let idx = format!("{path}[");
+    locs.retain(|k, _| !(k == path || k.starts_with(&dot) || k.starts_with(&idx)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(text: &str) -> Document {
+        load_str(text, Path::new("t.toml")).unwrap()
+    }
+
+    #[test]
+    fn locations_cover_nested_keys_and_arrays() {
+        let d = doc("a = 1\n[b]\nc = 2\n[[s]]\nname = \"x\"\n[[s]]\nname = \"y\"\n");
+        let at = |k: &str| match d.locs.get(k) {
+            Some(Loc::File { line, .. }) => *line,
+            other => panic!("{k}: {other:?}"),
+        };
+        assert_eq!(at("a"), 1);
+        assert_eq!(at("b.c"), 3);
+        assert_eq!(at("s[1].name"), 7);
+    }
+
+    #[test]
+    fn merge_overrides_scalars_and_merges_tables() {
+        let mut a = doc("[h]\nx = 1\ny = 2\n[[s]]\nn = 1\n[[s]]\nn = 2\n");
+        let b = load_str("[h]\ny = 3\n[[s]]\nn = 9\n", Path::new("u.toml")).unwrap();
+        merge(&mut a, b);
+        assert_eq!(a.table["h"]["x"].as_integer(), Some(1));
+        assert_eq!(a.table["h"]["y"].as_integer(), Some(3));
+        assert_eq!(a.table["s"].as_array().unwrap().len(), 1);
+        assert!(!a.locs.contains_key("s[1]"));
+        assert!(
+            matches!(a.locs.get("h.y"), Some(Loc::File { file, .. }) if file == Path::new("u.toml"))
+        );
+    }
+
+    #[test]
+    fn syntax_errors_carry_line_and_column() {
+        let e = load_str("a = 1\nb = = 2\n", Path::new("t.toml")).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Syntax);
+        assert_eq!(e.line_col.map(|l| l.0), Some(2));
+        assert!(e.to_string().starts_with("t.toml:2:"), "{e}");
+    }
+}

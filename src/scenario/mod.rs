@@ -1,0 +1,207 @@
+//! Scenario files: TOML in, a validated [`Model`] out.
+//!
+//! The steps, one module each: read the file and its `include`s and merge them
+//! ([`include`]), apply `--set KEY=VALUE` overrides ([`overrides`]), resolve `[params]`
+//! knobs and substitute `"$name"` / `"= expression"` values ([`params`]), deserialize into
+//! the schema with unknown keys rejected ([`schema`]), then check every value and build the
+//! typed model (`build`, `stages`). Every error names the file (and line when known), the
+//! dotted key and the problem; see [`ScenarioError`].
+//!
+//! ```
+//! use std::path::Path;
+//! let text = r#"
+//! [hardware]
+//! cpu_cores = 4
+//! host_ram_gib = 16
+//! dram = { capacity_gbps = 50 }
+//! [[workload.stages]]
+//! name = "work"
+//! duration_s = "= 2 * $base"
+//! cores = 1
+//! [arrivals]
+//! kind = "closed"
+//! concurrency = 2
+//! jobs = 10
+//! [params]
+//! base = { default = 0.5, doc = "seconds of work" }
+//! "#;
+//! let loaded = bwsim::scenario::load_str(text, Path::new("ex.toml"), &["params.base=2".into()]).unwrap();
+//! assert_eq!(loaded.model.workload.stages[0].duration.mean_s(), 4.0);
+//! ```
+
+mod build;
+mod capacity;
+mod dag;
+mod error;
+pub mod include;
+pub mod overrides;
+pub mod params;
+pub mod schema;
+mod stages;
+mod summary;
+pub mod trace_csv;
+pub mod units;
+
+use std::path::{Path, PathBuf};
+
+use crate::model::Model;
+
+pub use build::{UNLIMITED_DRAM, UNLIMITED_RAM};
+pub use error::{ErrorKind, Loc, ScenarioError};
+pub use params::ParamInfo;
+
+use error::{Locator, join_key};
+use include::Document;
+use overrides::Segment;
+
+/// A loaded scenario: the model, its knobs and where it came from.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The validated model, stages in topological order.
+    pub model: Model,
+    /// Declared `[params]` knobs with defaults, values in effect and docs.
+    pub params: Vec<ParamInfo>,
+    /// The scenario file.
+    pub source: PathBuf,
+    /// Provenance and notes (included files, overrides, warnings).
+    pub summary: Summary,
+}
+
+/// Where a scenario came from and what was noticed while loading it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Summary {
+    /// Every file read, included files first, the scenario last.
+    pub files: Vec<PathBuf>,
+    /// The `--set` arguments applied, in order.
+    pub sets: Vec<String>,
+    /// Accepted keys that have no effect (e.g. `concurrency` with Poisson arrivals).
+    pub warnings: Vec<String>,
+    /// The scenario's `description`, if any.
+    pub description: Option<String>,
+}
+
+impl Loaded {
+    /// A short human summary for `bwsim check`: hardware, stages with standalone means,
+    /// arrivals, instrumentation and knobs with defaults and docs.
+    pub fn summary(&self) -> String {
+        summary::render(self)
+    }
+}
+
+/// Loads a scenario file, applying `sets` (`"dotted.key=VALUE"`) after includes.
+pub fn load(path: &Path, sets: &[String]) -> Result<Loaded, ScenarioError> {
+    let doc = include::load_file(path)?;
+    finish(doc, path, sets)
+}
+
+/// Loads a scenario from text as if it were the file `origin` (includes and trace files
+/// resolve relative to `origin`'s directory).
+pub fn load_str(text: &str, origin: &Path, sets: &[String]) -> Result<Loaded, ScenarioError> {
+    let doc = include::load_str(text, origin)?;
+    finish(doc, origin, sets)
+}
+
+fn finish(mut doc: Document, root: &Path, sets: &[String]) -> Result<Loaded, ScenarioError> {
+    // --set: parameter values are set on the knob; everything else edits the document.
+    let mut param_sets = Vec::new();
+    for arg in sets {
+        let set = overrides::parse_set(arg, root)?;
+        match set.segments.as_slice() {
+            [Segment::Key(p), Segment::Key(name)] if p == "params" => {
+                param_sets.push((name.clone(), set));
+            }
+            _ => {
+                overrides::apply(&mut doc, &set, root)?;
+            }
+        }
+    }
+    let mut loc = Locator {
+        root: root.to_path_buf(),
+        locs: std::mem::take(&mut doc.locs),
+        notes: Default::default(),
+    };
+    let mut params = params::collect(&doc.table, &loc)?;
+    for (name, set) in param_sets {
+        let key = join_key("params", &name);
+        loc.locs.insert(key.clone(), Loc::Set(set.arg.clone()));
+        params::set_value(&mut params, &name, set.value, &loc)?;
+    }
+    params::resolve(&mut params, &loc)?;
+    params::substitute(&mut doc.table, &params, &mut loc)?;
+
+    let spec: schema::ScenarioSpec =
+        serde_path_to_error::deserialize(toml::Value::Table(doc.table))
+            .map_err(|e| serde_error(e, &loc))?;
+    let mut warnings = Vec::new();
+    let model = build::build(&spec, &loc, &mut warnings)?;
+    Ok(Loaded {
+        model,
+        params,
+        source: root.to_path_buf(),
+        summary: Summary {
+            files: doc.files,
+            sets: sets.to_vec(),
+            warnings,
+            description: spec.description.clone(),
+        },
+    })
+}
+
+/// Turns a serde error (with its key path) into a [`ScenarioError`] naming key and file.
+fn serde_error(e: serde_path_to_error::Error<toml::de::Error>, loc: &Locator) -> ScenarioError {
+    let mut path = String::new();
+    for seg in e.path().iter() {
+        match seg {
+            serde_path_to_error::Segment::Map { key } => path = join_key(&path, key),
+            serde_path_to_error::Segment::Seq { index } => path = error::join_index(&path, *index),
+            serde_path_to_error::Segment::Enum { .. } | serde_path_to_error::Segment::Unknown => {}
+        }
+    }
+    let msg = e.inner().message().trim().to_string();
+    let field = |prefix: &str| -> Option<String> {
+        let rest = msg.strip_prefix(prefix)?;
+        let name = rest.split('`').next()?;
+        Some(name.to_string())
+    };
+    if let Some(f) = field("unknown field `") {
+        let allowed = msg
+            .split_once("expected ")
+            .map(|(_, a)| format!("; allowed here: {}", a.replace("one of ", "")))
+            .unwrap_or_default();
+        // serde_path_to_error may or may not include the unknown key itself in the path
+        let key = if path.ends_with(&f) {
+            path.clone()
+        } else {
+            join_key(&path, &f)
+        };
+        return loc.error(ErrorKind::UnknownKey, &key, format!("unknown key{allowed}"));
+    }
+    if let Some(f) = field("missing field `") {
+        return loc.error(
+            ErrorKind::MissingKey,
+            &join_key(&path, &f),
+            "required key is missing (see scenarios/README.md)",
+        );
+    }
+    if msg.starts_with("invalid length") && path.contains("latency_curve") {
+        return loc.error(
+            ErrorKind::Type,
+            &path,
+            "a latency-curve point is a pair [utilisation, ns]",
+        );
+    }
+    let kind = if msg.starts_with("invalid type") {
+        ErrorKind::Type
+    } else {
+        ErrorKind::Value
+    };
+    let msg = msg
+        .replace("invalid type: ", "wrong type: got ")
+        .replace(", expected ", "; expected ")
+        .replace("expected u32", "expected a whole number >= 0")
+        .replace("expected u64", "expected a whole number >= 0")
+        .replace("expected f64", "expected a number")
+        .replace("integer `", "`")
+        .replace("expected a boolean", "expected true or false");
+    loc.error(kind, &path, msg)
+}

@@ -1,0 +1,535 @@
+//! `[params]`: named knobs. Values elsewhere may be `"$name"` (replaced by the knob's
+//! value, keeping its type) or expressions `"= 8 * $dram_channels * $dram_mts / 1000"`
+//! (evaluated with `evalexpr`, in floating point; integral results become integers).
+
+use std::collections::{BTreeMap, HashSet};
+
+use evalexpr::{ContextWithMutableVariables, DefaultNumericTypes, HashMapContext};
+use toml::Value;
+
+use super::error::{ErrorKind, Locator, ScenarioError, join_index, join_key};
+
+/// A declared knob, its default, its current value and its one-line doc.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamInfo {
+    /// Name (referenced as `$name`).
+    pub name: String,
+    /// Declared default.
+    pub default: toml::Value,
+    /// Value in effect (the default, or `--set params.NAME=V`), resolved when it is an
+    /// expression.
+    pub value: toml::Value,
+    /// One-line description.
+    pub doc: String,
+}
+
+/// Top-level keys whose strings are never substituted.
+const VERBATIM: &[&str] = &["name", "description", "params", "include", "calibration"];
+
+/// Reads the `[params]` table of the merged document.
+pub fn collect(doc: &toml::Table, loc: &Locator) -> Result<Vec<ParamInfo>, ScenarioError> {
+    let Some(params) = doc.get("params") else {
+        return Ok(Vec::new());
+    };
+    let Value::Table(params) = params else {
+        return Err(loc.error(
+            ErrorKind::Type,
+            "params",
+            format!(
+                "is a {}; [params] is a table of name = {{ default = V, doc = \"...\" }}",
+                params.type_str()
+            ),
+        ));
+    };
+    let mut out = Vec::new();
+    for (name, decl) in params {
+        let key = join_key("params", name);
+        if !is_ident(name) {
+            return Err(loc.error(
+                ErrorKind::Param,
+                &key,
+                "parameter names are letters, digits and '_' (not starting with a digit)",
+            ));
+        }
+        let (default, doc) = match decl {
+            Value::Table(t) => {
+                for k in t.keys() {
+                    if k != "default" && k != "doc" {
+                        return Err(loc.error(
+                            ErrorKind::UnknownKey,
+                            &join_key(&key, k),
+                            "unknown key; a parameter has `default` and `doc`",
+                        ));
+                    }
+                }
+                let default = t.get("default").cloned().ok_or_else(|| {
+                    loc.error(
+                        ErrorKind::MissingKey,
+                        &join_key(&key, "default"),
+                        "missing; write name = { default = V, doc = \"...\" }",
+                    )
+                })?;
+                let doc = match t.get("doc") {
+                    None => String::new(),
+                    Some(Value::String(s)) => s.clone(),
+                    Some(other) => {
+                        return Err(loc.error(
+                            ErrorKind::Type,
+                            &join_key(&key, "doc"),
+                            format!("is a {}; expected a string", other.type_str()),
+                        ));
+                    }
+                };
+                (default, doc)
+            }
+            scalar => (scalar.clone(), String::new()),
+        };
+        if !matches!(
+            default,
+            Value::Integer(_) | Value::Float(_) | Value::Boolean(_) | Value::String(_)
+        ) {
+            return Err(loc.error(
+                ErrorKind::Type,
+                &join_key(&key, "default"),
+                format!(
+                    "is a {}; a parameter is a number, boolean or string",
+                    default.type_str()
+                ),
+            ));
+        }
+        out.push(ParamInfo {
+            name: name.clone(),
+            value: default.clone(),
+            default,
+            doc,
+        });
+    }
+    Ok(out)
+}
+
+/// Applies `--set params.NAME=V`: the parameter must exist and keep its type.
+pub fn set_value(
+    params: &mut [ParamInfo],
+    name: &str,
+    value: Value,
+    loc: &Locator,
+) -> Result<(), ScenarioError> {
+    let key = join_key("params", name);
+    let names = names(params);
+    let Some(p) = params.iter_mut().find(|p| p.name == name) else {
+        return Err(loc.error(
+            ErrorKind::Param,
+            &key,
+            format!("unknown parameter {name:?}; this scenario declares: {names}"),
+        ));
+    };
+    let compatible = matches!(
+        (&p.default, &value),
+        (
+            Value::Integer(_) | Value::Float(_),
+            Value::Integer(_) | Value::Float(_)
+        ) | (Value::Boolean(_), Value::Boolean(_))
+            | (Value::String(_), Value::String(_))
+    ) || matches!(&value, Value::String(s) if s.starts_with('='));
+    if !compatible {
+        return Err(loc.error(
+            ErrorKind::Type,
+            &key,
+            format!(
+                "{value} is a {}, but the parameter's default ({}) is a {}",
+                value.type_str(),
+                p.default,
+                p.default.type_str()
+            ),
+        ));
+    }
+    // A sweep may write an integer knob as 4.0: keep it an integer when it is one.
+    p.value = match (&p.default, value) {
+        (Value::Integer(_), Value::Float(f)) if f.fract() == 0.0 && f.abs() < 9.0e15 => {
+            Value::Integer(f as i64)
+        }
+        (_, v) => v,
+    };
+    Ok(())
+}
+
+fn names(params: &[ParamInfo]) -> String {
+    if params.is_empty() {
+        "(no parameters)".into()
+    } else {
+        params
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+fn is_ident(s: &str) -> bool {
+    let mut c = s.chars();
+    matches!(c.next(), Some(ch) if ch.is_ascii_alphabetic() || ch == '_')
+        && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+}
+
+/// Resolves parameters whose values are themselves `$other` or `= expressions`.
+pub fn resolve(params: &mut [ParamInfo], loc: &Locator) -> Result<(), ScenarioError> {
+    let mut done: BTreeMap<String, Value> = BTreeMap::new();
+    let raw: BTreeMap<String, Value> = params
+        .iter()
+        .map(|p| (p.name.clone(), p.value.clone()))
+        .collect();
+    for p in params.iter() {
+        let mut stack = Vec::new();
+        resolve_one(&p.name, &raw, &mut done, &mut stack, loc)?;
+    }
+    for p in params.iter_mut() {
+        p.value = done[&p.name].clone();
+    }
+    Ok(())
+}
+
+fn resolve_one(
+    name: &str,
+    raw: &BTreeMap<String, Value>,
+    done: &mut BTreeMap<String, Value>,
+    stack: &mut Vec<String>,
+    loc: &Locator,
+) -> Result<Value, ScenarioError> {
+    if let Some(v) = done.get(name) {
+        return Ok(v.clone());
+    }
+    let key = join_key("params", name);
+    if let Some(pos) = stack.iter().position(|s| s == name) {
+        let mut chain = stack[pos..].to_vec();
+        chain.push(name.to_string());
+        return Err(loc.error(
+            ErrorKind::Cycle,
+            &key,
+            format!(
+                "parameters refer to each other in a cycle: {}",
+                chain.join(" -> ")
+            ),
+        ));
+    }
+    let v = raw[name].clone();
+    let refs = match &v {
+        Value::String(s) if is_reference(s) => references(s),
+        _ => Vec::new(),
+    };
+    stack.push(name.to_string());
+    let mut env = BTreeMap::new();
+    for r in refs {
+        if !raw.contains_key(&r) {
+            return Err(loc.error(
+                ErrorKind::Param,
+                &key,
+                format!(
+                    "refers to unknown parameter ${r}; declared: {}",
+                    raw.keys().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+        let rv = resolve_one(&r, raw, done, stack, loc)?;
+        env.insert(r, rv);
+    }
+    stack.pop();
+    let out = match &v {
+        Value::String(s) if is_reference(s) => {
+            substitute_str(s, &env).map_err(|m| loc.error(ErrorKind::Param, &key, m))?
+        }
+        _ => v,
+    };
+    done.insert(name.to_string(), out.clone());
+    Ok(out)
+}
+
+fn is_reference(s: &str) -> bool {
+    s.starts_with('$') || s.starts_with('=')
+}
+
+/// `$name` occurrences in a string.
+fn references(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let b: Vec<char> = s.chars().collect();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == '$' {
+            let mut j = i + 1;
+            while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == '_') {
+                j += 1;
+            }
+            out.push(b[i + 1..j].iter().collect());
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Replaces `"$name"` and `"= expr"` strings everywhere in the document except the verbatim
+/// keys; records what each substituted path came from in `loc.notes`.
+pub fn substitute(
+    doc: &mut toml::Table,
+    params: &[ParamInfo],
+    loc: &mut Locator,
+) -> Result<(), ScenarioError> {
+    let env: BTreeMap<String, Value> = params
+        .iter()
+        .map(|p| (p.name.clone(), p.value.clone()))
+        .collect();
+    for (k, v) in doc.iter_mut() {
+        if VERBATIM.contains(&k.as_str()) {
+            continue;
+        }
+        walk(v, k, &env, loc)?;
+    }
+    Ok(())
+}
+
+fn walk(
+    v: &mut Value,
+    path: &str,
+    env: &BTreeMap<String, Value>,
+    loc: &mut Locator,
+) -> Result<(), ScenarioError> {
+    match v {
+        Value::String(s) if is_reference(s) => {
+            let note = if let Some(name) = s.strip_prefix('$') {
+                format!("params.{name}")
+            } else {
+                format!("the expression {s:?}")
+            };
+            let new = substitute_str(s, env).map_err(|m| loc.error(ErrorKind::Param, path, m))?;
+            loc.notes.insert(path.to_string(), note);
+            *v = new;
+        }
+        Value::Table(t) => {
+            for (k, item) in t.iter_mut() {
+                walk(item, &join_key(path, k), env, loc)?;
+            }
+        }
+        Value::Array(a) => {
+            for (i, item) in a.iter_mut().enumerate() {
+                walk(item, &join_index(path, i), env, loc)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Evaluates one `"$name"` or `"= expression"` string against resolved parameters.
+fn substitute_str(s: &str, env: &BTreeMap<String, Value>) -> Result<Value, String> {
+    let declared = || {
+        if env.is_empty() {
+            "this scenario declares no [params]".to_string()
+        } else {
+            format!(
+                "declared: {}",
+                env.keys().cloned().collect::<Vec<_>>().join(", ")
+            )
+        }
+    };
+    if let Some(name) = s.strip_prefix('$') {
+        return env.get(name).cloned().ok_or_else(|| {
+            if is_ident(name) {
+                format!("{s:?} refers to unknown parameter {name:?}; {}", declared())
+            } else {
+                format!(
+                    "{s:?}: a \"$name\" value must be exactly one parameter name (use \"= ...\" for an expression)"
+                )
+            }
+        });
+    }
+    let expr = s.strip_prefix('=').unwrap_or(s);
+    let mut seen = HashSet::new();
+    for r in references(expr) {
+        if r.is_empty() {
+            return Err(format!("{s:?}: '$' must be followed by a parameter name"));
+        }
+        if !env.contains_key(&r) {
+            return Err(format!(
+                "{s:?} refers to unknown parameter ${r}; {}",
+                declared()
+            ));
+        }
+        seen.insert(r);
+    }
+    let mut ctx = HashMapContext::<DefaultNumericTypes>::new();
+    for r in &seen {
+        let val = match &env[r] {
+            Value::Integer(i) => evalexpr::Value::Float(*i as f64),
+            Value::Float(f) => evalexpr::Value::Float(*f),
+            Value::Boolean(b) => evalexpr::Value::Boolean(*b),
+            Value::String(s) => evalexpr::Value::String(s.clone()),
+            other => return Err(format!("parameter ${r} is a {}", other.type_str())),
+        };
+        ctx.set_value(format!("p_{r}"), val)
+            .map_err(|e| format!("{s:?}: {e}"))?;
+    }
+    let code = float_literals(&expr.replace('$', "p_"));
+    let out = evalexpr::eval_with_context(&code, &ctx).map_err(|e| {
+        format!(
+            "cannot evaluate expression {s:?}: {e}; expressions use + - * / ^ %, parentheses, min, max, floor, round, ceil, if(cond, a, b) and $params"
+        )
+    })?;
+    to_toml(out).map_err(|m| format!("expression {s:?} {m}"))
+}
+
+fn to_toml(v: evalexpr::Value<DefaultNumericTypes>) -> Result<Value, String> {
+    Ok(match v {
+        evalexpr::Value::Float(f) => {
+            if !f.is_finite() {
+                return Err(format!("gives {f}, not a finite number"));
+            }
+            if f.fract() == 0.0 && f.abs() < 9.0e15 {
+                Value::Integer(f as i64)
+            } else {
+                Value::Float(f)
+            }
+        }
+        evalexpr::Value::Int(i) => Value::Integer(i),
+        evalexpr::Value::Boolean(b) => Value::Boolean(b),
+        evalexpr::Value::String(s) => Value::String(s),
+        evalexpr::Value::Tuple(items) => Value::Array(
+            items
+                .into_iter()
+                .map(to_toml)
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        evalexpr::Value::Empty => return Err("gives no value".into()),
+    })
+}
+
+/// Rewrites integer literals as floats (`7 / 2` is 3.5, not 3), leaving strings,
+/// identifiers and literals that are already floats alone.
+fn float_literals(code: &str) -> String {
+    let c: Vec<char> = code.chars().collect();
+    let mut out = String::with_capacity(code.len() + 8);
+    let mut i = 0;
+    let mut in_str = false;
+    while i < c.len() {
+        let ch = c[i];
+        if in_str {
+            out.push(ch);
+            if ch == '\\' && i + 1 < c.len() {
+                out.push(c[i + 1]);
+                i += 2;
+                continue;
+            }
+            if ch == '"' {
+                in_str = false;
+            }
+            i += 1;
+            continue;
+        }
+        if ch == '"' {
+            in_str = true;
+            out.push(ch);
+            i += 1;
+            continue;
+        }
+        let prev_ident = i > 0
+            && (c[i - 1].is_alphanumeric()
+                || c[i - 1] == '_'
+                || c[i - 1] == '.'
+                || c[i - 1] == ':');
+        if ch.is_ascii_digit() && !prev_ident {
+            let start = i;
+            let mut is_float = false;
+            while i < c.len() && c[i].is_ascii_digit() {
+                i += 1;
+            }
+            if i < c.len() && c[i] == '.' {
+                is_float = true;
+                i += 1;
+                while i < c.len() && c[i].is_ascii_digit() {
+                    i += 1;
+                }
+            }
+            if i < c.len() && (c[i] == 'e' || c[i] == 'E') {
+                is_float = true;
+                i += 1;
+                if i < c.len() && (c[i] == '+' || c[i] == '-') {
+                    i += 1;
+                }
+                while i < c.len() && c[i].is_ascii_digit() {
+                    i += 1;
+                }
+            }
+            let lit: String = c[start..i].iter().collect();
+            let glued = i < c.len() && (c[i].is_alphanumeric() || c[i] == '_');
+            out.push_str(&lit);
+            if !is_float && !glued {
+                out.push_str(".0");
+            }
+            continue;
+        }
+        out.push(ch);
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, Value)]) -> BTreeMap<String, Value> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn dollar_names_keep_their_type() {
+        let e = env(&[("n", Value::Integer(4)), ("p", Value::Boolean(true))]);
+        assert_eq!(substitute_str("$n", &e).unwrap(), Value::Integer(4));
+        assert_eq!(substitute_str("$p", &e).unwrap(), Value::Boolean(true));
+        assert!(
+            substitute_str("$nope", &e)
+                .unwrap_err()
+                .contains("unknown parameter")
+        );
+    }
+
+    #[test]
+    fn expressions_use_float_arithmetic() {
+        let e = env(&[("ch", Value::Integer(8)), ("mts", Value::Integer(5200))]);
+        let v = substitute_str("= 8 * $ch * $mts / 1000 * 0.75", &e).unwrap();
+        assert!((v.as_float().unwrap() - 249.6).abs() < 1e-9, "{v}");
+        assert_eq!(substitute_str("= 7 / 2", &e).unwrap(), Value::Float(3.5));
+        assert_eq!(substitute_str("= $ch / 2", &e).unwrap(), Value::Integer(4));
+        assert_eq!(
+            substitute_str("= 1e3 + 1.5e-3 * 0", &e).unwrap(),
+            Value::Integer(1000)
+        );
+        assert_eq!(
+            substitute_str("= if($ch > 4, 1, 2)", &e).unwrap(),
+            Value::Integer(1)
+        );
+        assert_eq!(
+            substitute_str("= min($ch, 3)", &e).unwrap(),
+            Value::Integer(3)
+        );
+        assert!(substitute_str("= $ch +", &e).is_err());
+        assert!(substitute_str("= $x + 1", &e).unwrap_err().contains("$x"));
+        assert!(
+            substitute_str("= 1 / 0", &e)
+                .unwrap_err()
+                .contains("finite")
+        );
+    }
+
+    #[test]
+    fn float_literals_leave_identifiers_and_floats() {
+        assert_eq!(
+            float_literals("p_x2 * 3 + 1.5 - 2e3"),
+            "p_x2 * 3.0 + 1.5 - 2e3"
+        );
+        assert_eq!(float_literals("\"a1\" + 1"), "\"a1\" + 1.0");
+        assert_eq!(float_literals("math::log2(8)"), "math::log2(8.0)");
+    }
+}

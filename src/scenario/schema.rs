@@ -1,0 +1,224 @@
+//! The scenario file as written: serde structs that reject unknown keys. Units and
+//! cross-references are checked later, in `build`.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+
+use super::units::Qty;
+
+/// The whole (merged, substituted) scenario document.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioSpec {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub seed: Option<u64>,
+    /// Handled by `params` before deserialization.
+    #[allow(dead_code)]
+    pub params: Option<toml::Value>,
+    /// Free-form provenance written by `bwsim calibrate` (measurements, fits); not read.
+    #[allow(dead_code)]
+    pub calibration: Option<toml::Value>,
+    pub hardware: HardwareSpec,
+    pub workload: WorkloadSpec,
+    pub arrivals: ArrivalsSpec,
+    #[serde(default)]
+    pub instrumentation: InstrumentationSpec,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HardwareSpec {
+    pub cpu_cores: u32,
+    pub host_ram_gib: Option<Qty>,
+    pub host_ram: Option<Qty>,
+    pub dram: Option<DramSpec>,
+    pub gpu: Option<GpuSpec>,
+    #[serde(default)]
+    pub locks: BTreeMap<String, LockSpec>,
+    #[serde(default)]
+    pub pools: BTreeMap<String, f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DramSpec {
+    pub capacity_gbps: Option<Qty>,
+    pub channels: Option<u32>,
+    pub mts: Option<f64>,
+    pub bus_bytes: Option<f64>,
+    pub efficiency: Option<f64>,
+    pub latency_curve: Option<Vec<(f64, f64)>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuSpec {
+    pub count: Option<u32>,
+    pub vram_gib: Option<Qty>,
+    pub vram: Option<Qty>,
+    pub pcie_h2d_gbps: Option<Qty>,
+    pub pcie_d2h_gbps: Option<Qty>,
+    pub pcie_duplex_gbps: Option<Qty>,
+    pub pageable_h2d_gbps: Option<Qty>,
+    pub pageable_d2h_gbps: Option<Qty>,
+    pub h2d_dram_factor: Option<f64>,
+    pub d2h_dram_factor: Option<f64>,
+    pub pageable_copy_dram_factor: Option<f64>,
+}
+
+/// A lock: `name = capacity` or `name = { capacity, per_gpu }`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LockSpec {
+    pub capacity: i64,
+    pub per_gpu: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LockTable {
+    capacity: i64,
+    #[serde(default)]
+    per_gpu: bool,
+}
+
+impl<'de> Deserialize<'de> for LockSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = LockSpec;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a capacity (integer) or a table { capacity, per_gpu }")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<LockSpec, E> {
+                Ok(LockSpec {
+                    capacity: v,
+                    per_gpu: false,
+                })
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<LockSpec, E> {
+                Ok(LockSpec {
+                    capacity: i64::try_from(v).unwrap_or(i64::MAX),
+                    per_gpu: false,
+                })
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<LockSpec, A::Error> {
+                let t = LockTable::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                Ok(LockSpec {
+                    capacity: t.capacity,
+                    per_gpu: t.per_gpu,
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    pub partitions: Option<u32>,
+    pub stages: Vec<StageSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StageSpec {
+    pub name: String,
+    #[serde(default)]
+    pub after: Vec<String>,
+    pub per_partition: Option<bool>,
+    pub duration_s: Option<Qty>,
+    pub duration: Option<DistSpec>,
+    pub cores: Option<u32>,
+    #[serde(default)]
+    pub holds: Vec<HoldSpec>,
+    pub dram_gbps: Option<Qty>,
+    pub dram_gb: Option<Qty>,
+    pub latency_bound_frac: Option<f64>,
+    pub pool: Option<PoolUseSpec>,
+    pub transfer: Option<TransferSpec>,
+    pub gpu_kernel: Option<bool>,
+    pub gpu_share: Option<f64>,
+}
+
+/// `duration = { dist = "...", ... }`; which fields are needed depends on `dist`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DistSpec {
+    pub dist: String,
+    pub value_s: Option<Qty>,
+    pub mean_s: Option<Qty>,
+    pub std_s: Option<Qty>,
+    pub min_s: Option<Qty>,
+    pub max_s: Option<Qty>,
+    pub scale_s: Option<Qty>,
+    pub shape: Option<f64>,
+    pub k: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HoldSpec {
+    pub resource: String,
+    pub amount: Option<Qty>,
+    pub gib: Option<Qty>,
+    pub until: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolUseSpec {
+    pub name: String,
+    pub threads: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransferSpec {
+    pub dir: String,
+    pub gb: Option<Qty>,
+    pub gib: Option<Qty>,
+    pub pinned: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArrivalsSpec {
+    pub kind: String,
+    pub concurrency: Option<u32>,
+    pub rate_per_s: Option<f64>,
+    pub trace: Option<String>,
+    pub jobs: Option<u64>,
+    /// A count, or a share of `jobs` such as `"10%"`.
+    pub warmup_jobs: Option<Qty>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstrumentationSpec {
+    #[serde(default)]
+    pub markers: Vec<MarkerSpec>,
+    #[serde(default)]
+    pub spans: Vec<SpanSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MarkerSpec {
+    pub name: String,
+    pub at: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpanSpec {
+    pub name: String,
+    pub from: String,
+    pub to: String,
+    #[serde(default)]
+    pub gpu_busy: bool,
+}

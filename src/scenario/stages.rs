@@ -1,0 +1,709 @@
+//! The workload: stage names and `after` references, ordering (via `dag`), and each
+//! stage's duration, holds and rate demands, including derived PCIe transfers.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::model::{Demand, Duration, Hardware, Hold, HoldResource, RateTarget, Stage, Workload};
+
+use super::build::{UNLIMITED_DRAM, UNLIMITED_RAM, number, one_of, positive, qty};
+use super::capacity::{capacity, check_live_holds, quantity};
+use super::dag::{descendants, topo_order};
+use super::error::{ErrorKind, Locator, ScenarioError, join_index, join_key};
+use super::schema::{DistSpec, HoldSpec, StageSpec, WorkloadSpec};
+use super::units::{Dim, GB, GIB, Qty, to_bytes};
+
+/// Builds the workload; stages come out in topological order.
+pub fn workload(w: &WorkloadSpec, hw: &Hardware, loc: &Locator) -> Result<Workload, ScenarioError> {
+    let partitions = w.partitions.unwrap_or(1);
+    if partitions == 0 {
+        return Err(loc.error(
+            ErrorKind::Value,
+            "workload.partitions",
+            "0 partitions; a job has at least 1",
+        ));
+    }
+    if w.stages.is_empty() {
+        return Err(loc.error(
+            ErrorKind::MissingKey,
+            "workload.stages",
+            "no stages; declare at least one [[workload.stages]]",
+        ));
+    }
+    let key = |i: usize| join_index("workload.stages", i);
+
+    // Names and `after` references, in file order.
+    let mut by_name: HashMap<&str, usize> = HashMap::new();
+    for (i, s) in w.stages.iter().enumerate() {
+        if s.name.trim().is_empty() {
+            return Err(loc.error(
+                ErrorKind::Value,
+                &join_key(&key(i), "name"),
+                "empty stage name",
+            ));
+        }
+        if let Some(j) = by_name.insert(s.name.as_str(), i) {
+            return Err(loc.error(
+                ErrorKind::Value,
+                &join_key(&key(i), "name"),
+                format!(
+                    "stage name {:?} is already used by workload.stages[{j}]; stage names are unique",
+                    s.name
+                ),
+            ));
+        }
+    }
+    let all_names = || {
+        w.stages
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut after: Vec<Vec<usize>> = Vec::with_capacity(w.stages.len());
+    for (i, s) in w.stages.iter().enumerate() {
+        let mut deps = Vec::new();
+        for (j, a) in s.after.iter().enumerate() {
+            let d = *by_name.get(a.as_str()).ok_or_else(|| {
+                loc.error(
+                    ErrorKind::Reference,
+                    &join_index(&join_key(&key(i), "after"), j),
+                    format!("no stage named {a:?}; stages: {}", all_names()),
+                )
+            })?;
+            if !deps.contains(&d) {
+                deps.push(d);
+            }
+        }
+        after.push(deps);
+    }
+    let order = topo_order(&after).map_err(|cycle| {
+        let names: Vec<&str> = cycle.iter().map(|&i| w.stages[i].name.as_str()).collect();
+        loc.error(
+            ErrorKind::Cycle,
+            &join_key(&key(cycle[0]), "after"),
+            format!(
+                "the stages' `after` lists form a cycle: {} (each runs after the one before it); the stages must form a DAG",
+                names.join(" -> ")
+            ),
+        )
+    })?;
+    // new index of each file-order stage
+    let mut new_of = vec![0usize; w.stages.len()];
+    for (n, &old) in order.iter().enumerate() {
+        new_of[old] = n;
+    }
+    let desc = descendants(&after);
+    let per_partition: Vec<bool> = w
+        .stages
+        .iter()
+        .map(|s| s.per_partition.unwrap_or(true))
+        .collect();
+
+    let mut built: Vec<Option<Stage>> = vec![None; w.stages.len()];
+    for (i, s) in w.stages.iter().enumerate() {
+        let cx = StageCx {
+            i,
+            key: key(i),
+            hw,
+            loc,
+            by_name: &by_name,
+            desc: &desc,
+            per_partition: &per_partition,
+            all_names: all_names(),
+        };
+        let mut st = cx.stage(s)?;
+        st.after = after[i].iter().map(|&d| new_of[d]).collect();
+        st.after.sort_unstable();
+        for h in &mut st.holds {
+            h.until = new_of[h.until];
+        }
+        built[new_of[i]] = Some(st);
+    }
+    let stages: Vec<Stage> = built.into_iter().flatten().collect();
+    let wl = Workload { partitions, stages };
+    check_live_holds(&wl, hw, &order, loc)?;
+    Ok(wl)
+}
+
+struct StageCx<'a> {
+    i: usize,
+    key: String,
+    hw: &'a Hardware,
+    loc: &'a Locator,
+    by_name: &'a HashMap<&'a str, usize>,
+    desc: &'a [Vec<bool>],
+    per_partition: &'a [bool],
+    all_names: String,
+}
+
+impl StageCx<'_> {
+    fn k(&self, field: &str) -> String {
+        join_key(&self.key, field)
+    }
+
+    fn err(&self, kind: ErrorKind, field: &str, msg: impl Into<String>) -> ScenarioError {
+        self.loc.error(kind, &self.k(field), msg)
+    }
+
+    fn need_gpu(&self, field: &str, what: &str) -> Result<(), ScenarioError> {
+        if self.hw.gpus.is_empty() {
+            return Err(self.err(
+                ErrorKind::Value,
+                field,
+                format!(
+                    "{what} needs a GPU, but the host has none (add [hardware.gpu] with count >= 1)"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Builds one stage; `after` and `until` still hold file-order indices.
+    fn stage(&self, s: &StageSpec) -> Result<Stage, ScenarioError> {
+        let loc = self.loc;
+        let name = &s.name;
+        let mut holds: Vec<Hold> = Vec::new();
+        let mut demands: BTreeMap<RateTarget, f64> = BTreeMap::new();
+
+        // Duration: duration_s, duration = {dist}, or derived from a transfer.
+        if s.duration_s.is_some() && s.duration.is_some() {
+            return Err(self.err(
+                ErrorKind::Value,
+                "duration",
+                "both duration_s and duration are given; use one",
+            ));
+        }
+        if s.transfer.is_some() && (s.duration_s.is_some() || s.duration.is_some()) {
+            return Err(self.err(
+                ErrorKind::Value,
+                "transfer",
+                "a transfer's duration is derived from its size and the link's rate; remove duration_s / duration",
+            ));
+        }
+        let mut duration = match (&s.duration_s, &s.duration) {
+            (Some(q), _) => Some(Duration::Fixed(self.seconds(q, "duration_s")?)),
+            (_, Some(d)) => Some(self.dist(d)?),
+            _ => None,
+        };
+
+        if let Some(t) = &s.transfer {
+            self.need_gpu("transfer", "a PCIe transfer")?;
+            let link = &self.hw.gpus[0].link;
+            let pinned = t.pinned.unwrap_or(true);
+            let (rate, target, dma_factor) = match t.dir.as_str() {
+                "h2d" => (
+                    if pinned {
+                        link.h2d_gbps
+                    } else {
+                        link.pageable_h2d_gbps
+                    },
+                    RateTarget::PcieH2d,
+                    link.h2d_dram_factor,
+                ),
+                "d2h" => (
+                    if pinned {
+                        link.d2h_gbps
+                    } else {
+                        link.pageable_d2h_gbps
+                    },
+                    RateTarget::PcieD2h,
+                    link.d2h_dram_factor,
+                ),
+                other => {
+                    return Err(self.err(
+                        ErrorKind::Value,
+                        "transfer.dir",
+                        format!(
+                            "{other:?} is not a direction; use \"h2d\" (host to device) or \"d2h\""
+                        ),
+                    ));
+                }
+            };
+            let (kg, kgib) = (self.k("transfer.gb"), self.k("transfer.gib"));
+            let bytes = match one_of((&t.gb, &kg), (&t.gib, &kgib), loc)? {
+                Some((q, 0)) => qty(q, Dim::Size, GB, &kg, loc)?,
+                Some((q, _)) => qty(q, Dim::Size, GIB, &kgib, loc)?,
+                None => {
+                    return Err(self.err(
+                        ErrorKind::MissingKey,
+                        "transfer.gb",
+                        "missing; give the bytes moved as gb = 1.5 or gib = 2 (or a size string)",
+                    ));
+                }
+            };
+            duration = Some(Duration::Fixed(bytes / GB / rate));
+            *demands.entry(target).or_default() += rate;
+            let mut dram = rate * dma_factor;
+            if !pinned {
+                dram += rate * link.pageable_copy_dram_factor;
+                holds.push(Hold {
+                    resource: HoldResource::Cores,
+                    amount: 1,
+                    until: self.i,
+                });
+            }
+            *demands.entry(RateTarget::Dram).or_default() += dram;
+        }
+        let Some(duration) = duration else {
+            return Err(self.err(
+                ErrorKind::MissingKey,
+                "duration_s",
+                format!(
+                    "stage {name:?} has no duration; give duration_s (seconds or \"300 ms\"), duration = {{ dist = ... }}, or transfer"
+                ),
+            ));
+        };
+        let mean_s = duration.mean_s();
+
+        // Cores shorthand.
+        if let Some(c) = s.cores
+            && c > 0
+        {
+            if c > self.hw.cpu_cores {
+                return Err(self.err(
+                    ErrorKind::Capacity,
+                    "cores",
+                    format!(
+                        "stage {name:?} needs {c} cores, but the host has {} (hardware.cpu_cores)",
+                        self.hw.cpu_cores
+                    ),
+                ));
+            }
+            holds.push(Hold {
+                resource: HoldResource::Cores,
+                amount: u64::from(c),
+                until: self.i,
+            });
+        }
+        for (j, h) in s.holds.iter().enumerate() {
+            holds.push(self.hold(h, j, name)?);
+        }
+        self.check_own_holds(name, &holds)?;
+
+        // DRAM.
+        let (kr, kb) = (self.k("dram_gbps"), self.k("dram_gb"));
+        match one_of((&s.dram_gbps, &kr), (&s.dram_gb, &kb), loc)? {
+            Some((q, 0)) => {
+                *demands.entry(RateTarget::Dram).or_default() += qty(q, Dim::Rate, 1.0, &kr, loc)?
+            }
+            Some((q, _)) => {
+                let gb = qty(q, Dim::Size, GB, &kb, loc)? / GB;
+                if gb > 0.0 {
+                    if mean_s <= 0.0 {
+                        return Err(self.err(
+                            ErrorKind::Value,
+                            "dram_gb",
+                            "the stage's standalone duration is 0, so bytes per second is undefined; use dram_gbps",
+                        ));
+                    }
+                    *demands.entry(RateTarget::Dram).or_default() += gb / mean_s;
+                }
+            }
+            None => {}
+        }
+
+        // Thread pool.
+        if let Some(pu) = &s.pool {
+            let Some(pid) = self.hw.pools.iter().position(|p| p.name == pu.name) else {
+                let pools: Vec<&str> = self.hw.pools.iter().map(|p| p.name.as_str()).collect();
+                return Err(self.err(
+                    ErrorKind::Reference,
+                    "pool.name",
+                    format!(
+                        "no pool named {:?}; pools: {}",
+                        pu.name,
+                        if pools.is_empty() {
+                            "(none; declare [hardware.pools])".into()
+                        } else {
+                            pools.join(", ")
+                        }
+                    ),
+                ));
+            };
+            let size = self.hw.pools[pid].threads;
+            let t = positive(
+                pu.threads,
+                &self.k("pool.threads"),
+                "the threads a stage uses",
+                loc,
+            )?;
+            if t > size {
+                return Err(self.err(
+                    ErrorKind::Capacity,
+                    "pool.threads",
+                    format!(
+                        "stage {name:?} uses {t} threads of pool {:?}, which has {size}",
+                        pu.name
+                    ),
+                ));
+            }
+            *demands.entry(RateTarget::Pool(pid)).or_default() += t;
+        }
+
+        // GPU kernel.
+        let gpu_kernel = s.gpu_kernel.unwrap_or(false);
+        if gpu_kernel {
+            self.need_gpu("gpu_kernel", "a GPU kernel")?;
+            let share = s.gpu_share.unwrap_or(1.0);
+            if !(share > 0.0 && share <= 1.0) {
+                return Err(self.err(
+                    ErrorKind::Value,
+                    "gpu_share",
+                    format!(
+                        "{share} is out of range; a kernel uses a fraction of the GPU in (0, 1]"
+                    ),
+                ));
+            }
+            *demands.entry(RateTarget::GpuCompute).or_default() += share;
+        } else if s.gpu_share.is_some() {
+            return Err(self.err(
+                ErrorKind::Value,
+                "gpu_share",
+                "only GPU kernels use a GPU share; set gpu_kernel = true or remove gpu_share",
+            ));
+        }
+
+        let latency_bound_frac = number(
+            s.latency_bound_frac.unwrap_or(0.0),
+            0.0,
+            1.0,
+            &self.k("latency_bound_frac"),
+            "the latency-bound fraction of the standalone time is in 0..=1",
+            loc,
+        )?;
+
+        if self.hw.dram.capacity_gbps == UNLIMITED_DRAM {
+            let field = if demands.get(&RateTarget::Dram).is_some_and(|a| *a > 0.0) {
+                Some(if s.transfer.is_some() {
+                    "transfer"
+                } else if s.dram_gb.is_some() {
+                    "dram_gb"
+                } else {
+                    "dram_gbps"
+                })
+            } else if latency_bound_frac > 0.0 {
+                Some("latency_bound_frac")
+            } else {
+                None
+            };
+            if let Some(field) = field {
+                return Err(self.err(
+                    ErrorKind::MissingKey,
+                    field,
+                    format!("stage {name:?} uses DRAM, but the host's DRAM is not declared: add [hardware.dram] with capacity_gbps (or channels and mts)"),
+                ));
+            }
+        }
+
+        Ok(Stage {
+            name: name.clone(),
+            per_partition: self.per_partition[self.i],
+            after: Vec::new(),
+            duration,
+            holds,
+            demands: demands
+                .into_iter()
+                .filter(|(_, a)| *a > 0.0)
+                .map(|(target, amount)| Demand { target, amount })
+                .collect(),
+            latency_bound_frac,
+            gpu_kernel,
+        })
+    }
+
+    fn seconds(&self, q: &Qty, field: &str) -> Result<f64, ScenarioError> {
+        q.to_base(Dim::Time, 1.0).map_err(|m| {
+            let m = m.replace("a time must be >= 0", "durations must be >= 0 seconds");
+            self.err(ErrorKind::Value, field, m)
+        })
+    }
+
+    fn dist(&self, d: &DistSpec) -> Result<Duration, ScenarioError> {
+        let field = |f: &str| format!("duration.{f}");
+        let fields: [(&str, bool); 8] = [
+            ("value_s", d.value_s.is_some()),
+            ("mean_s", d.mean_s.is_some()),
+            ("std_s", d.std_s.is_some()),
+            ("min_s", d.min_s.is_some()),
+            ("max_s", d.max_s.is_some()),
+            ("scale_s", d.scale_s.is_some()),
+            ("shape", d.shape.is_some()),
+            ("k", d.k.is_some()),
+        ];
+        let needs: &[&str] = match d.dist.as_str() {
+            "fixed" => &["value_s"],
+            "exponential" => &["mean_s"],
+            "normal" | "lognormal" => &["mean_s", "std_s"],
+            "uniform" => &["min_s", "max_s"],
+            "gamma" => &["shape", "scale_s"],
+            "erlang" => &["k", "mean_s"],
+            "weibull" => &["scale_s", "shape"],
+            other => {
+                return Err(self.err(
+                    ErrorKind::Value,
+                    "duration.dist",
+                    format!("{other:?} is not a distribution; use fixed, exponential, normal, lognormal, uniform, gamma, erlang or weibull"),
+                ));
+            }
+        };
+        for (f, present) in fields {
+            if present && !needs.contains(&f) {
+                return Err(self.err(
+                    ErrorKind::UnknownKey,
+                    &field(f),
+                    format!(
+                        "not used by dist = {:?}, which takes {}",
+                        d.dist,
+                        needs.join(", ")
+                    ),
+                ));
+            }
+        }
+        for f in needs {
+            if !fields.iter().any(|(n, p)| n == f && *p) {
+                return Err(self.err(
+                    ErrorKind::MissingKey,
+                    &field(f),
+                    format!("missing; dist = {:?} takes {}", d.dist, needs.join(", ")),
+                ));
+            }
+        }
+        let s =
+            |q: &Option<Qty>, f: &str| self.seconds(q.as_ref().expect("checked above"), &field(f));
+        let pos_s = |q: &Option<Qty>, f: &str| -> Result<f64, ScenarioError> {
+            let v = s(q, f)?;
+            if v <= 0.0 {
+                return Err(self.err(
+                    ErrorKind::Value,
+                    &field(f),
+                    format!("{v} is not allowed; it must be > 0 seconds"),
+                ));
+            }
+            Ok(v)
+        };
+        let shape = || {
+            positive(
+                d.shape.unwrap_or(0.0),
+                &self.k(&field("shape")),
+                "the shape",
+                self.loc,
+            )
+        };
+        Ok(match d.dist.as_str() {
+            "fixed" => Duration::Fixed(s(&d.value_s, "value_s")?),
+            "exponential" => Duration::Exponential {
+                mean_s: pos_s(&d.mean_s, "mean_s")?,
+            },
+            "normal" => Duration::Normal {
+                mean_s: s(&d.mean_s, "mean_s")?,
+                std_s: s(&d.std_s, "std_s")?,
+            },
+            "lognormal" => Duration::LogNormal {
+                mean_s: pos_s(&d.mean_s, "mean_s")?,
+                std_s: s(&d.std_s, "std_s")?,
+            },
+            "uniform" => {
+                let (lo, hi) = (s(&d.min_s, "min_s")?, s(&d.max_s, "max_s")?);
+                if lo > hi {
+                    return Err(self.err(
+                        ErrorKind::Value,
+                        &field("max_s"),
+                        format!("{hi} is below min_s = {lo}; need min_s <= max_s"),
+                    ));
+                }
+                Duration::Uniform {
+                    min_s: lo,
+                    max_s: hi,
+                }
+            }
+            "gamma" => Duration::Gamma {
+                shape: shape()?,
+                scale_s: pos_s(&d.scale_s, "scale_s")?,
+            },
+            "erlang" => {
+                let k = d.k.unwrap_or(0);
+                if k == 0 {
+                    return Err(self.err(
+                        ErrorKind::Value,
+                        &field("k"),
+                        "0 phases; Erlang needs k >= 1",
+                    ));
+                }
+                Duration::Erlang {
+                    k,
+                    mean_s: pos_s(&d.mean_s, "mean_s")?,
+                }
+            }
+            _ => Duration::Weibull {
+                scale_s: pos_s(&d.scale_s, "scale_s")?,
+                shape: shape()?,
+            },
+        })
+    }
+
+    fn hold(&self, h: &HoldSpec, j: usize, name: &str) -> Result<Hold, ScenarioError> {
+        let p = join_index("holds", j);
+        let f = |x: &str| join_key(&p, x);
+        let count = |what: &str| -> Result<u64, ScenarioError> {
+            if h.gib.is_some() {
+                return Err(self.err(
+                    ErrorKind::Value,
+                    &f("gib"),
+                    format!("{what} are counted with amount, not gib"),
+                ));
+            }
+            match &h.amount {
+                None => Ok(1),
+                Some(Qty::Num(x)) if x.fract() == 0.0 && *x >= 1.0 && *x < 1e15 => Ok(*x as u64),
+                Some(q) => Err(self.err(
+                    ErrorKind::Value,
+                    &f("amount"),
+                    format!(
+                        "{} is not allowed; {what} are held as a whole number >= 1",
+                        q.shown()
+                    ),
+                )),
+            }
+        };
+        let bytes = || -> Result<u64, ScenarioError> {
+            let (ka, kg) = (self.k(&f("amount")), self.k(&f("gib")));
+            let b = match one_of((&h.amount, &ka), (&h.gib, &kg), self.loc)? {
+                Some((q, 0)) => qty(q, Dim::Size, 1.0, &ka, self.loc)?,
+                Some((q, _)) => qty(q, Dim::Size, GIB, &kg, self.loc)?,
+                None => {
+                    return Err(self.err(
+                        ErrorKind::MissingKey,
+                        &f("gib"),
+                        "missing; give the memory held as gib = 14 or amount = \"14 GiB\"",
+                    ));
+                }
+            };
+            to_bytes(b).map_err(|m| self.err(ErrorKind::Value, &f("gib"), m))
+        };
+        let (resource, amount, cap, what) = match h.resource.as_str() {
+            "cores" => {
+                let a = count("cores")?;
+                (
+                    HoldResource::Cores,
+                    a,
+                    u64::from(self.hw.cpu_cores),
+                    "hardware.cpu_cores".to_string(),
+                )
+            }
+            "host_ram" => {
+                if self.hw.host_ram_bytes == UNLIMITED_RAM {
+                    return Err(self.err(
+                        ErrorKind::Value,
+                        &f("resource"),
+                        "holding host RAM needs the host's RAM: set hardware.host_ram_gib",
+                    ));
+                }
+                let a = bytes()?;
+                (
+                    HoldResource::HostRam,
+                    a,
+                    self.hw.host_ram_bytes,
+                    "hardware.host_ram_gib".to_string(),
+                )
+            }
+            "vram" => {
+                self.need_gpu(&f("resource"), "holding VRAM")?;
+                let a = bytes()?;
+                (
+                    HoldResource::Vram,
+                    a,
+                    self.hw.gpus[0].vram_bytes,
+                    "per GPU, hardware.gpu.vram_gib".to_string(),
+                )
+            }
+            other => {
+                let Some(id) = self.hw.locks.iter().position(|l| l.name == other) else {
+                    let locks: Vec<&str> = self.hw.locks.iter().map(|l| l.name.as_str()).collect();
+                    return Err(self.err(
+                        ErrorKind::Reference,
+                        &f("resource"),
+                        format!(
+                            "{other:?} is not a resource; use \"cores\", \"host_ram\", \"vram\" or a lock ({})",
+                            if locks.is_empty() { "none declared in [hardware.locks]".into() } else { locks.join(", ") }
+                        ),
+                    ));
+                };
+                let a = count("lock units")?;
+                let l = &self.hw.locks[id];
+                (
+                    HoldResource::Lock(id),
+                    a,
+                    l.capacity,
+                    "hardware.locks".to_string(),
+                )
+            }
+        };
+        if amount > cap {
+            return Err(self.err(
+                ErrorKind::Capacity,
+                &p,
+                format!(
+                    "stage {name:?} holds {}, but there are only {} ({what})",
+                    quantity(self.hw, resource, amount),
+                    quantity(self.hw, resource, cap)
+                ),
+            ));
+        }
+        let until = match &h.until {
+            None => self.i,
+            Some(u) => {
+                let ku = f("until");
+                let Some(&t) = self.by_name.get(u.as_str()) else {
+                    return Err(self.err(
+                        ErrorKind::Reference,
+                        &ku,
+                        format!("no stage named {u:?}; stages: {}", self.all_names),
+                    ));
+                };
+                if t != self.i && !self.desc[self.i][t] {
+                    return Err(self.err(
+                        ErrorKind::Value,
+                        &ku,
+                        format!("stage {u:?} does not run after {name:?}; a hold is released at the end of the holding stage or of a stage that (transitively) runs after it"),
+                    ));
+                }
+                if !self.per_partition[self.i] && self.per_partition[t] {
+                    return Err(self.err(
+                        ErrorKind::Value,
+                        &ku,
+                        format!("{name:?} runs once per job but {u:?} once per partition; a per-job hold cannot be released by a per-partition stage"),
+                    ));
+                }
+                t
+            }
+        };
+        Ok(Hold {
+            resource,
+            amount,
+            until,
+        })
+    }
+
+    /// A stage's own holds of one resource together must fit.
+    fn check_own_holds(&self, name: &str, holds: &[Hold]) -> Result<(), ScenarioError> {
+        let mut sum: BTreeMap<HoldResource, u64> = BTreeMap::new();
+        for h in holds {
+            *sum.entry(h.resource).or_default() += h.amount;
+        }
+        for (r, total) in sum {
+            let cap = capacity(self.hw, r, false);
+            if total > cap {
+                return Err(self.err(
+                    ErrorKind::Capacity,
+                    "holds",
+                    format!(
+                        "stage {name:?} holds {} in all, but there are only {}",
+                        quantity(self.hw, r, total),
+                        quantity(self.hw, r, cap)
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,217 @@
+//! Quantities with units: a key such as `duration_s` takes a bare number in the key's unit
+//! or a string with an explicit unit of the same kind (`"300 ms"`, `"64 GiB"`, `"250 GB/s"`).
+
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, Visitor};
+
+/// A raw quantity as written: a number (in the key's unit) or a string with a unit.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Qty {
+    /// A bare number, in the unit the key's name gives.
+    Num(f64),
+    /// A string such as `"300 ms"`.
+    Text(String),
+}
+
+impl<'de> Deserialize<'de> for Qty {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Qty;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number or a string with a unit (e.g. \"300 ms\", \"64 GiB\")")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Qty, E> {
+                Ok(Qty::Num(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Qty, E> {
+                Ok(Qty::Num(v as f64))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Qty, E> {
+                Ok(Qty::Num(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Qty, E> {
+                Ok(Qty::Text(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Kinds of quantity, each with its base unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dim {
+    /// Seconds.
+    Time,
+    /// Bytes.
+    Size,
+    /// GB/s (10^9 bytes per second).
+    Rate,
+}
+
+impl Dim {
+    fn units(self) -> &'static [(&'static str, f64)] {
+        const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+        match self {
+            Dim::Time => &[
+                ("ns", 1e-9),
+                ("us", 1e-6),
+                ("µs", 1e-6),
+                ("ms", 1e-3),
+                ("s", 1.0),
+                ("sec", 1.0),
+                ("min", 60.0),
+                ("h", 3600.0),
+            ],
+            Dim::Size => &[
+                ("B", 1.0),
+                ("KB", 1e3),
+                ("MB", 1e6),
+                ("GB", 1e9),
+                ("TB", 1e12),
+                ("KiB", 1024.0),
+                ("MiB", 1024.0 * 1024.0),
+                ("GiB", GIB),
+                ("TiB", GIB * 1024.0),
+            ],
+            Dim::Rate => &[
+                ("MB/s", 1e-3),
+                ("GB/s", 1.0),
+                ("TB/s", 1e3),
+                ("MiB/s", 1024.0 * 1024.0 / 1e9),
+                ("GiB/s", GIB / 1e9),
+            ],
+        }
+    }
+
+    fn unit_list(self) -> String {
+        self.units()
+            .iter()
+            .map(|(u, _)| *u)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            Dim::Time => "a time",
+            Dim::Size => "a size",
+            Dim::Rate => "a bandwidth",
+        }
+    }
+}
+
+impl Qty {
+    /// The value in base units (seconds, bytes, GB/s); `key_unit` converts a bare number
+    /// (e.g. 2^30 for a `_gib` key). Rejects negative and non-finite values.
+    pub fn to_base(&self, dim: Dim, key_unit: f64) -> Result<f64, String> {
+        let v = match self {
+            Qty::Num(x) => x * key_unit,
+            Qty::Text(t) => parse_text(t, dim)?,
+        };
+        if !v.is_finite() {
+            return Err(format!("{} is not a finite number", self.shown()));
+        }
+        if v < 0.0 {
+            return Err(format!(
+                "{} is negative; {} must be >= 0",
+                self.shown(),
+                dim.what()
+            ));
+        }
+        Ok(v)
+    }
+
+    /// How the value was written, for messages.
+    pub fn shown(&self) -> String {
+        match self {
+            Qty::Num(x) => format!("{x}"),
+            Qty::Text(t) => format!("{t:?}"),
+        }
+    }
+}
+
+fn parse_text(t: &str, dim: Dim) -> Result<f64, String> {
+    let s = t.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E')))
+        .unwrap_or(s.len());
+    let (num, unit) = (s[..split].trim(), s[split..].trim());
+    let num: f64 = num.parse().map_err(|_| {
+        format!(
+            "{t:?} is not {}: write a number and a unit ({})",
+            dim.what(),
+            dim.unit_list()
+        )
+    })?;
+    if unit.is_empty() {
+        return Err(format!(
+            "{t:?} has no unit; write e.g. \"{num} {}\" or a bare number in the key's unit",
+            dim.units()[if dim == Dim::Time { 4 } else { 3 }].0
+        ));
+    }
+    let factor = dim
+        .units()
+        .iter()
+        .find(|(u, _)| *u == unit)
+        .map(|(_, f)| *f)
+        .ok_or_else(|| {
+            format!(
+                "{t:?}: unknown unit {unit:?} for {}; allowed: {}",
+                dim.what(),
+                dim.unit_list()
+            )
+        })?;
+    Ok(num * factor)
+}
+
+/// Bytes per GiB.
+pub const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+/// Bytes per GB.
+pub const GB: f64 = 1e9;
+
+/// Bytes as an integer, rejecting sizes too large to count.
+pub fn to_bytes(b: f64) -> Result<u64, String> {
+    if b > 1.8e19 {
+        Err(format!("{b} bytes is too large"))
+    } else {
+        Ok(b.round() as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_take_the_key_unit() {
+        assert_eq!(Qty::Num(2.0).to_base(Dim::Size, GIB).unwrap(), 2.0 * GIB);
+        assert_eq!(Qty::Num(1.5).to_base(Dim::Time, 1.0).unwrap(), 1.5);
+    }
+
+    #[test]
+    fn strings_carry_their_unit() {
+        let t = |s: &str, d| Qty::Text(s.into()).to_base(d, 1.0);
+        assert_eq!(t("300 ms", Dim::Time).unwrap(), 0.3);
+        assert_eq!(t("1.5 s", Dim::Time).unwrap(), 1.5);
+        assert_eq!(t("64 GiB", Dim::Size).unwrap(), 64.0 * GIB);
+        assert_eq!(t("250 GB/s", Dim::Rate).unwrap(), 250.0);
+        assert_eq!(t("1e3ms", Dim::Time).unwrap(), 1.0);
+        assert!(t("64 GiB", Dim::Time).unwrap_err().contains("unknown unit"));
+        assert!(t("64", Dim::Time).unwrap_err().contains("no unit"));
+        assert!(t("fast", Dim::Time).is_err());
+    }
+
+    #[test]
+    fn negative_and_non_finite_are_rejected() {
+        assert!(
+            Qty::Num(-1.0)
+                .to_base(Dim::Time, 1.0)
+                .unwrap_err()
+                .contains("negative")
+        );
+        assert!(Qty::Num(f64::NAN).to_base(Dim::Time, 1.0).is_err());
+        assert!(Qty::Num(f64::INFINITY).to_base(Dim::Size, 1.0).is_err());
+    }
+}
