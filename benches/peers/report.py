@@ -66,6 +66,14 @@ def read(path):
         return None
 
 
+def cpu_s(path):
+    """User + system CPU seconds of the whole process (start-up included)."""
+    text = read(path)
+    u = text and re.search(r"User time \(seconds\): ([\d.]+)", text)
+    k = text and re.search(r"System time \(seconds\): ([\d.]+)", text)
+    return float(u.group(1)) + float(k.group(1)) if u and k else None
+
+
 def peak_rss_kib(path):
     text = read(path)
     m = text and re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
@@ -122,6 +130,7 @@ def load_median(d, name, parse):
         r = text and parse(text, f[:-5])
         if r:
             r["rss_kib"] = peak_rss_kib(os.path.join(d, f[:-5] + ".time"))
+            r["cpu_s"] = cpu_s(os.path.join(d, f[:-5] + ".time"))
             runs.append(r)
     if not runs:
         return None
@@ -168,7 +177,7 @@ def main():
         for tool in TOOLS:
             r = res.get(tool)
             if r is None:
-                rows.append([label, NAMES[tool], "-", "-", "-", "-", "-", "pending", "-", f"{a:.4f}", "-", "-"])
+                rows.append([label, NAMES[tool], "-", "-", "-", "-", "-", "-", "pending", "-", f"{a:.4f}", "-", "-"])
                 continue
             z = (r["mean_response_s"] - a) / r["se_s"] if r["se_s"] else None
             ok = z is not None and abs(z) <= Z
@@ -179,7 +188,7 @@ def main():
             se = fmt(r["se_s"], ".4f") + ("*" if r.get("se_borrowed") else "")
             rows.append([
                 label, NAMES[tool], f"{r['jobs']:,}", f"{r['events']:,}", fmt(r["native_events"], ","),
-                f"{r['wall_s']:.3f}", f"{eps / 1e6:.3f}", f"{r['mean_response_s']:.4f}", se,
+                f"{r['wall_s']:.3f}", fmt(r["cpu_s"], ".2f"), f"{eps / 1e6:.3f}", f"{r['mean_response_s']:.4f}", se,
                 f"{a:.4f}", fmt(z, "+.2f"),
                 fmt(r["rss_kib"] and r["rss_kib"] / MIB, ".1f"),
             ])
@@ -193,7 +202,7 @@ def main():
                 if abs(diff) > Z * se:
                     failures.append(f"{model}: {t1} and {t2} differ by {diff:+.4f} s (> {Z} x {se:.4f})")
 
-    head = ["model", "tool", "jobs", "events (2/job)", "native events", "wall s",
+    head = ["model", "tool", "jobs", "events (2/job)", "native events", "wall s", "process CPU s",
             "M events/s", "mean resp s", "SE s", "analytic s", "z", "peak RSS MiB"]
     print("| " + " | ".join(head) + " |")
     print("|" + "|".join("---" for _ in head) + "|")
@@ -204,6 +213,8 @@ def main():
     print("event loop alone. native events = bwsim's engine.events (its own count). SE = batch-means")
     print(f"standard error (20 batches); * = bwsim reports no SE, the larger peer SE is used. z = (mean -")
     print(f"analytic) / SE; agreement requires |z| <= {Z:g} for each tool and for each pair's difference.")
+    print("process CPU s = user + system time of the whole process (start-up included), less")
+    print("sensitive than wall s to other load on the machine.")
     print()
 
     for model, (label, _) in MODELS.items():
@@ -212,8 +223,13 @@ def main():
             print(f"{label}: bwsim/SimPy and bwsim/nexosim pending (bwsim not run)")
             continue
         b = res["bwsim"]["events_per_s"]
-        parts = [f"bwsim/{NAMES[t]} = {b / res[t]['events_per_s']:.2f}x" for t in ("simpy", "nexosim") if t in res]
+        peers = [t for t in ("simpy", "nexosim") if t in res]
+        parts = [f"bwsim/{NAMES[t]} = {b / res[t]['events_per_s']:.2f}x" for t in peers]
         print(f"{label}: " + ", ".join(parts) + " in events/s (issue 6 targets: >= 50x SimPy, >= 1x nexosim)")
+        # The same ratio from CPU time (events are equal, so it is a CPU-time ratio).
+        if res["bwsim"].get("cpu_s") and all(res[t].get("cpu_s") for t in peers):
+            cpu = [f"bwsim/{NAMES[t]} = {res[t]['cpu_s'] / res['bwsim']['cpu_s']:.2f}x" for t in peers]
+            print(f"{' ' * len(label)}  " + ", ".join(cpu) + " by process CPU s")
 
     # Memory: the 10^6-job run against a 10^5-job run of the same scenario.
     big = results["mm16"].get("bwsim", {}).get("rss_kib")

@@ -68,10 +68,12 @@ measure() {
     fi
 }
 
-# A copy of a committed scenario with this run's seed and job counts.
-scenario() { # model jobs out
-    sed -e "s/^seed = .*/seed = $SEED/" -e "s/^jobs = .*/jobs = $2/" \
-        -e "s/^warmup_jobs = .*/warmup_jobs = $WARMUP/" "$HERE/scenarios/$1.toml" >"$3"
+# bwsim on a committed scenario with this run's seed and job counts. --no-ideal:
+# skip bwsim's second, contention-free run (not part of engine.wall_s, and
+# the peers compute nothing like it).
+bwsim_run() { # name model jobs
+    measure "$1" "$BWSIM" run "$HERE/scenarios/$2.toml" --format json --no-ideal --seed "$SEED" \
+        --set "arrivals.jobs=$3" --set "arrivals.warmup_jobs=$WARMUP"
 }
 
 for model in mm16 ps; do
@@ -84,8 +86,7 @@ for model in mm16 ps; do
             || say "nexosim $model failed: $(head -c 400 "$RES/nexosim-$model.r$r.err")"
         if [ "$BWSIM_OK" = 1 ]; then
             say "$model run $r/$REPEATS: bwsim"
-            scenario $model "$JOBS" "$RES/$model.toml"
-            if ! measure "bwsim-$model.r$r" "$BWSIM" run "$RES/$model.toml" --format json; then
+            if ! bwsim_run "bwsim-$model.r$r" $model "$JOBS"; then
                 say "bwsim could not run the scenario: $(head -c 600 "$RES/bwsim-$model.r$r.err")"
                 rm -f "$RES/bwsim-$model.r$r.json"
                 BWSIM_OK=0
@@ -95,14 +96,14 @@ for model in mm16 ps; do
 done
 if [ "$BWSIM_OK" = 1 ]; then
     say "bwsim M/M/16 with $SMALL_JOBS jobs (peak RSS comparison)"
-    scenario mm16 "$SMALL_JOBS" "$RES/mm16-small.toml"
-    measure "bwsim-mm16-small.r1" "$BWSIM" run "$RES/mm16-small.toml" --format json \
+    bwsim_run "bwsim-mm16-small.r1" mm16 "$SMALL_JOBS" \
         || say "bwsim small run failed: $(head -c 400 "$RES/bwsim-mm16-small.r1.err")"
 fi
 
 # --- report ----------------------------------------------------------------
 echo "# Peer benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), nproc=$(nproc)"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine inflates wall times)"
 echo "params: jobs=$JOBS per model, warm-up $WARMUP jobs, seed $SEED, median of $REPEATS runs"
 echo "versions: $(rustc --version); $("$PY" --version); simpy $("$PY" -c 'import simpy; print(simpy.__version__)');" \
      "nexosim $(sed -n '/^name = "nexosim"$/{n;s/^version = "\(.*\)"/\1/p}' "$HERE/Cargo.lock");" \
