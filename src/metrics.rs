@@ -64,6 +64,8 @@ pub struct Metrics<'m> {
     open_spans: HashMap<(usize, u64, u32), (u32, SimTime)>,
     pub(crate) span_sum: Vec<f64>,
     pub(crate) span_count: Vec<u64>,
+    /// Seconds of gpu_busy spans closed by measured jobs (summed over all spans).
+    pub(crate) gpu_span_total_s: f64,
     spans_from: Vec<Vec<usize>>,
     spans_to: Vec<Vec<usize>>,
     in_system: u64,
@@ -115,6 +117,7 @@ impl<'m> Metrics<'m> {
             open_spans: HashMap::new(),
             span_sum: vec![0.0; model.instrumentation.spans.len()],
             span_count: vec![0; model.instrumentation.spans.len()],
+            gpu_span_total_s: 0.0,
             spans_from,
             spans_to,
             in_system: 0,
@@ -270,8 +273,12 @@ impl Observer for Metrics<'_> {
                     self.brackets_open[g as usize] -= 1;
                 }
                 if self.measured(job) {
-                    self.span_sum[span] += (t - opened) as f64 * 1e-9;
+                    let len = (t - opened) as f64 * 1e-9;
+                    self.span_sum[span] += len;
                     self.span_count[span] += 1;
+                    if self.model.instrumentation.spans[span].gpu_busy {
+                        self.gpu_span_total_s += len;
+                    }
                 }
             }
         }

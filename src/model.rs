@@ -57,6 +57,18 @@ pub struct Dram {
     pub capacity_gbps: f64,
     /// Loaded latency as a function of utilisation.
     pub latency: LatencyCurve,
+    /// Fraction of capacity lost per concurrent DRAM stream beyond the first (row-buffer
+    /// conflicts as streams interleave): effective capacity is
+    /// `capacity * max(0.5, 1 - loss * (streams - 1))`. 0 disables it.
+    pub efficiency_loss_per_stream: f64,
+}
+
+impl Dram {
+    /// Achievable bandwidth, GB/s, with `streams` activities drawing on DRAM at once.
+    pub fn effective_capacity_gbps(&self, streams: u32) -> f64 {
+        let loss = self.efficiency_loss_per_stream * streams.saturating_sub(1) as f64;
+        self.capacity_gbps * (1.0 - loss).max(0.5)
+    }
 }
 
 /// Loaded-latency curve: points (utilisation in [0, 1], latency in ns), piecewise linear,

@@ -147,9 +147,14 @@ impl<T> Holdables<T> {
                     // Keep its place in line on what it is short of (not on what it could
                     // take now), so it never blocks unrelated requests.
                     for g in gpus {
-                        for &(slot, a) in &needs {
+                        for &(slot, _) in &needs {
                             let i = self.instance(slot, g);
-                            if self.in_use[i] + a > self.capacity[i] {
+                            let total: u64 = needs
+                                .iter()
+                                .filter(|&&(s, _)| self.instance(s, g) == i)
+                                .map(|&(_, a)| a)
+                                .sum();
+                            if self.in_use[i] + total > self.capacity[i] {
                                 self.blocked[i] = true;
                             }
                         }
@@ -178,13 +183,26 @@ impl<T> Holdables<T> {
     }
 
     /// Ok(chosen GPU) if the request fits now, else Err(the first instance that blocks it).
+    /// Several needs on one instance (e.g. two RAM holds released at different stages)
+    /// must fit together.
     fn fit(&self, req: &Request<T>) -> Result<Option<u32>, HoldIndex> {
         let mut first_blocker = None;
         for g in self.candidates(req.gpu, &req.needs) {
             let mut ok = true;
-            for &(slot, a) in &req.needs {
+            for (k, &(slot, _)) in req.needs.iter().enumerate() {
                 let i = self.instance(slot, g);
-                if self.blocked[i] || self.in_use[i] + a > self.capacity[i] {
+                let total: u64 = req
+                    .needs
+                    .iter()
+                    .filter(|&&(s, _)| self.instance(s, g) == i)
+                    .map(|&(_, a)| a)
+                    .sum();
+                let first_on_instance = req.needs[..k]
+                    .iter()
+                    .all(|&(s, _)| self.instance(s, g) != i);
+                if first_on_instance
+                    && (self.blocked[i] || self.in_use[i] + total > self.capacity[i])
+                {
                     ok = false;
                     first_blocker.get_or_insert(i);
                     break;
@@ -259,6 +277,27 @@ mod tests {
         assert_eq!(
             g.iter().map(|g| g.token).collect::<Vec<_>>(),
             vec![1, 3, 4, 2]
+        );
+    }
+
+    #[test]
+    fn several_needs_on_one_resource_must_fit_together() {
+        // RAM 10: a request for 6 + 6 (two holds released at different times) must wait.
+        let mut h = Holdables::new(vec![10], 0);
+        let mut g = Vec::new();
+        h.request(
+            req(1, &[(HoldSlot::Global(0), 6), (HoldSlot::Global(0), 6)]),
+            &mut g,
+        );
+        assert!(g.is_empty());
+        assert_eq!(h.in_use(0), 0);
+        h.request(
+            req(2, &[(HoldSlot::Global(0), 4), (HoldSlot::Global(0), 6)]),
+            &mut g,
+        );
+        assert!(
+            g.is_empty(),
+            "FIFO: the second may not overtake the first on RAM"
         );
     }
 

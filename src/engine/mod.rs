@@ -13,7 +13,7 @@
 //!     hardware: Hardware {
 //!         cpu_cores: 4,
 //!         host_ram_bytes: 1 << 30,
-//!         dram: Dram { capacity_gbps: 100.0, latency: LatencyCurve::flat() },
+//!         dram: Dram { capacity_gbps: 100.0, latency: LatencyCurve::flat(), efficiency_loss_per_stream: 0.0 },
 //!         gpus: vec![],
 //!         locks: vec![],
 //!         pools: vec![],
@@ -1062,6 +1062,17 @@ impl<'m> Engine<'m> {
             if self.classes[c].shared && self.demands[c].count > 0 {
                 self.advance_class(c);
             }
+        }
+        // DRAM loses efficiency as more streams interleave (0 loss: no change).
+        let dram = &self.model.hardware.dram;
+        if dram.efficiency_loss_per_stream > 0.0 {
+            let streams: u32 = self
+                .demands
+                .iter()
+                .filter(|d| d.weights.first().is_some_and(|&(r, _)| r == 0))
+                .map(|d| d.count)
+                .sum();
+            self.capacities[0] = dram.effective_capacity_gbps(streams);
         }
         let mut speeds = std::mem::take(&mut self.speeds);
         self.solver.solve(

@@ -5,11 +5,13 @@
 //! variable `s` in [0, cap], its speed as a fraction of standalone; each rate resource is
 //! a constraint `sum_c n_c * w_cr * s_c <= C_r`, where `w_cr` is what one activity of the
 //! class draws from `r` running alone. Fairness is max-min on each activity's *rate*
-//! `s * phi`, where `phi` is its DRAM draw (or, for activities that use no DRAM, its
-//! largest draw): progressive filling raises all rates equally, as SimGrid does for flows.
-//! On one resource that is water-filling of bandwidth (n equal streams get C/n, small
-//! demands are served in full); DRAM is shared bytes-fair; and a flow crossing two
-//! resources is held to the tighter one.
+//! `s * phi`, where `phi` is its draw on the resource that is tightest for it (largest
+//! `w_r / C_r`), in that resource's own unit: progressive filling raises all rates
+//! equally, as SimGrid does for flows. On one resource that is water-filling (n equal
+//! streams get C/n, small demands are served in full, bytes-fair on DRAM, threads-fair
+//! on a pool), and a flow crossing two resources is held to the tighter one. Activities
+//! whose tightest resources differ in unit meet on a shared resource with a heuristic
+//! normalisation; it avoids starving a one-thread task beside a 32-thread one.
 //!
 //! Latency-bound work: a class whose standalone time is a fraction `f` latency bound runs
 //! at most at `cap = 1 / ((1 - f) + f * L(u)/L(0))`, where `u` is DRAM utilisation. Since
@@ -73,13 +75,13 @@ impl Solver {
     ) {
         let latency_sensitive = classes.iter().any(|c| c.count > 0 && c.latency_frac > 0.0);
         if !latency_sensitive || capacities[dram] <= 0.0 {
-            self.fill(capacities, dram, classes, curve, 0.0, out);
+            self.fill(capacities, classes, curve, 0.0, out);
             self.finish(capacities, dram, curve);
             return;
         }
         // Fixed point of u = g(u), g non-increasing: root of h(u) = g(u) - u on [0, 1].
         let h = |u: f64, s: &mut Self, out: &mut Vec<ClassSpeed>| {
-            s.fill(capacities, dram, classes, curve, u, out);
+            s.fill(capacities, classes, curve, u, out);
             s.usage[dram] / capacities[dram] - u
         };
         let (mut a, mut b) = (0.0_f64, 1.0_f64);
@@ -133,7 +135,6 @@ impl Solver {
     fn fill(
         &mut self,
         capacities: &[f64],
-        dram: usize,
         classes: &[ClassDemand],
         curve: &LatencyCurve,
         u: f64,
@@ -152,12 +153,14 @@ impl Solver {
         out.clear();
         for (i, c) in classes.iter().enumerate() {
             let cap = 1.0 / ((1.0 - c.latency_frac) + c.latency_frac * slowdown);
+            // phi: the draw on the resource that is tightest for this activity (largest
+            // share of its capacity), in that resource's own unit.
             let dom = c
                 .weights
                 .iter()
-                .find(|&&(r, _)| r == dram)
-                .map(|&(_, w)| w)
-                .unwrap_or_else(|| c.weights.iter().map(|&(_, w)| w).fold(0.0, f64::max));
+                .map(|&(r, w)| (w / capacities[r], w))
+                .fold((0.0, 0.0), |best, x| if x.0 > best.0 { x } else { best })
+                .1;
             self.caps.push(cap);
             self.scale.push(dom);
             let limiter = (cap < 1.0 - EPS).then_some(Limiter::DramLatency);
@@ -311,6 +314,20 @@ mod tests {
         assert_eq!(out[0].limiter, Some(Limiter::Rate(1)));
         assert!((out[1].speed * 300.0 - 250.0).abs() < 1e-9);
         assert!((s.usage[0] - 300.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn small_task_on_a_pool_is_not_starved_by_a_wide_one() {
+        // Pool of 32 threads (resource 1) and DRAM (resource 0). A one-thread pre-pass that
+        // streams 5 GB/s and a 32-thread MSM drawing 1 GB/s: thread-fair on the pool, the
+        // pre-pass keeps its thread and the MSM gets the other 31.
+        let classes = [
+            class(1, &[(0, 5.0), (1, 1.0)], 0.0),
+            class(1, &[(0, 1.0), (1, 32.0)], 0.0),
+        ];
+        let (out, _) = solve(&[250.0, 32.0], &classes, &LatencyCurve::flat());
+        assert_eq!(out[0].speed, 1.0);
+        assert!((out[1].speed - 31.0 / 32.0).abs() < 1e-9, "{out:?}");
     }
 
     #[test]

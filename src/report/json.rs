@@ -87,6 +87,7 @@ impl Report {
             "gpu": {
                 "true_busy_frac": num(self.gpu_true_busy_frac),
                 "bracketed_busy_frac": num(self.gpu_bracketed_busy_frac),
+                "bracketed_seconds_per_job": num(self.gpu_bracketed_seconds_per_job),
                 "spans_mean_s": spans,
             },
             "dram": {

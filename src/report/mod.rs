@@ -89,6 +89,9 @@ pub struct Report {
     pub gpu_true_busy_frac: f64,
     /// Union of instrumentation spans marked gpu_busy / window, averaged over GPUs.
     pub gpu_bracketed_busy_frac: f64,
+    /// What the markers alone imply: summed gpu_busy span time per measured job, per GPU
+    /// (the seconds per job a TIMELINE reader would estimate if the brackets were GPU work).
+    pub gpu_bracketed_seconds_per_job: f64,
     /// Mean length of each instrumentation span, seconds.
     pub spans_mean_s: BTreeMap<String, f64>,
     /// DRAM capacity, GB/s.
@@ -227,19 +230,20 @@ impl Report {
         if let Some(s) = &summary.stalled {
             notes.push(format!("stalled: {s}"));
         }
-        for h in &holds {
-            if h.wait_s > 0.0
-                && h.peak >= h.capacity
-                && matches!(h.name.as_str(), "host_ram" | "cores")
-                || (h.name.ends_with(".vram") && h.wait_s > 0.0)
-            {
-                let unit = if h.name == "cores" { 1.0 } else { GIB };
+        // Memory and cores that made stages wait: the requested concurrency is not reached.
+        for (h, info) in holds.iter().zip(&m.holds) {
+            let what = match info.resource {
+                HoldResource::HostRam | HoldResource::Vram => "GiB",
+                HoldResource::Cores => "cores",
+                HoldResource::Lock(_) => continue,
+            };
+            if h.wait_s > 0.0 {
+                let unit = if what == "cores" { 1.0 } else { GIB };
                 notes.push(format!(
-                    "{} is full at times (peak {:.1} of {:.1}{}): stages waited {:.1} s in total for it, so the requested concurrency is not reached",
+                    "{} is full at times (peak {:.1} of {:.1} {what}): stages waited {:.1} s in total for it, so the requested concurrency is not reached",
                     h.name,
                     h.peak as f64 / unit,
                     h.capacity as f64 / unit,
-                    if h.name == "cores" { " cores" } else { " GiB" },
                     h.wait_s
                 ));
             }
@@ -264,6 +268,11 @@ impl Report {
             response_max_s: m.response_max,
             gpu_true_busy_frac: per(m.kernel_busy.iter().sum::<f64>() / ngpu),
             gpu_bracketed_busy_frac: per(m.bracket_busy.iter().sum::<f64>() / ngpu),
+            gpu_bracketed_seconds_per_job: if measured > 0 {
+                m.gpu_span_total_s / measured as f64 / ngpu
+            } else {
+                f64::NAN
+            },
             spans_mean_s: model
                 .instrumentation
                 .spans

@@ -43,6 +43,15 @@ impl Report {
             pct(self.gpu_true_busy_frac),
             pct(self.gpu_bracketed_busy_frac)
         );
+        if self.gpu_bracketed_seconds_per_job.is_finite()
+            && self.gpu_bracketed_seconds_per_job > 0.0
+        {
+            let _ = writeln!(
+                w,
+                "             brackets sum to {:.3} s/job (what the markers alone would imply)",
+                self.gpu_bracketed_seconds_per_job
+            );
+        }
         let _ = writeln!(
             w,
             "DRAM         mean {} of {:.0} GB/s, peak {:.1} GB/s, latency x{:.2} mean / x{:.2} max",

@@ -208,6 +208,7 @@ fn dram(
         return Ok(Dram {
             capacity_gbps: UNLIMITED_DRAM,
             latency: LatencyCurve::flat(),
+            efficiency_loss_per_stream: 0.0,
         });
     };
     let p = "hardware.dram";
@@ -283,9 +284,18 @@ fn dram(
         })?,
         None => LatencyCurve::flat(),
     };
+    let loss = d.efficiency_loss_per_stream.unwrap_or(0.0);
+    if !(0.0..0.5).contains(&loss) {
+        return Err(loc.error(
+            ErrorKind::Value,
+            &join_key(p, "efficiency_loss_per_stream"),
+            format!("{loss} is out of range; the capacity lost per extra DRAM stream is in 0..0.5"),
+        ));
+    }
     Ok(Dram {
         capacity_gbps,
         latency,
+        efficiency_loss_per_stream: loss,
     })
 }
 

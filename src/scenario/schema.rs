@@ -52,6 +52,7 @@ pub struct DramSpec {
     pub bus_bytes: Option<f64>,
     pub efficiency: Option<f64>,
     pub latency_curve: Option<Vec<(f64, f64)>>,
+    pub efficiency_loss_per_stream: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]

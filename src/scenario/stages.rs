@@ -173,13 +173,6 @@ impl StageCx<'_> {
                 "both duration_s and duration are given; use one",
             ));
         }
-        if s.transfer.is_some() && (s.duration_s.is_some() || s.duration.is_some()) {
-            return Err(self.err(
-                ErrorKind::Value,
-                "transfer",
-                "a transfer's duration is derived from its size and the link's rate; remove duration_s / duration",
-            ));
-        }
         let mut duration = match (&s.duration_s, &s.duration) {
             (Some(q), _) => Some(Duration::Fixed(self.seconds(q, "duration_s")?)),
             (_, Some(d)) => Some(self.dist(d)?),
@@ -231,7 +224,27 @@ impl StageCx<'_> {
                     ));
                 }
             };
-            duration = Some(Duration::Fixed(bytes / GB / rate));
+            // Alone, a copy runs at the link's rate. With a duration too (a kernel that
+            // streams its inputs, e.g. an MSM reading SRS points), the stage lasts the
+            // longer of the two and draws the link at bytes / standalone time.
+            let copy_s = bytes / GB / rate;
+            let (standalone, rate) = match duration {
+                Some(d) if d.mean_s() > copy_s => {
+                    let r = bytes / GB / d.mean_s();
+                    (d, r)
+                }
+                Some(Duration::Fixed(_)) | None => (Duration::Fixed(copy_s), rate),
+                Some(_) => {
+                    return Err(self.err(
+                        ErrorKind::Value,
+                        "transfer",
+                        format!(
+                            "the stage's mean duration is shorter than its copy alone ({copy_s:.4} s at {rate} GB/s); give a fixed duration_s or none"
+                        ),
+                    ));
+                }
+            };
+            duration = Some(standalone);
             *demands.entry(target).or_default() += rate;
             let mut dram = rate * dma_factor;
             if !pinned {

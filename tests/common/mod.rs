@@ -12,6 +12,7 @@ pub fn host(cores: u32, dram_gbps: f64) -> Hardware {
         dram: Dram {
             capacity_gbps: dram_gbps,
             latency: LatencyCurve::flat(),
+            efficiency_loss_per_stream: 0.0,
         },
         gpus: vec![],
         locks: vec![],

@@ -1,0 +1,163 @@
+//! The 32 GiB C2 reference scenarios reproduce what was reported on the real system
+//! (../shared/reference/c2-pipeline.md, issue 3). Tolerances are stated per assertion:
+//! the scenario's free parameters were fitted to the c = 15 figures, so those are held
+//! tightly, while the shape of the concurrency curve is a prediction and is held to
+//! its qualitative claims.
+
+use std::path::Path;
+
+use bwsim::report::Report;
+use bwsim::run::run_model;
+use bwsim::scenario;
+
+const CUZK: &str = "scenarios/c2-32g-cuzk.toml";
+const STOCK: &str = "scenarios/c2-32g-stock.toml";
+
+fn run(path: &str, sets: &[&str]) -> Report {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let loaded = scenario::load(Path::new(path), &sets).unwrap_or_else(|e| panic!("{e}"));
+    run_model(&loaded.model).expect("runs")
+}
+
+fn stage<'a>(r: &'a Report, name: &str) -> &'a bwsim::report::StageStats {
+    r.stages
+        .iter()
+        .find(|s| s.name == name)
+        .expect("stage exists")
+}
+
+#[test]
+fn uncontended_gpu_region_matches_the_phase9_timers() {
+    // One synthesis at a time: the GPU region runs alone.
+    let r = run(
+        CUZK,
+        &[
+            "params.synthesis_concurrency=1",
+            "arrivals.jobs=3",
+            "arrivals.warmup_jobs=1",
+        ],
+    );
+    let mean = |n: &str| stage(&r, n).mean_s;
+    // ntt_msm_h 690 ms, batch_add 650 ms, tail_msm 83 ms, gpu_total 1824 ms [S]: within 3%.
+    let ntt_msm_h = mean("ntt") + mean("h_msm");
+    let gpu_total =
+        mean("gpu_setup") + mean("upload_abc") + ntt_msm_h + mean("batch_add") + mean("tail_msm");
+    for (what, got, want) in [
+        ("ntt_msm_h", ntt_msm_h, 0.690),
+        ("batch_add", mean("batch_add"), 0.650),
+        ("tail_msm", mean("tail_msm"), 0.083),
+        ("gpu_total", gpu_total, 1.824),
+    ] {
+        assert!(
+            (got - want).abs() / want < 0.03,
+            "{what}: {got:.3} s vs {want} s"
+        );
+    }
+}
+
+#[test]
+fn c15_shows_the_instrumentation_gap_and_the_reported_throughput() {
+    let r = run(CUZK, &[]);
+    // Reported: ~43 s/proof (fitted: within 15%).
+    assert!(
+        (r.seconds_per_job - 43.0).abs() / 43.0 < 0.15,
+        "{} s/proof",
+        r.seconds_per_job
+    );
+    // Reported: brackets ~90% busy (within 0.15), true kernel duty far lower (users saw
+    // ~50% by power draw): at most 60%, and at least 0.3 below the brackets.
+    assert!(
+        r.gpu_bracketed_busy_frac > 0.75,
+        "bracketed {}",
+        r.gpu_bracketed_busy_frac
+    );
+    assert!(r.gpu_true_busy_frac < 0.6, "true {}", r.gpu_true_busy_frac);
+    assert!(r.gpu_bracketed_busy_frac - r.gpu_true_busy_frac > 0.3);
+    // The GPU could do far better: the contention-free pipeline is GPU-bound near 18-20 s.
+    let ideal = r.ideal_seconds_per_job.expect("ideal computed");
+    assert!(
+        ideal < 0.6 * r.seconds_per_job,
+        "ideal {ideal} vs {}",
+        r.seconds_per_job
+    );
+    // And the verdict names host memory, not the GPU.
+    assert_eq!(r.bottleneck.resource, "dram", "{:?}", r.bottleneck);
+}
+
+#[test]
+fn cpu_stages_inflate_two_to_twelve_times_from_low_to_high_concurrency() {
+    let low = run(CUZK, &["params.synthesis_concurrency=2"]);
+    let high = run(CUZK, &["params.synthesis_concurrency=20"]);
+    for name in ["spmv", "prep_msm", "b_g2_msm"] {
+        let (l, h) = (stage(&low, name).inflation, stage(&high, name).inflation);
+        assert!(l < 1.5, "{name} at c=2 already inflated {l:.2}x");
+        assert!((2.0..=12.0).contains(&h), "{name} at c=20 inflated {h:.2}x");
+    }
+    assert_eq!(high.bottleneck.resource, "dram");
+}
+
+#[test]
+fn concurrency_sweep_rises_flattens_then_degrades_and_ram_grows() {
+    let cs = [1, 5, 10, 15, 18, 22, 30];
+    let reports: Vec<Report> = cs
+        .iter()
+        .map(|c| {
+            run(
+                CUZK,
+                &[
+                    &format!("params.synthesis_concurrency={c}"),
+                    "arrivals.jobs=24",
+                ],
+            )
+        })
+        .collect();
+    let spj: Vec<f64> = reports.iter().map(|r| r.seconds_per_job).collect();
+    let best = spj.iter().cloned().fold(f64::INFINITY, f64::min);
+    let best_at = cs[spj.iter().position(|&s| s == best).unwrap()];
+    // Rising: c=1 is synthesis-bound and far slower than the best.
+    assert!(spj[0] > 3.0 * best, "{spj:?}");
+    // The best lies in the middle of the range, not at its end.
+    assert!((10..=22).contains(&best_at), "best at c={best_at}: {spj:?}");
+    // Degrading: c=30 is more than 3% slower than the best.
+    assert!(spj[6] > best * 1.03, "{spj:?}");
+    // RAM peak grows with concurrency up to the point where RAM itself is full.
+    let ram: Vec<f64> = reports.iter().map(|r| r.ram_peak_gib).collect();
+    for w in ram.windows(2).take(4) {
+        assert!(w[1] > w[0], "RAM peak should grow: {ram:?}");
+    }
+}
+
+#[test]
+fn a_host_too_small_for_the_concurrency_queues_on_ram_and_says_so() {
+    let roomy = run(CUZK, &["params.synthesis_concurrency=20"]);
+    let small = run(
+        CUZK,
+        &["params.synthesis_concurrency=20", "params.host_ram_gib=256"],
+    );
+    assert!(small.ram_peak_gib <= small.ram_capacity_gib + 1e-9);
+    assert!(
+        small
+            .notes
+            .iter()
+            .any(|n| n.starts_with("host_ram is full")),
+        "expected a host RAM note, got {:?}",
+        small.notes
+    );
+    assert!(small.seconds_per_job > roomy.seconds_per_job * 1.1);
+}
+
+#[test]
+fn stock_path_matches_the_reported_batch_timings() {
+    let r = run(STOCK, &[]);
+    // 88.9 s per proof, GPU 34.0 s, synthesis 54.7 s [S]: within 5% (nothing was fitted
+    // to these; the stock scenario reuses the cuzk scenario's estimates).
+    assert!(
+        (r.seconds_per_job - 88.9).abs() / 88.9 < 0.05,
+        "{} s/proof",
+        r.seconds_per_job
+    );
+    assert!((r.gpu_bracketed_seconds_per_job - 34.0).abs() / 34.0 < 0.05);
+    assert!((stage(&r, "synthesize").mean_s - 54.7).abs() / 54.7 < 0.05);
+    // Peak RSS ~200 GiB measured with the SRS [S]: partitions alone hold ~155 GiB.
+    assert!((r.ram_peak_gib - 155.0).abs() < 1.0);
+}
