@@ -236,7 +236,8 @@ def main():
     small = peak_rss_kib(os.path.join(d, "bwsim-mm16-small.r1.time"))
     if big is not None:
         print()
-        print(f"bwsim M/M/16 peak RSS: {jobs_cfg['small_jobs']:,} jobs {fmt(small and small / MIB, '.1f')} MiB; "
+        small_txt = f"{jobs_cfg['small_jobs']:,} jobs {small / MIB:.1f} MiB; " if small else ""
+        print(f"bwsim M/M/16 peak RSS: {small_txt}"
               f"{jobs_cfg['jobs']:,} jobs {big / MIB:.1f} MiB (target < 50 MiB: {'met' if big < 50 * MIB else 'MISSED'})")
         if small:
             print(f"  growth from {jobs_cfg['small_jobs']:,} to {jobs_cfg['jobs']:,} jobs: {(big - small) / MIB:+.1f} MiB")

@@ -94,7 +94,7 @@ for model in mm16 ps; do
         fi
     done
 done
-if [ "$BWSIM_OK" = 1 ]; then
+if [ "$BWSIM_OK" = 1 ] && [ "$SMALL_JOBS" -lt "$JOBS" ]; then
     say "bwsim M/M/16 with $SMALL_JOBS jobs (peak RSS comparison)"
     bwsim_run "bwsim-mm16-small.r1" mm16 "$SMALL_JOBS" \
         || say "bwsim small run failed: $(head -c 400 "$RES/bwsim-mm16-small.r1.err")"
