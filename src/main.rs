@@ -52,12 +52,15 @@ fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         Format::Text => print!("{}", report.to_text()),
         Format::Json => println!("{}", report.to_json()),
     }
-    let stalled = report.notes.iter().any(|n| n.starts_with("stalled"));
-    Ok(if stalled {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    // A stalled run still prints its (partial) report, but exits 1 and says why on stderr
+    // so that scripts do not mistake it for a result.
+    match report.notes.iter().find(|n| n.starts_with("stalled")) {
+        Some(note) => {
+            eprintln!("error: {}: run {note}", args.scenario.display());
+            Ok(ExitCode::from(1))
+        }
+        None => Ok(ExitCode::SUCCESS),
+    }
 }
 
 fn check(args: CheckArgs) -> Result<ExitCode, Failure> {

@@ -24,12 +24,16 @@ impl Report {
             self.window_s
         );
         let _ = writeln!(w);
-        let _ = writeln!(
-            w,
-            "throughput   {:.3} s/job   {:.1} jobs/hour   (mean response {:.3} s)",
-            self.seconds_per_job, self.jobs_per_hour, self.response_mean_s
-        );
-        if let Some(ideal) = self.ideal_seconds_per_job {
+        if self.seconds_per_job.is_finite() {
+            let _ = writeln!(
+                w,
+                "throughput   {:.3} s/job   {:.1} jobs/hour   (mean response {:.3} s)",
+                self.seconds_per_job, self.jobs_per_hour, self.response_mean_s
+            );
+        } else {
+            let _ = writeln!(w, "throughput   unknown: no measured job finished");
+        }
+        if let Some(ideal) = self.ideal_seconds_per_job.filter(|x| x.is_finite()) {
             let _ = writeln!(
                 w,
                 "ideal        {:.3} s/job   {:.1} jobs/hour   (no DRAM/PCIe/pool contention)",
@@ -52,15 +56,22 @@ impl Report {
                 self.gpu_bracketed_seconds_per_job
             );
         }
-        let _ = writeln!(
-            w,
-            "DRAM         mean {} of {:.0} GB/s, peak {:.1} GB/s, latency x{:.2} mean / x{:.2} max",
-            pct(self.dram_mean_utilization),
-            self.dram_capacity_gbps,
-            self.dram_peak_gbps,
-            self.dram_mean_latency_slowdown,
-            self.dram_max_latency_slowdown
-        );
+        if self.dram_capacity_gbps.is_finite() {
+            let _ = writeln!(
+                w,
+                "DRAM         mean {} of {:.0} GB/s, peak {:.1} GB/s, latency x{:.2} mean / x{:.2} max",
+                pct(self.dram_mean_utilization),
+                self.dram_capacity_gbps,
+                self.dram_peak_gbps,
+                self.dram_mean_latency_slowdown,
+                self.dram_max_latency_slowdown
+            );
+        } else {
+            let _ = writeln!(
+                w,
+                "DRAM         not modelled (the scenario declares no DRAM bandwidth)"
+            );
+        }
         for r in self.pcie() {
             let _ = writeln!(
                 w,
