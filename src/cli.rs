@@ -29,6 +29,87 @@ pub enum Command {
     Run(RunArgs),
     /// Validate a scenario and print a short summary of the model and its knobs.
     Check(CheckArgs),
+    /// Run a scenario over a parameter grid (several seeds per point, in parallel) and
+    /// write sweep.csv, sweep.json and plots.
+    Sweep(crate::sweep::SweepCli),
+    /// Redraw a sweep's plots from its sweep.csv without simulating.
+    Plot(crate::sweep::PlotCli),
+    /// Measure this host (DRAM bandwidth and loaded latency, PCIe, GPU kernels) and write
+    /// a calibration file that scenarios can include.
+    Calibrate(CalibrateCliArgs),
+    /// Run mixed contention experiments on this host and compare them with what the
+    /// calibration predicts.
+    Validate(ValidateCliArgs),
+}
+
+/// How long the calibration and validation probes run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProbeMode {
+    /// Seconds; small buffers (tests only: numbers are cache-bound).
+    Tiny,
+    /// Under 2 minutes.
+    Quick,
+    /// Under 10 minutes.
+    Full,
+}
+
+/// Arguments of `bwsim calibrate`.
+#[derive(Debug, clap::Args)]
+pub struct CalibrateCliArgs {
+    /// Short run (under 2 minutes); the same as `--mode quick`.
+    #[arg(long, conflicts_with = "mode")]
+    pub quick: bool,
+    /// Probe length (default: full).
+    #[arg(long, value_enum)]
+    pub mode: Option<ProbeMode>,
+    /// Calibration file to write (atomically).
+    #[arg(long, default_value = "calibration.toml")]
+    pub out: PathBuf,
+    /// Do not advise huge pages (MADV_HUGEPAGE) for the probe buffers.
+    #[arg(long)]
+    pub no_hugepages: bool,
+    /// Skip the GPU probes.
+    #[arg(long)]
+    pub no_gpu: bool,
+    /// A GPU probe harness built by gpu/build.sh (default: the one embedded with
+    /// `--features cuda`).
+    #[arg(long, value_name = "PATH")]
+    pub gpu_probe: Option<PathBuf>,
+    /// Also write the raw measurements as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Re-fit measurements saved with `--json` instead of measuring.
+    #[arg(long, value_name = "FILE")]
+    pub refit: Option<PathBuf>,
+}
+
+/// Arguments of `bwsim validate`.
+#[derive(Debug, clap::Args)]
+pub struct ValidateCliArgs {
+    /// The calibration file to predict from.
+    #[arg(long)]
+    pub calibration: PathBuf,
+    /// Short run; the same as `--mode quick`.
+    #[arg(long, conflicts_with = "mode")]
+    pub quick: bool,
+    /// Experiment length (default: full).
+    #[arg(long, value_enum)]
+    pub mode: Option<ProbeMode>,
+    /// Folder for validate.{csv,json,md,png}.
+    #[arg(long, default_value = ".")]
+    pub out_dir: PathBuf,
+    /// Do not advise huge pages for the probe buffers.
+    #[arg(long)]
+    pub no_hugepages: bool,
+    /// Skip the GPU experiments.
+    #[arg(long)]
+    pub no_gpu: bool,
+    /// A GPU probe harness built by gpu/build.sh.
+    #[arg(long, value_name = "PATH")]
+    pub gpu_probe: Option<PathBuf>,
+    /// Re-predict the experiments of an earlier validate.json instead of measuring.
+    #[arg(long, value_name = "FILE")]
+    pub remeasured: Option<PathBuf>,
 }
 
 /// Arguments of `bwsim run`.
@@ -49,6 +130,9 @@ pub struct RunArgs {
     /// Skip the contention-free counterfactual run (`ideal.*` in the report).
     #[arg(long)]
     pub no_ideal: bool,
+    /// Trace, TIMELINE log and timeline plot of this run.
+    #[command(flatten)]
+    pub exports: crate::trace::RunExportArgs,
 }
 
 /// Arguments of `bwsim check`.

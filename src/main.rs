@@ -6,8 +6,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use bwsim::cli::{CheckArgs, Cli, Command, Format, RunArgs};
-use bwsim::run::{RunOptions, run_model_with};
+use bwsim::calibrate::{CalibrateArgs, ValidateArgs, probes::Mode};
+use bwsim::cli::{
+    CalibrateCliArgs, CheckArgs, Cli, Command, Format, ProbeMode, RunArgs, ValidateCliArgs,
+};
+use bwsim::run::RunOptions;
 use bwsim::scenario;
 
 fn main() -> ExitCode {
@@ -15,6 +18,14 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run(args),
         Command::Check(args) => check(args),
+        Command::Calibrate(args) => calibrate(args),
+        Command::Validate(args) => validate(args),
+        Command::Sweep(args) => bwsim::sweep::sweep_command(args.into())
+            .map(|()| ExitCode::SUCCESS)
+            .map_err(classify),
+        Command::Plot(args) => bwsim::sweep::plot_command(&args.csv, args.out.as_deref())
+            .map(|_| ExitCode::SUCCESS)
+            .map_err(classify),
     };
     match result {
         Ok(code) => code,
@@ -36,6 +47,22 @@ enum Failure {
     Run(String),
 }
 
+/// Bad SPECs and scenarios are the user's input (exit 2); anything else failed to run.
+fn classify(e: anyhow::Error) -> Failure {
+    let input = e.chain().any(|c| {
+        c.is::<bwsim::sweep::SpecError>()
+            || c.is::<scenario::ScenarioError>()
+            || c.is::<bwsim::calibrate::InputError>()
+            || c.is::<bwsim::sweep::csv::CsvError>()
+    });
+    let msg = format!("{e:#}");
+    if input {
+        Failure::Input(msg)
+    } else {
+        Failure::Run(msg)
+    }
+}
+
 fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let loaded =
         scenario::load(&args.scenario, &args.sets).map_err(|e| Failure::Input(e.to_string()))?;
@@ -46,8 +73,11 @@ fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let opts = RunOptions {
         ideal: !args.no_ideal,
     };
-    let report = run_model_with(&model, opts, &mut bwsim::engine::NullObserver)
-        .map_err(|e| Failure::Run(format!("{}: {e}", args.scenario.display())))?;
+    let (report, files) = bwsim::trace::run_with_exports(&model, opts, &args.exports)
+        .map_err(|e| Failure::Run(format!("{}: {e:#}", args.scenario.display())))?;
+    for f in files {
+        eprintln!("wrote {}", f.display());
+    }
     match args.format {
         Format::Text => print!("{}", report.to_text()),
         Format::Json => println!("{}", report.to_json()),
@@ -67,5 +97,41 @@ fn check(args: CheckArgs) -> Result<ExitCode, Failure> {
     let loaded =
         scenario::load(&args.scenario, &args.sets).map_err(|e| Failure::Input(e.to_string()))?;
     print!("{}", loaded.summary());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn probe_mode(quick: bool, mode: Option<ProbeMode>) -> Mode {
+    match (mode, quick) {
+        (Some(ProbeMode::Tiny), _) => Mode::Tiny,
+        (Some(ProbeMode::Quick), _) | (None, true) => Mode::Quick,
+        (Some(ProbeMode::Full), _) | (None, false) => Mode::Full,
+    }
+}
+
+fn calibrate(a: CalibrateCliArgs) -> Result<ExitCode, Failure> {
+    bwsim::calibrate::calibrate_command(CalibrateArgs {
+        mode: probe_mode(a.quick, a.mode),
+        out: a.out,
+        hugepages: !a.no_hugepages,
+        no_gpu: a.no_gpu,
+        gpu_probe: a.gpu_probe,
+        json: a.json,
+        refit: a.refit,
+    })
+    .map_err(classify)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn validate(a: ValidateCliArgs) -> Result<ExitCode, Failure> {
+    bwsim::calibrate::validate_command(ValidateArgs {
+        calibration: a.calibration,
+        mode: probe_mode(a.quick, a.mode),
+        out_dir: a.out_dir,
+        hugepages: !a.no_hugepages,
+        no_gpu: a.no_gpu,
+        gpu_probe: a.gpu_probe,
+        remeasured: a.remeasured,
+    })
+    .map_err(classify)?;
     Ok(ExitCode::SUCCESS)
 }

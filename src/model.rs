@@ -350,13 +350,29 @@ pub enum ArrivalKind {
     Trace { times_s: Vec<f64> },
 }
 
-/// Where the real engine logs markers, and which spans it reads as "GPU busy".
+/// Where the real engine logs markers, which spans it reads as "GPU busy", and which
+/// per-partition timers it prints (e.g. cuzk's CUZK_TIMING line).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Instrumentation {
     /// Named points at stage boundaries.
     pub markers: Vec<Marker>,
     /// Named spans between two markers.
     pub spans: Vec<Span>,
+    /// Named intervals between two stage boundaries of one partition (or one job).
+    pub timers: Vec<Timer>,
+    /// First field of the timing log line, e.g. "CUZK_TIMING".
+    pub timing_prefix: String,
+}
+
+/// A timer: milliseconds from one stage boundary to another, printed per partition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timer {
+    /// Name as the real log prints it, e.g. "prep_msm_ms".
+    pub name: String,
+    /// Where it starts.
+    pub from: (StageId, Edge),
+    /// Where it stops.
+    pub to: (StageId, Edge),
 }
 
 /// A log marker at a stage boundary.

@@ -161,3 +161,117 @@ fn stock_path_matches_the_reported_batch_timings() {
     // Peak RSS ~200 GiB measured with the SRS [S]: partitions alone hold ~155 GiB.
     assert!((r.ram_peak_gib - 155.0).abs() < 1.0);
 }
+
+#[test]
+fn timeline_log_brackets_reproduce_bracketed_busy_frac() {
+    // Write the log through the CLI, as a user would, then recompute the bracketed
+    // utilisation from its GPU_START..GPU_END lines alone. With no warm-up the report's
+    // window is [0, last completion]; the log's 1 us resolution bounds the difference.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("timeline.log");
+    let out = assert_cmd::Command::cargo_bin("bwsim")
+        .unwrap()
+        .args([
+            "run",
+            CUZK,
+            "--format",
+            "json",
+            "--no-ideal",
+            "--set",
+            "arrivals.warmup_jobs=0",
+            "--timeline-log",
+        ])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+
+    let mut open: std::collections::HashMap<(String, String), f64> = Default::default();
+    let mut intervals: Vec<(f64, f64)> = Vec::new();
+    let mut timing_lines = 0;
+    for line in text.lines() {
+        let f: Vec<&str> = line.splitn(5, ',').collect();
+        if f[0] == "CUZK_TIMING" {
+            timing_lines += 1;
+            assert!(
+                line.contains("gpu_total_ms=") && line.contains("barrier_wait_ms="),
+                "{line}"
+            );
+            continue;
+        }
+        assert_eq!(f[0], "TIMELINE", "{line}");
+        let (t_ms, event, key) = (
+            f[1].parse::<f64>().unwrap(),
+            f[2],
+            (f[3].to_string(), f[4].to_string()),
+        );
+        match event {
+            "GPU_START" => {
+                open.insert(key, t_ms);
+            }
+            "GPU_END" => {
+                intervals.push((open.remove(&key).expect("GPU_END after GPU_START"), t_ms))
+            }
+            _ => {}
+        }
+    }
+    assert!(open.is_empty());
+    assert_eq!(
+        timing_lines, 300,
+        "one CUZK_TIMING line per partition (30 proofs x 10)"
+    );
+    intervals.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (mut union_ms, mut cur) = (0.0, (f64::NEG_INFINITY, f64::NEG_INFINITY));
+    for (a, b) in intervals {
+        if a > cur.1 {
+            union_ms += (cur.1 - cur.0).max(0.0);
+            cur = (a, b);
+        } else {
+            cur.1 = cur.1.max(b);
+        }
+    }
+    union_ms += cur.1 - cur.0;
+    let window_s = report["window_s"].as_f64().unwrap();
+    let from_log = union_ms / 1e3 / window_s;
+    let reported = report["gpu"]["bracketed_busy_frac"].as_f64().unwrap();
+    assert!(
+        (from_log - reported).abs() < 1e-6,
+        "log {from_log} vs report {reported}"
+    );
+}
+
+#[test]
+fn h200_scenario_takes_its_host_from_the_calibration() {
+    let loaded = scenario::load(Path::new("scenarios/c2-32g-h200.toml"), &[]).unwrap();
+    let hw = &loaded.model.hardware;
+    // Values measured by `bwsim calibrate` on the H200 host, through the include.
+    assert_eq!(hw.cpu_cores, 16);
+    assert!((hw.dram.capacity_gbps - 155.47).abs() < 0.01);
+    assert!((hw.gpus[0].link.h2d_gbps - 54.9085).abs() < 1e-3);
+    let h_msm = loaded
+        .model
+        .workload
+        .stages
+        .iter()
+        .find(|s| s.name == "h_msm")
+        .unwrap();
+    assert!((h_msm.duration.mean_s() - 1.11286).abs() < 1e-5);
+    // 16 vCPUs and 58 GiB for partitions: the CPU side, not the H200, limits it.
+    let r = run_model(&loaded.model).unwrap();
+    assert!(
+        r.gpu_true_busy_frac < 0.2,
+        "true GPU busy {}",
+        r.gpu_true_busy_frac
+    );
+    assert!(
+        r.bottleneck.resource.contains("cpu") || r.bottleneck.resource == "host_ram",
+        "{:?}",
+        r.bottleneck
+    );
+}

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::model::{
     ArrivalKind, Arrivals, Dram, Edge, Gpu, Hardware, Instrumentation, LatencyCurve, Lock, Marker,
-    Model, PcieLink, Pool, Span, Workload,
+    Model, PcieLink, Pool, Span, Timer, Workload,
 };
 
 use super::error::{ErrorKind, Locator, ScenarioError, join_index, join_key};
@@ -532,40 +532,7 @@ fn instrumentation(
                 ),
             ));
         }
-        let key = join_key(&p, "at");
-        let Some((stage, edge)) = m.at.rsplit_once(':') else {
-            return Err(loc.error(
-                ErrorKind::Value,
-                &key,
-                format!(
-                    "{:?}: write \"stage:ready\", \"stage:start\" or \"stage:end\"",
-                    m.at
-                ),
-            ));
-        };
-        let edge = match edge.trim() {
-            "ready" => Edge::Ready,
-            "start" => Edge::Start,
-            "end" => Edge::End,
-            other => {
-                return Err(loc.error(
-                    ErrorKind::Value,
-                    &key,
-                    format!("{other:?} is not a stage boundary; use ready, start or end"),
-                ));
-            }
-        };
-        let stage = w
-            .stages
-            .iter()
-            .position(|s| s.name == stage.trim())
-            .ok_or_else(|| {
-                loc.error(
-                    ErrorKind::Reference,
-                    &key,
-                    format!("no stage named {stage:?}; stages: {}", stage_names(w)),
-                )
-            })?;
+        let (stage, edge) = stage_edge(&m.at, &join_key(&p, "at"), w, loc)?;
         markers.push(Marker {
             name: m.name.clone(),
             stage,
@@ -614,7 +581,93 @@ fn instrumentation(
             gpu_busy: sp.gpu_busy,
         });
     }
-    Ok(Instrumentation { markers, spans })
+    let mut timers: Vec<Timer> = Vec::new();
+    for (i, t) in s.timers.iter().enumerate() {
+        let p = join_index("instrumentation.timers", i);
+        if timers.iter().any(|x| x.name == t.name) {
+            return Err(loc.error(
+                ErrorKind::Value,
+                &join_key(&p, "name"),
+                format!(
+                    "timer {:?} is declared twice; timer names are unique",
+                    t.name
+                ),
+            ));
+        }
+        let from = stage_edge(&t.from, &join_key(&p, "from"), w, loc)?;
+        let to = stage_edge(&t.to, &join_key(&p, "to"), w, loc)?;
+        if w.stages[from.0].per_partition != w.stages[to.0].per_partition {
+            return Err(loc.error(
+                ErrorKind::Value,
+                &join_key(&p, "to"),
+                format!(
+                    "timer {:?} runs from a {} stage to a {} stage; both ends must be per partition or both per job",
+                    t.name,
+                    scope(w, from.0),
+                    scope(w, to.0)
+                ),
+            ));
+        }
+        timers.push(Timer {
+            name: t.name.clone(),
+            from,
+            to,
+        });
+    }
+    Ok(Instrumentation {
+        markers,
+        spans,
+        timers,
+        timing_prefix: s.timing_prefix.clone().unwrap_or_else(|| "TIMING".into()),
+    })
+}
+
+fn scope(w: &Workload, stage: usize) -> &'static str {
+    if w.stages[stage].per_partition {
+        "per-partition"
+    } else {
+        "per-job"
+    }
+}
+
+/// Parses `"stage:ready|start|end"` into a stage index and an edge.
+fn stage_edge(
+    text: &str,
+    key: &str,
+    w: &Workload,
+    loc: &Locator,
+) -> Result<(usize, Edge), ScenarioError> {
+    let Some((stage, edge)) = text.rsplit_once(':') else {
+        return Err(loc.error(
+            ErrorKind::Value,
+            key,
+            format!("{text:?}: write \"stage:ready\", \"stage:start\" or \"stage:end\""),
+        ));
+    };
+    let edge = match edge.trim() {
+        "ready" => Edge::Ready,
+        "start" => Edge::Start,
+        "end" => Edge::End,
+        other => {
+            return Err(loc.error(
+                ErrorKind::Value,
+                key,
+                format!("{other:?} is not a stage boundary; use ready, start or end"),
+            ));
+        }
+    };
+    let stage = w
+        .stages
+        .iter()
+        .position(|s| s.name == stage.trim())
+        .ok_or_else(|| {
+            loc.error(
+                ErrorKind::Reference,
+                key,
+                format!("no stage named {stage:?}; stages: {}", stage_names(w)),
+            )
+        })?;
+    Ok((stage, edge))
 }
 
 /// Stage names, comma separated, for messages.

@@ -205,6 +205,17 @@ pub struct InstrumentationSpec {
     pub markers: Vec<MarkerSpec>,
     #[serde(default)]
     pub spans: Vec<SpanSpec>,
+    #[serde(default)]
+    pub timers: Vec<TimerSpec>,
+    pub timing_prefix: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimerSpec {
+    pub name: String,
+    pub from: String,
+    pub to: String,
 }
 
 #[derive(Debug, Deserialize)]

@@ -1,0 +1,225 @@
+//! Raw measurements, exactly as the probes produced them. They are written verbatim
+//! into the `[calibration]` table of `calibration.toml`, so every fitted number can be
+//! traced back to (and re-fitted from) what was measured.
+
+use super::stream::Kernel;
+use super::sys::HostInfo;
+use serde::{Deserialize, Serialize};
+
+/// Aggregate bandwidth of `threads` workers running one kernel.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BwPoint {
+    /// Which kernel.
+    pub kernel: Kernel,
+    /// Worker threads (each pinned to its own CPU).
+    pub threads: usize,
+    /// DRAM bytes per second (write-allocate counted), GB/s.
+    pub dram_gbps: f64,
+    /// The same in STREAM's convention (no write-allocate), GB/s.
+    pub stream_gbps: f64,
+}
+
+/// One loaded-latency point: a pointer chase while `stream_threads` run `mix`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LatPoint {
+    /// The background kernel (read: 1:0 reads:writes at DRAM; copy: 2:1).
+    pub mix: Kernel,
+    /// Background streaming threads.
+    pub stream_threads: usize,
+    /// Their DRAM GB/s during the chase.
+    pub stream_gbps: f64,
+    /// Stream plus the chase's own traffic (64 B per access), GB/s.
+    pub total_gbps: f64,
+    /// Nanoseconds per dependent access.
+    pub ns: f64,
+}
+
+/// One PCIe copy loop with nothing else running.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PciePoint {
+    /// "h2d", "d2h" or "both".
+    pub dir: String,
+    /// Pinned (page-locked) host buffer, else pageable.
+    pub pinned: bool,
+    /// Copy size in MiB.
+    pub mib: u64,
+    /// Achieved host-to-device GB/s (0 if that direction did not run).
+    pub h2d_gbps: f64,
+    /// Achieved device-to-host GB/s.
+    pub d2h_gbps: f64,
+}
+
+/// A DMA loop and `stream_threads` streaming threads, alone and together.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DmaStreamPoint {
+    /// "h2d" or "d2h".
+    pub dir: String,
+    /// Pinned host buffer, else pageable.
+    pub pinned: bool,
+    /// The streams' kernel.
+    pub mix: Kernel,
+    /// Streaming threads.
+    pub stream_threads: usize,
+    /// Stream DRAM GB/s without the DMA.
+    pub stream_alone_gbps: f64,
+    /// Stream DRAM GB/s while the DMA ran.
+    pub stream_with_gbps: f64,
+    /// DMA GB/s without streams.
+    pub dma_alone_gbps: f64,
+    /// DMA GB/s while the streams ran.
+    pub dma_with_gbps: f64,
+}
+
+/// Median time of one NTT variant at one size (device-resident data).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct NttPoint {
+    /// log2 of the domain size.
+    pub lg: u32,
+    /// "fwd_nr", "inv_nr", "fwd_coset_rn" or "inv_coset_nn".
+    pub variant: String,
+    /// Milliseconds.
+    pub ms: f64,
+}
+
+/// Median time of one G1 MSM (points on the device, scalars in pinned host memory).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MsmPoint {
+    /// log2 of the number of points.
+    pub lg: u32,
+    /// Milliseconds.
+    pub ms: f64,
+}
+
+/// The GPU as the harness reported it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct GpuInfo {
+    /// Device name.
+    pub name: String,
+    /// Compute capability, e.g. "9.0".
+    pub compute_capability: String,
+    /// Multiprocessors.
+    pub sms: u64,
+    /// Device memory in bytes.
+    pub vram_bytes: u64,
+    /// CUDA driver API version (e.g. 13000).
+    pub driver_api: u64,
+    /// CUDA runtime version the harness was built with.
+    pub runtime_api: u64,
+    /// nvidia-smi's driver version, if it could be read.
+    pub driver_version: String,
+    /// The harness's verification reply (JSON text).
+    pub verification: String,
+}
+
+/// One round of the settling phase: all streams running, then an idle chase.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SettlePoint {
+    /// Seconds since the buffers were ready.
+    pub t_s: f64,
+    /// DRAM GB/s of all streaming threads (copy).
+    pub stream_gbps: f64,
+    /// Idle pointer-chase ns per access.
+    pub idle_ns: f64,
+}
+
+/// Everything measured in one calibration run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Measurements {
+    /// "tiny", "quick" or "full".
+    pub mode: String,
+    /// UTC date and time of the run (RFC 3339).
+    pub date: String,
+    /// bwsim version that measured.
+    pub bwsim_version: String,
+    /// Host facts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostInfo>,
+    /// Buffers were advised MADV_HUGEPAGE.
+    pub hugepages_advised: bool,
+    /// Growth of AnonHugePages while the buffers were mapped (shows whether THP backed them).
+    pub anon_huge_bytes_gained: u64,
+    /// Bytes of each of the three arrays per streaming thread.
+    pub stream_array_bytes: u64,
+    /// Pointer-chase buffer bytes.
+    pub chase_bytes: u64,
+    /// Settling rounds before measuring (freshly mapped memory on a VM can be slow for
+    /// the first seconds); measurements start once two rounds agree.
+    #[serde(default)]
+    pub settle: Vec<SettlePoint>,
+    /// Bandwidth vs thread count.
+    pub bandwidth: Vec<BwPoint>,
+    /// Loaded latency.
+    pub latency: Vec<LatPoint>,
+    /// The GPU, when GPU probes ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<GpuInfo>,
+    /// PCIe copy rates alone.
+    pub pcie: Vec<PciePoint>,
+    /// DMA vs streams.
+    pub dma_stream: Vec<DmaStreamPoint>,
+    /// NTT timings.
+    pub ntt: Vec<NttPoint>,
+    /// MSM timings.
+    pub msm: Vec<MsmPoint>,
+    /// What was skipped and why.
+    pub skipped: Vec<String>,
+}
+
+impl Measurements {
+    /// Bandwidth points of one kernel sorted by thread count.
+    pub fn bw_curve(&self, k: Kernel) -> Vec<(usize, f64)> {
+        let mut v: Vec<(usize, f64)> = self
+            .bandwidth
+            .iter()
+            .filter(|p| p.kernel == k)
+            .map(|p| (p.threads, p.dram_gbps))
+            .collect();
+        v.sort_by_key(|p| p.0);
+        v
+    }
+
+    /// DRAM GB/s of `threads` workers running `k`, interpolated linearly between the
+    /// measured thread counts (None if the kernel was not measured).
+    pub fn bw_at(&self, k: Kernel, threads: usize) -> Option<f64> {
+        let c = self.bw_curve(k);
+        if threads == 0 {
+            return Some(0.0);
+        }
+        let first = *c.first()?;
+        if threads <= first.0 {
+            return Some(first.1 * threads as f64 / first.0 as f64);
+        }
+        for w in c.windows(2) {
+            let ((t0, b0), (t1, b1)) = (w[0], w[1]);
+            if threads <= t1 {
+                let f = (threads - t0) as f64 / (t1 - t0) as f64;
+                return Some(b0 + f * (b1 - b0));
+            }
+        }
+        c.last().map(|p| p.1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bw_at_interpolates_and_clamps() {
+        let mut m = Measurements::default();
+        for (t, b) in [(1, 10.0), (4, 34.0), (8, 50.0)] {
+            m.bandwidth.push(BwPoint {
+                kernel: Kernel::Copy,
+                threads: t,
+                dram_gbps: b,
+                stream_gbps: b * 2.0 / 3.0,
+            });
+        }
+        assert_eq!(m.bw_at(Kernel::Copy, 0), Some(0.0));
+        assert_eq!(m.bw_at(Kernel::Copy, 1), Some(10.0));
+        assert_eq!(m.bw_at(Kernel::Copy, 2), Some(18.0));
+        assert_eq!(m.bw_at(Kernel::Copy, 6), Some(42.0));
+        assert_eq!(m.bw_at(Kernel::Copy, 12), Some(50.0));
+        assert_eq!(m.bw_at(Kernel::Read, 2), None);
+    }
+}

@@ -1,0 +1,364 @@
+//! Predictions of the validation experiments by the bwsim engine itself: each
+//! experiment becomes a [`Model`] built from the calibration alone (DRAM capacity and
+//! latency curve, PCIe link, per-kernel stream rates, NTT models), and is simulated with
+//! [`crate::engine::simulate`].
+//!
+//! To read a steady rate off a run, the activity being measured is given a short
+//! standalone duration (1 s) while the others run far longer; its elapsed time then
+//! reflects the sharing it met. The pipeline is unrolled into a chain of iterations.
+
+use super::predict::{Calib, Copy, Outcome, Setup};
+use crate::engine::{Observer, StageRecord, simulate};
+use crate::model::{
+    ArrivalKind, Arrivals, Demand, Dram, Duration, Gpu, Hardware, Instrumentation, Model,
+    RateTarget, Stage, StageId, Workload,
+};
+
+const SHORT_S: f64 = 1.0;
+const LONG_S: f64 = 1.0e5;
+const PIPE_ITERS: usize = 8;
+
+#[derive(Default)]
+struct Records(Vec<Option<(f64, f64)>>);
+
+impl Observer for Records {
+    fn stage_finished(&mut self, r: &StageRecord) {
+        let i = r.stage_ref.stage;
+        if self.0.len() <= i {
+            self.0.resize(i + 1, None);
+        }
+        self.0[i] = Some((r.start.as_secs(), r.end.as_secs()));
+    }
+}
+
+fn stage(name: &str, secs: f64, demands: Vec<Demand>, lat: f64, after: Vec<StageId>) -> Stage {
+    Stage {
+        name: name.into(),
+        per_partition: false,
+        after,
+        duration: Duration::Fixed(secs),
+        holds: vec![],
+        demands,
+        latency_bound_frac: lat,
+        gpu_kernel: false,
+    }
+}
+
+impl Calib {
+    fn model(&self, stages: Vec<Stage>) -> Model {
+        Model {
+            name: "validate".into(),
+            seed: 1,
+            hardware: Hardware {
+                cpu_cores: 1024,
+                host_ram_bytes: 1 << 40,
+                dram: Dram {
+                    capacity_gbps: self.capacity_gbps,
+                    latency: self.curve.clone(),
+                    efficiency_loss_per_stream: 0.0,
+                },
+                gpus: self
+                    .link
+                    .iter()
+                    .map(|l| Gpu {
+                        name: "gpu0".into(),
+                        vram_bytes: 1 << 40,
+                        link: l.clone(),
+                    })
+                    .collect(),
+                locks: vec![],
+                pools: vec![],
+            },
+            workload: Workload {
+                partitions: 1,
+                stages,
+            },
+            arrivals: Arrivals {
+                kind: ArrivalKind::Closed { concurrency: 1 },
+                jobs: 1,
+                warmup_jobs: 0,
+            },
+            instrumentation: Instrumentation::default(),
+        }
+    }
+
+    /// A copy stage as the scenario layer builds a `transfer`: the link direction at
+    /// its rate, DRAM at rate x DMA factor (+ the memcpy's factor when pageable); a
+    /// pageable copy is latency bound by the calibrated fraction.
+    fn copy_stage(&self, name: &str, c: Copy, secs: f64, after: Vec<StageId>) -> Option<Stage> {
+        let l = self.link.as_ref()?;
+        let (rate, target, f) = if c.h2d {
+            (
+                if c.pinned {
+                    l.h2d_gbps
+                } else {
+                    l.pageable_h2d_gbps
+                },
+                RateTarget::PcieH2d,
+                l.h2d_dram_factor,
+            )
+        } else {
+            (
+                if c.pinned {
+                    l.d2h_gbps
+                } else {
+                    l.pageable_d2h_gbps
+                },
+                RateTarget::PcieD2h,
+                l.d2h_dram_factor,
+            )
+        };
+        let dram = rate
+            * (f + if c.pinned {
+                0.0
+            } else {
+                l.pageable_copy_dram_factor
+            });
+        let lat = match (c.pinned, c.h2d) {
+            (true, _) => 0.0,
+            (false, true) => self.pageable_latency_frac.0,
+            (false, false) => self.pageable_latency_frac.1,
+        };
+        Some(stage(
+            name,
+            secs,
+            vec![
+                Demand {
+                    target,
+                    amount: rate,
+                },
+                Demand {
+                    target: RateTarget::Dram,
+                    amount: dram,
+                },
+            ],
+            lat,
+            after,
+        ))
+    }
+
+    fn copy_rate(&self, c: Copy) -> Option<f64> {
+        let l = self.link.as_ref()?;
+        Some(match (c.h2d, c.pinned) {
+            (true, true) => l.h2d_gbps,
+            (false, true) => l.d2h_gbps,
+            (true, false) => l.pageable_h2d_gbps,
+            (false, false) => l.pageable_d2h_gbps,
+        })
+    }
+
+    fn run(&self, stages: Vec<Stage>) -> anyhow::Result<Vec<(f64, f64)>> {
+        let n = stages.len();
+        let model = self.model(stages);
+        let mut rec = Records::default();
+        let summary = simulate(&model, &mut rec).map_err(|e| anyhow::anyhow!("engine: {e}"))?;
+        if let Some(why) = summary.stalled {
+            anyhow::bail!("engine run stalled: {why}");
+        }
+        rec.0.resize(n, None);
+        rec.0
+            .into_iter()
+            .map(|r| r.ok_or_else(|| anyhow::anyhow!("engine: a stage did not finish")))
+            .collect()
+    }
+
+    /// Predicts an experiment with the engine.
+    pub fn predict_engine(&self, s: &Setup) -> anyhow::Result<Outcome> {
+        let demand = match s.streams {
+            Some((k, n)) => self
+                .meas
+                .bw_at(k, n)
+                .ok_or_else(|| anyhow::anyhow!("calibration has no {} bandwidth", k.name()))?,
+            None => 0.0,
+        };
+        let l0 = self.curve.latency_ns(0.0);
+        let chase_gbps = 64.0 / l0;
+        let pipe = match s.pipe {
+            Some((lg, pinned)) => {
+                let bytes = (lg as f64).exp2() * 32.0 / 1e9;
+                let kern = |v: &str| {
+                    self.ntt
+                        .get(v)
+                        .map(|f| f.seconds(lg))
+                        .ok_or_else(|| anyhow::anyhow!("calibration has no {v} NTT model"))
+                };
+                let k_s = kern("inv_nr")? + kern("fwd_coset_rn")?;
+                Some((bytes, pinned, k_s))
+            }
+            None => None,
+        };
+        // Builds the experiment with `short` naming the activity given SHORT_S and the
+        // pipeline unrolled `iters` times; returns the stages and the pipe's indices.
+        let build = |short: &str, iters: usize| -> anyhow::Result<(Vec<Stage>, Vec<usize>)> {
+            let dur = |who: &str| if who == short { SHORT_S } else { LONG_S };
+            let mut st = Vec::new();
+            if s.streams.is_some() {
+                st.push(stage(
+                    "streams",
+                    dur("streams"),
+                    vec![Demand {
+                        target: RateTarget::Dram,
+                        amount: demand,
+                    }],
+                    0.0,
+                    vec![],
+                ));
+            }
+            if s.chase {
+                st.push(stage(
+                    "chase",
+                    dur("chase"),
+                    vec![Demand {
+                        target: RateTarget::Dram,
+                        amount: chase_gbps,
+                    }],
+                    1.0,
+                    vec![],
+                ));
+            }
+            if let Some(c) = s.dma {
+                let secs = if short == "dma" { SHORT_S } else { LONG_S };
+                st.push(
+                    self.copy_stage("dma", c, secs, vec![])
+                        .ok_or_else(|| anyhow::anyhow!("calibration has no PCIe link"))?,
+                );
+            }
+            let mut pipe_idx = Vec::new();
+            if let Some((bytes, pinned, k_s)) = pipe {
+                let up = Copy { h2d: true, pinned };
+                let down = Copy { h2d: false, pinned };
+                let r_up = self.copy_rate(up).unwrap_or(1.0);
+                let r_down = self.copy_rate(down).unwrap_or(1.0);
+                let mut prev: Vec<StageId> = vec![];
+                for i in 0..iters {
+                    let a = st.len();
+                    st.push(
+                        self.copy_stage(&format!("up{i}"), up, bytes / r_up, prev.clone())
+                            .ok_or_else(|| anyhow::anyhow!("calibration has no PCIe link"))?,
+                    );
+                    let mut k = stage(
+                        &format!("ntt{i}"),
+                        k_s,
+                        vec![Demand {
+                            target: RateTarget::GpuCompute,
+                            amount: 1.0,
+                        }],
+                        0.0,
+                        vec![a],
+                    );
+                    k.gpu_kernel = true;
+                    st.push(k);
+                    st.push(
+                        self.copy_stage(&format!("down{i}"), down, bytes / r_down, vec![a + 1])
+                            .ok_or_else(|| anyhow::anyhow!("calibration has no PCIe link"))?,
+                    );
+                    pipe_idx.extend([a, a + 1, a + 2]);
+                    prev = vec![a + 2];
+                }
+            }
+            Ok((st, pipe_idx))
+        };
+        let elapsed = |r: &[(f64, f64)], i: usize| r[i].1 - r[i].0;
+        let mut out = Outcome::default();
+        // With a pipeline, the other activities are measured over many iterations.
+        let many = PIPE_ITERS * 10;
+        if s.streams.is_some() {
+            let (st, _) = build("streams", many)?;
+            let r = self.run(st)?;
+            out.stream_gbps = Some(demand * SHORT_S / elapsed(&r, 0));
+        }
+        if s.chase {
+            let (st, _) = build("chase", many)?;
+            let i = st.iter().position(|x| x.name == "chase").unwrap_or(0);
+            let r = self.run(st)?;
+            out.chase_ns = Some(l0 * elapsed(&r, i) / SHORT_S);
+        }
+        if let Some(c) = s.dma {
+            let (st, _) = build("dma", 0)?;
+            let i = st.iter().position(|x| x.name == "dma").unwrap_or(0);
+            let r = self.run(st)?;
+            let rate = self.copy_rate(c).unwrap_or(0.0);
+            out.dma_gbps = Some(rate * SHORT_S / elapsed(&r, i));
+        }
+        if pipe.is_some() {
+            let (st, idx) = build("pipe", PIPE_ITERS)?;
+            let r = self.run(st)?;
+            let first = r[idx[0]].0;
+            let last = r[idx[idx.len() - 1]].1;
+            out.pipe_iter_ms = Some((last - first) / PIPE_ITERS as f64 * 1e3);
+            let ups: f64 = idx.iter().step_by(3).map(|&i| elapsed(&r, i)).sum();
+            out.pipe_h2d_ms = Some(ups / PIPE_ITERS as f64 * 1e3);
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::data::{BwPoint, Measurements};
+    use crate::calibrate::stream::Kernel;
+    use crate::model::{LatencyCurve, PcieLink};
+    use std::collections::BTreeMap;
+
+    fn calib() -> Calib {
+        let mut meas = Measurements::default();
+        for (t, b) in [(1, 20.0), (4, 80.0), (8, 120.0)] {
+            meas.bandwidth.push(BwPoint {
+                kernel: Kernel::Copy,
+                threads: t,
+                dram_gbps: b,
+                stream_gbps: b,
+            });
+        }
+        Calib {
+            capacity_gbps: 120.0,
+            curve: LatencyCurve::new(vec![(0.0, 100.0), (1.0, 300.0)]).unwrap(),
+            link: Some(PcieLink {
+                h2d_gbps: 50.0,
+                d2h_gbps: 50.0,
+                duplex_gbps: None,
+                pageable_h2d_gbps: 10.0,
+                pageable_d2h_gbps: 10.0,
+                h2d_dram_factor: 1.0,
+                d2h_dram_factor: 1.0,
+                pageable_copy_dram_factor: 2.0,
+            }),
+            meas,
+            ntt: BTreeMap::new(),
+            pageable_latency_frac: (0.0, 0.0),
+            mix_curves: None,
+        }
+    }
+
+    #[test]
+    fn engine_shares_dram_and_reports_rates() {
+        let c = calib();
+        let s = Setup {
+            streams: Some((Kernel::Copy, 8)),
+            chase: true,
+            dma: Some(Copy {
+                h2d: true,
+                pinned: true,
+            }),
+            pipe: None,
+        };
+        let e = c.predict_engine(&s).unwrap();
+        // 120 GB/s of streams + 50 of DMA + the chase on 120: DRAM is full, the chase
+        // sees the curve's top, and nothing runs faster than standalone.
+        let total = e.stream_gbps.unwrap() + e.dma_gbps.unwrap() + 64.0 / 100.0;
+        assert!((total - 120.0).abs() < 1.0, "{e:?}");
+        assert!(e.stream_gbps.unwrap() <= 120.0 && e.dma_gbps.unwrap() <= 50.0);
+        assert!((e.chase_ns.unwrap() - 300.0).abs() < 1.0, "{e:?}");
+        // Idle host: the chase at idle latency.
+        let idle = c
+            .predict_engine(&Setup {
+                streams: None,
+                chase: true,
+                dma: None,
+                pipe: None,
+            })
+            .unwrap();
+        assert!((idle.chase_ns.unwrap() - 100.0).abs() < 2.0, "{idle:?}");
+    }
+}

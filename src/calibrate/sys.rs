@@ -1,0 +1,207 @@
+//! Host facts (CPU model, cores, page size, transparent huge pages), thread pinning and
+//! page-backed buffers that their owner thread first-touches.
+
+use serde::{Deserialize, Serialize};
+
+/// What the host says about itself.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HostInfo {
+    /// Host name.
+    pub hostname: String,
+    /// CPU model name from /proc/cpuinfo.
+    pub cpu_model: String,
+    /// CPUs this process may run on (its affinity mask).
+    pub cores: usize,
+    /// Base page size in bytes.
+    pub page_size: u64,
+    /// Contents of /sys/kernel/mm/transparent_hugepage/enabled ("unknown" if absent).
+    pub thp_enabled: String,
+    /// Total RAM in bytes (MemTotal; on a VM whose memory grows with use this reads low).
+    pub mem_total_bytes: u64,
+    /// Kernel release.
+    pub kernel: String,
+}
+
+fn read_trim(path: &str) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+/// Reads a `/proc/meminfo` field in bytes (the file gives kB).
+pub fn meminfo_bytes(field: &str) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    text.lines().find_map(|l| {
+        let rest = l.strip_prefix(field)?.strip_prefix(':')?;
+        let kb: u64 = rest.split_whitespace().next()?.parse().ok()?;
+        Some(kb * 1024)
+    })
+}
+
+impl HostInfo {
+    /// Gathers the host's facts; never fails (unknown fields say "unknown").
+    pub fn gather() -> Self {
+        let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|t| {
+                t.lines()
+                    .find(|l| l.starts_with("model name"))
+                    .and_then(|l| l.split(':').nth(1))
+                    .map(|s| s.trim().to_string())
+            })
+            .unwrap_or_else(|| "unknown".into());
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        Self {
+            hostname: read_trim("/proc/sys/kernel/hostname").unwrap_or_else(|| "unknown".into()),
+            cpu_model,
+            cores: allowed_cpus().len(),
+            page_size: if page > 0 { page as u64 } else { 4096 },
+            thp_enabled: read_trim("/sys/kernel/mm/transparent_hugepage/enabled")
+                .unwrap_or_else(|| "unknown".into()),
+            mem_total_bytes: meminfo_bytes("MemTotal").unwrap_or(0),
+            kernel: read_trim("/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into()),
+        }
+    }
+
+    /// The THP mode in brackets, e.g. "madvise" out of "always [madvise] never".
+    pub fn thp_mode(&self) -> &str {
+        self.thp_enabled
+            .split('[')
+            .nth(1)
+            .and_then(|s| s.split(']').next())
+            .unwrap_or(&self.thp_enabled)
+    }
+}
+
+/// CPU ids in this process's affinity mask, ascending.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain data; sched_getaffinity writes at most its size.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+            return (0..n).collect();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
+
+/// Pins the calling thread to one CPU. Returns false if the kernel refused.
+pub fn pin_to(cpu: usize) -> bool {
+    // SAFETY: as above; the set is fully initialised before the call.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    }
+}
+
+/// An anonymous mapping of `len` bytes, optionally advised to use huge pages, that the
+/// creating thread first-touches (so its pages land near that thread).
+pub struct Buf {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: Buf owns its mapping exclusively; moving it between threads is sound.
+unsafe impl Send for Buf {}
+
+impl Buf {
+    /// Maps, advises and touches `len` bytes (rounded up to 2 MiB).
+    pub fn new(len: usize, hugepages: bool) -> anyhow::Result<Self> {
+        let align = 2 << 20;
+        let len = len.div_ceil(align).max(1) * align;
+        // SAFETY: anonymous private mapping; result checked below.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            anyhow::bail!(
+                "could not map {} MiB: {}",
+                len >> 20,
+                std::io::Error::last_os_error()
+            );
+        }
+        if hugepages {
+            // SAFETY: ptr/len is our own mapping. Failure only means no huge pages.
+            unsafe {
+                libc::madvise(ptr, len, libc::MADV_HUGEPAGE);
+            }
+        }
+        let buf = Self {
+            ptr: ptr as *mut u8,
+            len,
+        };
+        // First touch: write every page from this thread.
+        // SAFETY: the mapping is len bytes, writable.
+        unsafe { std::ptr::write_bytes(buf.ptr, 1, len) };
+        Ok(buf)
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Always false (a mapping is at least 2 MiB).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The buffer as f64 values.
+    pub fn as_f64_mut(&mut self) -> &mut [f64] {
+        // SAFETY: page-aligned, len bytes, initialised by the first touch.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr as *mut f64, self.len / 8) }
+    }
+
+    /// The buffer as u64 values.
+    pub fn as_u64_mut(&mut self) -> &mut [u64] {
+        // SAFETY: as above.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr as *mut u64, self.len / 8) }
+    }
+}
+
+impl Drop for Buf {
+    fn drop(&mut self) {
+        // SAFETY: unmapping our own mapping once.
+        unsafe {
+            libc::munmap(self.ptr as *mut libc::c_void, self.len);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_info_has_cores_and_pages() {
+        let h = HostInfo::gather();
+        assert!(h.cores >= 1);
+        assert!(h.page_size >= 4096);
+    }
+
+    #[test]
+    fn thp_mode_picks_bracketed_word() {
+        let mut h = HostInfo::gather();
+        h.thp_enabled = "always [madvise] never".into();
+        assert_eq!(h.thp_mode(), "madvise");
+    }
+
+    #[test]
+    fn buf_is_rounded_and_touched() {
+        let mut b = Buf::new(1000, true).unwrap();
+        assert_eq!(b.len(), 2 << 20);
+        assert!(b.as_u64_mut().iter().all(|&x| x == 0x0101_0101_0101_0101));
+    }
+}

@@ -1,0 +1,175 @@
+//! Pieces every sweep chart uses: the canvas layout (title, plot, legend panel),
+//! axis ranges, CI bands and dashed lines.
+
+use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+
+use super::legend::{Entry, draw_legend, legend_width};
+use super::style::{DASHES, INK, title_font};
+use crate::sweep::table::{Series, SweepTable};
+
+/// The 2D chart type of every sweep chart with a linear y axis.
+pub type Lin2d = Cartesian2d<RangedCoordf64, RangedCoordf64>;
+
+/// Splits the canvas: title on top, plot on the left, legend panel on the right.
+/// Returns the plot area; the legend is drawn now.
+pub fn layout<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    legend: &[Entry],
+) -> anyhow::Result<DrawingArea<DB, Shift>>
+where
+    DB::ErrorType: 'static,
+{
+    // ab_glyph draws glyphs a little above their nominal box: keep a top margin.
+    let body = root.margin(12, 6, 6, 6).titled(title, title_font())?;
+    let (w, _) = body.dim_in_pixel();
+    let lw = legend_width(legend);
+    let (plot, side) = body.split_horizontally(w.saturating_sub(lw));
+    draw_legend(&side, legend)?;
+    Ok(plot)
+}
+
+/// A padded range covering `values` (never empty).
+pub fn padded(values: impl IntoIterator<Item = f64>, pad_frac: f64) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values.into_iter().filter(|v| v.is_finite()) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    if hi - lo < 1e-12 {
+        let d = if lo.abs() > 1e-12 {
+            lo.abs() * 0.1
+        } else {
+            1.0
+        };
+        return (lo - d, hi + d);
+    }
+    let p = (hi - lo) * pad_frac;
+    (lo - p, hi + p)
+}
+
+/// (x, mean, ci95) of `metric` along a series, skipping rows without it.
+pub fn points(t: &SweepTable, s: &Series, metric: &str) -> Vec<(f64, f64, f64)> {
+    s.rows
+        .iter()
+        .filter_map(|&r| {
+            let st = t.stat(r, metric)?;
+            Some((t.x(r), st.mean, st.ci95.unwrap_or(0.0)))
+        })
+        .collect()
+}
+
+/// The x range of a table with a little padding.
+pub fn x_range(t: &SweepTable) -> (f64, f64) {
+    padded((0..t.rows.len()).map(|r| t.x(r)), 0.03)
+}
+
+/// Draws a translucent 95% CI band around a curve.
+pub fn draw_band<DB: DrawingBackend>(
+    chart: &mut ChartContext<'_, DB, Lin2d>,
+    pts: &[(f64, f64, f64)],
+    color: RGBColor,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    if pts.len() < 2 || pts.iter().all(|p| p.2 == 0.0) {
+        return Ok(());
+    }
+    let mut poly: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.1 + p.2)).collect();
+    poly.extend(pts.iter().rev().map(|p| (p.0, p.1 - p.2)));
+    chart.draw_series(std::iter::once(Polygon::new(poly, color.mix(0.2).filled())))?;
+    Ok(())
+}
+
+/// Shades the area between two curves sampled at the same x values.
+pub fn draw_between<DB: DrawingBackend>(
+    chart: &mut ChartContext<'_, DB, Lin2d>,
+    upper: &[(f64, f64)],
+    lower: &[(f64, f64)],
+    color: RGBColor,
+    alpha: f64,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    if upper.len() < 2 {
+        return Ok(());
+    }
+    let mut poly = upper.to_vec();
+    poly.extend(lower.iter().rev().copied());
+    chart.draw_series(std::iter::once(Polygon::new(
+        poly,
+        color.mix(alpha).filled(),
+    )))?;
+    Ok(())
+}
+
+/// Draws a line in dash pattern `dash` (0: solid) and, with `markers`, a dot per point.
+pub fn draw_line<DB: DrawingBackend, Y: Ranged<ValueType = f64>>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, Y>>,
+    pts: &[(f64, f64)],
+    color: RGBColor,
+    dash: usize,
+    markers: bool,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let style = color.stroke_width(3);
+    let (d, gap) = DASHES[dash % DASHES.len()];
+    if d == 0 {
+        chart.draw_series(LineSeries::new(pts.iter().copied(), style))?;
+    } else {
+        chart.draw_series(DashedLineSeries::new(pts.iter().copied(), d, gap, style))?;
+    }
+    if markers {
+        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, color.filled())))?;
+    }
+    Ok(())
+}
+
+/// Configures the usual mesh: light grid, labelled axes, compact tick labels.
+pub fn mesh<DB: DrawingBackend, Y>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, Y>>,
+    x_desc: &str,
+    y_desc: &str,
+    y_fmt: &dyn Fn(&f64) -> String,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+    Y: Ranged<ValueType = f64> + plotters::coord::ranged1d::ValueFormatter<f64>,
+{
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .axis_desc_style(super::style::desc_font())
+        .label_style(super::style::tick_font())
+        .x_label_formatter(&|v| super::style::fmt_tick(*v))
+        .y_label_formatter(y_fmt)
+        .bold_line_style(INK.mix(0.12))
+        .light_line_style(INK.mix(0.04))
+        .axis_style(INK.mix(0.8))
+        .draw()?;
+    Ok(())
+}
+
+/// A chart builder with room for tick labels and axis descriptions.
+pub fn builder<'a, 'b, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut b = ChartBuilder::on(area);
+    b.margin_top(12)
+        .margin_right(20)
+        .margin_left(8)
+        .margin_bottom(8)
+        .x_label_area_size(58)
+        .y_label_area_size(92);
+    b
+}

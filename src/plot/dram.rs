@@ -1,0 +1,93 @@
+//! DRAM bandwidth utilisation vs the swept parameter, each point's marker coloured by
+//! the bottleneck resource the report named there.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::common::{builder, draw_band, draw_line, layout, mesh, points, x_range};
+use super::legend::{Entry, Swatch};
+use super::render::Chart;
+use super::style::{INK, color, key_label};
+use crate::sweep::table::SweepTable;
+
+const UTIL: &str = "dram.mean_utilization";
+
+/// The DRAM chart of a sweep.
+pub struct DramChart<'a>(pub &'a SweepTable);
+
+impl Chart for DramChart<'_> {
+    fn size(&self) -> (u32, u32) {
+        (1280, 760)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let t = self.0;
+        let series = t.series();
+        let mut resources: Vec<&str> = Vec::new();
+        for r in &t.rows {
+            if !r.bottleneck.is_empty() && !resources.contains(&r.bottleneck.as_str()) {
+                resources.push(&r.bottleneck);
+            }
+        }
+        let res_color = |name: &str| color(resources.iter().position(|r| *r == name).unwrap_or(0));
+        let mut legend = Vec::new();
+        for (k, s) in series.iter().enumerate() {
+            let label = s
+                .label
+                .clone()
+                .unwrap_or_else(|| "mean DRAM utilisation".into());
+            legend.push(Entry::new(label, INK, Swatch::Line(k)));
+        }
+        legend.push(Entry::new("95% confidence band", INK, Swatch::Band));
+        if !resources.is_empty() {
+            legend.push(Entry::new("bottleneck", INK, Swatch::Heading));
+            for r in &resources {
+                legend.push(Entry::new(*r, res_color(r), Swatch::Marker));
+            }
+        }
+        let title = format!(
+            "{}: DRAM bandwidth utilisation vs {}",
+            t.scenario,
+            t.x_key()
+        );
+        let area = layout(root, &title, &legend)?;
+        let (x0, x1) = x_range(t);
+        let top = (0..t.rows.len())
+            .filter_map(|r| t.stat(r, UTIL))
+            .map(|s| (s.mean + s.ci95.unwrap_or(0.0)) * 100.0)
+            .fold(100.0f64, f64::max);
+        let mut chart = builder(&area).build_cartesian_2d(x0..x1, 0.0..top * 1.05)?;
+        mesh(
+            &mut chart,
+            &key_label(t.x_key()),
+            "DRAM utilisation (% of achievable bandwidth)",
+            &|v| format!("{v:.0}%"),
+        )?;
+        for (k, s) in series.iter().enumerate() {
+            let pts: Vec<(f64, f64, f64)> = points(t, s, UTIL)
+                .into_iter()
+                .map(|(x, m, c)| (x, m * 100.0, c * 100.0))
+                .collect();
+            draw_band(&mut chart, &pts, INK)?;
+            let line: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.1)).collect();
+            draw_line(&mut chart, &line, INK, k, false)?;
+            for &r in &s.rows {
+                let Some(st) = t.stat(r, UTIL) else { continue };
+                let p = (t.x(r), st.mean * 100.0);
+                let c = if t.rows[r].bottleneck.is_empty() {
+                    INK
+                } else {
+                    res_color(&t.rows[r].bottleneck)
+                };
+                chart.draw_series([
+                    Circle::new(p, 7, c.filled()),
+                    Circle::new(p, 7, WHITE.stroke_width(1)),
+                ])?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,192 @@
+//! From per-seed run reports (JSON) to a [`SweepTable`]: every numeric leaf becomes a
+//! dotted metric name, averaged over seeds with a 95% CI; the bottleneck is the most
+//! common across seeds.
+
+use serde_json::Value;
+
+use super::runner::PointRun;
+use super::stats::summarize;
+use super::table::{Row, Stat, SweepTable};
+
+/// Metrics listed first in the CSV, when present; the rest follow in report order.
+const HEADLINE: [&str; 4] = [
+    "jobs_per_hour",
+    "seconds_per_job",
+    "jobs_completed",
+    "sim_time_s",
+];
+
+/// Leaves that are not metrics of the simulated system: wall-clock times measure the
+/// host running the simulator (they differ between identical runs, and the table must
+/// not), and `seed` is an input (sweep.json lists the seeds).
+pub fn is_excluded(key: &str) -> bool {
+    key == "wall_s" || key.ends_with(".wall_s") || key == "seed"
+}
+
+/// Numeric leaves of a JSON value as (dotted path, value); array items are indexed
+/// (`gpu.per_gpu.0`). Non-finite numbers, strings, bools and nulls are skipped.
+pub fn flatten(value: &Value) -> Vec<(String, f64)> {
+    fn walk(v: &Value, path: &mut String, out: &mut Vec<(String, f64)>) {
+        let child = |key: &str, v: &Value, path: &mut String, out: &mut Vec<_>| {
+            let len = path.len();
+            if !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(key);
+            walk(v, path, out);
+            path.truncate(len);
+        };
+        match v {
+            Value::Object(map) => map.iter().for_each(|(k, v)| child(k, v, path, out)),
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .for_each(|(i, v)| child(&i.to_string(), v, path, out)),
+            Value::Number(n) => {
+                if let Some(f) = n.as_f64().filter(|f| f.is_finite()) {
+                    out.push((path.clone(), f));
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(value, &mut String::new(), &mut out);
+    out
+}
+
+/// The bottleneck resource a report names: `bottleneck.resource`, or `bottleneck` when
+/// it is a plain string.
+pub fn bottleneck_of(report: &Value) -> Option<(&str, Option<&str>)> {
+    match report.get("bottleneck")? {
+        Value::String(s) => Some((s.as_str(), None)),
+        b => Some((
+            b.get("resource")?.as_str()?,
+            b.get("reason").and_then(Value::as_str),
+        )),
+    }
+}
+
+/// The most common bottleneck across reports (ties: the one seen first) and the reason
+/// the first report naming it gave.
+pub fn modal_bottleneck(reports: &[Value]) -> Option<(String, Option<String>)> {
+    let named: Vec<(&str, Option<&str>)> = reports.iter().filter_map(bottleneck_of).collect();
+    let count = |r: &str| named.iter().filter(|(n, _)| *n == r).count();
+    let mut best: Option<(&str, Option<&str>)> = None;
+    for &(r, why) in &named {
+        if best.is_none_or(|(b, _)| count(r) > count(b)) {
+            best = Some((r, why));
+        }
+    }
+    best.map(|(r, why)| (r.to_string(), why.map(str::to_string)))
+}
+
+/// Aggregates point runs into a table.
+pub fn aggregate(scenario: &str, keys: &[String], runs: &[PointRun]) -> SweepTable {
+    let flat: Vec<Vec<Vec<(String, f64)>>> = runs
+        .iter()
+        .map(|p| {
+            p.reports
+                .iter()
+                .map(|r| {
+                    flatten(r)
+                        .into_iter()
+                        .filter(|(k, _)| !is_excluded(k))
+                        .collect()
+                })
+                .collect()
+        })
+        .collect();
+
+    // Columns: the union of keys in first-seen order, headline metrics first.
+    let mut metrics: Vec<String> = Vec::new();
+    for (k, _) in flat.iter().flatten().flatten() {
+        if !metrics.contains(k) {
+            metrics.push(k.clone());
+        }
+    }
+    let rank = |m: &String| {
+        HEADLINE
+            .iter()
+            .position(|h| h == m)
+            .unwrap_or(HEADLINE.len())
+    };
+    metrics.sort_by_key(rank); // stable: keeps report order within the tail
+
+    let rows = runs
+        .iter()
+        .zip(&flat)
+        .map(|(p, seeds)| {
+            let stats = metrics
+                .iter()
+                .map(|m| {
+                    let vals: Vec<f64> = seeds
+                        .iter()
+                        .filter_map(|s| s.iter().find(|(k, _)| k == m).map(|&(_, v)| v))
+                        .collect();
+                    summarize(&vals).map(|s| Stat {
+                        mean: s.mean,
+                        ci95: s.ci95,
+                    })
+                })
+                .collect();
+            Row {
+                values: p.point.values.clone(),
+                seeds: p.reports.len(),
+                stats,
+                bottleneck: modal_bottleneck(&p.reports)
+                    .map(|(r, _)| r)
+                    .unwrap_or_default(),
+            }
+        })
+        .collect();
+    SweepTable {
+        scenario: scenario.to_string(),
+        params: keys.to_vec(),
+        metrics,
+        rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn flattens_numeric_leaves_with_dotted_names() {
+        let r = json!({"jobs_per_hour": 10.0, "gpu": {"true_busy_frac": 0.5, "per_gpu": [0.4, 0.6]},
+                       "bottleneck": {"resource": "dram", "reason": "saturated"}, "ok": true,
+                       "stages": {"synth": {"inflation": 2.0, "mean_s": null}}});
+        let keys: Vec<String> = flatten(&r).into_iter().map(|(k, _)| k).collect();
+        let mut keys = keys;
+        keys.sort(); // map order depends on serde_json's preserve_order feature
+        assert_eq!(
+            keys,
+            [
+                "gpu.per_gpu.0",
+                "gpu.per_gpu.1",
+                "gpu.true_busy_frac",
+                "jobs_per_hour",
+                "stages.synth.inflation"
+            ]
+        );
+    }
+
+    #[test]
+    fn modal_bottleneck_prefers_majority_then_first_seen() {
+        let b = |r: &str| json!({"bottleneck": {"resource": r, "reason": format!("{r} why")}});
+        let (r, why) = modal_bottleneck(&[b("gpu0"), b("dram"), b("dram")]).unwrap();
+        assert_eq!((r.as_str(), why.as_deref()), ("dram", Some("dram why")));
+        let (r, _) = modal_bottleneck(&[b("gpu0"), b("dram")]).unwrap();
+        assert_eq!(r, "gpu0");
+        assert!(modal_bottleneck(&[json!({})]).is_none());
+    }
+
+    #[test]
+    fn wall_clock_and_seed_are_excluded() {
+        assert!(is_excluded("engine.wall_s"));
+        assert!(is_excluded("seed"));
+        assert!(!is_excluded("sim_time_s"));
+    }
+}

@@ -1,0 +1,55 @@
+//! Parameter sweeps: `--param KEY=SPEC` grids, several seeds per point run in parallel,
+//! aggregated to mean and 95% CI per metric, written as sweep.csv / sweep.json with
+//! plots, and the throughput knee.
+//!
+//! The steps are separate, as in hyperfine: parse ([`spec`], [`range`]) -> expand
+//! ([`grid`], [`seeds`]) -> run ([`runner`], [`progress`]) -> aggregate ([`aggregate`],
+//! [`stats`], [`knee`]) -> export ([`csv`], [`json`], [`crate::plot`]).
+//!
+//! ```
+//! use bwsim::sweep::{Grid, parse_param};
+//! let grid = Grid::new(vec![
+//!     parse_param("arrivals.concurrency=1..4:2").unwrap(),
+//!     parse_param("params.pinned=true,false").unwrap(),
+//! ]).unwrap();
+//! let sets: Vec<String> = grid.points().iter().map(|p| grid.sets(p).join(" ")).collect();
+//! assert_eq!(sets, [
+//!     "arrivals.concurrency=1 params.pinned=true",
+//!     "arrivals.concurrency=1 params.pinned=false",
+//!     "arrivals.concurrency=3 params.pinned=true",
+//!     "arrivals.concurrency=3 params.pinned=false",
+//! ]);
+//! ```
+
+pub mod aggregate;
+pub mod cli_support;
+pub mod csv;
+pub mod grid;
+pub mod json;
+pub mod knee;
+pub mod outdir;
+pub mod progress;
+pub mod range;
+pub mod runner;
+pub mod scenario_sim;
+pub mod seeds;
+pub mod spec;
+pub mod stats;
+pub mod table;
+pub mod value;
+
+pub use cli_support::{
+    PlotCli, ScenarioInfo, Simulator, SweepArgs, SweepCli, SweepOutcome, plot_command,
+    print_outcome, sweep_with,
+};
+pub use grid::{Grid, Point};
+pub use knee::{KNEE_TOLERANCE, Knee, find_knees, knee_index};
+pub use progress::{Progress, ProgressMode};
+pub use runner::{PointRun, RunFn, RunOptions, run_sweep};
+pub use scenario_sim::{ScenarioSimulator, sweep_command};
+pub use spec::{Param, SpecError, parse_param, parse_spec};
+pub use table::{Row, Series, Stat, SweepTable};
+pub use value::ParamValue;
+
+#[cfg(test)]
+mod tests;

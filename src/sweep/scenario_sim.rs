@@ -1,0 +1,68 @@
+//! The real [`Simulator`]: scenario files through `scenario::load` (with `--set`
+//! overrides) and the engine through `run::run_model`.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use anyhow::Context;
+use serde_json::Value;
+
+use super::cli_support::{ScenarioInfo, Simulator, SweepArgs, print_outcome, sweep_with};
+use super::progress::ProgressMode;
+use crate::model::Model;
+
+/// A scenario file, loaded once per distinct set of overrides.
+pub struct ScenarioSimulator {
+    path: PathBuf,
+    // Seeds of one point share the loaded model; loading is cheap but not free.
+    cache: Mutex<HashMap<Vec<String>, Model>>,
+}
+
+impl ScenarioSimulator {
+    /// A simulator for the scenario at `path`.
+    pub fn new(path: impl Into<PathBuf>) -> ScenarioSimulator {
+        ScenarioSimulator {
+            path: path.into(),
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn model(&self, sets: &[String]) -> anyhow::Result<Model> {
+        if let Some(m) = self.cache.lock().expect("cache lock").get(sets) {
+            return Ok(m.clone());
+        }
+        let loaded = crate::scenario::load(&self.path, sets)?;
+        self.cache
+            .lock()
+            .expect("cache lock")
+            .insert(sets.to_vec(), loaded.model.clone());
+        Ok(loaded.model)
+    }
+}
+
+impl Simulator for ScenarioSimulator {
+    fn describe(&self, sets: &[String]) -> anyhow::Result<ScenarioInfo> {
+        let m = self.model(sets)?;
+        Ok(ScenarioInfo {
+            name: m.name,
+            seed: m.seed,
+        })
+    }
+
+    fn run(&self, sets: &[String], seed: u64) -> anyhow::Result<Value> {
+        let mut m = self.model(sets)?;
+        m.seed = seed;
+        let report = crate::run::run_model(&m).context("simulation failed")?;
+        Ok(report.to_json())
+    }
+}
+
+/// `bwsim sweep`: runs the sweep with a progress display, writes sweep.csv, sweep.json
+/// and the plots, and prints the knee and the files.
+pub fn sweep_command(args: SweepArgs) -> anyhow::Result<()> {
+    let sim = ScenarioSimulator::new(&args.scenario);
+    let out = sweep_with(&args, &sim, ProgressMode::Auto)?;
+    print_outcome(&out, args.seeds);
+    Ok(())
+}

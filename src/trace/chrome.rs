@@ -1,0 +1,147 @@
+//! Chrome / Perfetto trace JSON (the "Trace Event Format"): stage instances as complete
+//! ("X") slices, one track per lane, markers as instant ("i") events on their own
+//! track, every rate resource (DRAM GB/s first) and every holdable resource (RAM and
+//! VRAM in GiB, cores, locks: in use and waiting) as a counter ("C") track. Open it
+//! in ui.perfetto.dev or chrome://tracing.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::lanes::assign_lanes;
+use super::recorder::TraceRecorder;
+use crate::engine::JOB_LEVEL;
+use crate::engine::observer::RateKind;
+use crate::model::HoldResource;
+use crate::time::SimTime;
+
+const PID: u64 = 1;
+
+fn us(t: SimTime) -> f64 {
+    t.nanos() as f64 / 1e3
+}
+
+/// Unit of a rate resource's usage.
+pub fn rate_unit(kind: RateKind) -> &'static str {
+    match kind {
+        RateKind::Dram | RateKind::PcieH2d | RateKind::PcieD2h | RateKind::PcieDuplex => "GB/s",
+        RateKind::Pool => "threads",
+        RateKind::GpuCompute => "GPU share",
+    }
+}
+
+/// Unit and scale of a holdable resource's counter (memory in GiB).
+fn hold_unit(r: HoldResource) -> (&'static str, f64) {
+    match r {
+        HoldResource::HostRam | HoldResource::Vram => ("GiB", 1.0 / (1u64 << 30) as f64),
+        HoldResource::Cores => ("cores", 1.0),
+        HoldResource::Lock(_) => ("held", 1.0),
+    }
+}
+
+/// Builds the trace document.
+pub fn chrome_trace(rec: &TraceRecorder) -> Value {
+    let layout = assign_lanes(rec);
+    let mut ev = Vec::new();
+    ev.push(json!({"ph": "M", "pid": PID, "name": "process_name",
+                   "args": {"name": format!("bwsim: {}", rec.scenario)}}));
+    let marker_tid = layout.lanes.len() as u64 + 1;
+    for (i, lane) in layout.lanes.iter().enumerate() {
+        let tid = i as u64 + 1;
+        ev.push(
+            json!({"ph": "M", "pid": PID, "tid": tid, "name": "thread_name",
+                       "args": {"name": lane.label()}}),
+        );
+        ev.push(
+            json!({"ph": "M", "pid": PID, "tid": tid, "name": "thread_sort_index",
+                       "args": {"sort_index": tid}}),
+        );
+    }
+    if !rec.markers.is_empty() {
+        ev.push(
+            json!({"ph": "M", "pid": PID, "tid": marker_tid, "name": "thread_name",
+                       "args": {"name": "markers"}}),
+        );
+    }
+    for (s, &lane) in rec.stages.iter().zip(&layout.lane_of) {
+        let name = rec.stage_names.get(s.stage).map_or("?", String::as_str);
+        let dur_s = (s.end - s.start) as f64 * 1e-9;
+        let mut args = json!({
+            "job": s.job,
+            "wait_ms": (s.start - s.ready) as f64 * 1e-6,
+            "standalone_ms": s.standalone_s * 1e3,
+            "inflation": if s.standalone_s > 0.0 { json!(dur_s / s.standalone_s) } else { Value::Null },
+        });
+        if s.partition != JOB_LEVEL {
+            args["partition"] = json!(s.partition);
+        }
+        if let Some(g) = s.gpu {
+            args["gpu"] = json!(g);
+        }
+        ev.push(json!({"ph": "X", "cat": "stage", "name": name, "pid": PID,
+                       "tid": lane as u64 + 1, "ts": us(s.start),
+                       "dur": (s.end - s.start) as f64 / 1e3, "args": args}));
+    }
+    for m in &rec.markers {
+        let mut args = json!({"job": m.job});
+        if m.partition != JOB_LEVEL {
+            args["partition"] = json!(m.partition);
+        }
+        ev.push(json!({"ph": "i", "s": "t", "cat": "marker",
+                       "name": rec.marker_names.get(m.marker).map_or("?", String::as_str),
+                       "pid": PID, "tid": marker_tid, "ts": us(m.t), "args": args}));
+    }
+    // DRAM first so it sits on top of the counter tracks.
+    let mut order: Vec<usize> = (0..rec.rates.len()).collect();
+    order.sort_by_key(|&i| rec.rates[i].kind != RateKind::Dram);
+    for i in order {
+        let r = &rec.rates[i];
+        let name = format!("{} ({})", r.name, rate_unit(r.kind));
+        let mut last = None;
+        for s in &rec.samples {
+            let v = s.usage.get(i).copied().unwrap_or(0.0);
+            // A counter holds its value until the next event: emit changes only.
+            if last == Some(v) {
+                continue;
+            }
+            last = Some(v);
+            ev.push(json!({"ph": "C", "pid": PID, "name": name, "ts": us(s.t),
+                           "args": {rate_unit(r.kind): v}}));
+        }
+    }
+    for s in &rec.hold_samples {
+        let Some(h) = rec.holds.get(s.resource) else {
+            continue;
+        };
+        let (unit, scale) = hold_unit(h.resource);
+        ev.push(
+            json!({"ph": "C", "pid": PID, "name": format!("{} ({unit})", h.name),
+                       "ts": us(s.t),
+                       "args": {"in use": s.in_use as f64 * scale, "waiting": s.waiting}}),
+        );
+    }
+    if rec.dram_index().is_some() {
+        let mut last = None;
+        for s in &rec.samples {
+            if last == Some(s.latency_slowdown) {
+                continue;
+            }
+            last = Some(s.latency_slowdown);
+            ev.push(
+                json!({"ph": "C", "pid": PID, "name": "DRAM latency slowdown L(u)/L(0)",
+                           "ts": us(s.t), "args": {"x": s.latency_slowdown}}),
+            );
+        }
+    }
+    json!({
+        "traceEvents": ev,
+        "displayTimeUnit": "ms",
+        "otherData": {"scenario": rec.scenario, "generator": "bwsim"},
+    })
+}
+
+/// Writes the trace to `path` atomically.
+pub fn write_chrome_trace(rec: &TraceRecorder, path: &Path) -> anyhow::Result<()> {
+    let doc = chrome_trace(rec);
+    crate::atomic_file::write_atomic(path, serde_json::to_string(&doc)?.as_bytes())
+}

@@ -1,0 +1,208 @@
+//! Trace recorder and exporter tests on a hand-fed synthetic run.
+
+use super::run_exports::{RunExportArgs, run_with_exports};
+use super::*;
+use crate::engine::observer::{HoldResourceInfo, RateKind, RateResourceInfo};
+use crate::engine::{JOB_LEVEL, Observer, StageRecord, StageRef};
+use crate::time::SimTime;
+
+fn ms(v: u64) -> SimTime {
+    SimTime(v * 1_000_000)
+}
+
+/// Two jobs: synthesis on CPU (overlapping), then a GPU kernel on gpu0, with markers
+/// GPU_START/GPU_END around the kernel and DRAM usage rising while both synthesise.
+pub(crate) fn sample_recorder() -> TraceRecorder {
+    let mut rec = TraceRecorder {
+        scenario: "demo".into(),
+        stage_names: vec!["synthesis".into(), "msm".into()],
+        gpu_names: vec!["gpu0".into()],
+        marker_names: vec!["GPU_START".into(), "GPU_END".into()],
+        ..Default::default()
+    };
+    rec.resources(
+        &[
+            RateResourceInfo {
+                name: "dram".into(),
+                kind: RateKind::Dram,
+                capacity: 100.0,
+                gpu: None,
+            },
+            RateResourceInfo {
+                name: "gpu0.pcie_h2d".into(),
+                kind: RateKind::PcieH2d,
+                capacity: 25.0,
+                gpu: Some(0),
+            },
+        ],
+        &[HoldResourceInfo {
+            name: "cores".into(),
+            capacity: 8,
+            resource: crate::model::HoldResource::Cores,
+            gpu: None,
+        }],
+    );
+    let rec_of = |job, stage, start, end, gpu| StageRecord {
+        stage_ref: StageRef {
+            job,
+            partition: if stage == 0 { 0 } else { JOB_LEVEL },
+            stage,
+        },
+        ready: ms(start),
+        start: ms(start),
+        end: ms(end),
+        standalone_s: (end - start) as f64 * 1e-3 / 2.0,
+        gpu,
+        lost_s: vec![],
+        blocked_on: None,
+    };
+    rec.rates_changed(ms(0), &[40.0, 0.0], 1.0);
+    rec.rates_changed(ms(0), &[60.0, 0.0], 1.0); // same instant: replaces
+    rec.rates_changed(ms(100), &[100.0, 0.0], 2.0);
+    rec.rates_changed(ms(100), &[100.0, 0.0], 2.0);
+    rec.stage_finished(&rec_of(0, 0, 0, 1000, None));
+    rec.marker(ms(1000), 0, 0, JOB_LEVEL, Some(0));
+    rec.rates_changed(ms(1000), &[50.0, 10.0], 1.2);
+    rec.stage_finished(&rec_of(1, 0, 100, 1500, None));
+    rec.stage_finished(&rec_of(0, 1, 1000, 1800, Some(0)));
+    rec.marker(ms(1800), 1, 0, JOB_LEVEL, Some(0));
+    rec.marker(ms(1800), 0, 1, JOB_LEVEL, Some(0));
+    rec.stage_finished(&rec_of(1, 1, 1800, 2500, Some(0)));
+    rec.marker(ms(2500), 1, 1, JOB_LEVEL, Some(0));
+    rec.rates_changed(ms(2500), &[0.0, 0.0], 1.0);
+    rec.hold_changed(ms(0), 0, 4, 0);
+    rec.hold_changed(ms(0), 0, 8, 1); // same instant: replaces
+    rec.hold_changed(ms(1500), 0, 4, 0);
+    rec.finished(ms(2500));
+    rec
+}
+
+#[test]
+fn recorder_keeps_one_sample_per_instant_and_drops_repeats() {
+    let rec = sample_recorder();
+    let times: Vec<u64> = rec
+        .samples
+        .iter()
+        .map(|s| s.t.nanos() / 1_000_000)
+        .collect();
+    assert_eq!(times, [0, 100, 1000, 2500]);
+    assert_eq!(rec.samples[0].usage[0], 60.0);
+    assert_eq!(rec.stages.len(), 4);
+    assert_eq!(rec.end_s(), 2.5);
+}
+
+#[test]
+fn lanes_put_gpus_first_and_pack_overlaps() {
+    let rec = sample_recorder();
+    let layout = assign_lanes(&rec);
+    let labels: Vec<String> = layout.lanes.iter().map(Lane::label).collect();
+    // GPU kernels do not overlap: one lane. Syntheses overlap: two lanes.
+    assert_eq!(labels, ["gpu0", "synthesis #0", "synthesis #1"]);
+    assert_eq!(layout.lane_of, [1, 2, 0, 0]);
+}
+
+#[test]
+fn chrome_trace_has_slices_counters_and_markers() {
+    let rec = sample_recorder();
+    let text = serde_json::to_string(&chrome_trace(&rec)).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let ev = doc["traceEvents"].as_array().unwrap();
+    let count = |ph: &str| ev.iter().filter(|e| e["ph"] == ph).count();
+    assert_eq!(count("X"), 4);
+    assert_eq!(count("i"), 4);
+    // Counters emit changes only: DRAM 4, PCIe 3 (0, 10, 0), latency slowdown 4,
+    // cores 2.
+    assert_eq!(count("C"), 13);
+    let cores: Vec<_> = ev.iter().filter(|e| e["name"] == "cores (cores)").collect();
+    assert_eq!(cores[0]["args"]["in use"], 8.0);
+    assert_eq!(cores[0]["args"]["waiting"], 1);
+    let synth = ev
+        .iter()
+        .find(|e| e["ph"] == "X" && e["args"]["job"] == 1 && e["name"] == "synthesis")
+        .unwrap();
+    assert_eq!(synth["ts"], 100_000.0);
+    assert_eq!(synth["dur"], 1_400_000.0);
+    assert_eq!(synth["tid"], 3);
+    assert_eq!(synth["args"]["inflation"], 2.0);
+    let dram = ev
+        .iter()
+        .find(|e| e["ph"] == "C" && e["name"] == "dram (GB/s)")
+        .unwrap();
+    assert_eq!(dram["args"]["GB/s"], 60.0);
+    let names: Vec<&str> = ev
+        .iter()
+        .filter(|e| e["name"] == "thread_name")
+        .map(|e| e["args"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["gpu0", "synthesis #0", "synthesis #1", "markers"]);
+}
+
+#[test]
+fn timeline_log_lines_in_time_order() {
+    let rec = sample_recorder();
+    let text = render_log(timeline_records(&rec));
+    assert_eq!(
+        text,
+        "TIMELINE,1000.000,GPU_START,0,gpu=0\n\
+         TIMELINE,1800.000,GPU_END,0,gpu=0\n\
+         TIMELINE,1800.000,GPU_START,1,gpu=0\n\
+         TIMELINE,2500.000,GPU_END,1,gpu=0\n"
+    );
+}
+
+#[test]
+fn exporters_write_files() {
+    let rec = sample_recorder();
+    let dir = tempfile::tempdir().unwrap();
+    write_chrome_trace(&rec, &dir.path().join("trace.json")).unwrap();
+    write_timeline_log(&rec, &dir.path().join("timeline.log")).unwrap();
+    let t: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("trace.json")).unwrap()).unwrap();
+    assert!(t["traceEvents"].is_array());
+    let log = std::fs::read_to_string(dir.path().join("timeline.log")).unwrap();
+    assert_eq!(log.lines().count(), 4);
+}
+
+/// A real run of the bundled demo with every export.
+#[test]
+fn demo_run_exports_trace_log_and_timeline() {
+    let model = crate::scenario::load(
+        std::path::Path::new("scenarios/demo.toml"),
+        &["arrivals.jobs=20".into()],
+    )
+    .unwrap()
+    .model;
+    let dir = tempfile::tempdir().unwrap();
+    let ex = RunExportArgs {
+        trace: Some(dir.path().join("trace.json")),
+        timeline_log: Some(dir.path().join("timeline.log")),
+        plot: Some(Some(dir.path().join("plots"))),
+    };
+    let (report, files) = run_with_exports(&model, crate::run::RunOptions::default(), &ex).unwrap();
+    assert_eq!(files.len(), 4);
+    assert_eq!(report.jobs_completed, 20);
+
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&files[0]).unwrap()).unwrap();
+    let ev = doc["traceEvents"].as_array().unwrap();
+    let slices = ev.iter().filter(|e| e["ph"] == "X").count();
+    // Each job: 2 partitions x 4 per-partition stages + 1 finalize.
+    assert_eq!(slices, 20 * 9);
+    assert!(
+        ev.iter()
+            .any(|e| e["ph"] == "C" && e["name"] == "dram (GB/s)")
+    );
+
+    let log = std::fs::read_to_string(&files[1]).unwrap();
+    let starts = log.lines().filter(|l| l.contains(",GPU_START,")).count();
+    assert_eq!(starts, 40, "one GPU_START per partition");
+    let times: Vec<f64> = log
+        .lines()
+        .map(|l| l.split(',').nth(1).unwrap().parse().unwrap())
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "not in time order");
+    assert!(log.lines().all(|l| l.starts_with("TIMELINE,")));
+
+    let png = std::fs::read(dir.path().join("plots/timeline.png")).unwrap();
+    assert_eq!(&png[..4], b"\x89PNG");
+}

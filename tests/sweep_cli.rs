@@ -1,0 +1,138 @@
+//! The real binary: `bwsim sweep`, `bwsim plot`, and `bwsim run` exports.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn bwsim() -> Command {
+    Command::cargo_bin("bwsim").expect("binary builds")
+}
+
+#[test]
+fn sweep_writes_csv_json_and_plots_then_plot_redraws_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sw");
+    bwsim()
+        .args([
+            "sweep",
+            "scenarios/demo.toml",
+            "--param",
+            "params.concurrency=2..6:2",
+        ])
+        .args([
+            "--seeds",
+            "2",
+            "--jobs",
+            "2",
+            "--set",
+            "arrivals.jobs=40",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("sweep: 3 points x 2 seeds"))
+        .stdout(predicate::str::contains("knee: params.concurrency = "));
+    for f in [
+        "sweep.csv",
+        "sweep.json",
+        "throughput.png",
+        "gpu_utilisation.svg",
+        "inflation.png",
+        "dram.svg",
+    ] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    assert!(csv.starts_with("scenario,params.concurrency,seeds,jobs_per_hour_mean,"));
+    assert_eq!(csv.lines().count(), 4);
+
+    let again = dir.path().join("again");
+    bwsim()
+        .arg("plot")
+        .arg(out.join("sweep.csv"))
+        .arg("--out")
+        .arg(&again)
+        .assert()
+        .success();
+    assert_eq!(
+        std::fs::read(out.join("throughput.png")).unwrap(),
+        std::fs::read(again.join("throughput.png")).unwrap()
+    );
+}
+
+#[test]
+fn bad_spec_is_an_input_error_that_quotes_it() {
+    bwsim()
+        .args([
+            "sweep",
+            "scenarios/demo.toml",
+            "--param",
+            "params.concurrency=8..1",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "invalid SPEC '8..1': START is greater than END",
+        ));
+    bwsim()
+        .args(["sweep", "scenarios/demo.toml", "--param", "params.nope=1,2"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("sweep point 1: params.nope=1"));
+}
+
+#[test]
+fn plot_of_a_foreign_csv_is_an_input_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("x.csv");
+    std::fs::write(&f, "a,b\n1,2\n").unwrap();
+    bwsim()
+        .arg("plot")
+        .arg(&f)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the first column must be 'scenario'",
+        ));
+    bwsim()
+        .args(["plot", "no/such/sweep.csv"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot read"));
+}
+
+#[test]
+fn run_writes_trace_timeline_log_and_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    bwsim()
+        .args([
+            "run",
+            "scenarios/demo.toml",
+            "--set",
+            "arrivals.jobs=10",
+            "--format",
+            "json",
+        ])
+        .arg("--trace")
+        .arg(d.join("trace.json"))
+        .arg("--timeline-log")
+        .arg(d.join("timeline.log"))
+        .arg("--plot")
+        .arg(d.join("plots"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\"jobs_per_hour\""));
+    let trace: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("trace.json")).unwrap()).unwrap();
+    assert!(
+        trace["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["ph"] == "X")
+    );
+    let log = std::fs::read_to_string(d.join("timeline.log")).unwrap();
+    assert!(log.lines().next().unwrap().starts_with("TIMELINE,"));
+    assert!(d.join("plots/timeline.png").is_file());
+}
