@@ -42,6 +42,8 @@ pub struct Metrics<'m> {
     pub(crate) end: SimTime,
     last: SimTime,
     pub(crate) measured_jobs: u64,
+    /// Jobs completed after the window opened (throughput's numerator).
+    pub(crate) window_completions: u64,
     pub(crate) response_sum: f64,
     pub(crate) response_sq: f64,
     pub(crate) response_max: f64,
@@ -95,6 +97,7 @@ impl<'m> Metrics<'m> {
             end: SimTime::ZERO,
             last: SimTime::ZERO,
             measured_jobs: 0,
+            window_completions: 0,
             response_sum: 0.0,
             response_sq: 0.0,
             response_max: 0.0,
@@ -288,7 +291,12 @@ impl Observer for Metrics<'_> {
         self.advance(t);
         self.in_system -= 1;
         self.completions += 1;
-        if self.in_window() && self.measured(job) {
+        // Throughput counts completions inside the time window; response statistics count
+        // the same jobs as stage statistics do (every job after the warm-up ones).
+        if self.in_window() {
+            self.window_completions += 1;
+        }
+        if self.measured(job) {
             self.measured_jobs += 1;
             let r = (t - arrived) as f64 * 1e-9;
             self.response_sum += r;

@@ -77,7 +77,7 @@ pub struct Report {
     pub sim_time_s: f64,
     /// Length of the measurement window, seconds.
     pub window_s: f64,
-    /// Window / measured jobs.
+    /// Window / jobs completed in the window.
     pub seconds_per_job: f64,
     /// 3600 / seconds_per_job.
     pub jobs_per_hour: f64,
@@ -216,8 +216,9 @@ impl Report {
         };
         let dram = m.dram_index();
         let measured = m.measured_jobs;
-        let seconds_per_job = if measured > 0 {
-            window / measured as f64
+        let completed_in_window = m.window_completions;
+        let seconds_per_job = if completed_in_window > 0 {
+            window / completed_in_window as f64
         } else {
             f64::NAN
         };
@@ -303,7 +304,7 @@ impl Report {
             bottleneck: bottleneck::analyse(model, m),
             little_l: per(m.in_system_integral),
             little_lambda_w: if window > 0.0 {
-                measured as f64 / window * response_mean_s
+                completed_in_window as f64 / window * response_mean_s
             } else {
                 0.0
             },
