@@ -296,40 +296,8 @@ impl Calib {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calibrate::data::{BwPoint, Measurements};
+    use crate::calibrate::predict::fixtures::calib;
     use crate::calibrate::stream::Kernel;
-    use crate::model::{LatencyCurve, PcieLink};
-    use std::collections::BTreeMap;
-
-    fn calib() -> Calib {
-        let mut meas = Measurements::default();
-        for (t, b) in [(1, 20.0), (4, 80.0), (8, 120.0)] {
-            meas.bandwidth.push(BwPoint {
-                kernel: Kernel::Copy,
-                threads: t,
-                dram_gbps: b,
-                stream_gbps: b,
-            });
-        }
-        Calib {
-            capacity_gbps: 120.0,
-            curve: LatencyCurve::new(vec![(0.0, 100.0), (1.0, 300.0)]).unwrap(),
-            link: Some(PcieLink {
-                h2d_gbps: 50.0,
-                d2h_gbps: 50.0,
-                duplex_gbps: None,
-                pageable_h2d_gbps: 10.0,
-                pageable_d2h_gbps: 10.0,
-                h2d_dram_factor: 1.0,
-                d2h_dram_factor: 1.0,
-                pageable_copy_dram_factor: 2.0,
-            }),
-            meas,
-            ntt: BTreeMap::new(),
-            pageable_latency_frac: (0.0, 0.0),
-            mix_curves: None,
-        }
-    }
 
     #[test]
     fn engine_shares_dram_and_reports_rates() {

@@ -310,10 +310,51 @@ impl Calib {
     }
 }
 
+/// Test fixtures shared by this module's and `engine_predict`'s tests.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use super::*;
+    use crate::calibrate::data::{BwPoint, Measurements};
+    use crate::calibrate::stream::Kernel;
+    use crate::model::{LatencyCurve, PcieLink};
+    use std::collections::BTreeMap;
+
+    /// A small calibration shared by the prediction tests (engine and steady state).
+    pub(crate) fn calib() -> Calib {
+        let mut meas = Measurements::default();
+        for (t, b) in [(1, 20.0), (4, 80.0), (8, 120.0)] {
+            meas.bandwidth.push(BwPoint {
+                kernel: Kernel::Copy,
+                threads: t,
+                dram_gbps: b,
+                stream_gbps: b,
+            });
+        }
+        Calib {
+            capacity_gbps: 120.0,
+            curve: LatencyCurve::new(vec![(0.0, 100.0), (1.0, 300.0)]).unwrap(),
+            link: Some(PcieLink {
+                h2d_gbps: 50.0,
+                d2h_gbps: 50.0,
+                duplex_gbps: None,
+                pageable_h2d_gbps: 10.0,
+                pageable_d2h_gbps: 10.0,
+                h2d_dram_factor: 1.0,
+                d2h_dram_factor: 1.0,
+                pageable_copy_dram_factor: 2.0,
+            }),
+            meas,
+            ntt: BTreeMap::new(),
+            pageable_latency_frac: (0.0, 0.0),
+            mix_curves: None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::fixtures::calib;
     use super::*;
-    use crate::calibrate::data::BwPoint;
 
     #[test]
     fn max_min_equal_shares_and_bounds() {
@@ -352,36 +393,6 @@ mod tests {
         );
         assert!((x[1] - 0.25).abs() < 1e-12);
         assert!((x[0] - 1.0).abs() < 1e-12);
-    }
-
-    fn calib() -> Calib {
-        let mut meas = Measurements::default();
-        for (t, b) in [(1, 20.0), (4, 80.0), (8, 120.0)] {
-            meas.bandwidth.push(BwPoint {
-                kernel: Kernel::Copy,
-                threads: t,
-                dram_gbps: b,
-                stream_gbps: b,
-            });
-        }
-        Calib {
-            capacity_gbps: 120.0,
-            curve: LatencyCurve::new(vec![(0.0, 100.0), (1.0, 300.0)]).unwrap(),
-            link: Some(PcieLink {
-                h2d_gbps: 50.0,
-                d2h_gbps: 50.0,
-                duplex_gbps: None,
-                pageable_h2d_gbps: 10.0,
-                pageable_d2h_gbps: 10.0,
-                h2d_dram_factor: 1.0,
-                d2h_dram_factor: 1.0,
-                pageable_copy_dram_factor: 2.0,
-            }),
-            meas,
-            ntt: BTreeMap::new(),
-            pageable_latency_frac: (0.0, 0.0),
-            mix_curves: None,
-        }
     }
 
     #[test]
