@@ -183,11 +183,25 @@ struct StagePlan {
     class_key: Vec<usize>,
 }
 
+impl StagePlan {
+    /// The class key of an instance bound to `gpu`.
+    fn key_for(&self, gpu: Option<u32>) -> usize {
+        self.class_key[(gpu.unwrap_or(0) as usize).min(self.class_key.len() - 1)]
+    }
+}
+
 /// What makes running activities interchangeable: resolved resource weights (sorted by
 /// resource, duplicates summed) and the latency-bound share. Interned once per run.
 struct ClassKey {
     weights: Vec<(usize, f64)>,
     latency_frac: f64,
+}
+
+impl ClassKey {
+    /// Whether activities of this key can ever run slower than standalone.
+    fn shared(&self) -> bool {
+        !self.weights.is_empty() || self.latency_frac > 0.0
+    }
 }
 
 /// A job in flight (slots are reused, buffers and all, once a job finishes).
@@ -261,7 +275,13 @@ impl OrdF64 {
 
 enum Event {
     Arrival,
-    ClassDue { class: usize, generation: u64 },
+    ClassDue {
+        class: usize,
+        generation: u64,
+    },
+    /// An unshared activity (slot) reaches its end: it runs at speed 1 whatever else
+    /// runs, so it is scheduled once, at start + its standalone time, outside any class.
+    Done(usize),
 }
 
 /// Grants go straight to the back of the work queue, in the order they are made.
@@ -297,6 +317,8 @@ struct Engine<'m> {
     queue: EventQueue<Event>,
     rng: Pcg64,
     arrival_rng: Pcg64,
+    /// Poisson inter-arrival gaps (None: no Poisson arrivals, or an invalid rate).
+    arrival_gap: Option<Exp<f64>>,
     jobs: Vec<JobState>,
     /// Dependencies outstanding per instance slot of a fresh job.
     pending_template: Vec<u32>,
@@ -306,6 +328,9 @@ struct Engine<'m> {
     classes: Vec<Class>,
     demands: Vec<ClassDemand>,
     keys: Vec<ClassKey>,
+    /// Per key: whether its activities can be slowed (they draw on a rate resource or
+    /// are partly latency bound); unshared ones bypass the classes.
+    key_shared: Vec<bool>,
     /// The live class of each key, or `usize::MAX`.
     class_of_key: Vec<usize>,
     free_classes: Vec<usize>,
@@ -556,6 +581,10 @@ impl<'m> Engine<'m> {
             queue: EventQueue::default(),
             rng,
             arrival_rng,
+            arrival_gap: match &model.arrivals.kind {
+                ArrivalKind::Poisson { rate_per_s } => Exp::new(*rate_per_s).ok(),
+                _ => None,
+            },
             jobs: Vec::new(),
             pending_template,
             free_jobs: Vec::new(),
@@ -564,6 +593,7 @@ impl<'m> Engine<'m> {
             classes: Vec::new(),
             demands: Vec::new(),
             class_of_key: vec![usize::MAX; keys.len()],
+            key_shared: keys.iter().map(ClassKey::shared).collect(),
             keys,
             free_classes: Vec::new(),
             solver: Solver::default(),
@@ -613,6 +643,11 @@ impl<'m> Engine<'m> {
                     self.events += 1;
                     self.complete_due(class);
                 }
+                Event::Done(a) => {
+                    self.advance_to(t);
+                    self.events += 1;
+                    self.work.push_back(Work::Finish(a));
+                }
             }
             self.drain(obs);
             if self.completed >= total {
@@ -647,8 +682,9 @@ impl<'m> Engine<'m> {
             return;
         }
         let at = match &self.model.arrivals.kind {
-            ArrivalKind::Poisson { rate_per_s } => {
-                let gap = Exp::new(*rate_per_s)
+            ArrivalKind::Poisson { .. } => {
+                let gap = self
+                    .arrival_gap
                     .map(|d| d.sample(&mut self.arrival_rng))
                     .unwrap_or(f64::INFINITY);
                 self.now + secs_to_nanos(gap)
@@ -872,6 +908,11 @@ impl<'m> Engine<'m> {
         act.class = usize::MAX;
         if standalone_s <= 0.0 {
             self.work.push_back(Work::Finish(a));
+        } else if !self.key_shared[self.stages[token.stage].key_for(gpu)] {
+            // Never slowed: it ends exactly its standalone time after now (rounded up to
+            // the nanosecond, as a class would schedule it), and loses nothing.
+            let end = self.now + ceil_to_u64(standalone_s * 1e9);
+            self.queue.push(end, Event::Done(a));
         } else {
             self.join_class(a, gpu);
         }
@@ -879,8 +920,7 @@ impl<'m> Engine<'m> {
 
     fn join_class(&mut self, a: usize, gpu: Option<u32>) {
         let stage = self.activities[a].token.stage;
-        let keys = &self.stages[stage].class_key;
-        let key = keys[(gpu.unwrap_or(0) as usize).min(keys.len() - 1)];
+        let key = self.stages[stage].key_for(gpu);
         let c = match self.class_of_key[key] {
             usize::MAX => self.new_class(key),
             c => c,
@@ -905,7 +945,7 @@ impl<'m> Engine<'m> {
     fn new_class(&mut self, key: usize) -> usize {
         let k = &self.keys[key];
         let latency_frac = k.latency_frac;
-        let shared = !k.weights.is_empty() || latency_frac > 0.0;
+        let shared = k.shared();
         let nlim = self.rate_info.len() + 1;
         let now = self.now;
         let c = match self.free_classes.pop() {

@@ -6,15 +6,16 @@ use std::collections::BinaryHeap;
 
 use crate::time::SimTime;
 
+/// Time in the high 64 bits and insertion sequence in the low 64: one integer compare
+/// orders by (time, seq).
 struct Entry<E> {
-    time: SimTime,
-    seq: u64,
+    key: u128,
     event: E,
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
+        self.key == other.key
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -26,10 +27,7 @@ impl<E> PartialOrd for Entry<E> {
 impl<E> Ord for Entry<E> {
     fn cmp(&self, other: &Self) -> Ordering {
         // Reversed: BinaryHeap is a max-heap, we want the earliest first.
-        other
-            .time
-            .cmp(&self.time)
-            .then_with(|| other.seq.cmp(&self.seq))
+        other.key.cmp(&self.key)
     }
 }
 
@@ -53,15 +51,16 @@ impl<E> EventQueue<E> {
     pub fn push(&mut self, time: SimTime, event: E) {
         self.seq += 1;
         self.heap.push(Entry {
-            time,
-            seq: self.seq,
+            key: ((time.0 as u128) << 64) | self.seq as u128,
             event,
         });
     }
 
     /// Removes and returns the earliest event.
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        self.heap.pop().map(|e| (e.time, e.event))
+        self.heap
+            .pop()
+            .map(|e| (SimTime((e.key >> 64) as u64), e.event))
     }
 
     /// Events scheduled (including stale ones not yet popped).
