@@ -37,6 +37,7 @@ pub fn analyse(model: &Model, m: &Metrics) -> Bottleneck {
     let occupancy = m.hold_occupancy();
     let util = m.rate_utilisation();
     // Group per-GPU instances of one resource into families.
+    let waits = m.hold_wait_s();
     let mut families: BTreeMap<HoldResource, (f64, u64, f64, Vec<usize>)> = BTreeMap::new();
     for (i, h) in m.holds.iter().enumerate() {
         let e = families
@@ -44,14 +45,8 @@ pub fn analyse(model: &Model, m: &Metrics) -> Bottleneck {
             .or_insert((0.0, 0, 0.0, Vec::new()));
         e.0 += m.in_use_integral[i];
         e.1 += h.capacity;
+        e.2 += waits[i];
         e.3.push(i);
-    }
-    for acc in &m.stages {
-        for (i, &w) in acc.wait_by_hold.iter().enumerate() {
-            if let Some(e) = families.get_mut(&m.holds[i].resource) {
-                e.2 += w;
-            }
-        }
     }
     let window = m.window_s();
     let serial = families

@@ -367,6 +367,17 @@ impl Metrics<'_> {
             .collect()
     }
 
+    /// Seconds measured stages waited because of each holdable instance, over all stages.
+    pub fn hold_wait_s(&self) -> Vec<f64> {
+        let mut total = vec![0.0; self.holds.len()];
+        for acc in &self.stages {
+            for (t, w) in total.iter_mut().zip(&acc.wait_by_hold) {
+                *t += w;
+            }
+        }
+        total
+    }
+
     /// Index of the DRAM rate resource.
     pub fn dram_index(&self) -> usize {
         self.rates

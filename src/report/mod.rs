@@ -186,12 +186,7 @@ impl Report {
             })
             .collect();
         let occ = m.hold_occupancy();
-        let mut hold_wait = vec![0.0; m.holds.len()];
-        for a in &m.stages {
-            for (h, w) in a.wait_by_hold.iter().enumerate() {
-                hold_wait[h] += w;
-            }
-        }
+        let hold_wait = m.hold_wait_s();
         let holds: Vec<HoldStats> = m
             .holds
             .iter()
