@@ -2,19 +2,19 @@
 //!
 //! Data flows one way: a scenario file becomes a typed [`model::Model`]; the
 //! [`engine`] runs it and streams events to observers; [`analysis`] turns them into
-//! [`analysis::run_stats::RunStats`] and a [`report::Report`]; exporters render it. [`run::run_model`] does the whole trip.
+//! [`analysis::run_stats::RunStats`] and a [`report::Report`]; exporters render it.
+//! [`run::run_model`] does the whole trip.
+
+pub use bwsim_engine::{engine, model, time};
 
 pub mod analysis;
 pub mod atomic_file;
 pub mod calibrate;
 pub mod cli;
-pub mod engine;
-pub mod model;
 pub mod plot;
 pub mod run;
 pub mod scenario;
 pub mod sweep;
-pub mod time;
 pub mod trace;
 
 pub use analysis::{bottleneck, keys, metrics, report};
