@@ -8,3 +8,6 @@ pub mod keys;
 pub mod metrics;
 pub mod report;
 pub mod run_stats;
+
+#[cfg(test)]
+mod tests;
