@@ -177,7 +177,10 @@ fn every_key_constant_is_in_a_bundled_json_report_and_every_chart_reads_one() {
         }
     }
     for key in crate::plot::KEYS_READ {
-        assert!(keys::ALL.contains(&key), "a chart reads {key}, not a report key");
+        assert!(
+            keys::ALL.contains(&key),
+            "a chart reads {key}, not a report key"
+        );
         assert!(lookup(&json, key).is_some(), "report lacks {key}");
     }
 }
