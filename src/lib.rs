@@ -4,13 +4,14 @@
 //! [`engine`] runs it and streams events to observers; [`metrics`] turns them into a
 //! [`report::Report`]; exporters render it. [`run::run_model`] does the whole trip.
 
-pub mod atomic_file;
 pub mod bottleneck;
 pub mod calibrate;
 pub mod cli;
+pub mod commands;
 pub mod engine;
 pub mod metrics;
 pub mod model;
+pub mod output;
 pub mod plot;
 pub mod report;
 pub mod run;
