@@ -40,8 +40,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     }
     // A stalled run still prints its (partial) report, but exits 1 and says why on stderr
     // so that scripts do not mistake it for a result.
-    if let Some(note) = report.notes.iter().find(|n| n.starts_with("stalled")) {
-        anyhow::bail!("{scenario}: run {note}");
+    if let Some(why) = report.stall() {
+        anyhow::bail!("{scenario}: run stalled: {why}");
     }
     Ok(())
 }
