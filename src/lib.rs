@@ -9,6 +9,7 @@ pub mod bottleneck;
 pub mod calibrate;
 pub mod cli;
 pub mod engine;
+pub mod input_file;
 pub mod metrics;
 pub mod model;
 pub mod plot;

@@ -101,6 +101,7 @@ pub fn sweep_with(
         "give at least one --param KEY=SPEC, e.g. --param arrivals.concurrency=1..32"
     );
     let grid = Grid::new(params)?;
+    grid.check_runs(args.seeds)?;
     let info = sim
         .describe(&args.sets)
         .with_context(|| format!("cannot load {}", args.scenario.display()))?;
@@ -181,7 +182,8 @@ pub fn print_outcome(out: &SweepOutcome, seeds: usize) {
 /// CSV's folder by default) without simulating; returns the files written.
 pub fn plot_command(csv_path: &Path, out: Option<&Path>) -> anyhow::Result<Vec<PathBuf>> {
     let input = |msg: String| csv::CsvError(format!("{}: {msg}", csv_path.display()));
-    let text = std::fs::read_to_string(csv_path).map_err(|e| input(format!("cannot read: {e}")))?;
+    let text = crate::input_file::read_text(csv_path, crate::input_file::MAX_CSV_BYTES)
+        .map_err(|e| input(format!("cannot read: {e}")))?;
     let table = csv::from_csv(&text).map_err(|e| input(e.0))?;
     if table.rows.is_empty() {
         return Err(input("no rows".into()).into());
