@@ -64,8 +64,11 @@ fn classify(e: anyhow::Error) -> Failure {
 }
 
 fn run(args: RunArgs) -> Result<ExitCode, Failure> {
-    let loaded =
-        scenario::load(&args.scenario, &args.sets).map_err(|e| Failure::Input(e.to_string()))?;
+    let loaded = scenario::load_with(&args.scenario, &args.sets, &args.limits.limits())
+        .map_err(|e| Failure::Input(e.to_string()))?;
+    if let Some(w) = &loaded.summary.overload {
+        eprintln!("warning: {}: {w}", args.scenario.display());
+    }
     let mut model = loaded.model;
     if let Some(seed) = args.seed {
         model.seed = seed;
@@ -73,8 +76,9 @@ fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let opts = RunOptions {
         ideal: !args.no_ideal,
     };
-    let (report, files) = bwsim::trace::run_with_exports(&model, opts, &args.exports)
+    let (mut report, files) = bwsim::trace::run_with_exports(&model, opts, &args.exports)
         .map_err(|e| Failure::Run(format!("{}: {e:#}", args.scenario.display())))?;
+    report.notes.extend(loaded.summary.overload.clone());
     for f in files {
         eprintln!("wrote {}", f.display());
     }
@@ -94,8 +98,8 @@ fn run(args: RunArgs) -> Result<ExitCode, Failure> {
 }
 
 fn check(args: CheckArgs) -> Result<ExitCode, Failure> {
-    let loaded =
-        scenario::load(&args.scenario, &args.sets).map_err(|e| Failure::Input(e.to_string()))?;
+    let loaded = scenario::load_with(&args.scenario, &args.sets, &args.limits.limits())
+        .map_err(|e| Failure::Input(e.to_string()))?;
     print!("{}", loaded.summary());
     Ok(ExitCode::SUCCESS)
 }
