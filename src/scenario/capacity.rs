@@ -62,17 +62,20 @@ pub fn check_live_holds(
     // the stages that release) rather than building a quadratic reachability matrix.
     let after: Vec<Vec<usize>> = w.stages.iter().map(|s| s.after.clone()).collect();
     let reach = Reach::new(&after);
+    // A hold released at the end of its own stage is never held while another stage of
+    // the job starts after it (that stage would both follow and precede the holder), so
+    // only stages holding past their own end count; in most scenarios there are few.
     let holders: Vec<(usize, Vec<bool>)> = w
         .stages
         .iter()
         .enumerate()
-        .filter(|(_, st)| !st.holds.is_empty())
+        .filter(|(i, st)| st.holds.iter().any(|h| h.until != *i))
         .map(|(i, _)| (i, reach.descendants(i)))
         .collect();
     // released_after[u][s]: the releasing stage u (transitively) runs after s.
     let mut released_after: BTreeMap<usize, Vec<bool>> = BTreeMap::new();
     for (i, _) in &holders {
-        for h in &w.stages[*i].holds {
+        for h in w.stages[*i].holds.iter().filter(|h| h.until != *i) {
             released_after
                 .entry(h.until)
                 .or_insert_with(|| reach.ancestors(h.until));
@@ -93,7 +96,7 @@ pub fn check_live_holds(
             } else {
                 1
             };
-            for h in &holder.holds {
+            for h in holder.holds.iter().filter(|h| h.until != *hidx) {
                 if h.until == s || released_after[&h.until][s] {
                     let e = need.entry(h.resource).or_default();
                     e.0 = e.0.saturating_add(h.amount.saturating_mul(mult));
