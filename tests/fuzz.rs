@@ -138,7 +138,10 @@ fn mutated_bundled() -> impl Strategy<Value = String> {
     let bundled = ["demo.toml", "c2-32g-stock.toml", "c2-32g-cuzk.toml"];
     (
         0..bundled.len(),
-        proptest::collection::vec((any::<prop::sample::Index>(), 0usize..3, "[ -~\n]{0,12}"), 1..4),
+        proptest::collection::vec(
+            (any::<prop::sample::Index>(), 0usize..3, "[ -~\n]{0,12}"),
+            1..4,
+        ),
     )
         .prop_map(move |(i, edits)| {
             let mut t = std::fs::read_to_string(scenarios_dir().join(bundled[i])).unwrap();
