@@ -145,6 +145,9 @@ pub struct RunArgs {
     /// Skip the contention-free counterfactual run (`ideal.*` in the report).
     #[arg(long)]
     pub no_ideal: bool,
+    /// Caps on the run's estimated size.
+    #[command(flatten)]
+    pub limits: LimitArgs,
     /// Trace, TIMELINE log and timeline plot of this run.
     #[command(flatten)]
     pub exports: RunExportArgs,
@@ -178,6 +181,9 @@ pub struct CheckArgs {
     /// The scenario and its overrides.
     #[command(flatten)]
     pub input: ScenarioArgs,
+    /// Caps on the run's estimated size, as for `run`.
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 /// Arguments of `bwsim sweep`.
@@ -225,4 +231,26 @@ pub struct PlotCli {
     /// Folder for the plots [default: the CSV's folder].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+}
+
+/// Caps checked when a scenario loads: an estimate of the run's events and memory
+/// above them is an error naming the key that drives it.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LimitArgs {
+    /// Most engine events a run may be estimated to take (jobs x stage instances x 3).
+    #[arg(long, value_name = "N", default_value_t = crate::scenario::limits::DEFAULT_MAX_EVENTS)]
+    pub max_events: u64,
+    /// Most simulation state, in GiB, a run may be estimated to hold at once.
+    #[arg(long, value_name = "GIB", default_value_t = crate::scenario::limits::DEFAULT_MAX_MEMORY_GIB)]
+    pub max_memory_gib: u64,
+}
+
+impl LimitArgs {
+    /// The limits for `scenario::load_with`.
+    pub fn limits(&self) -> crate::scenario::Limits {
+        crate::scenario::Limits {
+            max_events: self.max_events,
+            max_memory_bytes: self.max_memory_gib.saturating_mul(1 << 30),
+        }
+    }
 }

@@ -5,7 +5,11 @@ use crate::output::print_stdout;
 
 /// Loads the scenario with its overrides and prints the summary.
 pub fn check(args: CheckArgs) -> anyhow::Result<()> {
-    let loaded = crate::scenario::load(&args.input.scenario, &args.input.sets)?;
+    let loaded = crate::scenario::load_with(
+        &args.input.scenario,
+        &args.input.sets,
+        &args.limits.limits(),
+    )?;
     print_stdout(&loaded.summary())?;
     Ok(())
 }

@@ -16,7 +16,15 @@ use crate::trace::{TraceRecorder, write_chrome_trace, write_timeline_log};
 /// Runs the scenario and prints its report; exit 1 (after the report) when it stalled.
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let scenario = args.input.scenario.display().to_string();
-    let loaded = crate::scenario::load(&args.input.scenario, &args.input.sets)?;
+    let loaded = crate::scenario::load_with(
+        &args.input.scenario,
+        &args.input.sets,
+        &args.limits.limits(),
+    )?;
+    let overload = loaded.summary.overload.clone();
+    if let Some(w) = &overload {
+        eprintln!("warning: {scenario}: {w}");
+    }
     let mut model = loaded.model;
     if let Some(seed) = args.seed {
         model.seed = seed;
@@ -31,6 +39,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         None => run_model_with(&model, opts, &mut crate::engine::NullObserver),
     }
     .with_context(|| scenario.clone())?;
+    let mut report = report;
+    report.notes.extend(overload);
     match args.format {
         Format::Text => print_stdout(&report.to_text())?,
         Format::Json => print_stdout(&format!("{}\n", report.to_json()))?,

@@ -31,8 +31,56 @@ where
     Ok(plot)
 }
 
-/// A padded range covering `values` (never empty).
+/// The largest magnitude an axis reaches. plotters' tick loop never ends on an infinite
+/// or overflowing range (a 1.7e308 cell hung `bwsim plot`), so every range is brought
+/// within this before it is drawn; values beyond it are drawn at the edge.
+pub const AXIS_LIMIT: f64 = 1e300;
+
+/// A linear axis range plotters can always tick: finite, within [`AXIS_LIMIT`], and
+/// wide enough that ticks are distinct floats (degenerate ranges are widened around
+/// their value; NaN counts as 0).
+pub fn axis_range(lo: f64, hi: f64) -> (f64, f64) {
+    let clamp = |v: f64| {
+        if v.is_nan() {
+            0.0
+        } else {
+            v.clamp(-AXIS_LIMIT, AXIS_LIMIT)
+        }
+    };
+    let (a, b) = (clamp(lo), clamp(hi));
+    let (lo, hi) = (a.min(b), a.max(b));
+    let min_span = (lo.abs().max(hi.abs()) * 1e-9).max(1e-12);
+    if hi - lo < min_span {
+        return (lo - min_span, hi + min_span);
+    }
+    (lo, hi)
+}
+
+/// A logarithmic axis range plotters can always tick: both ends positive and finite,
+/// within [1/[`AXIS_LIMIT`], [`AXIS_LIMIT`]], the upper above the lower.
+pub fn log_axis_range(lo: f64, hi: f64) -> (f64, f64) {
+    let clamp = |v: f64| {
+        if v.is_nan() {
+            1.0
+        } else {
+            v.clamp(1.0 / AXIS_LIMIT, AXIS_LIMIT)
+        }
+    };
+    let (a, b) = (clamp(lo), clamp(hi));
+    let (lo, hi) = (a.min(b), a.max(b));
+    if hi <= lo * (1.0 + 1e-9) {
+        return (lo / 2.0, (hi * 2.0).min(AXIS_LIMIT * 2.0));
+    }
+    (lo, hi)
+}
+
+/// A padded range covering `values` (never empty), safe to draw (see [`axis_range`]).
 pub fn padded(values: impl IntoIterator<Item = f64>, pad_frac: f64) -> (f64, f64) {
+    let (lo, hi) = padded_raw(values, pad_frac);
+    axis_range(lo, hi)
+}
+
+fn padded_raw(values: impl IntoIterator<Item = f64>, pad_frac: f64) -> (f64, f64) {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for v in values.into_iter().filter(|v| v.is_finite()) {
         lo = lo.min(v);

@@ -4,7 +4,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::common::{builder, draw_band, draw_line, layout, mesh, points, x_range};
+use super::common::{axis_range, builder, draw_band, draw_line, layout, mesh, points, x_range};
 use super::legend::{Entry, Swatch};
 use super::render::Chart;
 use super::style::{INK, color, key_label};
@@ -60,7 +60,8 @@ impl Chart for DramChart<'_> {
             .filter_map(|r| t.stat(r, UTIL))
             .map(|s| (s.mean + s.ci95.unwrap_or(0.0)) * 100.0)
             .fold(100.0f64, f64::max);
-        let mut chart = builder(&area).build_cartesian_2d(x0..x1, 0.0..top * 1.05)?;
+        let (y0, y1) = axis_range(0.0, top * 1.05);
+        let mut chart = builder(&area).build_cartesian_2d(x0..x1, y0..y1)?;
         mesh(
             &mut chart,
             &key_label(t.x_key()),

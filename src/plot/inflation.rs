@@ -7,7 +7,9 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::RGBColor;
 
-use super::common::{builder, draw_line, layout, mesh, padded, points, x_range};
+use super::common::{
+    axis_range, builder, draw_line, layout, log_axis_range, mesh, padded, points, x_range,
+};
 use super::legend::{Entry, Swatch};
 use super::render::Chart;
 use super::style::{GREY, INK, PALETTE, color, fmt_tick, key_label};
@@ -158,12 +160,13 @@ impl Chart for InflationChart<'_> {
         let (x0, x1) = x_range(t);
         let (lo, hi) = self.extent();
         if hi / lo > 10.0 {
-            let mut chart =
-                builder(&area).build_cartesian_2d(x0..x1, (lo * 0.85..hi * 1.2).log_scale())?;
+            let (y0, y1) = log_axis_range(lo * 0.85, hi * 1.2);
+            let mut chart = builder(&area).build_cartesian_2d(x0..x1, (y0..y1).log_scale())?;
             self.body(&mut chart, "inflation (actual / standalone, log scale)")
         } else {
             let (y0, y1) = padded([lo, hi], 0.08);
-            let mut chart = builder(&area).build_cartesian_2d(x0..x1, y0.max(0.0)..y1)?;
+            let (y0, y1) = axis_range(y0.max(0.0), y1);
+            let mut chart = builder(&area).build_cartesian_2d(x0..x1, y0..y1)?;
             self.body(&mut chart, "inflation (actual / standalone)")
         }
     }

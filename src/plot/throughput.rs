@@ -5,7 +5,9 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::common::{builder, draw_band, draw_line, layout, mesh, padded, points, x_range};
+use super::common::{
+    axis_range, builder, draw_band, draw_line, layout, mesh, padded, points, x_range,
+};
 use super::legend::{Entry, Swatch};
 use super::render::Chart;
 use super::style::{INK, color, fmt_tick, key_label, legend_font};
@@ -97,7 +99,8 @@ impl Chart for ThroughputChart<'_> {
                 ]
             });
             let (_, y1) = padded(ys.flatten(), 0.08);
-            let mut chart = builder(panel_area).build_cartesian_2d(x0..x1, 0.0..y1)?;
+            let (y0, y1) = axis_range(0.0, y1);
+            let mut chart = builder(panel_area).build_cartesian_2d(x0..x1, y0..y1)?;
             mesh(&mut chart, &key_label(t.x_key()), p.y_desc, &|v| {
                 fmt_tick(*v)
             })?;

@@ -6,6 +6,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::common::axis_range;
 use super::legend::{Entry, Swatch, draw_legend, legend_width};
 use super::render::Chart;
 use super::style::{INK, color, desc_font, fmt_tick, tick_font, title_font};
@@ -58,7 +59,11 @@ impl<'a> TimelineChart<'a> {
             let (mut a, b) = (smp.t.as_secs(), s.get(i + 1).map_or(end, |n| n.t.as_secs()));
             while a < b {
                 let k = ((a / w) as usize).min(bins - 1);
-                let edge = ((k + 1) as f64 * w).min(b).max(a + 1e-12);
+                let mut edge = ((k + 1) as f64 * w).min(b).max(a + 1e-12);
+                if edge <= a {
+                    // At huge times a + 1e-12 == a: finish the interval in this bin.
+                    edge = b;
+                }
                 acc[k] += v * (edge - a);
                 a = edge;
             }
@@ -108,7 +113,8 @@ impl Chart for TimelineChart<'_> {
         let (top, bottom) = plots.split_vertically(self.gantt_height());
 
         let end = rec.end_s().max(1e-9);
-        let x = 0.0..end * 1.01;
+        let (x0, x1) = axis_range(0.0, end * 1.01);
+        let x = x0..x1;
         let label_w = lanes
             .iter()
             .map(|l| l.label().chars().count())
@@ -172,18 +178,21 @@ impl Chart for TimelineChart<'_> {
 
         // DRAM GB/s beneath, same time axis.
         let curve = self.dram_curve();
+        // Without [hardware.dram] the capacity is infinite: there is no line to draw.
         let cap = rec
             .dram_index()
             .map(|d| rec.rates[d].capacity)
+            .filter(|c| c.is_finite())
             .unwrap_or(0.0);
         let y_max = curve.iter().map(|p| p.1).fold(cap, f64::max).max(1e-9) * 1.1;
+        let (y_lo, y_hi) = axis_range(0.0, y_max);
         let mut dram = ChartBuilder::on(&bottom)
             .margin_top(10)
             .margin_right(20)
             .margin_bottom(8)
             .x_label_area_size(58)
             .y_label_area_size(label_area)
-            .build_cartesian_2d(x, 0.0..y_max)?;
+            .build_cartesian_2d(x, y_lo..y_hi)?;
         dram.configure_mesh()
             .x_desc("simulated time (s)")
             .y_desc("DRAM (GB/s)")

@@ -305,6 +305,16 @@ fn gpus(g: &GpuSpec, loc: &Locator) -> Result<Vec<Gpu>, ScenarioError> {
     if count == 0 {
         return Ok(Vec::new());
     }
+    if count > super::limits::MAX_GPUS {
+        return Err(loc.error(
+            ErrorKind::Value,
+            &join_key(p, "count"),
+            format!(
+                "{count} GPUs; a host has at most {} here",
+                super::limits::MAX_GPUS
+            ),
+        ));
+    }
     let k = |s: &str| join_key(p, s);
     let vram = match one_of((&g.vram_gib, &k("vram_gib")), (&g.vram, &k("vram")), loc)? {
         Some((q, 0)) => qty(q, Dim::Size, GIB, &k("vram_gib"), loc)?,
@@ -574,6 +584,14 @@ fn instrumentation(
         };
         let from = find(&sp.from, "from")?;
         let to = find(&sp.to, "to")?;
+        check_span_order(
+            &markers[from],
+            &markers[to],
+            &sp.name,
+            &join_key(&p, "to"),
+            w,
+            loc,
+        )?;
         spans.push(Span {
             name: sp.name.clone(),
             from,
@@ -620,6 +638,53 @@ fn instrumentation(
         timers,
         timing_prefix: s.timing_prefix.clone().unwrap_or_else(|| "TIMING".into()),
     })
+}
+
+/// A span must run forward: `to`'s marker on a later edge of the same stage, or on a
+/// stage that (transitively) runs after `from`'s. A swapped pair was accepted and
+/// bracketed the gaps between spans instead of the spans.
+fn check_span_order(
+    from: &Marker,
+    to: &Marker,
+    span: &str,
+    key: &str,
+    w: &Workload,
+    loc: &Locator,
+) -> Result<(), ScenarioError> {
+    let rank = |e: Edge| match e {
+        Edge::Ready => 0,
+        Edge::Start => 1,
+        Edge::End => 2,
+    };
+    let forward = if from.stage == to.stage {
+        rank(from.edge) <= rank(to.edge)
+    } else {
+        let after: Vec<Vec<usize>> = w.stages.iter().map(|s| s.after.clone()).collect();
+        super::dag::Reach::new(&after).runs_after(from.stage, to.stage)
+    };
+    if forward {
+        return Ok(());
+    }
+    let at = |m: &Marker| format!("{}:{}", w.stages[m.stage].name, edge_name(m.edge));
+    Err(loc.error(
+        ErrorKind::Value,
+        key,
+        format!(
+            "span {span:?} runs from marker {:?} ({}) to marker {:?} ({}), which does not come after it; `to` must be a later edge of the same stage or on a stage that runs after `from`'s (are from and to swapped?)",
+            from.name,
+            at(from),
+            to.name,
+            at(to)
+        ),
+    ))
+}
+
+fn edge_name(e: Edge) -> &'static str {
+    match e {
+        Edge::Ready => "ready",
+        Edge::Start => "start",
+        Edge::End => "end",
+    }
 }
 
 fn scope(w: &Workload, stage: usize) -> &'static str {

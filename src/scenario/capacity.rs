@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::model::{Hardware, HoldResource, Workload};
 
-use super::dag::descendants;
+use super::dag::Reach;
 use super::error::{ErrorKind, Locator, ScenarioError, join_index};
 use super::units::GIB;
 
@@ -58,25 +58,46 @@ pub fn check_live_holds(
     order: &[usize],
     loc: &Locator,
 ) -> Result<(), ScenarioError> {
-    // reach[a][b]: b runs (transitively) after a, in the new order's indices.
+    // Only stages that hold something matter: walk the graph from those (and back from
+    // the stages that release) rather than building a quadratic reachability matrix.
     let after: Vec<Vec<usize>> = w.stages.iter().map(|s| s.after.clone()).collect();
-    let reach = descendants(&after);
+    let reach = Reach::new(&after);
+    // A hold released at the end of its own stage is never held while another stage of
+    // the job starts after it (that stage would both follow and precede the holder), so
+    // only stages holding past their own end count; in most scenarios there are few.
+    let holders: Vec<(usize, Vec<bool>)> = w
+        .stages
+        .iter()
+        .enumerate()
+        .filter(|(i, st)| st.holds.iter().any(|h| h.until != *i))
+        .map(|(i, _)| (i, reach.descendants(i)))
+        .collect();
+    // released_after[u][s]: the releasing stage u (transitively) runs after s.
+    let mut released_after: BTreeMap<usize, Vec<bool>> = BTreeMap::new();
+    for (i, _) in &holders {
+        for h in w.stages[*i].holds.iter().filter(|h| h.until != *i) {
+            released_after
+                .entry(h.until)
+                .or_insert_with(|| reach.ancestors(h.until));
+        }
+    }
     for (s, stage) in w.stages.iter().enumerate() {
         let mut need: BTreeMap<HoldResource, (u64, bool)> = BTreeMap::new();
         for h in &stage.holds {
             need.entry(h.resource).or_default().0 += h.amount;
         }
-        for (hidx, holder) in w.stages.iter().enumerate() {
-            if !reach[hidx][s] {
+        for (hidx, down) in &holders {
+            if !down[s] {
                 continue;
             }
+            let holder = &w.stages[*hidx];
             let mult = if holder.per_partition && !stage.per_partition {
                 u64::from(w.partitions)
             } else {
                 1
             };
-            for h in &holder.holds {
-                if h.until == s || reach[s][h.until] {
+            for h in holder.holds.iter().filter(|h| h.until != *hidx) {
+                if h.until == s || released_after[&h.until][s] {
                     let e = need.entry(h.resource).or_default();
                     e.0 = e.0.saturating_add(h.amount.saturating_mul(mult));
                     e.1 |= mult > 1;

@@ -51,26 +51,58 @@ pub fn topo_order(after: &[Vec<usize>]) -> Result<Vec<usize>, Vec<usize>> {
     }
 }
 
-/// `desc[a][b]`: stage b (transitively) runs after stage a (file-order indices).
-pub fn descendants(after: &[Vec<usize>]) -> Vec<Vec<bool>> {
-    let n = after.len();
-    let mut dependents = vec![Vec::new(); n];
-    for (i, deps) in after.iter().enumerate() {
-        for &d in deps {
-            dependents[d].push(i);
-        }
-    }
-    let mut desc = vec![vec![false; n]; n];
-    for (a, row) in desc.iter_mut().enumerate() {
-        let mut stack = dependents[a].clone();
-        while let Some(b) = stack.pop() {
-            if !row[b] {
-                row[b] = true;
-                stack.extend(dependents[b].iter().copied());
+/// Reachability along `after` edges, answered on demand (a depth-first walk per query),
+/// so that loading stays linear in the number of stages: a full reachability matrix is
+/// quadratic in time and memory, and an 8,000-stage chain took seconds to build.
+pub struct Reach {
+    /// `dependents[a]`: the stages that list `a` in their `after`.
+    dependents: Vec<Vec<usize>>,
+    /// `after[b]`: the stages `b` runs after (directly).
+    after: Vec<Vec<usize>>,
+}
+
+impl Reach {
+    /// Indexes a stage graph given as each stage's `after` list.
+    pub fn new(after: &[Vec<usize>]) -> Reach {
+        let n = after.len();
+        let mut dependents = vec![Vec::new(); n];
+        for (i, deps) in after.iter().enumerate() {
+            for &d in deps {
+                dependents[d].push(i);
             }
         }
+        Reach {
+            dependents,
+            after: after.to_vec(),
+        }
     }
-    desc
+
+    /// Stage `b` (transitively) runs after stage `a`.
+    pub fn runs_after(&self, a: usize, b: usize) -> bool {
+        a != b && self.descendants(a)[b]
+    }
+
+    /// `out[b]`: stage b (transitively) runs after `a` (`out[a]` is false).
+    pub fn descendants(&self, a: usize) -> Vec<bool> {
+        walk(&self.dependents, a)
+    }
+
+    /// `out[b]`: stage `a` (transitively) runs after b (`out[a]` is false).
+    pub fn ancestors(&self, a: usize) -> Vec<bool> {
+        walk(&self.after, a)
+    }
+}
+
+fn walk(edges: &[Vec<usize>], from: usize) -> Vec<bool> {
+    let mut seen = vec![false; edges.len()];
+    let mut stack = edges[from].clone();
+    while let Some(b) = stack.pop() {
+        if !seen[b] {
+            seen[b] = true;
+            stack.extend(edges[b].iter().copied());
+        }
+    }
+    seen
 }
 
 #[cfg(test)]
@@ -100,8 +132,10 @@ mod tests {
     }
 
     #[test]
-    fn descendants_are_transitive() {
-        let d = descendants(&[vec![], vec![0], vec![1]]);
-        assert!(d[0][2] && d[0][1] && d[1][2] && !d[2][0]);
+    fn reachability_is_transitive() {
+        let r = Reach::new(&[vec![], vec![0], vec![1]]);
+        assert!(r.runs_after(0, 2) && r.runs_after(0, 1) && r.runs_after(1, 2));
+        assert!(!r.runs_after(2, 0) && !r.runs_after(1, 1));
+        assert!(r.ancestors(2)[0] && !r.ancestors(0)[2]);
     }
 }

@@ -101,16 +101,39 @@ impl ScenarioError {
 
 /// Byte offset to 1-based (line, column), columns counted in characters.
 pub fn line_col(text: &str, offset: usize) -> (u32, u32) {
-    let offset = offset.min(text.len());
-    let before = text.get(..offset).unwrap_or(text);
-    let line = before.matches('\n').count() + 1;
-    let col = before
-        .rsplit('\n')
-        .next()
-        .map(|l| l.chars().count())
-        .unwrap_or(0)
-        + 1;
-    (sat(line), sat(col))
+    LineIndex::new(text).line_col(offset)
+}
+
+/// Line starts of a text, so that many offsets turn into (line, column) in
+/// logarithmic time each: scanning from the start for every key made loading a file
+/// with tens of thousands of keys quadratic.
+pub struct LineIndex<'a> {
+    text: &'a str,
+    /// Byte offset of the start of each line.
+    starts: Vec<usize>,
+}
+
+impl<'a> LineIndex<'a> {
+    /// Indexes `text`.
+    pub fn new(text: &'a str) -> LineIndex<'a> {
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        LineIndex { text, starts }
+    }
+
+    /// Byte offset to 1-based (line, column), columns counted in characters.
+    pub fn line_col(&self, offset: usize) -> (u32, u32) {
+        let offset = offset.min(self.text.len());
+        let line = self.starts.partition_point(|&s| s <= offset);
+        let start = self.starts[line - 1];
+        let col = self
+            .text
+            .get(start..offset)
+            .map_or(offset - start, |s| s.chars().count())
+            + 1;
+        (sat(line), sat(col))
+    }
 }
 
 fn sat(x: usize) -> u32 {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use toml::de::{DeTable, DeValue};
 use toml::{Spanned, Table, Value};
 
-use super::error::{ErrorKind, Loc, ScenarioError, join_index, join_key, line_col};
+use super::error::{ErrorKind, LineIndex, Loc, ScenarioError, join_index, join_key, line_col};
 
 /// A merged TOML document and where each key in it was set.
 #[derive(Debug, Clone, Default)]
@@ -20,9 +20,18 @@ pub struct Document {
     pub files: Vec<PathBuf>,
 }
 
+/// The deepest chain of includes (a file including a file including ...) accepted; real
+/// scenarios use one or two levels, and thousands overflowed the stack.
+pub const MAX_INCLUDE_DEPTH: usize = 64;
+
+/// Reads a scenario or included file: a regular file of bounded size.
+fn read(path: &Path) -> std::io::Result<String> {
+    crate::input_file::read_text(path, crate::input_file::MAX_TOML_BYTES)
+}
+
 /// Reads `path` and everything it includes.
 pub fn load_file(path: &Path) -> Result<Document, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = read(path).map_err(|e| {
         ScenarioError::in_file(ErrorKind::Io, path, None, format!("cannot read: {e}"))
     })?;
     let mut stack = vec![canonical(path)];
@@ -85,7 +94,16 @@ fn load_text(text: &str, file: &Path, stack: &mut Vec<PathBuf>) -> Result<Docume
         let dir = file.parent().unwrap_or(Path::new(""));
         for name in names {
             let path = dir.join(&name);
-            let text = match std::fs::read_to_string(&path) {
+            if stack.len() >= MAX_INCLUDE_DEPTH {
+                return Err(err(
+                    ErrorKind::Include,
+                    format!(
+                        "includes nest more than {MAX_INCLUDE_DEPTH} files deep (at {}); flatten the chain",
+                        path.display()
+                    ),
+                ));
+            }
+            let text = match read(&path) {
                 Ok(t) => t,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                     return Err(err(
@@ -145,20 +163,26 @@ fn parse(text: &str, file: &Path) -> Result<(Table, BTreeMap<String, Loc>), Scen
     let spanned = DeTable::parse(text).map_err(syntax)?;
     let table: Table = text.parse().map_err(syntax)?;
     let mut locs = BTreeMap::new();
-    walk_table(spanned.get_ref(), "", text, file, &mut locs);
+    walk_table(
+        spanned.get_ref(),
+        "",
+        &LineIndex::new(text),
+        file,
+        &mut locs,
+    );
     Ok((table, locs))
 }
 
 fn walk_table(
     t: &DeTable<'_>,
     prefix: &str,
-    text: &str,
+    lines: &LineIndex<'_>,
     file: &Path,
     locs: &mut BTreeMap<String, Loc>,
 ) {
     for (k, v) in t.iter() {
         let path = join_key(prefix, k.get_ref());
-        let (line, col) = line_col(text, k.span().start);
+        let (line, col) = lines.line_col(k.span().start);
         locs.insert(
             path.clone(),
             Loc::File {
@@ -167,23 +191,23 @@ fn walk_table(
                 col,
             },
         );
-        walk_value(v, &path, text, file, locs);
+        walk_value(v, &path, lines, file, locs);
     }
 }
 
 fn walk_value(
     v: &Spanned<DeValue<'_>>,
     path: &str,
-    text: &str,
+    lines: &LineIndex<'_>,
     file: &Path,
     locs: &mut BTreeMap<String, Loc>,
 ) {
     match v.get_ref() {
-        DeValue::Table(t) => walk_table(t, path, text, file, locs),
+        DeValue::Table(t) => walk_table(t, path, lines, file, locs),
         DeValue::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 let p = join_index(path, i);
-                let (line, col) = line_col(text, item.span().start);
+                let (line, col) = lines.line_col(item.span().start);
                 locs.insert(
                     p.clone(),
                     Loc::File {
@@ -192,7 +216,7 @@ fn walk_value(
                         col,
                     },
                 );
-                walk_value(item, &p, text, file, locs);
+                walk_value(item, &p, lines, file, locs);
             }
         }
         _ => {}

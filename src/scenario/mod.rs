@@ -34,6 +34,7 @@ mod capacity;
 mod dag;
 mod error;
 pub mod include;
+pub mod limits;
 pub mod overrides;
 pub mod params;
 pub mod schema;
@@ -48,6 +49,7 @@ use crate::model::Model;
 
 pub use build::{UNLIMITED_DRAM, UNLIMITED_RAM};
 pub use error::{ErrorKind, Loc, ScenarioError};
+pub use limits::Limits;
 pub use params::ParamInfo;
 
 use error::{Locator, join_key};
@@ -78,6 +80,9 @@ pub struct Summary {
     pub warnings: Vec<String>,
     /// The scenario's `description`, if any.
     pub description: Option<String>,
+    /// Open arrivals offer more work than the busiest resource serves (also in
+    /// `warnings`); `run` prints it and adds it to the report's notes.
+    pub overload: Option<String>,
 }
 
 impl Loaded {
@@ -88,20 +93,41 @@ impl Loaded {
     }
 }
 
-/// Loads a scenario file, applying `sets` (`"dotted.key=VALUE"`) after includes.
+/// Loads a scenario file, applying `sets` (`"dotted.key=VALUE"`) after includes, with
+/// the default [`Limits`].
 pub fn load(path: &Path, sets: &[String]) -> Result<Loaded, ScenarioError> {
+    load_with(path, sets, &Limits::default())
+}
+
+/// [`load`] with explicit caps on the run's estimated size.
+pub fn load_with(path: &Path, sets: &[String], limits: &Limits) -> Result<Loaded, ScenarioError> {
     let doc = include::load_file(path)?;
-    finish(doc, path, sets)
+    finish(doc, path, sets, limits)
 }
 
 /// Loads a scenario from text as if it were the file `origin` (includes and trace files
 /// resolve relative to `origin`'s directory).
 pub fn load_str(text: &str, origin: &Path, sets: &[String]) -> Result<Loaded, ScenarioError> {
-    let doc = include::load_str(text, origin)?;
-    finish(doc, origin, sets)
+    load_str_with(text, origin, sets, &Limits::default())
 }
 
-fn finish(mut doc: Document, root: &Path, sets: &[String]) -> Result<Loaded, ScenarioError> {
+/// [`load_str`] with explicit caps on the run's estimated size.
+pub fn load_str_with(
+    text: &str,
+    origin: &Path,
+    sets: &[String],
+    limits: &Limits,
+) -> Result<Loaded, ScenarioError> {
+    let doc = include::load_str(text, origin)?;
+    finish(doc, origin, sets, limits)
+}
+
+fn finish(
+    mut doc: Document,
+    root: &Path,
+    sets: &[String],
+    limits: &Limits,
+) -> Result<Loaded, ScenarioError> {
     // --set: parameter values are set on the knob; everything else edits the document.
     let mut param_sets = Vec::new();
     for arg in sets {
@@ -134,6 +160,9 @@ fn finish(mut doc: Document, root: &Path, sets: &[String]) -> Result<Loaded, Sce
             .map_err(|e| serde_error(e, &loc))?;
     let mut warnings = Vec::new();
     let model = build::build(&spec, &loc, &mut warnings)?;
+    limits::check(&model, limits, &loc)?;
+    let overload = limits::overload_warning(&model);
+    warnings.extend(overload.clone());
     Ok(Loaded {
         model,
         params,
@@ -143,6 +172,7 @@ fn finish(mut doc: Document, root: &Path, sets: &[String]) -> Result<Loaded, Sce
             sets: sets.to_vec(),
             warnings,
             description: spec.description.clone(),
+            overload,
         },
     })
 }

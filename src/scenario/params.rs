@@ -23,6 +23,16 @@ pub struct ParamInfo {
     pub doc: String,
 }
 
+/// The deepest parenthesis nesting accepted in an expression: the evaluator recurses per
+/// level, and 100k levels overflowed the stack.
+pub const MAX_EXPRESSION_DEPTH: usize = 64;
+/// The longest expression accepted, in characters (a bound on the evaluator's work and
+/// recursion for unary chains such as `- - - 1` that have no parentheses).
+pub const MAX_EXPRESSION_CHARS: usize = 4096;
+/// The longest chain of parameters defined through one another (`a = "$b"`, `b = "$c"`,
+/// ...) accepted; resolving recurses per link.
+pub const MAX_PARAM_CHAIN: usize = 256;
+
 /// Top-level keys whose strings are never substituted.
 const VERBATIM: &[&str] = &["name", "description", "params", "include", "calibration"];
 
@@ -211,6 +221,15 @@ fn resolve_one(
             ),
         ));
     }
+    if stack.len() >= MAX_PARAM_CHAIN {
+        return Err(loc.error(
+            ErrorKind::Param,
+            &key,
+            format!(
+                "parameters are defined through one another more than {MAX_PARAM_CHAIN} levels deep; shorten the chain"
+            ),
+        ));
+    }
     let v = raw[name].clone();
     let refs = match &v {
         Value::String(s) if is_reference(s) => references(s),
@@ -343,6 +362,16 @@ fn substitute_str(s: &str, env: &BTreeMap<String, Value>) -> Result<Value, Strin
         });
     }
     let expr = s.strip_prefix('=').unwrap_or(s);
+    if expr.chars().count() > MAX_EXPRESSION_CHARS {
+        return Err(format!(
+            "expression is longer than {MAX_EXPRESSION_CHARS} characters; split it into parameters"
+        ));
+    }
+    if nesting_depth(expr) > MAX_EXPRESSION_DEPTH {
+        return Err(format!(
+            "expression nests parentheses more than {MAX_EXPRESSION_DEPTH} levels deep; simplify it"
+        ));
+    }
     let mut seen = HashSet::new();
     for r in references(expr) {
         if r.is_empty() {
@@ -375,6 +404,22 @@ fn substitute_str(s: &str, env: &BTreeMap<String, Value>) -> Result<Value, Strin
         )
     })?;
     to_toml(out).map_err(|m| format!("expression {s:?} {m}"))
+}
+
+/// The deepest parenthesis nesting in an expression.
+fn nesting_depth(expr: &str) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    for ch in expr.chars() {
+        match ch {
+            '(' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            ')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
 }
 
 fn to_toml(v: evalexpr::Value<DefaultNumericTypes>) -> Result<Value, String> {

@@ -7,7 +7,7 @@ use crate::model::{Demand, Duration, Hardware, Hold, HoldResource, RateTarget, S
 
 use super::build::{UNLIMITED_DRAM, UNLIMITED_RAM, number, one_of, positive, qty};
 use super::capacity::{capacity, check_live_holds, quantity};
-use super::dag::{descendants, topo_order};
+use super::dag::{Reach, topo_order};
 use super::error::{ErrorKind, Locator, ScenarioError, join_index, join_key};
 use super::schema::{DistSpec, HoldSpec, StageSpec, WorkloadSpec};
 use super::units::{Dim, GB, GIB, Qty, to_bytes};
@@ -92,7 +92,7 @@ pub fn workload(w: &WorkloadSpec, hw: &Hardware, loc: &Locator) -> Result<Worklo
     for (n, &old) in order.iter().enumerate() {
         new_of[old] = n;
     }
-    let desc = descendants(&after);
+    let reach = Reach::new(&after);
     let per_partition: Vec<bool> = w
         .stages
         .iter()
@@ -107,9 +107,9 @@ pub fn workload(w: &WorkloadSpec, hw: &Hardware, loc: &Locator) -> Result<Worklo
             hw,
             loc,
             by_name: &by_name,
-            desc: &desc,
+            reach: &reach,
             per_partition: &per_partition,
-            all_names: all_names(),
+            all_names: &all_names,
         };
         let mut st = cx.stage(s)?;
         st.after = after[i].iter().map(|&d| new_of[d]).collect();
@@ -131,9 +131,10 @@ struct StageCx<'a> {
     hw: &'a Hardware,
     loc: &'a Locator,
     by_name: &'a HashMap<&'a str, usize>,
-    desc: &'a [Vec<bool>],
+    reach: &'a Reach,
     per_partition: &'a [bool],
-    all_names: String,
+    /// Every stage name, comma separated (built only for an error message).
+    all_names: &'a dyn Fn() -> String,
 }
 
 impl StageCx<'_> {
@@ -511,10 +512,18 @@ impl StageCx<'_> {
                 mean_s: s(&d.mean_s, "mean_s")?,
                 std_s: s(&d.std_s, "std_s")?,
             },
-            "lognormal" => Duration::LogNormal {
-                mean_s: pos_s(&d.mean_s, "mean_s")?,
-                std_s: s(&d.std_s, "std_s")?,
-            },
+            "lognormal" => {
+                let (mean_s, std_s) = (pos_s(&d.mean_s, "mean_s")?, s(&d.std_s, "std_s")?);
+                // The log-space sigma is sqrt(ln(1 + (std/mean)^2)): it must be finite.
+                if !(std_s / mean_s).powi(2).is_finite() {
+                    return Err(self.err(
+                        ErrorKind::Value,
+                        &field("std_s"),
+                        format!("{std_s} is too large for mean_s = {mean_s}; a log-normal needs std_s / mean_s below 1e150"),
+                    ));
+                }
+                Duration::LogNormal { mean_s, std_s }
+            }
             "uniform" => {
                 let (lo, hi) = (s(&d.min_s, "min_s")?, s(&d.max_s, "max_s")?);
                 if lo > hi {
@@ -670,10 +679,10 @@ impl StageCx<'_> {
                     return Err(self.err(
                         ErrorKind::Reference,
                         &ku,
-                        format!("no stage named {u:?}; stages: {}", self.all_names),
+                        format!("no stage named {u:?}; stages: {}", (self.all_names)()),
                     ));
                 };
-                if t != self.i && !self.desc[self.i][t] {
+                if t != self.i && !self.reach.runs_after(self.i, t) {
                     return Err(self.err(
                         ErrorKind::Value,
                         &ku,

@@ -5,13 +5,15 @@ use std::path::Path;
 
 /// Reads arrival times from a trace CSV; the error names the line and the problem.
 pub fn read(path: &Path) -> Result<Vec<f64>, String> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::input_file::read_text(path, crate::input_file::MAX_CSV_BYTES)
         .map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
     parse(&text).map_err(|m| format!("{}{m}", path.display()))
 }
 
 /// Parses trace text; errors start with `:LINE: ` (or `: ` for whole-file problems).
 pub fn parse(text: &str) -> Result<Vec<f64>, String> {
+    // Spreadsheets save CSV with a UTF-8 byte-order mark; it is not part of the header.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text
         .lines()
         .enumerate()
@@ -83,5 +85,10 @@ mod tests {
         assert!(parse("a,time_s\n1\n").unwrap_err().starts_with(":2:"));
         assert!(parse("").is_err());
         assert!(parse("time_s\n").is_err());
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_not_part_of_the_header() {
+        assert_eq!(parse("\u{feff}time_s\n1\n").unwrap(), vec![1.0]);
     }
 }

@@ -4,6 +4,11 @@
 use super::spec::{Param, SpecError};
 use super::value::ParamValue;
 
+/// The most points a grid may have: every point is validated, run and kept in memory.
+pub const MAX_POINTS: u64 = 100_000;
+/// The most simulations (points x seeds) one sweep may run.
+pub const MAX_RUNS: u64 = 1_000_000;
+
 /// The parameters of a sweep and their product.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Grid {
@@ -29,7 +34,35 @@ impl Grid {
                 return Err(SpecError::DuplicateKey { key: p.key.clone() });
             }
         }
-        Ok(Grid { params })
+        let points = params
+            .iter()
+            .try_fold(1u64, |n, p| n.checked_mul(p.values.len() as u64));
+        match points {
+            Some(n) if n <= MAX_POINTS => Ok(Grid { params }),
+            _ => Err(SpecError::TooLarge {
+                what: format!(
+                    "the grid's {} points",
+                    params
+                        .iter()
+                        .map(|p| p.values.len().to_string())
+                        .collect::<Vec<_>>()
+                        .join(" x ")
+                ),
+                limit: MAX_POINTS,
+            }),
+        }
+    }
+
+    /// Checks that `seeds` replicates of every point stay within [`MAX_RUNS`].
+    pub fn check_runs(&self, seeds: usize) -> Result<(), SpecError> {
+        let runs = (self.len() as u64).checked_mul(seeds as u64);
+        match runs {
+            Some(n) if n <= MAX_RUNS => Ok(()),
+            _ => Err(SpecError::TooLarge {
+                what: format!("{} points x {seeds} seeds", self.len()),
+                limit: MAX_RUNS,
+            }),
+        }
     }
 
     /// Number of points (the product of the value counts).

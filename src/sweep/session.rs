@@ -93,6 +93,7 @@ pub fn plan(args: &SweepArgs, sim: &dyn Simulator) -> anyhow::Result<SweepPlan> 
         "give at least one --param KEY=SPEC, e.g. --param arrivals.concurrency=1..32"
     );
     let grid = Grid::new(params)?;
+    grid.check_runs(args.seeds)?;
     let info = sim
         .describe(&args.sets)
         .with_context(|| format!("cannot load {}", args.scenario.display()))?;

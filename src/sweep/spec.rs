@@ -28,6 +28,14 @@ pub enum SpecError {
         /// The key.
         key: String,
     },
+    /// The sweep would run more points or simulations than it can hold in memory.
+    #[error("{what} is more than the limit of {limit}; sweep fewer values or fewer seeds")]
+    TooLarge {
+        /// What is counted, e.g. "the grid's 1000000000000 points".
+        what: String,
+        /// The limit.
+        limit: u64,
+    },
     /// The SPEC is malformed.
     #[error("invalid SPEC '{spec}': {problem}; a SPEC is {SPEC_FORMS}")]
     Invalid {

@@ -1,0 +1,300 @@
+//! Load-time estimates of what a run will cost (events, memory, simulated time) and
+//! of an open queue's offered load, so that a few characters of input cannot ask for
+//! gigabytes, run for days or overflow the nanosecond clock unnoticed. Each error names
+//! the key that drives the estimate and how to raise the cap.
+
+use crate::model::{ArrivalKind, HoldResource, Model, RateTarget};
+
+use super::capacity::capacity;
+use super::error::{ErrorKind, Locator, ScenarioError};
+
+/// Caps on a run's estimated size; `--max-events` and `--max-memory-gib` raise them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The most engine events a run may be estimated to take.
+    pub max_events: u64,
+    /// The most bytes of simulation state a run may be estimated to hold at once.
+    pub max_memory_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_events: DEFAULT_MAX_EVENTS,
+            max_memory_bytes: DEFAULT_MAX_MEMORY_GIB << 30,
+        }
+    }
+}
+
+/// Default event cap: about two minutes of a release build (several million events/s).
+pub const DEFAULT_MAX_EVENTS: u64 = 1_000_000_000;
+/// Default cap on estimated simulation state, GiB.
+pub const DEFAULT_MAX_MEMORY_GIB: u64 = 8;
+/// The latest simulated time a run may be estimated to reach: half the range of the
+/// nanosecond clock (about 292 years), leaving room for distribution tails.
+pub const MAX_SIMULATED_S: f64 = u64::MAX as f64 * 1e-9 / 2.0;
+/// The largest GPU count accepted whatever the limits (each GPU is a lane, a VRAM pool
+/// and a PCIe link in the engine).
+pub const MAX_GPUS: u32 = 65_536;
+
+/// Events per stage instance (ready, start, end) as the estimate counts them.
+const EVENTS_PER_INSTANCE: f64 = 3.0;
+/// Bytes of engine state per stage instance in flight (job slab, holds, fluid class).
+const BYTES_PER_INSTANCE: f64 = 256.0;
+/// Bytes per GPU (lanes, pools, links) and per replayed trace arrival.
+const BYTES_PER_GPU: f64 = 4096.0;
+const BYTES_PER_ARRIVAL: f64 = 8.0;
+
+/// Stage instances per job: per-job stages once, per-partition stages once per partition.
+fn instances_per_job(m: &Model) -> f64 {
+    let p = f64::from(m.workload.partitions);
+    m.workload
+        .stages
+        .iter()
+        .map(|s| if s.per_partition { p } else { 1.0 })
+        .sum()
+}
+
+/// The key that makes a job large: partitions when per-partition stages multiply it.
+fn size_key(m: &Model) -> &'static str {
+    let per_partition = m.workload.stages.iter().any(|s| s.per_partition);
+    if per_partition && f64::from(m.workload.partitions) > m.arrivals.jobs as f64 {
+        "workload.partitions"
+    } else {
+        "arrivals.jobs"
+    }
+}
+
+/// Checks the estimates against `limits` and the clock's range.
+pub fn check(m: &Model, limits: &Limits, loc: &Locator) -> Result<(), ScenarioError> {
+    let per_job = instances_per_job(m);
+    let jobs = m.arrivals.jobs as f64;
+    let events = jobs * per_job * EVENTS_PER_INSTANCE;
+    if events > limits.max_events as f64 {
+        return Err(loc.error(
+            ErrorKind::Value,
+            size_key(m),
+            format!(
+                "the run would take about {events:.3e} events ({} jobs x {per_job} stage instances per job x {EVENTS_PER_INSTANCE}), above the limit of {}; lower it, or raise the limit with --max-events",
+                m.arrivals.jobs, limits.max_events
+            ),
+        ));
+    }
+    let (in_flight, flight_key) = match &m.arrivals.kind {
+        ArrivalKind::Closed { concurrency } => (
+            f64::from(*concurrency).min(jobs),
+            if f64::from(*concurrency) <= jobs {
+                "arrivals.concurrency"
+            } else {
+                "arrivals.jobs"
+            },
+        ),
+        // An open queue may hold every job at once when overloaded.
+        _ => (jobs, "arrivals.jobs"),
+    };
+    let trace_len = match &m.arrivals.kind {
+        ArrivalKind::Trace { times_s } => times_s.len() as f64,
+        _ => 0.0,
+    };
+    let jobs_bytes = in_flight * per_job * BYTES_PER_INSTANCE;
+    let memory =
+        jobs_bytes + m.hardware.gpus.len() as f64 * BYTES_PER_GPU + trace_len * BYTES_PER_ARRIVAL;
+    if memory > limits.max_memory_bytes as f64 {
+        let key = if per_job > in_flight {
+            size_key(m)
+        } else {
+            flight_key
+        };
+        return Err(loc.error(
+            ErrorKind::Value,
+            key,
+            format!(
+                "the run would hold about {:.1} GiB of simulation state ({in_flight} jobs in flight x {per_job} stage instances each), above the limit of {} GiB; lower it, or raise the limit with --max-memory-gib",
+                memory / (1u64 << 30) as f64,
+                limits.max_memory_bytes >> 30
+            ),
+        ));
+    }
+    check_clock(m, per_job, in_flight, loc)
+}
+
+/// The run must end well inside the nanosecond clock: a lower bound on the end time
+/// (the last arrival, and all the work spread over every job in flight) must not
+/// exceed [`MAX_SIMULATED_S`].
+fn check_clock(
+    m: &Model,
+    per_job: f64,
+    in_flight: f64,
+    loc: &Locator,
+) -> Result<(), ScenarioError> {
+    let limit = MAX_SIMULATED_S;
+    let years = |s: f64| s / (365.25 * 86400.0);
+    for (i, s) in m.workload.stages.iter().enumerate() {
+        let mean = s.duration.mean_s();
+        if !(mean <= limit) {
+            return Err(loc.error(
+                ErrorKind::Value,
+                &format!("workload.stages[{i}]"),
+                format!(
+                    "stage {:?} has a mean duration of {mean:e} s; the simulated clock reaches only {limit:.3e} s (about {:.0} years)",
+                    s.name,
+                    years(limit)
+                ),
+            ));
+        }
+    }
+    let jobs = m.arrivals.jobs as f64;
+    let last_arrival = match &m.arrivals.kind {
+        ArrivalKind::Closed { .. } => 0.0,
+        ArrivalKind::Poisson { rate_per_s } => jobs / rate_per_s,
+        ArrivalKind::Trace { times_s } => times_s
+            .get(m.arrivals.jobs.saturating_sub(1) as usize)
+            .or(times_s.last())
+            .copied()
+            .unwrap_or(0.0),
+    };
+    if last_arrival > limit {
+        let key = match m.arrivals.kind {
+            ArrivalKind::Poisson { .. } => "arrivals.rate_per_s",
+            _ => "arrivals.trace",
+        };
+        return Err(loc.error(
+            ErrorKind::Value,
+            key,
+            format!(
+                "arrivals run to about {last_arrival:.3e} s; the simulated clock reaches only {limit:.3e} s (about {:.0} years)",
+                years(limit)
+            ),
+        ));
+    }
+    let work: f64 = m
+        .workload
+        .stages
+        .iter()
+        .map(|s| {
+            let n = if s.per_partition {
+                f64::from(m.workload.partitions)
+            } else {
+                1.0
+            };
+            n * s.duration.mean_s()
+        })
+        .sum();
+    // Work spread over every instance that could be in flight, or rounds of the longest
+    // stage when jobs outnumber the jobs in flight: both bound the end from below.
+    let parallel = in_flight.max(1.0) * (per_job.max(1.0));
+    let longest = m
+        .workload
+        .stages
+        .iter()
+        .map(|s| s.duration.mean_s())
+        .fold(0.0, f64::max);
+    let rounds = (jobs / in_flight.max(1.0)).ceil();
+    let end = (jobs * work / parallel).max(rounds * longest);
+    if end > limit {
+        return Err(loc.error(
+            ErrorKind::Value,
+            "arrivals.jobs",
+            format!(
+                "{} jobs of {work:.3e} s of stage work each need at least {end:.3e} s of simulated time even fully parallel; the clock reaches only {limit:.3e} s (about {:.0} years)",
+                m.arrivals.jobs,
+                years(limit)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A warning when open arrivals offer more work than the busiest resource can serve
+/// (offered load = arrival rate x mean demand per job / capacity >= 1): the queue then
+/// grows without bound and every result depends on `arrivals.jobs`. The demand counts
+/// only each stage's own run time, so the estimate is a lower bound.
+pub fn overload_warning(m: &Model) -> Option<String> {
+    let rate = match &m.arrivals.kind {
+        ArrivalKind::Closed { .. } => return None,
+        ArrivalKind::Poisson { rate_per_s } => *rate_per_s,
+        ArrivalKind::Trace { times_s } => {
+            let span = times_s.last()? - times_s.first()?;
+            if times_s.len() < 2 || span <= 0.0 {
+                return None;
+            }
+            (times_s.len() - 1) as f64 / span
+        }
+    };
+    let hw = &m.hardware;
+    let mut demand: Vec<(String, f64)> = Vec::new();
+    let mut add = |name: String, cap: f64, work: f64| {
+        if cap > 0.0 && cap.is_finite() && work > 0.0 {
+            demand.push((name, rate * work / cap));
+        }
+    };
+    let p = f64::from(m.workload.partitions);
+    let gpus = hw.gpus.len().max(1) as f64;
+    let resources = [
+        HoldResource::Cores,
+        HoldResource::HostRam,
+        HoldResource::Vram,
+    ]
+    .into_iter()
+    .chain((0..hw.locks.len()).map(HoldResource::Lock));
+    for r in resources {
+        let work: f64 = m
+            .workload
+            .stages
+            .iter()
+            .map(|s| {
+                let n = if s.per_partition { p } else { 1.0 };
+                let amount: u64 = s
+                    .holds
+                    .iter()
+                    .filter(|h| h.resource == r)
+                    .map(|h| h.amount)
+                    .sum();
+                n * s.duration.mean_s() * amount as f64
+            })
+            .sum();
+        let name = match r {
+            HoldResource::Cores => "CPU cores".to_string(),
+            HoldResource::HostRam => "host RAM".to_string(),
+            HoldResource::Vram => "VRAM".to_string(),
+            HoldResource::Lock(id) => format!("lock {:?}", hw.locks[id].name),
+        };
+        add(name, capacity(hw, r, true) as f64, work);
+    }
+    let targets = [RateTarget::Dram, RateTarget::GpuCompute]
+        .into_iter()
+        .chain((0..hw.pools.len()).map(RateTarget::Pool));
+    for t in targets {
+        let work: f64 = m
+            .workload
+            .stages
+            .iter()
+            .map(|s| {
+                let n = if s.per_partition { p } else { 1.0 };
+                let amount: f64 = s
+                    .demands
+                    .iter()
+                    .filter(|d| d.target == t)
+                    .map(|d| d.amount)
+                    .sum();
+                n * s.duration.mean_s() * amount
+            })
+            .sum();
+        let (name, cap) = match t {
+            RateTarget::Dram => ("DRAM bandwidth".to_string(), hw.dram.capacity_gbps),
+            RateTarget::GpuCompute => ("GPU compute".to_string(), gpus),
+            RateTarget::Pool(id) => (
+                format!("pool {:?}", hw.pools[id].name),
+                hw.pools[id].threads,
+            ),
+            _ => continue,
+        };
+        add(name, cap, work);
+    }
+    let (name, load) = demand.into_iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
+    (load >= 1.0).then(|| {
+        format!(
+            "arrivals: the offered load on {name} is about {load:.2} (arrival rate x mean demand per job / capacity) >= 1: the open queue grows without bound, so waits and throughput depend on arrivals.jobs rather than on the host"
+        )
+    })
+}
