@@ -617,6 +617,9 @@ mod tests {
             stream_with_gbps: s.1,
             dma_alone_gbps: d.0,
             dma_with_gbps: d.1,
+            mib: 2048,
+            pass: 0,
+            dma_seconds: 2.0,
         }
     }
 

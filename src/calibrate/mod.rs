@@ -4,6 +4,7 @@
 //! - [`sys`]: host facts, thread pinning, first-touched buffers.
 //! - [`stream`]: STREAM-like read / copy / triad workers (how bytes are counted).
 //! - [`latency`]: pointer chase for idle and loaded latency.
+//! - [`compute`]: compute-bound hash loop (throughput vs active threads, SMT).
 //! - [`gpu`]: the CUDA probe harness (real sppark NTT and MSM, PCIe copies).
 //! - [`probes`]: runs the probes of one calibration with progress bars.
 //! - [`fit`]: capacity, latency curve, PCIe coupling, kernel time models.
@@ -11,6 +12,7 @@
 //! - [`predict`]: steady-state predictions of the validation experiments.
 //! - [`validate`]: runs them for real and compares; [`plot`] draws the comparison.
 
+pub mod compute;
 pub mod data;
 pub mod engine_predict;
 pub mod fit;
@@ -127,6 +129,8 @@ pub fn calibrate_command(args: CalibrateArgs) -> anyhow::Result<()> {
     probes::settle(&mut m, &plan, &workers, &chaser)?;
     probes::host_probes(&mut m, &plan, &workers, &chaser)?;
     drop(chaser);
+    probes::page_size_probe(&mut m, &plan, &workers)?;
+    probes::compute_probe(&mut m, &plan);
 
     if args.no_gpu {
         m.skipped
@@ -166,6 +170,15 @@ fn print_summary(m: &data::Measurements, f: &fit::Fitted) {
             m.anon_huge_bytes_gained >> 20
         );
     }
+    for (i, r) in m.settle.iter().enumerate() {
+        println!(
+            "settle round {}: t {:.1} s, copy streams {:.1} GB/s, idle chase {:.0} ns",
+            i + 1,
+            r.t_s,
+            r.stream_gbps,
+            r.idle_ns
+        );
+    }
     println!("bandwidth (DRAM GB/s, write-allocate counted; STREAM convention in brackets):");
     for k in stream::Kernel::ALL {
         let row: Vec<String> = m
@@ -188,6 +201,31 @@ fn print_summary(m: &data::Measurements, f: &fit::Fitted) {
         println!("  latency {mix:5} {}", row.join(" "));
     }
     println!("latency_curve written from the {} mix", f.latency_curve_mix);
+    for p in &m.pages {
+        println!(
+            "  pages pass {} {} x{}: {:.0} ns (streams {:.1} GB/s)",
+            p.pass,
+            if p.huge { "huge   " } else { "no-huge" },
+            p.stream_threads,
+            p.ns,
+            p.stream_gbps
+        );
+    }
+    let compute: Vec<String> = m
+        .compute
+        .iter()
+        .map(|p| {
+            format!(
+                "{}{}:{:.0}",
+                if p.kind == "scaling" { "" } else { &p.kind },
+                p.cpus.len(),
+                p.total_mops / p.cpus.len().max(1) as f64
+            )
+        })
+        .collect();
+    if !compute.is_empty() {
+        println!("  compute Mops/thread by threads: {}", compute.join(" "));
+    }
     if let Some(p) = &f.pcie {
         println!(
             "PCIe pinned h2d {:.1} d2h {:.1} both {} GB/s; pageable h2d {:.1} d2h {:.1}; DRAM \
