@@ -269,6 +269,56 @@ pub struct Measurements {
 }
 
 impl Measurements {
+    /// The first value a fit cannot use, as `field[index].key = value: what is allowed`:
+    /// rates must be finite and >= 0, latencies and times finite and > 0.
+    pub fn check(&self) -> Result<(), String> {
+        let rate = |what: String, v: f64| -> Result<(), String> {
+            if v.is_finite() && v >= 0.0 {
+                Ok(())
+            } else {
+                Err(format!("{what} = {v}: must be a finite rate >= 0 (GB/s)"))
+            }
+        };
+        let time = |what: String, v: f64| -> Result<(), String> {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(format!("{what} = {v}: must be a finite time > 0"))
+            }
+        };
+        for (i, p) in self.bandwidth.iter().enumerate() {
+            rate(format!("bandwidth[{i}].dram_gbps"), p.dram_gbps)?;
+        }
+        for (i, p) in self.latency.iter().enumerate() {
+            rate(format!("latency[{i}].stream_gbps"), p.stream_gbps)?;
+            rate(format!("latency[{i}].total_gbps"), p.total_gbps)?;
+            time(format!("latency[{i}].ns"), p.ns)?;
+        }
+        for (i, p) in self.pcie.iter().enumerate() {
+            rate(format!("pcie[{i}].h2d_gbps"), p.h2d_gbps)?;
+            rate(format!("pcie[{i}].d2h_gbps"), p.d2h_gbps)?;
+        }
+        for (i, p) in self.dma_stream.iter().enumerate() {
+            rate(
+                format!("dma_stream[{i}].stream_alone_gbps"),
+                p.stream_alone_gbps,
+            )?;
+            rate(
+                format!("dma_stream[{i}].stream_with_gbps"),
+                p.stream_with_gbps,
+            )?;
+            rate(format!("dma_stream[{i}].dma_alone_gbps"), p.dma_alone_gbps)?;
+            rate(format!("dma_stream[{i}].dma_with_gbps"), p.dma_with_gbps)?;
+        }
+        for (i, p) in self.ntt.iter().enumerate() {
+            time(format!("ntt[{i}].ms"), p.ms)?;
+        }
+        for (i, p) in self.msm.iter().enumerate() {
+            time(format!("msm[{i}].ms"), p.ms)?;
+        }
+        Ok(())
+    }
+
     /// Bandwidth points of one kernel sorted by thread count.
     pub fn bw_curve(&self, k: Kernel) -> Vec<(usize, f64)> {
         let mut v: Vec<(usize, f64)> = self

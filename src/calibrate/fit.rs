@@ -470,7 +470,13 @@ pub fn fit(m: &Measurements) -> anyhow::Result<Fitted> {
     if peak_stream <= 0.0 {
         anyhow::bail!("no bandwidth measurements to fit a DRAM capacity from");
     }
+    if !peak_stream.is_finite() {
+        anyhow::bail!("the measured bandwidths include a non-finite value");
+    }
     let (mut pcie, capacity, basis) = fit_pcie(m, peak_stream);
+    if !(capacity.is_finite() && capacity > 0.0) {
+        anyhow::bail!("the fitted DRAM capacity {capacity} GB/s is not a finite number > 0");
+    }
     let mut curves = BTreeMap::new();
     for mix in [Kernel::Read, Kernel::Copy] {
         let pts = latency_medians(m, mix);

@@ -111,8 +111,13 @@ pub fn calibrate_command(args: CalibrateArgs) -> anyhow::Result<()> {
                 path.display()
             ))
         })?;
-        let fitted = fit::fit(&m)?;
-        output::write_atomic(&args.out, &output::render(&m, &fitted)?)?;
+        m.check()
+            .map_err(|e| input_err(format!("{}: {e}", path.display())))?;
+        let fitted = fit::fit(&m)
+            .map_err(|e| input_err(format!("{}: cannot fit: {e:#}", path.display())))?;
+        let text = output::render(&m, &fitted)
+            .map_err(|e| input_err(format!("{}: {e:#}", path.display())))?;
+        output::write_atomic(&args.out, &text)?;
         print_summary(&m, &fitted);
         println!("re-fitted {} into {}", path.display(), args.out.display());
         return Ok(());
