@@ -268,15 +268,21 @@ pub struct Measurements {
     pub skipped: Vec<String>,
 }
 
+/// No memory or PCIe rate measured on one host comes near 1 PB/s; larger values are
+/// corrupt and would overflow the fits.
+pub const MAX_PLAUSIBLE_GBPS: f64 = 1e6;
+
 impl Measurements {
     /// The first value a fit cannot use, as `field[index].key = value: what is allowed`:
     /// rates must be finite and >= 0, latencies and times finite and > 0.
     pub fn check(&self) -> Result<(), String> {
         let rate = |what: String, v: f64| -> Result<(), String> {
-            if v.is_finite() && v >= 0.0 {
+            if v.is_finite() && (0.0..=MAX_PLAUSIBLE_GBPS).contains(&v) {
                 Ok(())
             } else {
-                Err(format!("{what} = {v}: must be a finite rate >= 0 (GB/s)"))
+                Err(format!(
+                    "{what} = {v}: must be a rate from 0 to {MAX_PLAUSIBLE_GBPS:e} GB/s"
+                ))
             }
         };
         let time = |what: String, v: f64| -> Result<(), String> {

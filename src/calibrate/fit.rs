@@ -457,6 +457,10 @@ pub struct Fitted {
     pub ntt: BTreeMap<String, KernelFit>,
     /// MSM model.
     pub msm: Option<KernelFit>,
+    /// Fits of the contention probes (offered-load latency, pages, compute, DMA policy,
+    /// pageable staging) with spreads, warnings and what could not be pinned down.
+    #[serde(default)]
+    pub contention: super::fit_contention::ContentionFit,
 }
 
 /// Fits all parameters.
@@ -474,7 +478,8 @@ pub fn fit(m: &Measurements) -> anyhow::Result<Fitted> {
         anyhow::bail!("the measured bandwidths include a non-finite value");
     }
     let (mut pcie, capacity, basis) = fit_pcie(m, peak_stream);
-    if !(capacity.is_finite() && capacity > 0.0) {
+    let capacity_rounded = (capacity * 100.0).round() / 100.0;
+    if !(capacity_rounded.is_finite() && capacity_rounded > 0.0) {
         anyhow::bail!("the fitted DRAM capacity {capacity} GB/s is not a finite number > 0");
     }
     let mut curves = BTreeMap::new();
@@ -522,7 +527,7 @@ pub fn fit(m: &Measurements) -> anyhow::Result<Fitted> {
         }
     }
     Ok(Fitted {
-        capacity_gbps: (capacity * 100.0).round() / 100.0,
+        capacity_gbps: capacity_rounded,
         capacity_basis: basis,
         idle_latency_ns: idle,
         latency_curve_mix: mix.into(),
@@ -531,6 +536,7 @@ pub fn fit(m: &Measurements) -> anyhow::Result<Fitted> {
         pcie,
         ntt: fit_ntt(&m.ntt),
         msm: fit_msm(&m.msm),
+        contention: super::fit_contention::fit_contention(m, capacity),
     })
 }
 

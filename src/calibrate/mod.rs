@@ -8,6 +8,7 @@
 //! - [`gpu`]: the CUDA probe harness (real sppark NTT and MSM, PCIe copies).
 //! - [`probes`]: runs the probes of one calibration with progress bars.
 //! - [`fit`]: capacity, latency curve, PCIe coupling, kernel time models.
+//! - [`fit_contention`]: offered-load latency, pages, compute, DMA policy, staging.
 //! - [`output`]: the calibration file (atomic write).
 //! - [`predict`]: steady-state predictions of the validation experiments.
 //! - [`validate`]: runs them for real and compares; [`plot`] draws the comparison.
@@ -16,6 +17,7 @@ pub mod compute;
 pub mod data;
 pub mod engine_predict;
 pub mod fit;
+pub mod fit_contention;
 pub mod gpu;
 pub mod latency;
 pub mod output;
@@ -285,12 +287,85 @@ fn print_summary(m: &data::Measurements, f: &fit::Fitted) {
             k.rms_rel_residual * 100.0
         );
     }
+    print_contention(&f.contention);
     if m.skipped.is_empty() {
         println!("skipped: nothing");
     } else {
         for s in &m.skipped {
             println!("skipped: {s}");
         }
+    }
+}
+
+fn print_contention(c: &fit_contention::ContentionFit) {
+    for (mix, curve) in &c.offered_latency {
+        let row: Vec<String> = curve
+            .points
+            .iter()
+            .map(|p| {
+                format!(
+                    "{:.2}->{:.2}:{:.0}ns",
+                    p.offered_load, p.achieved_load, p.latency_ns.median
+                )
+            })
+            .collect();
+        println!(
+            "  offered->achieved load: latency, {mix} (write fraction {:.2}): {}",
+            curve.write_fraction,
+            row.join(" ")
+        );
+    }
+    if let Some(p) = &c.pages {
+        println!(
+            "page-size factor (no-huge / huge chase): idle {:.2} ({:.0} vs {:.0} ns), loaded \
+             x{} {:.2}",
+            p.idle_factor,
+            p.idle_nohuge_ns.median,
+            p.idle_huge_ns.median,
+            p.loaded_stream_threads,
+            p.loaded_factor
+        );
+    }
+    if !c.compute.is_empty() {
+        let row: Vec<String> = c
+            .compute
+            .iter()
+            .map(|r| format!("{}:{:.2}", r.threads, r.relative))
+            .collect();
+        println!(
+            "compute per-thread throughput vs threads: {}",
+            row.join(" ")
+        );
+    }
+    if let Some(y) = c.smt_yield {
+        println!("SMT yield (both siblings / one): {y:.2}");
+    }
+    for (dir, d) in &c.dma {
+        println!(
+            "DMA {dir}: policy {} (DMA -{:.0}%, streams -{:.0}% over {} runs), DRAM factor {}",
+            d.policy,
+            d.dma_slowdown.median * 100.0,
+            d.stream_slowdown.median * 100.0,
+            d.runs,
+            d.dram_factor.map_or("-".into(), |s| format!(
+                "{:.2} (spread {:.0}%)",
+                s.median,
+                s.rel_spread * 100.0
+            ))
+        );
+    }
+    for (dir, s) in &c.staging {
+        println!(
+            "pageable {dir} staging: setup {:.2} ms + bytes / {:.1} GB/s",
+            s.setup_s * 1e3,
+            s.gbps
+        );
+    }
+    for u in &c.unresolved {
+        println!("not pinned down: {u}");
+    }
+    for w in &c.warnings {
+        eprintln!("WARNING: {w}");
     }
 }
 
