@@ -145,8 +145,12 @@ fn issue12_validate_zero_capacity_exits_2_with_file_key_and_range() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(cal.display().to_string()))
-        .stderr(predicate::str::contains("[hardware.dram] capacity_gbps = 0"))
-        .stderr(predicate::str::contains("finite number of GB/s greater than 0"));
+        .stderr(predicate::str::contains(
+            "[hardware.dram] capacity_gbps = 0",
+        ))
+        .stderr(predicate::str::contains(
+            "finite number of GB/s greater than 0",
+        ));
 }
 
 #[test]
@@ -175,7 +179,10 @@ fn issue12_refit_never_writes_a_non_finite_number() {
         .code(2)
         .stderr(predicate::str::contains("bandwidth[0].dram_gbps"))
         .stderr(predicate::str::contains(json.display().to_string()));
-    assert!(!out.exists(), "no file is written from corrupt measurements");
+    assert!(
+        !out.exists(),
+        "no file is written from corrupt measurements"
+    );
     // A sane refit writes only finite numbers (valid TOML throughout).
     m["bandwidth"][0]["dram_gbps"] = serde_json::json!(10.0);
     std::fs::write(&json, m.to_string()).unwrap();
@@ -188,5 +195,10 @@ fn issue12_refit_never_writes_a_non_finite_number() {
         .success();
     let text = std::fs::read_to_string(&out).unwrap();
     let t: toml::Table = toml::from_str(&text).unwrap();
-    assert!(t["hardware"]["dram"]["capacity_gbps"].as_float().unwrap().is_finite());
+    assert!(
+        t["hardware"]["dram"]["capacity_gbps"]
+            .as_float()
+            .unwrap()
+            .is_finite()
+    );
 }
