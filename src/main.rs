@@ -84,9 +84,9 @@ fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     }
     // A stalled run still prints its (partial) report, but exits 1 and says why on stderr
     // so that scripts do not mistake it for a result.
-    match report.notes.iter().find(|n| n.starts_with("stalled")) {
-        Some(note) => {
-            eprintln!("error: {}: run {note}", args.scenario.display());
+    match report.stall() {
+        Some(why) => {
+            eprintln!("error: {}: run stalled: {why}", args.scenario.display());
             Ok(ExitCode::from(1))
         }
         None => Ok(ExitCode::SUCCESS),

@@ -7,13 +7,14 @@ use serde_json::Value;
 use super::runner::PointRun;
 use super::stats::summarize;
 use super::table::{Row, Stat, SweepTable};
+use crate::keys;
 
 /// Metrics listed first in the CSV, when present; the rest follow in report order.
 const HEADLINE: [&str; 4] = [
-    "jobs_per_hour",
-    "seconds_per_job",
-    "jobs_completed",
-    "sim_time_s",
+    keys::JOBS_PER_HOUR,
+    keys::SECONDS_PER_JOB,
+    keys::JOBS_COMPLETED,
+    keys::SIM_TIME_S,
 ];
 
 /// Leaves that are not metrics of the simulated system: wall-clock times measure the
