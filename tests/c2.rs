@@ -1,5 +1,5 @@
 //! The 32 GiB C2 reference scenarios reproduce what was reported on the real system
-//! (../shared/reference/c2-pipeline.md, issue 3). Tolerances are stated per assertion:
+//! (docs/reference/c2-pipeline.md, issue 3). Tolerances are stated per assertion:
 //! the scenario's free parameters were fitted to the c = 15 figures, so those are held
 //! tightly, while the shape of the concurrency curve is a prediction and is held to
 //! its qualitative claims.
