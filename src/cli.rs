@@ -34,6 +34,9 @@ pub enum Command {
     Sweep(SweepCli),
     /// Redraw a sweep's plots from its sweep.csv without simulating.
     Plot(PlotCli),
+    /// Read cuzk daemon logs (TIMELINE and CUZK_TIMING lines): GPU utilisation, gaps
+    /// between GPU operations, timer and stage durations by percentile, concurrency.
+    Log(LogArgs),
     /// Measure this host (DRAM bandwidth and loaded latency, PCIe, GPU kernels) and write
     /// a calibration file that scenarios can include.
     Calibrate(CalibrateCliArgs),
@@ -253,4 +256,20 @@ impl LimitArgs {
             max_memory_bytes: self.max_memory_gib.saturating_mul(1 << 30),
         }
     }
+}
+
+/// Arguments of `bwsim log`.
+#[derive(Debug, clap::Args)]
+pub struct LogArgs {
+    /// Log files (read in order; TIMELINE and *_TIMING lines are picked out of any other
+    /// output).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Jobs to skip as warm-up: the window opens when this many have completed (as the
+    /// scenario's arrivals.warmup_jobs does for `bwsim run`).
+    #[arg(long, default_value_t = 0)]
+    pub warmup_jobs: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
 }

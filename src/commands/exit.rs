@@ -66,6 +66,11 @@ impl Classify for OutputError {
         }
     }
 }
+impl Classify for crate::cuzk_log::LogInputError {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
 impl Classify for super::sweep::ResumeError {
     fn kind(&self) -> Kind {
         Kind::Input
@@ -95,6 +100,7 @@ classified_errors!(
     crate::engine::EngineError,
     OutputError,
     super::sweep::ResumeError,
+    crate::cuzk_log::LogInputError,
 );
 
 /// The kind of an error: that of the outermost classified error in its chain (context

@@ -5,6 +5,7 @@
 pub mod calibrate;
 pub mod check;
 pub mod exit;
+pub mod log;
 pub mod plot;
 pub mod run;
 pub mod sweep;
@@ -19,6 +20,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Check(args) => check::check(args),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Plot(args) => plot::plot(args),
+        Command::Log(args) => log::log(args),
         Command::Calibrate(args) => calibrate::calibrate(args),
         Command::Validate(args) => validate::validate(args),
     }

@@ -1,0 +1,157 @@
+//! A log analysis as text (for people) and JSON (for scripts), with what could not be
+//! read: garbled lines, out-of-order offsets, unterminated files.
+
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+
+use super::analyse::{Distribution, LogAnalysis};
+use super::parse::ParsedLog;
+
+/// Garbled lines listed in full before the rest are only counted.
+const GARBLED_SHOWN: usize = 10;
+
+fn dist_json(d: &Option<Distribution>) -> Value {
+    match d {
+        None => Value::Null,
+        Some(d) => json!({"count": d.count, "mean": d.mean, "p50": d.p50, "p90": d.p90,
+                          "p99": d.p99, "max": d.max}),
+    }
+}
+
+/// The analysis as one JSON object.
+pub fn to_json(files: &[String], log: &ParsedLog, a: &LogAnalysis) -> Value {
+    let garbled: Vec<Value> = log
+        .garbled
+        .iter()
+        .take(GARBLED_SHOWN)
+        .map(|g| json!({"file": g.file, "line": g.line, "problem": g.problem}))
+        .collect();
+    let stages: Vec<Value> = a
+        .stages
+        .iter()
+        .map(|s| {
+            json!({"name": s.name, "duration_ms": dist_json(&s.duration_ms),
+                   "mean_in_flight": s.mean_in_flight, "max_in_flight": s.max_in_flight,
+                   "unmatched_starts": s.unmatched_starts, "unmatched_ends": s.unmatched_ends})
+        })
+        .collect();
+    let timers: serde_json::Map<String, Value> = a
+        .timers
+        .iter()
+        .map(|(n, d)| (n.clone(), dist_json(&Some(d.clone()))))
+        .collect();
+    json!({
+        "files": files,
+        "input": {
+            "lines": log.lines,
+            "timeline_records": log.markers.len(),
+            "timing_records": log.timings.len(),
+            "other_lines": log.other_lines,
+            "garbled_lines": log.garbled.len(),
+            "garbled": garbled,
+            "out_of_order_records": log.out_of_order,
+            "unterminated_files": log.unterminated_files,
+        },
+        "window": {"start_ms": a.window_ms.0, "end_ms": a.window_ms.1,
+                   "seconds": (a.window_ms.1 - a.window_ms.0) / 1e3},
+        "jobs": a.jobs,
+        "warmup_jobs": a.warmup_jobs,
+        "gpu": {
+            "count": a.gpus,
+            "bracketed_busy_frac": a.gpu_bracketed_busy_frac,
+            "gap_ms": dist_json(&a.gpu_gap_ms),
+            "timer_busy_frac": a.gpu_timer_busy_frac,
+        },
+        "timers": timers,
+        "stages": stages,
+    })
+}
+
+fn fmt_dist(d: &Option<Distribution>) -> String {
+    match d {
+        None => "-".into(),
+        Some(d) => format!(
+            "{:>6} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1}",
+            d.count, d.mean, d.p50, d.p90, d.p99, d.max
+        ),
+    }
+}
+
+/// The analysis as a readable report.
+pub fn to_text(files: &[String], log: &ParsedLog, a: &LogAnalysis) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "log: {}", files.join(", "));
+    let _ = writeln!(
+        o,
+        "read {} lines: {} TIMELINE, {} timing, {} other, {} garbled, {} out of order",
+        log.lines,
+        log.markers.len(),
+        log.timings.len(),
+        log.other_lines,
+        log.garbled.len(),
+        log.out_of_order
+    );
+    for g in log.garbled.iter().take(GARBLED_SHOWN) {
+        let _ = writeln!(o, "  garbled {}:{}: {}", g.file, g.line, g.problem);
+    }
+    if log.garbled.len() > GARBLED_SHOWN {
+        let _ = writeln!(o, "  ... and {} more", log.garbled.len() - GARBLED_SHOWN);
+    }
+    for f in &log.unterminated_files {
+        let _ = writeln!(
+            o,
+            "  {f}: last line has no newline (cut off or still being written)"
+        );
+    }
+    let _ = writeln!(
+        o,
+        "window: {:.3} s to {:.3} s ({} jobs, {} skipped as warm-up), {} GPU(s)",
+        a.window_ms.0 / 1e3,
+        a.window_ms.1 / 1e3,
+        a.jobs,
+        a.warmup_jobs,
+        a.gpus
+    );
+    let _ = write!(
+        o,
+        "GPU bracketed busy {:.1}%",
+        100.0 * a.gpu_bracketed_busy_frac
+    );
+    if let Some(t) = a.gpu_timer_busy_frac {
+        let _ = write!(o, "   from gpu_total_ms timers {:.1}%", 100.0 * t);
+    }
+    if let Some(g) = &a.gpu_gap_ms {
+        let _ = write!(o, "   mean gap between GPU operations {:.1} ms", g.mean);
+    }
+    o.push('\n');
+    let head = format!(
+        "{:>6} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "n", "mean", "p50", "p90", "p99", "max"
+    );
+    if !a.stages.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nstage (ms)       {head}  in flight mean/max  unmatched"
+        );
+        for s in &a.stages {
+            let _ = writeln!(
+                o,
+                "{:<16} {}  {:>9.2} / {:<5} {}/{}",
+                s.name,
+                fmt_dist(&s.duration_ms),
+                s.mean_in_flight,
+                s.max_in_flight,
+                s.unmatched_starts,
+                s.unmatched_ends
+            );
+        }
+    }
+    if !a.timers.is_empty() {
+        let _ = writeln!(o, "\ntimer (ms)       {head}");
+        for (n, d) in &a.timers {
+            let _ = writeln!(o, "{:<16} {}", n, fmt_dist(&Some(d.clone())));
+        }
+    }
+    o
+}

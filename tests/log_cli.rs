@@ -1,0 +1,129 @@
+//! `bwsim log`: on a TIMELINE log written by `bwsim run --timeline-log` it reproduces the
+//! run's bracketed GPU utilisation; hand-made broken logs are reported, never fatal.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn bwsim() -> Command {
+    Command::cargo_bin("bwsim").expect("binary builds")
+}
+
+fn json_of(out: &[u8]) -> Value {
+    serde_json::from_slice(out).expect("JSON on stdout")
+}
+
+fn log_json(files: &[&std::path::Path], extra: &[&str]) -> Value {
+    let out = bwsim()
+        .arg("log")
+        .args(files)
+        .args(["--format", "json"])
+        .args(extra)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    json_of(&out)
+}
+
+#[test]
+fn log_of_a_simulated_run_reproduces_its_bracketed_gpu_busy() {
+    let dir = tempfile::tempdir().unwrap();
+    for (scenario, jobs, warmup) in [
+        ("scenarios/c2-32g-cuzk.toml", 12, 2),
+        ("scenarios/c2-32g-stock.toml", 8, 2),
+        ("scenarios/c2-32g-h200.toml", 12, 2),
+        ("scenarios/demo.toml", 200, 20),
+    ] {
+        let log = dir.path().join("run.log");
+        let out = bwsim()
+            .args(["run", scenario, "--no-ideal", "--format", "json"])
+            .args(["--set", &format!("arrivals.jobs={jobs}")])
+            .args(["--set", &format!("arrivals.warmup_jobs={warmup}")])
+            .arg("--timeline-log")
+            .arg(&log)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let run = json_of(&out);
+        let want = run["gpu"]["bracketed_busy_frac"].as_f64().unwrap();
+        let got = log_json(&[&log], &["--warmup-jobs", &warmup.to_string()]);
+        let bracketed = got["gpu"]["bracketed_busy_frac"].as_f64().unwrap();
+        assert!(
+            (bracketed - want).abs() <= 0.01,
+            "{scenario}: log says {bracketed}, run says {want}"
+        );
+        assert_eq!(got["input"]["garbled_lines"], 0, "{scenario}");
+        assert_eq!(got["jobs"], jobs, "{scenario}");
+    }
+}
+
+#[test]
+fn hand_made_edge_case_logs_are_counted_not_fatal() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    // Garbled lines, CRLF, ordinary daemon output, an unmatched END and START, an
+    // out-of-order offset and a partial last line.
+    let messy = write(
+        "messy.log",
+        "2026-01-01T00:00:00Z INFO cuzk starting\r\n\
+         TIMELINE,0.000,SYNTH_START,0,partition=0\r\n\
+         TIMELINE,not-a-time,SYNTH_END,0,partition=0\r\n\
+         TIMELINE,5.000,GPU_END,9,partition=0 gpu=0\r\n\
+         TIMELINE,40.000,SYNTH_END,0,partition=0\r\n\
+         TIMELINE,40.000,GPU_START,0,partition=0 gpu=0\r\n\
+         TIMELINE,30.000,CHAN_SEND,0,partition=0\r\n\
+         CUZK_TIMING,60.000,0,partition=0 gpu_total_ms=20.0 batch_add_ms=oops\r\n\
+         TIMELINE,60.000,GPU_END,0,partition=0 gpu=0\r\n\
+         TIMELINE,70.000,GPU_START,1,partition=0 gpu=0\r\n\
+         CUZK_TIMING,80.000,0,partition=0 gpu_total_ms=20.0\r\n\
+         TIMELINE,100.000,SYNTH_START,1,partit",
+    );
+    let j = log_json(&[&messy], &[]);
+    assert_eq!(j["input"]["garbled_lines"], 2, "{j:#}");
+    assert_eq!(j["input"]["other_lines"], 1);
+    assert_eq!(j["input"]["out_of_order_records"], 1);
+    assert_eq!(j["input"]["unterminated_files"][0], messy.display().to_string());
+    let gpu_stage = j["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "GPU")
+        .unwrap();
+    assert_eq!(gpu_stage["unmatched_starts"], 1);
+    assert_eq!(gpu_stage["unmatched_ends"], 1);
+    // Brackets 40..60 and 70..100 (open to the end) of a 100 ms window.
+    let busy = j["gpu"]["bracketed_busy_frac"].as_f64().unwrap();
+    assert!((busy - 0.5).abs() < 1e-9, "{busy}");
+    assert_eq!(j["gpu"]["gap_ms"]["mean"], 10.0);
+    assert_eq!(j["timers"]["gpu_total_ms"]["count"], 1); // the other line is garbled
+
+    // The text report names the garbled lines with file and line number.
+    bwsim()
+        .arg("log")
+        .arg(&messy)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("messy.log:3: offset 'not-a-time'"))
+        .stdout(predicate::str::contains("last line has no newline"));
+
+    // An empty file is a valid, empty log.
+    let empty = write("empty.log", "");
+    let j = log_json(&[&empty], &[]);
+    assert_eq!(j["jobs"], 0);
+    assert_eq!(j["gpu"]["bracketed_busy_frac"], 0.0);
+
+    // A missing file is an input error naming it.
+    bwsim()
+        .args(["log", "no/such.log"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no/such.log: cannot read"));
+}
