@@ -90,7 +90,10 @@ fn hand_made_edge_case_logs_are_counted_not_fatal() {
     assert_eq!(j["input"]["garbled_lines"], 2, "{j:#}");
     assert_eq!(j["input"]["other_lines"], 1);
     assert_eq!(j["input"]["out_of_order_records"], 1);
-    assert_eq!(j["input"]["unterminated_files"][0], messy.display().to_string());
+    assert_eq!(
+        j["input"]["unterminated_files"][0],
+        messy.display().to_string()
+    );
     let gpu_stage = j["stages"]
         .as_array()
         .unwrap()

@@ -16,7 +16,8 @@ pub fn plot(args: PlotCli) -> anyhow::Result<()> {
 /// knee and the files; returns the files written.
 pub fn plot_command(csv_path: &Path, out: Option<&Path>) -> anyhow::Result<Vec<PathBuf>> {
     let input = |msg: String| CsvError(format!("{}: {msg}", csv_path.display()));
-    let text = crate::input_file::read_text(csv_path, crate::input_file::MAX_CSV_BYTES).map_err(|e| input(format!("cannot read: {e}")))?;
+    let text = crate::input_file::read_text(csv_path, crate::input_file::MAX_CSV_BYTES)
+        .map_err(|e| input(format!("cannot read: {e}")))?;
     let table = csv::from_csv(&text).map_err(|e| input(e.0))?;
     if table.rows.is_empty() {
         return Err(input("no rows".into()).into());
