@@ -57,6 +57,11 @@ impl Classify for crate::engine::EngineError {
         Kind::Run
     }
 }
+impl Classify for crate::engine::DistributionError {
+    fn kind(&self) -> Kind {
+        Kind::Run
+    }
+}
 impl Classify for OutputError {
     fn kind(&self) -> Kind {
         if self.is_input() {
@@ -98,6 +103,7 @@ classified_errors!(
     crate::sweep::csv::CsvError,
     crate::calibrate::InputError,
     crate::engine::EngineError,
+    crate::engine::DistributionError,
     OutputError,
     super::sweep::ResumeError,
     crate::cuzk_log::LogInputError,
