@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 
 use super::run_stats::RunStats;
-use crate::engine::RateKind;
+use crate::engine::{Limiter, RateKind};
 use crate::model::{HoldResource, Model, StageId};
 
 /// Occupancy above which a queued-for holdable counts as a serial section.
@@ -163,9 +163,9 @@ fn ancestors(model: &Model, of: StageId) -> Vec<bool> {
 }
 
 /// What a loss is blamed on: DRAM bandwidth and DRAM latency both count as "dram".
-fn limiter_name(m: &RunStats, rate: Option<usize>) -> String {
-    match rate {
-        Some(i) if m.rate_kind(i) != RateKind::Dram => m.rates[i].info.name.clone(),
+fn limiter_name(m: &RunStats, cause: Limiter) -> String {
+    match cause {
+        Limiter::Rate(r) if m.rate_kind(r) != RateKind::Dram => m.rate(r).info.name.clone(),
         _ => "dram".into(),
     }
 }

@@ -12,7 +12,7 @@ use super::run_stats::{
     WindowTotals,
 };
 use crate::engine::{
-    HoldResourceInfo, JOB_LEVEL, Observer, RateKind, RateResourceInfo, RunSummary, StageRecord,
+    HoldResourceInfo, Loss, Observer, RateKind, RateResourceInfo, RunSummary, Scope, StageRecord,
     StageRef,
 };
 use crate::model::{Edge, MarkerId, Model};
@@ -71,8 +71,8 @@ struct Gpus {
 struct Spans {
     from: Vec<Vec<usize>>,
     to: Vec<Vec<usize>>,
-    /// (span, job, partition key) -> (GPU, opened at).
-    open: HashMap<(usize, u64, u32), (u32, SimTime)>,
+    /// (span, job, scope key) -> (GPU, opened at).
+    open: HashMap<(usize, u64, Scope), (u32, SimTime)>,
     totals: Vec<SpanTotals>,
     gpu_busy_total_s: f64,
 }
@@ -189,23 +189,23 @@ impl<'m> Metrics<'m> {
         (gpu.unwrap_or(0) as usize).min(self.gpus.kernels_running.len() - 1)
     }
 
-    fn partition_key(&self, marker: MarkerId, partition: u32) -> u32 {
+    fn scope_key(&self, marker: MarkerId, scope: Scope) -> Scope {
         let stage = self.model.instrumentation.markers[marker].stage;
         if self.model.workload.stages[stage].per_partition {
-            partition
+            scope
         } else {
-            JOB_LEVEL
+            Scope::Job
         }
     }
 
     /// Closes the spans `marker` ends for this job and partition key.
-    fn close_spans(&mut self, t: SimTime, marker: MarkerId, job: u64, key: u32) {
+    fn close_spans(&mut self, t: SimTime, marker: MarkerId, job: u64, key: Scope) {
         for i in 0..self.spans.to[marker].len() {
             let span = self.spans.to[marker][i];
             let mut closed: Vec<(u32, SimTime)> = Vec::new();
             if let Some(v) = self.spans.open.remove(&(span, job, key)) {
                 closed.push(v);
-            } else if key == JOB_LEVEL {
+            } else if key == Scope::Job {
                 // A per-partition span closed by a job-level marker closes them all.
                 let keys: Vec<_> = self
                     .spans
@@ -308,7 +308,7 @@ impl Observer for Metrics<'_> {
         self.rates.usage_integral = vec![0.0; nr];
         self.rates.usage_peak = vec![0.0; nr];
         for s in &mut self.stages {
-            s.lost_by_rate_s = vec![0.0; nr];
+            s.lost = Loss::zero(nr);
             s.wait_by_hold_s = vec![0.0; holds.len()];
         }
         let nh = holds.len();
@@ -349,22 +349,18 @@ impl Observer for Metrics<'_> {
         let wait = (r.start - r.ready) as f64 * 1e-9;
         acc.wait_s += wait;
         acc.ready_to_end_s += (r.end - r.ready) as f64 * 1e-9;
-        // The engine's loss slots: one per rate resource, then DRAM latency.
-        let nr = acc.lost_by_rate_s.len();
-        for (a, l) in acc.lost_by_rate_s.iter_mut().zip(&r.lost_s) {
+        for (a, l) in acc.lost.by_rate.iter_mut().zip(&r.lost.by_rate) {
             *a += l;
         }
-        if let Some(l) = r.lost_s.get(nr) {
-            acc.lost_to_dram_latency_s += l;
-        }
+        acc.lost.dram_latency += r.lost.dram_latency;
         if let Some(h) = r.blocked_on {
             acc.wait_by_hold_s[h] += wait;
         }
     }
 
-    fn marker(&mut self, t: SimTime, marker: MarkerId, job: u64, partition: u32, gpu: Option<u32>) {
+    fn marker(&mut self, t: SimTime, marker: MarkerId, job: u64, scope: Scope, gpu: Option<u32>) {
         self.advance(t);
-        let key = self.partition_key(marker, partition);
+        let key = self.scope_key(marker, scope);
         let g = self.gpu_index(gpu) as u32;
         for i in 0..self.spans.from[marker].len() {
             let span = self.spans.from[marker][i];

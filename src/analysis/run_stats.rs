@@ -2,7 +2,7 @@
 //! grouped by meaning. [`super::metrics::Metrics::finish`] builds it; the bottleneck
 //! analysis and the report only read it.
 
-use crate::engine::{HoldResourceInfo, RateKind, RateResourceInfo};
+use crate::engine::{HoldResourceInfo, Limiter, Loss, RateId, RateKind, RateResourceInfo};
 
 /// How the run ended, as the engine summarised it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -70,10 +70,8 @@ pub struct StageTotals {
     pub standalone_s: f64,
     /// Sum of waits for holds (ready to start), seconds.
     pub wait_s: f64,
-    /// Sum of seconds lost to each rate resource (indexed like [`RunStats::rates`]).
-    pub lost_by_rate_s: Vec<f64>,
-    /// Sum of seconds lost to loaded DRAM latency.
-    pub lost_to_dram_latency_s: f64,
+    /// Sum of seconds lost, by cause (rates indexed like [`RunStats::rates`]).
+    pub lost: Loss,
     /// Sum of hold-wait seconds per holdable that caused them (indexed like
     /// [`RunStats::holds`]).
     pub wait_by_hold_s: Vec<f64>,
@@ -82,14 +80,9 @@ pub struct StageTotals {
 }
 
 impl StageTotals {
-    /// Seconds lost per cause: `Some(rate index)` or `None` for DRAM latency, in the
-    /// engine's order (rates first, latency last).
-    pub fn losses(&self) -> impl Iterator<Item = (Option<usize>, f64)> + '_ {
-        self.lost_by_rate_s
-            .iter()
-            .enumerate()
-            .map(|(i, &l)| (Some(i), l))
-            .chain(std::iter::once((None, self.lost_to_dram_latency_s)))
+    /// Seconds lost per cause, in the engine's order (rates first, latency last).
+    pub fn losses(&self) -> impl Iterator<Item = (Limiter, f64)> + '_ {
+        self.lost.entries()
     }
 }
 
@@ -217,12 +210,20 @@ impl RunStats {
     }
 
     /// Name of a loss cause: the rate resource's name, or "dram_latency".
-    pub fn loss_name(&self, rate: Option<usize>) -> &str {
-        rate.map_or("dram_latency", |i| &self.rates[i].info.name)
+    pub fn loss_name(&self, cause: Limiter) -> &str {
+        match cause {
+            Limiter::Rate(r) => &self.rate(r).info.name,
+            Limiter::DramLatency => "dram_latency",
+        }
+    }
+
+    /// A rate resource's totals.
+    pub fn rate(&self, rate: RateId) -> &RateTotals {
+        &self.rates[rate.index()]
     }
 
     /// The kind of a rate resource.
-    pub fn rate_kind(&self, rate: usize) -> RateKind {
-        self.rates[rate].info.kind
+    pub fn rate_kind(&self, rate: RateId) -> RateKind {
+        self.rate(rate).info.kind
     }
 }

@@ -12,7 +12,7 @@ use super::report::Report;
 use super::run_stats::{
     DramTotals, GpuTotals, RateTotals, RunStats, RunTotals, StageTotals, WindowTotals,
 };
-use crate::engine::{Observer, RateKind, RateResourceInfo, RunSummary, StageRef};
+use crate::engine::{Observer, RateKind, RateResourceInfo, RunSummary, Scope, StageRef};
 use crate::model::{Edge, Model};
 use crate::time::SimTime;
 
@@ -51,7 +51,7 @@ fn metrics_integrate_hand_fed_events_over_the_window() {
     m.rates_changed(s(0.0), &[50.0], 1.5);
     let kernel = StageRef {
         job: 0,
-        partition: 0,
+        scope: Scope::Partition(0),
         stage: gpu_stage,
     };
     m.stage_edge(s(1.0), kernel, Edge::Start, Some(0));

@@ -42,15 +42,16 @@ mod stages;
 mod summary;
 pub mod trace_csv;
 pub mod units;
+mod values;
 
 use std::path::{Path, PathBuf};
 
 use crate::model::Model;
 
-pub use build::{UNLIMITED_DRAM, UNLIMITED_RAM};
 pub use error::{ErrorKind, Loc, ScenarioError};
 pub use limits::Limits;
 pub use params::ParamInfo;
+pub use values::{UNLIMITED_DRAM, UNLIMITED_RAM};
 
 use error::{Locator, join_key};
 use include::Document;

@@ -5,12 +5,12 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::model::{Demand, Duration, Hardware, Hold, HoldResource, RateTarget, Stage, Workload};
 
-use super::build::{UNLIMITED_DRAM, UNLIMITED_RAM, number, one_of, positive, qty};
 use super::capacity::{capacity, check_live_holds, quantity};
 use super::dag::{Reach, topo_order};
 use super::error::{ErrorKind, Locator, ScenarioError, join_index, join_key};
 use super::schema::{DistSpec, HoldSpec, StageSpec, WorkloadSpec};
 use super::units::{Dim, GB, GIB, Qty, to_bytes};
+use super::values::{UNLIMITED_DRAM, UNLIMITED_RAM, number, one_of, positive, qty};
 
 /// Builds the workload; stages come out in topological order.
 pub fn workload(w: &WorkloadSpec, hw: &Hardware, loc: &Locator) -> Result<Workload, ScenarioError> {

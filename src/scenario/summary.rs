@@ -5,8 +5,8 @@ use std::fmt::Write;
 use crate::model::{ArrivalKind, Duration, HoldResource, Model, RateTarget};
 
 use super::Loaded;
-use super::build::{UNLIMITED_DRAM, UNLIMITED_RAM};
 use super::units::GIB;
+use super::values::{UNLIMITED_DRAM, UNLIMITED_RAM};
 
 pub fn render(l: &Loaded) -> String {
     let m = &l.model;

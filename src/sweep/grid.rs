@@ -1,7 +1,8 @@
 //! The cartesian product of swept parameters: every combination is one sweep point.
 //! The first parameter varies slowest, so rows group by it (as nested loops would).
 
-use super::spec::{Param, SpecError};
+use super::spec::Param;
+use super::spec_error::SpecError;
 use super::value::ParamValue;
 
 /// The most points a grid may have: every point is validated, run and kept in memory.

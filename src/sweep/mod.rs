@@ -34,6 +34,7 @@ pub mod scenario_sim;
 pub mod seeds;
 pub mod session;
 pub mod spec;
+pub mod spec_error;
 pub mod stats;
 pub mod table;
 pub mod value;
@@ -47,6 +48,7 @@ pub use session::{
     ScenarioInfo, Simulator, SweepArgs, SweepPlan, execute, plan, table as aggregate_table,
     write_results,
 };
-pub use spec::{Param, SpecError, parse_param, parse_spec};
+pub use spec::{Param, parse_param, parse_spec};
+pub use spec_error::SpecError;
 pub use table::{Row, Series, Stat, SweepTable};
 pub use value::ParamValue;

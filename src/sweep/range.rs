@@ -2,7 +2,7 @@
 //! a whole number of steps lands on it. Integer ranges stay integers; a range with any
 //! float part yields floats and must say its step.
 
-use super::spec::{MAX_VALUES, SpecError};
+use super::spec_error::{MAX_VALUES, SpecError};
 use super::value::ParamValue;
 
 /// Expands the range SPEC `s` (trimmed; `spec` is the original, for errors).

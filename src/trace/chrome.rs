@@ -10,9 +10,9 @@ use serde_json::{Value, json};
 
 use super::lanes::assign_lanes;
 use super::recorder::TraceRecorder;
-use crate::engine::JOB_LEVEL;
 use crate::engine::observer::RateKind;
 use crate::model::HoldResource;
+use crate::output::{OutputError, write_atomic};
 use crate::time::SimTime;
 
 const PID: u64 = 1;
@@ -72,8 +72,8 @@ pub fn chrome_trace(rec: &TraceRecorder) -> Value {
             "standalone_ms": s.standalone_s * 1e3,
             "inflation": if s.standalone_s > 0.0 { json!(dur_s / s.standalone_s) } else { Value::Null },
         });
-        if s.partition != JOB_LEVEL {
-            args["partition"] = json!(s.partition);
+        if let Some(p) = s.scope.partition() {
+            args["partition"] = json!(p);
         }
         if let Some(g) = s.gpu {
             args["gpu"] = json!(g);
@@ -84,8 +84,8 @@ pub fn chrome_trace(rec: &TraceRecorder) -> Value {
     }
     for m in &rec.markers {
         let mut args = json!({"job": m.job});
-        if m.partition != JOB_LEVEL {
-            args["partition"] = json!(m.partition);
+        if let Some(p) = m.scope.partition() {
+            args["partition"] = json!(p);
         }
         ev.push(json!({"ph": "i", "s": "t", "cat": "marker",
                        "name": rec.marker_names.get(m.marker).map_or("?", String::as_str),
@@ -141,8 +141,7 @@ pub fn chrome_trace(rec: &TraceRecorder) -> Value {
 }
 
 /// Writes the trace to `path` atomically.
-pub fn write_chrome_trace(rec: &TraceRecorder, path: &Path) -> anyhow::Result<()> {
-    let doc = chrome_trace(rec);
-    crate::output::write_atomic(path, serde_json::to_string(&doc)?.as_bytes())?;
-    Ok(())
+pub fn write_chrome_trace(rec: &TraceRecorder, path: &Path) -> Result<(), OutputError> {
+    // A `Value` always serialises (its map keys are strings); Display is the compact form.
+    write_atomic(path, chrome_trace(rec).to_string().as_bytes())
 }

@@ -10,8 +10,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::recorder::TraceRecorder;
-use crate::engine::JOB_LEVEL;
+use crate::engine::Scope;
 use crate::model::Edge;
+use crate::output::{OutputError, write_atomic};
 use crate::time::SimTime;
 
 /// One line of a log.
@@ -37,8 +38,8 @@ pub enum LogRecord {
         prefix: String,
         /// Job number.
         job: u64,
-        /// Partition index, or [`JOB_LEVEL`].
-        partition: u32,
+        /// Once per job, or which partition.
+        scope: Scope,
         /// Timer names and milliseconds, in the scenario's order.
         timers: Vec<(String, f64)>,
     },
@@ -71,12 +72,12 @@ impl LogRecord {
                 t,
                 prefix,
                 job,
-                partition,
+                scope,
                 timers,
             } => {
                 let _ = write!(out, "{prefix},{:.3},{job},", t.nanos() as f64 / 1e6);
-                if *partition != JOB_LEVEL {
-                    let _ = write!(out, "partition={partition}");
+                if let Some(p) = scope.partition() {
+                    let _ = write!(out, "partition={p}");
                 }
                 for (name, ms) in timers {
                     let _ = write!(out, " {name}={ms:.1}");
@@ -93,11 +94,11 @@ pub fn timing_records(rec: &TraceRecorder) -> Vec<LogRecord> {
     if rec.timers.is_empty() {
         return Vec::new();
     }
-    // Boundary times per (job, partition, stage).
-    let mut edges: BTreeMap<(u64, u32), BTreeMap<usize, [SimTime; 3]>> = BTreeMap::new();
+    // Boundary times per (job, scope, stage).
+    let mut edges: BTreeMap<(u64, Scope), BTreeMap<usize, [SimTime; 3]>> = BTreeMap::new();
     for s in &rec.stages {
         edges
-            .entry((s.job, s.partition))
+            .entry((s.job, s.scope))
             .or_default()
             .insert(s.stage, [s.ready, s.start, s.end]);
     }
@@ -109,7 +110,7 @@ pub fn timing_records(rec: &TraceRecorder) -> Vec<LogRecord> {
         })
     };
     let mut out = Vec::new();
-    for (&(job, partition), e) in &edges {
+    for (&(job, scope), e) in &edges {
         let mut timers = Vec::new();
         let mut last = SimTime::ZERO;
         for timer in &rec.timers {
@@ -124,7 +125,7 @@ pub fn timing_records(rec: &TraceRecorder) -> Vec<LogRecord> {
                 t: last,
                 prefix: rec.timing_prefix.clone(),
                 job,
-                partition,
+                scope,
                 timers,
             });
         }
@@ -138,8 +139,8 @@ pub fn timeline_records(rec: &TraceRecorder) -> Vec<LogRecord> {
         .iter()
         .map(|m| {
             let mut detail = Vec::new();
-            if m.partition != JOB_LEVEL {
-                detail.push(format!("partition={}", m.partition));
+            if let Some(p) = m.scope.partition() {
+                detail.push(format!("partition={p}"));
             }
             if let Some(g) = m.gpu {
                 detail.push(format!("gpu={g}"));
@@ -169,9 +170,8 @@ pub fn render_log(mut records: Vec<LogRecord>) -> String {
 }
 
 /// Writes the TIMELINE log of a run (markers and timing lines) to `path` atomically.
-pub fn write_timeline_log(rec: &TraceRecorder, path: &Path) -> anyhow::Result<()> {
+pub fn write_timeline_log(rec: &TraceRecorder, path: &Path) -> Result<(), OutputError> {
     let mut records = timeline_records(rec);
     records.extend(timing_records(rec));
-    crate::output::write_atomic(path, render_log(records).as_bytes())?;
-    Ok(())
+    write_atomic(path, render_log(records).as_bytes())
 }

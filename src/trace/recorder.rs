@@ -2,7 +2,7 @@
 //! instrumentation markers, rate samples) for the timeline plot and the exporters.
 
 use crate::engine::observer::{HoldResourceInfo, RateKind, RateResourceInfo};
-use crate::engine::{Observer, StageRecord};
+use crate::engine::{Observer, Scope, StageRecord};
 use crate::model::{MarkerId, Model, StageId, Timer};
 use crate::time::SimTime;
 
@@ -11,8 +11,8 @@ use crate::time::SimTime;
 pub struct StageInstance {
     /// Job number.
     pub job: u64,
-    /// Partition, or [`crate::engine::JOB_LEVEL`].
-    pub partition: u32,
+    /// Once per job, or which partition.
+    pub scope: Scope,
     /// Stage index in the model.
     pub stage: StageId,
     /// Dependencies done.
@@ -36,8 +36,8 @@ pub struct MarkerEvent {
     pub marker: MarkerId,
     /// Job.
     pub job: u64,
-    /// Partition, or [`crate::engine::JOB_LEVEL`].
-    pub partition: u32,
+    /// Once per job, or which partition.
+    pub scope: Scope,
     /// GPU, if the stage was bound to one.
     pub gpu: Option<u32>,
 }
@@ -150,7 +150,7 @@ impl Observer for TraceRecorder {
     fn stage_finished(&mut self, r: &StageRecord) {
         self.stages.push(StageInstance {
             job: r.stage_ref.job,
-            partition: r.stage_ref.partition,
+            scope: r.stage_ref.scope,
             stage: r.stage_ref.stage,
             ready: r.ready,
             start: r.start,
@@ -160,12 +160,12 @@ impl Observer for TraceRecorder {
         });
     }
 
-    fn marker(&mut self, t: SimTime, marker: MarkerId, job: u64, partition: u32, gpu: Option<u32>) {
+    fn marker(&mut self, t: SimTime, marker: MarkerId, job: u64, scope: Scope, gpu: Option<u32>) {
         self.markers.push(MarkerEvent {
             t,
             marker,
             job,
-            partition,
+            scope,
             gpu,
         });
     }

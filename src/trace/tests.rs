@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::engine::observer::{HoldResourceInfo, RateKind, RateResourceInfo};
-use crate::engine::{JOB_LEVEL, Observer, StageRecord, StageRef};
+use crate::engine::{Loss, Observer, Scope, StageRecord, StageRef};
 use crate::time::SimTime;
 
 fn ms(v: u64) -> SimTime {
@@ -44,7 +44,11 @@ pub(crate) fn sample_recorder() -> TraceRecorder {
     let rec_of = |job, stage, start, end, gpu| StageRecord {
         stage_ref: StageRef {
             job,
-            partition: if stage == 0 { 0 } else { JOB_LEVEL },
+            scope: if stage == 0 {
+                Scope::Partition(0)
+            } else {
+                Scope::Job
+            },
             stage,
         },
         ready: ms(start),
@@ -52,7 +56,7 @@ pub(crate) fn sample_recorder() -> TraceRecorder {
         end: ms(end),
         standalone_s: (end - start) as f64 * 1e-3 / 2.0,
         gpu,
-        lost_s: vec![],
+        lost: Loss::default(),
         blocked_on: None,
     };
     rec.rates_changed(ms(0), &[40.0, 0.0], 1.0);
@@ -60,14 +64,14 @@ pub(crate) fn sample_recorder() -> TraceRecorder {
     rec.rates_changed(ms(100), &[100.0, 0.0], 2.0);
     rec.rates_changed(ms(100), &[100.0, 0.0], 2.0);
     rec.stage_finished(&rec_of(0, 0, 0, 1000, None));
-    rec.marker(ms(1000), 0, 0, JOB_LEVEL, Some(0));
+    rec.marker(ms(1000), 0, 0, Scope::Job, Some(0));
     rec.rates_changed(ms(1000), &[50.0, 10.0], 1.2);
     rec.stage_finished(&rec_of(1, 0, 100, 1500, None));
     rec.stage_finished(&rec_of(0, 1, 1000, 1800, Some(0)));
-    rec.marker(ms(1800), 1, 0, JOB_LEVEL, Some(0));
-    rec.marker(ms(1800), 0, 1, JOB_LEVEL, Some(0));
+    rec.marker(ms(1800), 1, 0, Scope::Job, Some(0));
+    rec.marker(ms(1800), 0, 1, Scope::Job, Some(0));
     rec.stage_finished(&rec_of(1, 1, 1800, 2500, Some(0)));
-    rec.marker(ms(2500), 1, 1, JOB_LEVEL, Some(0));
+    rec.marker(ms(2500), 1, 1, Scope::Job, Some(0));
     rec.rates_changed(ms(2500), &[0.0, 0.0], 1.0);
     rec.hold_changed(ms(0), 0, 4, 0);
     rec.hold_changed(ms(0), 0, 8, 1); // same instant: replaces

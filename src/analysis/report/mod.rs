@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use super::bottleneck::{self, Bottleneck};
 use super::run_stats::{RunStats, StageTotals};
+use crate::engine::RateKind;
 use crate::model::{HoldResource, Model, Stage};
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -36,6 +37,8 @@ pub struct StageStats {
 pub struct RateStats {
     /// Resource name.
     pub name: String,
+    /// What it is.
+    pub kind: RateKind,
     /// Capacity in its own unit.
     pub capacity: f64,
     /// Mean utilisation (0..1).
@@ -210,7 +213,7 @@ impl Report {
 
     /// GPU link utilisations (for the text view): (name, mean utilisation).
     pub fn pcie(&self) -> impl Iterator<Item = &RateStats> {
-        self.rates.iter().filter(|r| r.name.contains(".pcie_"))
+        self.rates.iter().filter(|r| r.kind.is_pcie())
     }
 }
 
@@ -245,6 +248,7 @@ fn rate_stats(m: &RunStats, util: &[f64]) -> Vec<RateStats> {
         .zip(util)
         .map(|(r, &u)| RateStats {
             name: r.info.name.clone(),
+            kind: r.info.kind,
             capacity: r.info.capacity,
             mean_utilization: u,
             peak: r.peak,

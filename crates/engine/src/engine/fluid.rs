@@ -13,7 +13,7 @@ use std::collections::BinaryHeap;
 use crate::model::Dram;
 use crate::time::SimTime;
 
-use super::observer::Limiter;
+use super::observer::{Limiter, Loss};
 use super::plan::{ClassKey, KeyId};
 use super::resources::RateId;
 use super::solver::{ClassDemand, ClassSpeed, SolveMemo, Solver};
@@ -39,8 +39,8 @@ struct Class {
     /// Standalone seconds of progress a member has made since the class was created.
     virtual_now: f64,
     last: SimTime,
-    /// Cumulative wall seconds a member has lost, per rate resource, then DRAM latency.
-    lost: Vec<f64>,
+    /// Cumulative wall seconds a member has lost since the class was created, by cause.
+    lost: Loss,
     generation: u64,
     scheduled: SimTime,
 }
@@ -117,11 +117,6 @@ impl Fluid {
         self.keys[key].shared()
     }
 
-    /// Slots of lost time: one per rate resource, then DRAM latency.
-    fn lost_slots(&self) -> usize {
-        self.capacities.len() + 1
-    }
-
     /// Adds `member`, needing `standalone_s` of standalone work, to the class of `key`
     /// (creating it). `lost_at_start` receives the class's lost-time counters, for
     /// [`Fluid::lost_since`] when it finishes.
@@ -131,7 +126,7 @@ impl Fluid {
         key: KeyId,
         member: MemberId,
         standalone_s: f64,
-        lost_at_start: &mut Vec<f64>,
+        lost_at_start: &mut Loss,
     ) -> ClassId {
         let c = match self.class_of_key[key] {
             Some(c) => c,
@@ -140,8 +135,7 @@ impl Fluid {
         self.advance(now, c);
         let class = &mut self.classes[c.0];
         let finish = class.virtual_now + standalone_s;
-        lost_at_start.clear();
-        lost_at_start.extend_from_slice(&class.lost);
+        lost_at_start.copy_from(&class.lost);
         class.members.push(Reverse((OrdF64::new(finish), member)));
         self.demands[c.0].count += 1;
         if class.shared {
@@ -154,7 +148,7 @@ impl Fluid {
     fn new_class(&mut self, now: SimTime, key: KeyId) -> ClassId {
         let k = &self.keys[key];
         let shared = k.shared();
-        let nlim = self.lost_slots();
+        let nrate = self.capacities.len();
         let c = match self.free_classes.pop() {
             Some(c) => {
                 let class = &mut self.classes[c.0];
@@ -166,8 +160,7 @@ impl Fluid {
                 class.limiter = None;
                 class.virtual_now = 0.0;
                 class.last = now;
-                class.lost.clear();
-                class.lost.resize(nlim, 0.0);
+                class.lost.reset(nrate);
                 // A reused slot keeps counting generations, so its old events stay stale.
                 class.generation += 1;
                 class.scheduled = SimTime::NEVER;
@@ -188,7 +181,7 @@ impl Fluid {
                     limiter: None,
                     virtual_now: 0.0,
                     last: now,
-                    lost: vec![0.0; nlim],
+                    lost: Loss::zero(nrate),
                     generation: 0,
                     scheduled: SimTime::NEVER,
                 });
@@ -206,17 +199,15 @@ impl Fluid {
 
     /// Brings a class's virtual clock and lost-time counters up to `now`.
     fn advance(&mut self, now: SimTime, c: ClassId) {
-        let nrate = self.capacities.len();
         let class = &mut self.classes[c.0];
         let dt = (now - class.last) as f64 * 1e-9;
         if dt > 0.0 {
             class.virtual_now += class.speed * dt;
             if class.speed < 1.0 {
-                let slot = match class.limiter {
-                    Some(Limiter::Rate(r)) => r,
-                    Some(Limiter::DramLatency) | None => nrate,
-                };
-                class.lost[slot] += (1.0 - class.speed) * dt;
+                // Below standalone speed with no saturated resource named: the
+                // loaded-latency cap is what held it back.
+                let cause = class.limiter.unwrap_or(Limiter::DramLatency);
+                class.lost.add(cause, (1.0 - class.speed) * dt);
             }
         }
         class.last = now;
@@ -249,15 +240,14 @@ impl Fluid {
     }
 
     /// Wall seconds a member of `c` lost since it joined (`at_start` from
-    /// [`Fluid::join`]), per rate resource then DRAM latency, into `out`.
-    pub fn lost_since(&self, c: ClassId, at_start: &[f64], out: &mut Vec<f64>) {
-        let class = &self.classes[c.0];
-        out.extend(class.lost.iter().zip(at_start).map(|(n, s)| n - s));
+    /// [`Fluid::join`]), by cause, into `out`.
+    pub fn lost_since(&self, c: ClassId, at_start: &Loss, out: &mut Loss) {
+        out.set_difference(&self.classes[c.0].lost, at_start);
     }
 
-    /// The all-zero lost time of an activity that never ran in a class.
-    pub fn no_loss(&self, out: &mut Vec<f64>) {
-        out.resize(self.lost_slots(), 0.0);
+    /// The all-zero lost time of an activity that never ran in a class, into `out`.
+    pub fn no_loss(&self, out: &mut Loss) {
+        out.reset(self.capacities.len());
     }
 
     /// Whether membership of a shared class changed since the last [`Fluid::resolve`].

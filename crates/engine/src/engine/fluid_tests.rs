@@ -10,6 +10,7 @@ use crate::model::{Dram, LatencyCurve};
 use crate::time::SimTime;
 
 use super::fluid::{Due, Fluid};
+use super::observer::Loss;
 use super::plan::ClassKey;
 use super::queue::EventQueue;
 use super::resources::Resources;
@@ -114,7 +115,7 @@ fn with_fluid(c: &Case) -> Vec<f64> {
         queue.push(SimTime(a.at_ns), Ev::Arrive(i));
     }
     let mut finished = vec![f64::NAN; c.arrivals.len()];
-    let mut lost = Vec::new();
+    let mut lost = Loss::default();
     while let Some((t, ev)) = queue.pop() {
         match ev {
             Ev::Arrive(i) => {

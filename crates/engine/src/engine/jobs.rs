@@ -8,25 +8,8 @@ use crate::time::SimTime;
 
 use super::fluid::{ClassId, ceil_to_u64};
 use super::holdable::{Grant, HoldIndex, Request};
-use super::observer::{JOB_LEVEL, Observer, StageRecord, StageRef};
+use super::observer::{Loss, Observer, Scope, StageRecord, StageRef};
 use super::{Engine, Event, StartWork, Work};
-
-/// Where a stage instance runs within its job: once per job, or once per partition.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Scope {
-    Job,
-    Partition(u32),
-}
-
-impl Scope {
-    /// The partition index observers see ([`JOB_LEVEL`] for job-level instances).
-    pub fn observed(self) -> u32 {
-        match self {
-            Scope::Job => JOB_LEVEL,
-            Scope::Partition(p) => p,
-        }
-    }
-}
 
 /// A job in flight (slots are reused, buffers and all, once a job finishes).
 pub(super) struct JobState {
@@ -62,7 +45,7 @@ pub(super) struct Activity {
     blocked_on: Option<HoldIndex>,
     /// Its fluid class; None when it is never slowed (or takes no time).
     class: Option<ClassId>,
-    lost_at_start: Vec<f64>,
+    lost_at_start: Loss,
 }
 
 impl Engine<'_> {
@@ -150,7 +133,7 @@ impl Engine<'_> {
     fn stage_ref(&self, token: &Token) -> StageRef {
         StageRef {
             job: self.job(token.job).number,
-            partition: token.scope.observed(),
+            scope: token.scope,
             stage: token.stage,
         }
     }
@@ -160,7 +143,7 @@ impl Engine<'_> {
         obs.stage_edge(self.now, r, edge, gpu);
         for &(e, m) in &self.plan.stages[token.stage].markers {
             if e == edge {
-                obs.marker(self.now, m, r.job, r.partition, gpu);
+                obs.marker(self.now, m, r.job, r.scope, gpu);
             }
         }
     }
@@ -238,7 +221,7 @@ impl Engine<'_> {
                     gpu: None,
                     blocked_on: None,
                     class: None,
-                    lost_at_start: Vec::new(),
+                    lost_at_start: Loss::default(),
                 });
                 self.activities.len() - 1
             }
@@ -277,11 +260,10 @@ impl Engine<'_> {
         self.free_activities.push(a);
         let act = &self.activities[a];
         let token = act.token;
-        let mut lost_s = std::mem::take(&mut self.lost_scratch);
-        lost_s.clear();
+        let mut lost = std::mem::take(&mut self.lost_scratch);
         match act.class {
-            None => self.fluid.no_loss(&mut lost_s),
-            Some(c) => self.fluid.lost_since(c, &act.lost_at_start, &mut lost_s),
+            None => self.fluid.no_loss(&mut lost),
+            Some(c) => self.fluid.lost_since(c, &act.lost_at_start, &mut lost),
         }
         let (start, standalone_s, gpu, blocked_on) =
             (act.start, act.standalone_s, act.gpu, act.blocked_on);
@@ -293,11 +275,11 @@ impl Engine<'_> {
             end: self.now,
             standalone_s,
             gpu,
-            lost_s,
+            lost,
             blocked_on,
         };
         obs.stage_finished(&record);
-        self.lost_scratch = record.lost_s;
+        self.lost_scratch = record.lost;
 
         self.release_holds(&token);
         self.wake_children(&token);
@@ -392,23 +374,18 @@ impl Engine<'_> {
 #[cfg(test)]
 mod tests {
     use crate::engine::test_model::{host_model, stage};
-    use crate::engine::{JOB_LEVEL, Observer, StageRecord, simulate};
+    use crate::engine::{Observer, Scope, StageRecord, simulate};
     use crate::model::{Hold, HoldResource};
 
-    /// (job, partition, stage, start s, end s) of every finished instance, in order.
+    /// (job, scope, stage, start s, end s) of every finished instance, in order.
     #[derive(Default)]
-    struct Finished(Vec<(u64, u32, usize, f64, f64)>);
+    struct Finished(Vec<(u64, Scope, usize, f64, f64)>);
 
     impl Observer for Finished {
         fn stage_finished(&mut self, r: &StageRecord) {
             let s = r.stage_ref;
-            self.0.push((
-                s.job,
-                s.partition,
-                s.stage,
-                r.start.as_secs(),
-                r.end.as_secs(),
-            ));
+            self.0
+                .push((s.job, s.scope, s.stage, r.start.as_secs(), r.end.as_secs()));
         }
     }
 
@@ -425,10 +402,10 @@ mod tests {
         assert_eq!(
             obs.0,
             [
-                (0, JOB_LEVEL, 0, 0.0, 1.0),
-                (0, 0, 1, 1.0, 3.0),
-                (0, 1, 1, 1.0, 3.0),
-                (0, JOB_LEVEL, 2, 3.0, 4.0),
+                (0, Scope::Job, 0, 0.0, 1.0),
+                (0, Scope::Partition(0), 1, 1.0, 3.0),
+                (0, Scope::Partition(1), 1, 1.0, 3.0),
+                (0, Scope::Job, 2, 3.0, 4.0),
             ]
         );
     }
@@ -450,10 +427,10 @@ mod tests {
         assert_eq!(
             obs.0,
             [
-                (0, JOB_LEVEL, 0, 0.0, 1.0),
-                (0, JOB_LEVEL, 1, 1.0, 3.0),
-                (1, JOB_LEVEL, 0, 3.0, 4.0),
-                (1, JOB_LEVEL, 1, 4.0, 6.0),
+                (0, Scope::Job, 0, 0.0, 1.0),
+                (0, Scope::Job, 1, 1.0, 3.0),
+                (1, Scope::Job, 0, 3.0, 4.0),
+                (1, Scope::Job, 1, 4.0, 6.0),
             ]
         );
     }

@@ -75,10 +75,10 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64;
 
 pub use observer::{
-    HoldResourceInfo, JOB_LEVEL, Limiter, NullObserver, Observer, RateKind, RateResourceInfo,
-    StageRecord, StageRef, Tee,
+    HoldResourceInfo, Limiter, Loss, NullObserver, Observer, RateId, RateKind, RateResourceInfo,
+    Scope, StageRecord, StageRef, Tee,
 };
-pub use resources::{GpuRates, RateId, Resources};
+pub use resources::{GpuRates, Resources};
 pub use sampler::DistributionError;
 
 use crate::model::{ArrivalKind, LockId, Model, RateTarget, StageId};
@@ -86,7 +86,7 @@ use crate::time::SimTime;
 use arrivals::Arrivals;
 use fluid::{ClassId, Due, Fluid};
 use holdable::{Grant, HoldIndex, Holdables};
-use jobs::{Activity, JobState, Scope, Token};
+use jobs::{Activity, JobState, Token};
 use plan::Plan;
 use queue::EventQueue;
 
@@ -211,7 +211,7 @@ struct Engine<'m> {
     /// Scratch buffers reused across events.
     released: Vec<(HoldIndex, u64)>,
     hold_touched: Vec<HoldIndex>,
-    lost_scratch: Vec<f64>,
+    lost_scratch: Loss,
     now: SimTime,
     events: u64,
     started: u64,
@@ -241,7 +241,7 @@ impl<'m> Engine<'m> {
             work: VecDeque::new(),
             released: Vec::new(),
             hold_touched: Vec::new(),
-            lost_scratch: Vec::new(),
+            lost_scratch: Loss::default(),
             now: SimTime::ZERO,
             events: 0,
             started: 0,

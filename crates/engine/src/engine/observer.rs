@@ -4,16 +4,50 @@
 use crate::model::{Edge, HoldResource, MarkerId, StageId};
 use crate::time::SimTime;
 
-/// Sentinel partition index for stages that run once per job.
-pub const JOB_LEVEL: u32 = u32::MAX;
+/// A rate resource: an index into the rate table observers get through
+/// [`Observer::resources`] (and into the solver's capacities and usage).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RateId(usize);
 
-/// One stage instance: which job, which partition (or [`JOB_LEVEL`]), which stage.
+impl RateId {
+    /// The id of the rate resource at `index` in the rate table.
+    pub fn from_index(index: usize) -> Self {
+        RateId(index)
+    }
+
+    /// Position in the rate table.
+    pub fn index(self) -> usize {
+        self.0
+    }
+}
+
+/// Where a stage instance runs within its job: once per job, or once per partition.
+/// Ordered partitions first (by index), then the job level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scope {
+    /// A per-partition stage (or marker), with the partition index.
+    Partition(u32),
+    /// A job-level stage (or marker): one instance per job.
+    Job,
+}
+
+impl Scope {
+    /// The partition index, if any.
+    pub fn partition(self) -> Option<u32> {
+        match self {
+            Scope::Job => None,
+            Scope::Partition(p) => Some(p),
+        }
+    }
+}
+
+/// One stage instance: which job, which scope (job or partition), which stage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct StageRef {
     /// Job number, counting from 0 in arrival order.
     pub job: u64,
-    /// Partition index, or [`JOB_LEVEL`].
-    pub partition: u32,
+    /// Once per job, or which partition.
+    pub scope: Scope,
     /// Stage index in the model.
     pub stage: StageId,
 }
@@ -21,10 +55,65 @@ pub struct StageRef {
 /// Why an activity ran slower than standalone at some moment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Limiter {
-    /// A rate resource was saturated (index into [`RateResourceInfo`] list).
-    Rate(usize),
+    /// A rate resource was saturated.
+    Rate(RateId),
     /// Latency-bound work slowed by the loaded-latency curve.
     DramLatency,
+}
+
+/// Wall seconds lost to slowdown ((end - start) - standalone), split by cause.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Loss {
+    /// Seconds lost while a rate resource was the limiter, indexed by [`RateId::index`].
+    pub by_rate: Vec<f64>,
+    /// Seconds lost to the DRAM loaded-latency curve.
+    pub dram_latency: f64,
+}
+
+impl Loss {
+    /// No loss, over `rates` rate resources.
+    pub fn zero(rates: usize) -> Self {
+        Loss {
+            by_rate: vec![0.0; rates],
+            dram_latency: 0.0,
+        }
+    }
+
+    /// Sets every entry to zero over `rates` rate resources, keeping the buffer.
+    pub fn reset(&mut self, rates: usize) {
+        self.by_rate.clear();
+        self.by_rate.resize(rates, 0.0);
+        self.dram_latency = 0.0;
+    }
+
+    /// Adds `seconds` to the entry of `limiter`.
+    pub fn add(&mut self, limiter: Limiter, seconds: f64) {
+        match limiter {
+            Limiter::Rate(r) => self.by_rate[r.index()] += seconds,
+            Limiter::DramLatency => self.dram_latency += seconds,
+        }
+    }
+
+    /// Copies `other` into `self`, keeping the buffer.
+    pub fn copy_from(&mut self, other: &Loss) {
+        self.by_rate.clear();
+        self.by_rate.extend_from_slice(&other.by_rate);
+        self.dram_latency = other.dram_latency;
+    }
+
+    /// Sets `self` to `now - before`, entry by entry, keeping the buffer.
+    pub fn set_difference(&mut self, now: &Loss, before: &Loss) {
+        self.by_rate.clear();
+        self.by_rate
+            .extend(now.by_rate.iter().zip(&before.by_rate).map(|(n, b)| n - b));
+        self.dram_latency = now.dram_latency - before.dram_latency;
+    }
+
+    /// Every entry with its cause: each rate resource in table order, then DRAM latency.
+    pub fn entries(&self) -> impl Iterator<Item = (Limiter, f64)> + '_ {
+        let rates = (self.by_rate.iter().enumerate()).map(|(i, &l)| (Limiter::Rate(RateId(i)), l));
+        rates.chain(std::iter::once((Limiter::DramLatency, self.dram_latency)))
+    }
 }
 
 /// Everything known about a finished stage instance.
@@ -43,8 +132,7 @@ pub struct StageRecord {
     /// The GPU it was bound to, if any.
     pub gpu: Option<u32>,
     /// Seconds lost to each limiter: (end - start) - standalone, split by cause.
-    /// Indexed like [`RateResourceInfo`], plus one last slot for DRAM latency.
-    pub lost_s: Vec<f64>,
+    pub lost: Loss,
     /// The holdable resource (index into [`HoldResourceInfo`] list) it last waited for,
     /// if it had to wait for holds.
     pub blocked_on: Option<usize>,
@@ -65,6 +153,16 @@ pub enum RateKind {
     PcieD2h,
     /// PCIe both directions together (GB/s).
     PcieDuplex,
+}
+
+impl RateKind {
+    /// Whether it is a direction (or the duplex limit) of a GPU's PCIe link.
+    pub fn is_pcie(self) -> bool {
+        matches!(
+            self,
+            RateKind::PcieH2d | RateKind::PcieD2h | RateKind::PcieDuplex
+        )
+    }
 }
 
 /// A rate resource as the engine numbers it.
@@ -110,7 +208,7 @@ pub trait Observer {
         _t: SimTime,
         _marker: MarkerId,
         _job: u64,
-        _partition: u32,
+        _scope: Scope,
         _gpu: Option<u32>,
     ) {
     }
@@ -151,9 +249,9 @@ impl<A: Observer, B: Observer> Observer for Tee<'_, A, B> {
         self.0.stage_finished(record);
         self.1.stage_finished(record);
     }
-    fn marker(&mut self, t: SimTime, marker: MarkerId, job: u64, partition: u32, gpu: Option<u32>) {
-        self.0.marker(t, marker, job, partition, gpu);
-        self.1.marker(t, marker, job, partition, gpu);
+    fn marker(&mut self, t: SimTime, marker: MarkerId, job: u64, scope: Scope, gpu: Option<u32>) {
+        self.0.marker(t, marker, job, scope, gpu);
+        self.1.marker(t, marker, job, scope, gpu);
     }
     fn job_finished(&mut self, t: SimTime, job: u64, arrived: SimTime) {
         self.0.job_finished(t, job, arrived);

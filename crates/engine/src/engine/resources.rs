@@ -5,19 +5,9 @@
 use crate::model::{Hardware, HoldResource, RateTarget};
 
 use super::holdable::HoldSlot;
+/// The typed index into this table's rates (defined beside the records observers see).
+pub use super::observer::RateId;
 use super::observer::{HoldResourceInfo, RateKind, RateResourceInfo};
-
-/// A rate resource: an index into [`Resources::rates`] (and into the solver's capacities,
-/// usage and the `Limiter::Rate` of observers).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct RateId(usize);
-
-impl RateId {
-    /// Position in the rate table.
-    pub fn index(self) -> usize {
-        self.0
-    }
-}
 
 /// The rate resources of one GPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,7 +50,7 @@ impl Resources {
         let mut rates = Vec::new();
         let rate = |rates: &mut Vec<RateResourceInfo>, info: RateResourceInfo| {
             rates.push(info);
-            RateId(rates.len() - 1)
+            RateId::from_index(rates.len() - 1)
         };
         let dram = rate(
             &mut rates,

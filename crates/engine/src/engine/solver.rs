@@ -21,7 +21,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use crate::engine::observer::Limiter;
+use crate::engine::observer::{Limiter, RateId};
 use crate::model::LatencyCurve;
 
 /// One class of identical activities as the solver sees it.
@@ -253,7 +253,7 @@ impl Solver {
                         (lambda / self.scale[i]).min(self.caps[i])
                     };
                     let limiter = match on_saturated {
-                        Some(w) if !at_cap => Some(Limiter::Rate(w.r)),
+                        Some(w) if !at_cap => Some(Limiter::Rate(RateId::from_index(w.r))),
                         _ => out[i].limiter,
                     };
                     out[i] = ClassSpeed { speed, limiter };
@@ -447,7 +447,7 @@ mod tests {
         );
         assert!((out[0].speed - 0.4).abs() < 1e-12);
         assert!((s.usage[0] - 200.0).abs() < 1e-9);
-        assert_eq!(out[0].limiter, Some(Limiter::Rate(0)));
+        assert_eq!(out[0].limiter, Some(Limiter::Rate(RateId::from_index(0))));
     }
 
     #[test]
@@ -475,7 +475,7 @@ mod tests {
         ];
         let (out, s) = solve(&[300.0, 50.0], &classes, &LatencyCurve::flat());
         assert!((out[0].speed * 60.0 - 50.0).abs() < 1e-9);
-        assert_eq!(out[0].limiter, Some(Limiter::Rate(1)));
+        assert_eq!(out[0].limiter, Some(Limiter::Rate(RateId::from_index(1))));
         assert!((out[1].speed * 300.0 - 250.0).abs() < 1e-9);
         assert!((s.usage[0] - 300.0).abs() < 1e-9);
     }

@@ -1,0 +1,271 @@
+//! The layering of docs/architecture.md, checked from the sources: every top-level module
+//! of `src/` imports (through `crate::<module>` paths) only modules below it in the
+//! documented order, so there are no import circles between them; and the engine crate
+//! depends on none of the file, format, plot or CLI crates.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The layers of docs/architecture.md, lowest first; a module may use any module in its
+/// own layer's predecessors (and itself), none after it. Keep in step with the document.
+const LAYERS: &[&[&str]] = &[
+    &["time", "model"],
+    &["engine"],
+    &["analysis"],
+    &["run"],
+    &["scenario"],
+    &["output"],
+    &["trace"],
+    &["sweep"],
+    &["calibrate"],
+    &["plot"],
+    &["cli"],
+    &["commands"],
+];
+
+/// Names the crate root re-exports under another module's roof (`pub use` in lib.rs).
+const ALIASES: &[(&str, &str)] = &[
+    ("bottleneck", "analysis"),
+    ("keys", "analysis"),
+    ("metrics", "analysis"),
+    ("report", "analysis"),
+];
+
+/// Crates that would let the engine know about files, formats, plots or flags.
+const FORBIDDEN_ENGINE_DEPS: &[&str] = &[
+    "toml",
+    "serde_json",
+    "plotters",
+    "clap",
+    "indicatif",
+    "anyhow",
+];
+
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|l| l.contains(&module))
+}
+
+fn canonical(name: &str) -> &str {
+    ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == name)
+        .map_or(name, |(_, real)| real)
+}
+
+/// Every `.rs` file under `dir` (recursively), sorted for stable messages.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display())) {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Whether a file holds only tests (tests may reach any layer to build their fixtures).
+fn is_test_file(path: &Path) -> bool {
+    let stem = path.file_stem().unwrap().to_string_lossy();
+    stem == "tests" || stem.ends_with("_tests")
+}
+
+/// The top-level modules `source` names through `crate::<module>`, ignoring comments and
+/// everything from the first `#[cfg(test)]` on.
+fn crate_paths(source: &str) -> BTreeSet<String> {
+    let code = source.split("#[cfg(test)]").next().unwrap_or("");
+    let mut found = BTreeSet::new();
+    for line in code.lines() {
+        let line = line.split("//").next().unwrap_or("");
+        let mut rest = line;
+        while let Some(at) = rest.find("crate::") {
+            let preceded_by_ident = rest[..at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_');
+            rest = &rest[at + "crate::".len()..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !preceded_by_ident && !name.is_empty() {
+                found.insert(canonical(&name).to_string());
+            }
+        }
+    }
+    found
+}
+
+/// Module -> (imported module -> the first file that imports it).
+fn import_graph() -> BTreeMap<String, BTreeMap<String, PathBuf>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut graph: BTreeMap<String, BTreeMap<String, PathBuf>> = BTreeMap::new();
+    for path in rust_files(&src) {
+        if is_test_file(&path) {
+            continue;
+        }
+        let rel = path.strip_prefix(&src).unwrap();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
+        let module = first.trim_end_matches(".rs").to_string();
+        if module == "lib" || module == "main" {
+            continue; // the root re-exports everything; main sits above every layer
+        }
+        let text = fs::read_to_string(&path).unwrap();
+        let edges = graph.entry(module.clone()).or_default();
+        for dep in crate_paths(&text) {
+            if dep != module {
+                edges.entry(dep).or_insert_with(|| path.clone());
+            }
+        }
+    }
+    graph
+}
+
+#[test]
+fn every_top_level_module_sits_in_a_documented_layer() {
+    for module in import_graph().keys() {
+        assert!(
+            layer_of(module).is_some(),
+            "src/{module} is in no layer of LAYERS; add it here and to docs/architecture.md"
+        );
+    }
+}
+
+#[test]
+fn modules_import_only_layers_below_them() {
+    let mut wrong = Vec::new();
+    for (module, deps) in import_graph() {
+        let Some(own) = layer_of(&module) else {
+            continue;
+        };
+        for (dep, file) in deps {
+            match layer_of(&dep) {
+                Some(l) if l < own => {}
+                _ => wrong.push(format!("{} uses crate::{dep}", file.display())),
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports pointing up (or sideways) the layers of docs/architecture.md:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn there_are_no_import_circles_between_top_level_modules() {
+    let graph = import_graph();
+    // Depth-first search with colours: reaching a module still on the stack is a circle.
+    fn visit<'a>(
+        m: &'a str,
+        graph: &'a BTreeMap<String, BTreeMap<String, PathBuf>>,
+        stack: &mut Vec<&'a str>,
+        done: &mut BTreeSet<&'a str>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = stack.iter().position(|s| *s == m) {
+            let mut circle: Vec<String> = stack[at..].iter().map(|s| s.to_string()).collect();
+            circle.push(m.to_string());
+            return Some(circle);
+        }
+        if !done.insert(m) {
+            return None;
+        }
+        stack.push(m);
+        for dep in graph.get(m).into_iter().flat_map(|d| d.keys()) {
+            if let Some(c) = visit(dep, graph, stack, done) {
+                return Some(c);
+            }
+        }
+        stack.pop();
+        None
+    }
+    let mut done = BTreeSet::new();
+    for m in graph.keys() {
+        if let Some(circle) = visit(m, &graph, &mut Vec::new(), &mut done) {
+            panic!("import circle: {}", circle.join(" -> "));
+        }
+    }
+}
+
+#[test]
+fn the_layer_list_matches_the_architecture_document() {
+    let doc =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"))
+            .expect("docs/architecture.md");
+    // The numbered list "N. `a`, `b`: ..." under "Layers, lowest first".
+    let documented: Vec<Vec<String>> = doc
+        .lines()
+        .skip_while(|l| !l.starts_with("Layers, lowest first"))
+        .skip(2)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| {
+            let (num, rest) = l.split_once(". ")?;
+            num.parse::<u32>().ok()?;
+            let names = rest.split(':').next()?;
+            Some(
+                names
+                    .split(',')
+                    .map(|n| {
+                        n.trim()
+                            .trim_matches('`')
+                            .trim_end_matches(".rs")
+                            .to_string()
+                    })
+                    .collect(),
+            )
+        })
+        .collect();
+    let mut expected: Vec<Vec<String>> = LAYERS
+        .iter()
+        .map(|l| l.iter().map(|s| s.to_string()).collect())
+        .collect();
+    expected.push(vec!["main".into()]);
+    assert_eq!(
+        documented, expected,
+        "the layer list in docs/architecture.md and LAYERS in this test disagree"
+    );
+}
+
+#[test]
+fn the_engine_crate_depends_on_no_file_format_plot_or_cli_crate() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/engine/Cargo.toml");
+    let text = fs::read_to_string(&manifest).expect("crates/engine/Cargo.toml");
+    let mut section = String::new();
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            section = line.to_string();
+            continue;
+        }
+        let Some((key, _)) = line.split_once('=') else {
+            continue;
+        };
+        let key = key.trim().trim_matches('"');
+        assert!(
+            !FORBIDDEN_ENGINE_DEPS.contains(&key),
+            "{}: {section} lists {key}; the engine must stay free of {}",
+            manifest.display(),
+            FORBIDDEN_ENGINE_DEPS.join(", ")
+        );
+    }
+}
+
+#[test]
+fn the_scanner_sees_crate_paths_and_skips_comments_and_tests() {
+    let src = "use crate::engine::X;\nlet r = crate::run::go(); // crate::plot\n\
+               /// [`crate::sweep`]\nfoo_crate::nope\n#[cfg(test)]\nuse crate::commands;";
+    let found: Vec<String> = crate_paths(src).into_iter().collect();
+    assert_eq!(found, ["engine", "run"]);
+    assert_eq!(canonical("metrics"), "analysis");
+}
