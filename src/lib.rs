@@ -12,6 +12,7 @@ pub mod engine;
 pub mod metrics;
 pub mod model;
 pub mod plot;
+pub mod replay;
 pub mod report;
 pub mod run;
 pub mod scenario;

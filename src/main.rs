@@ -8,7 +8,8 @@ use clap::Parser;
 
 use bwsim::calibrate::{CalibrateArgs, ValidateArgs, probes::Mode};
 use bwsim::cli::{
-    CalibrateCliArgs, CheckArgs, Cli, Command, Format, ProbeMode, RunArgs, ValidateCliArgs,
+    CalibrateCliArgs, CheckArgs, Cli, Command, Format, ProbeMode, ReplayCliArgs, RunArgs,
+    ValidateCliArgs,
 };
 use bwsim::run::RunOptions;
 use bwsim::scenario;
@@ -23,6 +24,7 @@ fn main() -> ExitCode {
         Command::Sweep(args) => bwsim::sweep::sweep_command(args.into())
             .map(|()| ExitCode::SUCCESS)
             .map_err(classify),
+        Command::Replay(args) => replay(args),
         Command::Plot(args) => bwsim::sweep::plot_command(&args.csv, args.out.as_deref())
             .map(|_| ExitCode::SUCCESS)
             .map_err(classify),
@@ -54,6 +56,7 @@ fn classify(e: anyhow::Error) -> Failure {
             || c.is::<scenario::ScenarioError>()
             || c.is::<bwsim::calibrate::InputError>()
             || c.is::<bwsim::sweep::csv::CsvError>()
+            || c.is::<bwsim::replay::ReplayInputError>()
     });
     let msg = format!("{e:#}");
     if input {
@@ -133,5 +136,26 @@ fn validate(a: ValidateCliArgs) -> Result<ExitCode, Failure> {
         remeasured: a.remeasured,
     })
     .map_err(classify)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn replay(a: ReplayCliArgs) -> Result<ExitCode, Failure> {
+    let mut opts = bwsim::replay::ReplayOptions::new(a.scenario);
+    opts.sets = a.sets;
+    opts.param = a.param;
+    opts.calibration = a.calibration;
+    opts.dry_run = a.dry_run;
+    opts.out = a.out;
+    opts.runs = a.runs;
+    opts.gpu_harness = a.gpu_harness;
+    opts.nvml_period_ms = a.nvml_period_ms;
+    opts.host_ram_bytes = a.host_ram_gib.map(|g| g * 1024.0 * 1024.0 * 1024.0);
+    if a.small_buffers {
+        opts.buffers = bwsim::replay::kernels::BufferSizes::TEST;
+    }
+    let outcome = bwsim::replay::replay_command(&opts).map_err(classify)?;
+    for f in &outcome.files {
+        eprintln!("wrote {}", f.display());
+    }
     Ok(ExitCode::SUCCESS)
 }

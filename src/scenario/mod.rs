@@ -36,6 +36,7 @@ mod error;
 pub mod include;
 pub mod overrides;
 pub mod params;
+pub mod replay_info;
 pub mod schema;
 mod stages;
 mod summary;
@@ -65,6 +66,9 @@ pub struct Loaded {
     pub source: PathBuf,
     /// Provenance and notes (included files, overrides, warnings).
     pub summary: Summary,
+    /// What `bwsim replay` needs beyond the model, per stage (by [`crate::model::StageId`]):
+    /// the transfer as written and the GPU kernel to run.
+    pub replay: Vec<replay_info::StageReplayInfo>,
 }
 
 /// Where a scenario came from and what was noticed while loading it.
@@ -134,8 +138,10 @@ fn finish(mut doc: Document, root: &Path, sets: &[String]) -> Result<Loaded, Sce
             .map_err(|e| serde_error(e, &loc))?;
     let mut warnings = Vec::new();
     let model = build::build(&spec, &loc, &mut warnings)?;
+    let replay = replay_info::collect(&spec.workload, &model, &loc)?;
     Ok(Loaded {
         model,
+        replay,
         params,
         source: root.to_path_buf(),
         summary: Summary {
