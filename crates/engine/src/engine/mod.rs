@@ -4,8 +4,8 @@
 //! A run turns a [`Model`] into a stream of [`Observer`] callbacks:
 //!
 //! ```
-//! use bwsim::engine::{simulate, NullObserver};
-//! use bwsim::model::*;
+//! use bwsim_engine::engine::{simulate, NullObserver};
+//! use bwsim_engine::model::*;
 //!
 //! let model = Model {
 //!     name: "one stage".into(),
