@@ -142,9 +142,8 @@ impl KernelHost {
         let lines = self.lines();
         let steps = (lines as u64 * 2).clamp(200_000, 4_000_000);
         self.chase(0, steps / 4);
-        let t0 = Instant::now();
-        self.chase(0, steps);
-        let chase_ns_per_step = t0.elapsed().as_nanos() as f64 / steps as f64;
+        // Best of three throughout: the least disturbed run is the host's own rate.
+        let chase_ns_per_step = best_of(3, || self.chase(0, steps)) * 1e9 / steps as f64;
 
         // Stream with n = 1, 2, 4, ... threads at once.
         let mut counts = vec![1u32];
@@ -158,21 +157,20 @@ impl KernelHost {
         self.stream_bytes(0, 1, bytes / 4);
         let mut stream_gbps_per_thread = Vec::new();
         for &n in &counts {
-            let t0 = Instant::now();
-            std::thread::scope(|s| {
-                for i in 0..n {
-                    s.spawn(move || self.stream_bytes(i, n, bytes));
-                }
+            let secs = best_of(2, || {
+                std::thread::scope(|s| {
+                    for i in 0..n {
+                        s.spawn(move || self.stream_bytes(i, n, bytes));
+                    }
+                })
             });
-            let gbps = bytes as f64 / t0.elapsed().as_secs_f64() / 1e9;
+            let gbps = bytes as f64 / secs / 1e9;
             stream_gbps_per_thread.push((n, gbps));
         }
 
         let iters = 20_000_000u64;
         compute(iters / 4);
-        let t0 = Instant::now();
-        compute(iters);
-        let compute_iters_per_s = iters as f64 / t0.elapsed().as_secs_f64();
+        let compute_iters_per_s = iters as f64 / best_of(3, || compute(iters));
         HostRates {
             chase_ns_per_step,
             stream_gbps_per_thread,
@@ -261,6 +259,17 @@ impl KernelHost {
     }
 }
 
+/// Shortest wall time of `n` runs of `f`, seconds.
+fn best_of(n: u32, mut f: impl FnMut()) -> f64 {
+    (0..n.max(1))
+        .map(|_| {
+            let t0 = Instant::now();
+            f();
+            t0.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
 /// A dependent arithmetic loop (no memory traffic).
 fn compute(iters: u64) {
     let mut x = 0x1234_5678_9abc_def1u64;
@@ -347,9 +356,21 @@ mod tests {
         assert_eq!(host.rates.stream_gbps(2), 10.0 - 5.0 / 3.0);
     }
 
-    /// A kernel asked for X ms alone takes X ms (+-25%: a shared CI box is noisy).
+    /// A kernel asked for X ms alone takes X ms (+-25%: a shared CI box is noisy, so
+    /// the host is re-measured and the check retried up to three times).
     #[test]
     fn a_stage_alone_takes_its_standalone_time() {
+        let mut last = String::new();
+        for _ in 0..3 {
+            match alone_within_tolerance() {
+                Ok(()) => return,
+                Err(e) => last = e,
+            }
+        }
+        panic!("{last}");
+    }
+
+    fn alone_within_tolerance() -> Result<(), String> {
         let host = KernelHost::new(BufferSizes::TEST, 2);
         for (latency_frac, dram_bytes, threads) in [(0.0, 0.0, 1), (0.6, 0.3e9, 1), (0.2, 0.5e9, 2)]
         {
@@ -367,12 +388,14 @@ mod tests {
                 best = best.min(t0.elapsed().as_secs_f64());
             }
             let err = best / shape.standalone_s - 1.0;
-            assert!(
-                err.abs() < 0.25,
-                "{shape:?} took {best:.3} s ({:+.0}%), rates {:?}",
-                err * 100.0,
-                host.rates
-            );
+            if err.abs() >= 0.25 {
+                return Err(format!(
+                    "{shape:?} took {best:.3} s ({:+.0}%), rates {:?}",
+                    err * 100.0,
+                    host.rates
+                ));
+            }
         }
+        Ok(())
     }
 }
