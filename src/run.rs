@@ -39,7 +39,7 @@ pub fn run_model_with<O: Observer>(
     let started = Instant::now();
     let summary = simulate(model, &mut Tee(&mut metrics, extra))?;
     let wall = started.elapsed().as_secs_f64();
-    let mut report = Report::build(model, &metrics, &summary, wall);
+    let mut report = Report::build(model, &metrics.finish(&summary), wall);
     if opts.ideal {
         report.ideal_seconds_per_job = Some(ideal_seconds_per_job(model)?);
     }
@@ -69,6 +69,6 @@ fn ideal_seconds_per_job(model: &Model) -> Result<f64, EngineError> {
     let m = uncontended(model);
     let mut metrics = Metrics::new(&m);
     let summary = simulate(&m, &mut metrics)?;
-    let r = Report::build(&m, &metrics, &summary, 0.0);
+    let r = Report::build(&m, &metrics.finish(&summary), 0.0);
     Ok(r.seconds_per_job)
 }

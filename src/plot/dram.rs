@@ -8,9 +8,10 @@ use super::common::{builder, draw_band, draw_line, layout, mesh, points, x_range
 use super::legend::{Entry, Swatch};
 use super::render::Chart;
 use super::style::{INK, color, key_label};
+use crate::keys;
 use crate::sweep::table::SweepTable;
 
-const UTIL: &str = "dram.mean_utilization";
+const UTIL: &str = keys::DRAM_MEAN_UTILIZATION;
 
 /// The DRAM chart of a sweep.
 pub struct DramChart<'a>(pub &'a SweepTable);

@@ -8,10 +8,11 @@ use super::common::{builder, draw_band, draw_between, draw_line, layout, mesh, p
 use super::legend::{Entry, Swatch};
 use super::render::Chart;
 use super::style::{INK, color, fmt_tick, key_label};
+use crate::keys;
 use crate::sweep::table::SweepTable;
 
-const TRUE: &str = "gpu.true_busy_frac";
-const BRACKETED: &str = "gpu.bracketed_busy_frac";
+const TRUE: &str = keys::GPU_TRUE_BUSY_FRAC;
+const BRACKETED: &str = keys::GPU_BRACKETED_BUSY_FRAC;
 
 /// The GPU utilisation chart of a sweep.
 pub struct GpuChart<'a>(pub &'a SweepTable);

@@ -11,13 +11,14 @@ use super::common::{builder, draw_line, layout, mesh, padded, points, x_range};
 use super::legend::{Entry, Swatch};
 use super::render::Chart;
 use super::style::{GREY, INK, PALETTE, color, fmt_tick, key_label};
+use crate::keys;
 use crate::sweep::table::SweepTable;
 
 /// The stage inflation chart of a sweep.
 pub struct InflationChart<'a>(pub &'a SweepTable);
 
 fn metric(stage: &str) -> String {
-    format!("stages.{stage}.inflation")
+    keys::stage_metric(stage, keys::STAGE_INFLATION)
 }
 
 /// Stages whose inflation never leaves 1x by more than this are not drawn (they would
@@ -28,7 +29,7 @@ impl InflationChart<'_> {
     /// Stages worth a line, most inflated first, and how many stay flat at 1x.
     fn stages(&self) -> (Vec<String>, usize) {
         let t = self.0;
-        let all = t.stages_with("inflation");
+        let all = t.stages_with(keys::STAGE_INFLATION);
         let mut drawn: Vec<(String, f64)> = all
             .iter()
             .map(|st| {

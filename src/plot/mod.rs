@@ -18,28 +18,41 @@ use std::path::{Path, PathBuf};
 
 pub use render::{Chart, render};
 
+use crate::keys;
 use crate::sweep::table::SweepTable;
 use crate::trace::TraceRecorder;
+
+/// Every report key a sweep chart reads (stage charts read
+/// `stages.<name>.`[`keys::STAGE_INFLATION`]).
+pub const KEYS_READ: [&str; 7] = [
+    keys::JOBS_PER_HOUR,
+    keys::SECONDS_PER_JOB,
+    keys::IDEAL_SECONDS_PER_JOB,
+    keys::IDEAL_JOBS_PER_HOUR,
+    keys::GPU_TRUE_BUSY_FRAC,
+    keys::GPU_BRACKETED_BUSY_FRAC,
+    keys::DRAM_MEAN_UTILIZATION,
+];
 
 /// Draws every sweep chart whose metrics the table has into `dir`; returns the files.
 /// Charts: `throughput`, `gpu_utilisation`, `inflation`, `dram` (.png and .svg).
 pub fn sweep_plots(table: &SweepTable, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let has = |m: &str| table.metric_index(m).is_some();
     let mut files = Vec::new();
-    if has("jobs_per_hour") || has("seconds_per_job") {
+    if has(keys::JOBS_PER_HOUR) || has(keys::SECONDS_PER_JOB) {
         files.extend(render(
             &throughput::ThroughputChart(table),
             dir,
             "throughput",
         )?);
     }
-    if has("gpu.true_busy_frac") || has("gpu.bracketed_busy_frac") {
+    if has(keys::GPU_TRUE_BUSY_FRAC) || has(keys::GPU_BRACKETED_BUSY_FRAC) {
         files.extend(render(&gpu::GpuChart(table), dir, "gpu_utilisation")?);
     }
-    if !table.stages_with("inflation").is_empty() {
+    if !table.stages_with(keys::STAGE_INFLATION).is_empty() {
         files.extend(render(&inflation::InflationChart(table), dir, "inflation")?);
     }
-    if has("dram.mean_utilization") {
+    if has(keys::DRAM_MEAN_UTILIZATION) {
         files.extend(render(&dram::DramChart(table), dir, "dram")?);
     }
     Ok(files)

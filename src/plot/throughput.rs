@@ -9,6 +9,7 @@ use super::common::{builder, draw_band, draw_line, layout, mesh, padded, points,
 use super::legend::{Entry, Swatch};
 use super::render::Chart;
 use super::style::{INK, color, fmt_tick, key_label, legend_font};
+use crate::keys;
 use crate::sweep::knee::{KNEE_TOLERANCE, find_knees};
 use crate::sweep::table::SweepTable;
 
@@ -17,8 +18,8 @@ pub struct ThroughputChart<'a>(pub &'a SweepTable);
 
 /// Ideal (no contention) jobs/hour and seconds/job at a row, from `ideal.*` metrics.
 fn ideal(t: &SweepTable, row: usize) -> Option<(f64, f64)> {
-    let spj = t.stat(row, "ideal.seconds_per_job").map(|s| s.mean);
-    let jph = t.stat(row, "ideal.jobs_per_hour").map(|s| s.mean);
+    let spj = t.stat(row, keys::IDEAL_SECONDS_PER_JOB).map(|s| s.mean);
+    let jph = t.stat(row, keys::IDEAL_JOBS_PER_HOUR).map(|s| s.mean);
     match (jph, spj) {
         (Some(j), Some(s)) => Some((j, s)),
         (Some(j), None) if j > 0.0 => Some((j, 3600.0 / j)),
@@ -70,7 +71,7 @@ impl Chart for ThroughputChart<'_> {
             (
                 &top,
                 Panel {
-                    metric: "jobs_per_hour",
+                    metric: keys::JOBS_PER_HOUR,
                     y_desc: "throughput (jobs/hour)",
                     ideal: |j, _| j,
                 },
@@ -78,7 +79,7 @@ impl Chart for ThroughputChart<'_> {
             (
                 &bottom,
                 Panel {
-                    metric: "seconds_per_job",
+                    metric: keys::SECONDS_PER_JOB,
                     y_desc: "time per job (s/job)",
                     ideal: |_, s| s,
                 },
@@ -126,7 +127,7 @@ impl Chart for ThroughputChart<'_> {
                     4,
                     c.stroke_width(2),
                 ))?;
-                if p.metric == "jobs_per_hour" && knees.len() == 1 {
+                if p.metric == keys::JOBS_PER_HOUR && knees.len() == 1 {
                     let right_half = x > (x0 + x1) / 2.0;
                     let anchor = if right_half { HPos::Right } else { HPos::Left };
                     let dx = if right_half { -8 } else { 8 };

@@ -379,8 +379,14 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
         }
     }
 
-    let dir = crate::sweep::outdir::resolve(opts.out.as_deref(), &model.name);
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let dir = match &opts.out {
+        Some(d) => {
+            crate::output::check_dir_target(d)?;
+            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+            d.clone()
+        }
+        None => crate::output::reserve_unique_folder(&crate::output::default_folder(&model.name))?,
+    };
     let mut files = Vec::new();
     let mut results = Vec::new();
     for (i, p) in points.iter().enumerate() {
@@ -397,7 +403,7 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
             );
             let (m, log) = replay_point(p, &cpu, harness.as_ref(), opts.nvml_period_ms)?;
             let path = dir.join(format!("timeline-p{i}-r{r}.log"));
-            crate::atomic_file::write_atomic(&path, log.as_bytes())?;
+            crate::output::write_atomic(&path, log.as_bytes())?;
             files.push(path);
             runs.push(m);
         }
@@ -417,10 +423,10 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
         "gpu": harness.as_ref().map(|h| h.info.clone()),
     });
     let csv = dir.join("replay.csv");
-    crate::atomic_file::write_atomic(&csv, compare::to_csv(&results).as_bytes())?;
+    crate::output::write_atomic(&csv, compare::to_csv(&results).as_bytes())?;
     let json_path = dir.join("replay.json");
     let doc = compare::to_json(&model.name, host, &results);
-    crate::atomic_file::write_atomic(&json_path, format!("{doc:#}\n").as_bytes())?;
+    crate::output::write_atomic(&json_path, format!("{doc:#}\n").as_bytes())?;
     files.push(csv);
     files.push(json_path);
     let x_key = opts

@@ -30,7 +30,10 @@ pub fn timeline_log(model: &Model, rec: &Recording) -> String {
 
 /// Writes the TIMELINE log of a replay to `path` atomically.
 pub fn write_timeline_log(model: &Model, rec: &Recording, path: &Path) -> anyhow::Result<()> {
-    crate::atomic_file::write_atomic(path, timeline_log(model, rec).as_bytes())
+    Ok(crate::output::write_atomic(
+        path,
+        timeline_log(model, rec).as_bytes(),
+    )?)
 }
 
 #[cfg(test)]

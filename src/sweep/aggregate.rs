@@ -7,13 +7,14 @@ use serde_json::Value;
 use super::runner::PointRun;
 use super::stats::summarize;
 use super::table::{Row, Stat, SweepTable};
+use crate::keys;
 
 /// Metrics listed first in the CSV, when present; the rest follow in report order.
 const HEADLINE: [&str; 4] = [
-    "jobs_per_hour",
-    "seconds_per_job",
-    "jobs_completed",
-    "sim_time_s",
+    keys::JOBS_PER_HOUR,
+    keys::SECONDS_PER_JOB,
+    keys::JOBS_COMPLETED,
+    keys::SIM_TIME_S,
 ];
 
 /// Leaves that are not metrics of the simulated system: wall-clock times measure the
@@ -133,6 +134,7 @@ pub fn aggregate(scenario: &str, keys: &[String], runs: &[PointRun]) -> SweepTab
             Row {
                 values: p.point.values.clone(),
                 seeds: p.reports.len(),
+                stalled: p.reports.iter().filter(|r| report_stalled(r)).count(),
                 stats,
                 bottleneck: modal_bottleneck(&p.reports)
                     .map(|(r, _)| r)
@@ -146,6 +148,18 @@ pub fn aggregate(scenario: &str, keys: &[String], runs: &[PointRun]) -> SweepTab
         metrics,
         rows,
     }
+}
+
+/// True when a run's report says it stalled (a note beginning "stalled").
+pub fn report_stalled(report: &Value) -> bool {
+    report
+        .get("notes")
+        .and_then(Value::as_array)
+        .is_some_and(|notes| {
+            notes
+                .iter()
+                .any(|n| n.as_str().is_some_and(|n| n.starts_with("stalled")))
+        })
 }
 
 #[cfg(test)]

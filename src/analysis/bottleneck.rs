@@ -12,8 +12,8 @@
 
 use std::collections::BTreeMap;
 
+use super::run_stats::RunStats;
 use crate::engine::RateKind;
-use crate::metrics::Metrics;
 use crate::model::{HoldResource, Model, StageId};
 
 /// Occupancy above which a queued-for holdable counts as a serial section.
@@ -32,41 +32,24 @@ pub struct Bottleneck {
     pub blame_s: BTreeMap<String, f64>,
 }
 
-/// Runs the analysis on a finished run's metrics.
-pub fn analyse(model: &Model, m: &Metrics) -> Bottleneck {
-    let occupancy = m.hold_occupancy();
-    let util = m.rate_utilisation();
-    // Group per-GPU instances of one resource into families.
-    let waits = m.hold_wait_s();
-    let mut families: BTreeMap<HoldResource, (f64, u64, f64, Vec<usize>)> = BTreeMap::new();
-    for (i, h) in m.holds.iter().enumerate() {
-        let e = families
-            .entry(h.resource)
-            .or_insert((0.0, 0, 0.0, Vec::new()));
-        e.0 += m.in_use_integral[i];
-        e.1 += h.capacity;
-        e.2 += waits[i];
-        e.3.push(i);
-    }
-    let window = m.window_s();
-    let serial = families
-        .iter()
-        .filter(|(_, (_, cap, waits, _))| *waits > 0.0 && *cap > 0)
-        .map(|(r, (integral, cap, _, idx))| {
-            (
-                *r,
-                integral / window.max(1e-30) / *cap as f64,
-                *integral,
-                idx,
-            )
-        })
-        .filter(|&(_, occ, _, _)| occ >= SATURATED)
-        .max_by(|a, b| a.1.total_cmp(&b.1));
+/// All instances of one holdable resource (e.g. every GPU's mutex) taken together.
+#[derive(Default)]
+struct Family {
+    held_s: f64,
+    capacity: u64,
+    wait_s: f64,
+    first_instance: usize,
+}
 
-    if let Some((resource, occ, held_s, idx)) = serial {
-        let name = family_name(model, resource, &m.holds[idx[0]].name);
+/// Runs the analysis on a finished run's statistics.
+pub fn analyse(model: &Model, m: &RunStats) -> Bottleneck {
+    let window = m.window.window_s;
+    if let Some((resource, occ, held_s, first)) = serial_section(m) {
+        let name = family_name(model, resource, &m.holds[first].info.name);
         return analyse_serial(model, m, resource, &name, occ, held_s);
     }
+    let occupancy = m.hold_occupancy();
+    let util = m.rate_utilisation();
 
     // No serial section: the busiest rate resource or holdable.
     let mut best: Option<(String, f64, String)> = None;
@@ -75,12 +58,12 @@ pub fn analyse(model: &Model, m: &Metrics) -> Bottleneck {
             best = Some((name, u, why));
         }
     };
-    for (i, r) in m.rates.iter().enumerate() {
+    for (i, r) in m.rates.iter().map(|r| &r.info).enumerate() {
         let why = match r.kind {
             RateKind::Dram => format!(
                 "{:.0}% mean DRAM bandwidth utilisation, latency-bound work slowed {:.2}x on average",
                 util[i] * 100.0,
-                m.slowdown_integral / window.max(1e-30)
+                m.dram.slowdown_integral / window.max(1e-30)
             ),
             _ => format!("{:.0}% mean utilisation", util[i] * 100.0),
         };
@@ -88,7 +71,7 @@ pub fn analyse(model: &Model, m: &Metrics) -> Bottleneck {
     }
     for (i, h) in m.holds.iter().enumerate() {
         consider(
-            h.name.clone(),
+            h.info.name.clone(),
             occupancy[i],
             format!("{:.0}% mean occupancy", occupancy[i] * 100.0),
         );
@@ -106,6 +89,36 @@ pub fn analyse(model: &Model, m: &Metrics) -> Bottleneck {
             blame_s: BTreeMap::new(),
         },
     }
+}
+
+/// The most occupied holdable family that stages waited for, if it is saturated:
+/// (resource, occupancy, held seconds, its first instance).
+fn serial_section(m: &RunStats) -> Option<(HoldResource, f64, f64, usize)> {
+    // Group per-GPU instances of one resource into families.
+    let mut families: BTreeMap<HoldResource, Family> = BTreeMap::new();
+    for (i, h) in m.holds.iter().enumerate() {
+        let f = families.entry(h.info.resource).or_insert(Family {
+            first_instance: i,
+            ..Family::default()
+        });
+        f.held_s += h.in_use_integral;
+        f.capacity += h.info.capacity;
+        f.wait_s += h.wait_s;
+    }
+    let window = m.window.window_s;
+    families
+        .iter()
+        .filter(|(_, f)| f.wait_s > 0.0 && f.capacity > 0)
+        .map(|(r, f)| {
+            (
+                *r,
+                f.held_s / window.max(1e-30) / f.capacity as f64,
+                f.held_s,
+                f.first_instance,
+            )
+        })
+        .filter(|&(_, occ, _, _)| occ >= SATURATED)
+        .max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
 fn family_name(model: &Model, r: HoldResource, instance_name: &str) -> String {
@@ -149,20 +162,17 @@ fn ancestors(model: &Model, of: StageId) -> Vec<bool> {
     seen
 }
 
-fn limiter_name(m: &Metrics, slot: usize) -> String {
-    if slot < m.rates.len() {
-        match m.rates[slot].kind {
-            RateKind::Dram => "dram".into(),
-            _ => m.rates[slot].name.clone(),
-        }
-    } else {
-        "dram".into() // DRAM latency
+/// What a loss is blamed on: DRAM bandwidth and DRAM latency both count as "dram".
+fn limiter_name(m: &RunStats, rate: Option<usize>) -> String {
+    match rate {
+        Some(i) if m.rate_kind(i) != RateKind::Dram => m.rates[i].info.name.clone(),
+        _ => "dram".into(),
     }
 }
 
 fn analyse_serial(
     model: &Model,
-    m: &Metrics,
+    m: &RunStats,
     resource: HoldResource,
     name: &str,
     occ: f64,
@@ -187,18 +197,18 @@ fn analyse_serial(
     let mut covered = 0.0;
     for (i, acc) in m.stages.iter().enumerate().filter(|(i, _)| in_region[*i]) {
         productive += acc.standalone_s;
-        for (slot, &l) in acc.lost_s.iter().enumerate() {
+        for (rate, l) in acc.losses() {
             if l > 0.0 {
-                *blame.entry(limiter_name(m, slot)).or_default() += l;
+                *blame.entry(limiter_name(m, rate)).or_default() += l;
             }
         }
         if acquirer[i] {
             covered += acc.actual_s;
         } else {
             covered += acc.ready_to_end_s;
-            for (h, &w) in acc.wait_by_hold.iter().enumerate() {
+            for (h, &w) in acc.wait_by_hold_s.iter().enumerate() {
                 if w > 0.0 {
-                    *blame.entry(m.holds[h].name.clone()).or_default() += w;
+                    *blame.entry(m.holds[h].info.name.clone()).or_default() += w;
                 }
             }
         }
@@ -218,9 +228,9 @@ fn analyse_serial(
         let mut weights: BTreeMap<String, f64> = BTreeMap::new();
         for &o in &outside {
             let acc = &m.stages[o];
-            for (slot, &l) in acc.lost_s.iter().enumerate() {
+            for (rate, l) in acc.losses() {
                 if l > 0.0 {
-                    *weights.entry(limiter_name(m, slot)).or_default() += l;
+                    *weights.entry(limiter_name(m, rate)).or_default() += l;
                 }
             }
             *weights

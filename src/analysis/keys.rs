@@ -1,0 +1,110 @@
+//! Metric names of the JSON report, as dotted paths, in one place. The JSON exporter
+//! writes them, charts and sweep tables read them, so renaming a key here renames it
+//! everywhere and a chart can never ask for a key the report no longer writes.
+
+pub const SCENARIO: &str = "scenario";
+pub const SEED: &str = "seed";
+pub const JOBS_COMPLETED: &str = "jobs_completed";
+pub const JOBS_MEASURED: &str = "jobs_measured";
+pub const WARMUP_JOBS: &str = "warmup_jobs";
+pub const SIM_TIME_S: &str = "sim_time_s";
+pub const WINDOW_S: &str = "window_s";
+pub const SECONDS_PER_JOB: &str = "seconds_per_job";
+pub const JOBS_PER_HOUR: &str = "jobs_per_hour";
+pub const RESPONSE_MEAN_S: &str = "response.mean_s";
+pub const RESPONSE_MAX_S: &str = "response.max_s";
+pub const IDEAL_SECONDS_PER_JOB: &str = "ideal.seconds_per_job";
+pub const IDEAL_JOBS_PER_HOUR: &str = "ideal.jobs_per_hour";
+pub const GPU_TRUE_BUSY_FRAC: &str = "gpu.true_busy_frac";
+pub const GPU_BRACKETED_BUSY_FRAC: &str = "gpu.bracketed_busy_frac";
+pub const GPU_BRACKETED_SECONDS_PER_JOB: &str = "gpu.bracketed_seconds_per_job";
+/// Object: span name -> mean length, seconds.
+pub const GPU_SPANS_MEAN_S: &str = "gpu.spans_mean_s";
+pub const DRAM_CAPACITY_GBPS: &str = "dram.capacity_gbps";
+pub const DRAM_MEAN_UTILIZATION: &str = "dram.mean_utilization";
+pub const DRAM_MEAN_GBPS: &str = "dram.mean_gbps";
+pub const DRAM_PEAK_GBPS: &str = "dram.peak_gbps";
+pub const DRAM_MEAN_LATENCY_SLOWDOWN: &str = "dram.mean_latency_slowdown";
+pub const DRAM_MAX_LATENCY_SLOWDOWN: &str = "dram.max_latency_slowdown";
+/// Object: stage name -> the `STAGE_*` leaves.
+pub const STAGES: &str = "stages";
+/// Object: rate resource name -> capacity, mean_utilization, peak.
+pub const RATES: &str = "rates";
+/// Object: holdable instance name -> capacity, mean_occupancy, peak, wait_s.
+pub const HOLDS: &str = "holds";
+pub const RAM_PEAK_GIB: &str = "ram.peak_gib";
+pub const RAM_CAPACITY_GIB: &str = "ram.capacity_gib";
+pub const VRAM_PEAK_GIB: &str = "vram.peak_gib";
+pub const BOTTLENECK_RESOURCE: &str = "bottleneck.resource";
+pub const BOTTLENECK_REASON: &str = "bottleneck.reason";
+/// Object: resource -> seconds blamed on it.
+pub const BOTTLENECK_BLAME_S: &str = "bottleneck.blame_s";
+pub const LITTLE_L: &str = "little.l";
+pub const LITTLE_LAMBDA_W: &str = "little.lambda_w";
+pub const NOTES: &str = "notes";
+pub const ENGINE_EVENTS: &str = "engine.events";
+pub const ENGINE_WALL_S: &str = "engine.wall_s";
+
+/// Leaves under `stages.<name>.`
+pub const STAGE_COUNT: &str = "count";
+pub const STAGE_MEAN_S: &str = "mean_s";
+pub const STAGE_STANDALONE_MEAN_S: &str = "standalone_mean_s";
+pub const STAGE_INFLATION: &str = "inflation";
+pub const STAGE_MEAN_WAIT_S: &str = "mean_wait_s";
+pub const STAGE_LOST_S: &str = "lost_s";
+
+/// Every fixed key the JSON report writes, in the order it writes them.
+pub const ALL: [&str; 37] = [
+    SCENARIO,
+    SEED,
+    JOBS_COMPLETED,
+    JOBS_MEASURED,
+    WARMUP_JOBS,
+    SIM_TIME_S,
+    WINDOW_S,
+    SECONDS_PER_JOB,
+    JOBS_PER_HOUR,
+    RESPONSE_MEAN_S,
+    RESPONSE_MAX_S,
+    IDEAL_SECONDS_PER_JOB,
+    IDEAL_JOBS_PER_HOUR,
+    GPU_TRUE_BUSY_FRAC,
+    GPU_BRACKETED_BUSY_FRAC,
+    GPU_BRACKETED_SECONDS_PER_JOB,
+    GPU_SPANS_MEAN_S,
+    DRAM_CAPACITY_GBPS,
+    DRAM_MEAN_UTILIZATION,
+    DRAM_MEAN_GBPS,
+    DRAM_PEAK_GBPS,
+    DRAM_MEAN_LATENCY_SLOWDOWN,
+    DRAM_MAX_LATENCY_SLOWDOWN,
+    STAGES,
+    RATES,
+    HOLDS,
+    RAM_PEAK_GIB,
+    RAM_CAPACITY_GIB,
+    VRAM_PEAK_GIB,
+    BOTTLENECK_RESOURCE,
+    BOTTLENECK_REASON,
+    BOTTLENECK_BLAME_S,
+    LITTLE_L,
+    LITTLE_LAMBDA_W,
+    NOTES,
+    ENGINE_EVENTS,
+    ENGINE_WALL_S,
+];
+
+/// Every leaf the JSON report writes under each stage, in order.
+pub const STAGE_LEAVES: [&str; 6] = [
+    STAGE_COUNT,
+    STAGE_MEAN_S,
+    STAGE_STANDALONE_MEAN_S,
+    STAGE_INFLATION,
+    STAGE_MEAN_WAIT_S,
+    STAGE_LOST_S,
+];
+
+/// The dotted key of one stage's metric, e.g. `stages.synth.inflation`.
+pub fn stage_metric(stage: &str, leaf: &str) -> String {
+    format!("{STAGES}.{stage}.{leaf}")
+}

@@ -1,0 +1,423 @@
+//! Streaming statistics from engine events: constant memory in the number of jobs.
+//!
+//! The measurement window opens when the warm-up jobs have completed (at time zero when
+//! there is no warm-up); time-weighted quantities (utilisations, busy fractions) are
+//! integrated over the window, per-stage and per-job statistics skip warm-up jobs.
+//! [`Metrics::finish`] hands the totals over as an immutable [`RunStats`].
+
+use std::collections::HashMap;
+
+use super::run_stats::{
+    DramTotals, GpuTotals, HoldTotals, RateTotals, RunStats, RunTotals, SpanTotals, StageTotals,
+    WindowTotals,
+};
+use crate::engine::{
+    HoldResourceInfo, JOB_LEVEL, Observer, RateKind, RateResourceInfo, RunSummary, StageRecord,
+    StageRef,
+};
+use crate::model::{Edge, MarkerId, Model};
+use crate::time::SimTime;
+
+/// Where the clock stands and which jobs count.
+struct Clock {
+    warmup: u64,
+    completions: u64,
+    window_start: Option<SimTime>,
+    end: SimTime,
+    last: SimTime,
+}
+
+/// Jobs counted over the window and their response times.
+#[derive(Default)]
+struct Jobs {
+    measured: u64,
+    window_completions: u64,
+    response_sum: f64,
+    response_max: f64,
+    in_system: u64,
+    in_system_integral: f64,
+}
+
+/// Rate resources: current draw, its integral and peak; DRAM latency slowdown.
+struct Rates {
+    info: Vec<RateResourceInfo>,
+    usage: Vec<f64>,
+    usage_integral: Vec<f64>,
+    usage_peak: Vec<f64>,
+    slowdown: f64,
+    slowdown_integral: f64,
+    slowdown_max: f64,
+}
+
+/// Holdable instances: units in use, their integral and peak.
+#[derive(Default)]
+struct Holds {
+    info: Vec<HoldResourceInfo>,
+    in_use: Vec<u64>,
+    in_use_integral: Vec<f64>,
+    in_use_peak: Vec<u64>,
+}
+
+/// Per GPU: kernels running and gpu_busy brackets open, with their busy integrals.
+struct Gpus {
+    kernels_running: Vec<u32>,
+    kernel_busy: Vec<f64>,
+    brackets_open: Vec<u32>,
+    bracket_busy: Vec<f64>,
+    kernel_stage: Vec<bool>,
+}
+
+/// Instrumentation spans: which markers open and close them, which are open, their sums.
+struct Spans {
+    from: Vec<Vec<usize>>,
+    to: Vec<Vec<usize>>,
+    /// (span, job, partition key) -> (GPU, opened at).
+    open: HashMap<(usize, u64, u32), (u32, SimTime)>,
+    totals: Vec<SpanTotals>,
+    gpu_busy_total_s: f64,
+}
+
+/// A streaming metrics collector; feed it to the engine, then call [`Metrics::finish`].
+pub struct Metrics<'m> {
+    model: &'m Model,
+    clock: Clock,
+    jobs: Jobs,
+    stages: Vec<StageTotals>,
+    rates: Rates,
+    holds: Holds,
+    gpus: Gpus,
+    spans: Spans,
+}
+
+impl<'m> Metrics<'m> {
+    /// A collector for one run of `model`.
+    pub fn new(model: &'m Model) -> Self {
+        let ngpu = model.hardware.gpus.len().max(1);
+        let nm = model.instrumentation.markers.len();
+        let mut from = vec![Vec::new(); nm];
+        let mut to = vec![Vec::new(); nm];
+        for (i, s) in model.instrumentation.spans.iter().enumerate() {
+            from[s.from].push(i);
+            to[s.to].push(i);
+        }
+        let warmup = model.arrivals.warmup_jobs;
+        Self {
+            model,
+            clock: Clock {
+                warmup,
+                completions: 0,
+                window_start: (warmup == 0).then_some(SimTime::ZERO),
+                end: SimTime::ZERO,
+                last: SimTime::ZERO,
+            },
+            jobs: Jobs::default(),
+            stages: vec![StageTotals::default(); model.workload.stages.len()],
+            rates: Rates {
+                info: Vec::new(),
+                usage: Vec::new(),
+                usage_integral: Vec::new(),
+                usage_peak: Vec::new(),
+                slowdown: 1.0,
+                slowdown_integral: 0.0,
+                slowdown_max: 1.0,
+            },
+            holds: Holds::default(),
+            gpus: Gpus {
+                kernels_running: vec![0; ngpu],
+                kernel_busy: vec![0.0; ngpu],
+                brackets_open: vec![0; ngpu],
+                bracket_busy: vec![0.0; ngpu],
+                kernel_stage: model.workload.stages.iter().map(|s| s.gpu_kernel).collect(),
+            },
+            spans: Spans {
+                from,
+                to,
+                open: HashMap::new(),
+                totals: vec![SpanTotals::default(); model.instrumentation.spans.len()],
+                gpu_busy_total_s: 0.0,
+            },
+        }
+    }
+
+    /// Integrates the current state over [last, t] when inside the window.
+    fn advance(&mut self, t: SimTime) {
+        if let Some(w) = self.clock.window_start {
+            let from = self.clock.last.max(w);
+            if t > from {
+                let dt = (t - from) as f64 * 1e-9;
+                let r = &mut self.rates;
+                for (i, u) in r.usage.iter().enumerate() {
+                    r.usage_integral[i] += u * dt;
+                }
+                r.slowdown_integral += r.slowdown * dt;
+                let h = &mut self.holds;
+                for (i, &n) in h.in_use.iter().enumerate() {
+                    h.in_use_integral[i] += n as f64 * dt;
+                }
+                let g = &mut self.gpus;
+                for i in 0..g.kernels_running.len() {
+                    if g.kernels_running[i] > 0 {
+                        g.kernel_busy[i] += dt;
+                    }
+                    if g.brackets_open[i] > 0 {
+                        g.bracket_busy[i] += dt;
+                    }
+                }
+                self.jobs.in_system_integral += self.jobs.in_system as f64 * dt;
+            }
+        }
+        self.clock.last = self.clock.last.max(t);
+    }
+
+    fn in_window(&self) -> bool {
+        self.clock.window_start.is_some()
+    }
+
+    fn measured(&self, job: u64) -> bool {
+        job >= self.clock.warmup
+    }
+
+    /// Length of the measurement window, seconds.
+    fn window_s(&self) -> f64 {
+        match self.clock.window_start {
+            Some(w) if self.clock.end > w => (self.clock.end - w) as f64 * 1e-9,
+            _ => 0.0,
+        }
+    }
+
+    fn gpu_index(&self, gpu: Option<u32>) -> usize {
+        (gpu.unwrap_or(0) as usize).min(self.gpus.kernels_running.len() - 1)
+    }
+
+    fn partition_key(&self, marker: MarkerId, partition: u32) -> u32 {
+        let stage = self.model.instrumentation.markers[marker].stage;
+        if self.model.workload.stages[stage].per_partition {
+            partition
+        } else {
+            JOB_LEVEL
+        }
+    }
+
+    /// Closes the spans `marker` ends for this job and partition key.
+    fn close_spans(&mut self, t: SimTime, marker: MarkerId, job: u64, key: u32) {
+        for i in 0..self.spans.to[marker].len() {
+            let span = self.spans.to[marker][i];
+            let mut closed: Vec<(u32, SimTime)> = Vec::new();
+            if let Some(v) = self.spans.open.remove(&(span, job, key)) {
+                closed.push(v);
+            } else if key == JOB_LEVEL {
+                // A per-partition span closed by a job-level marker closes them all.
+                let keys: Vec<_> = self
+                    .spans
+                    .open
+                    .keys()
+                    .filter(|k| k.0 == span && k.1 == job)
+                    .copied()
+                    .collect();
+                for k in keys {
+                    closed.extend(self.spans.open.remove(&k));
+                }
+            }
+            let gpu_busy = self.model.instrumentation.spans[span].gpu_busy;
+            for (g, opened) in closed {
+                if gpu_busy {
+                    self.gpus.brackets_open[g as usize] -= 1;
+                }
+                if self.measured(job) {
+                    let len = (t - opened) as f64 * 1e-9;
+                    self.spans.totals[span].sum_s += len;
+                    self.spans.totals[span].count += 1;
+                    if gpu_busy {
+                        self.spans.gpu_busy_total_s += len;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Hands the totals over; `summary` is what the engine returned for the same run.
+    pub fn finish(self, summary: &RunSummary) -> RunStats {
+        let window = WindowTotals {
+            window_s: self.window_s(),
+            completions: self.jobs.window_completions,
+            measured_jobs: self.jobs.measured,
+            response_sum_s: self.jobs.response_sum,
+            response_max_s: self.jobs.response_max,
+        };
+        let mut holds: Vec<HoldTotals> = (self.holds.info.into_iter())
+            .zip(self.holds.in_use_integral)
+            .zip(self.holds.in_use_peak)
+            .map(|((info, in_use_integral), peak)| HoldTotals {
+                info,
+                in_use_integral,
+                peak,
+                wait_s: 0.0,
+            })
+            .collect();
+        for acc in &self.stages {
+            for (h, w) in holds.iter_mut().zip(&acc.wait_by_hold_s) {
+                h.wait_s += w;
+            }
+        }
+        let dram_index = self
+            .rates
+            .info
+            .iter()
+            .position(|r| r.kind == RateKind::Dram);
+        let rates = (self.rates.info.into_iter())
+            .zip(self.rates.usage_integral)
+            .zip(self.rates.usage_peak)
+            .map(|((info, usage_integral), peak)| RateTotals {
+                info,
+                usage_integral,
+                peak,
+            })
+            .collect();
+        RunStats {
+            run: RunTotals {
+                jobs_completed: summary.jobs_completed,
+                end_s: summary.end.as_secs(),
+                events: summary.events,
+            },
+            window,
+            stages: self.stages,
+            gpu: GpuTotals {
+                kernel_busy_s: self.gpus.kernel_busy,
+                bracket_busy_s: self.gpus.bracket_busy,
+                bracketed_span_total_s: self.spans.gpu_busy_total_s,
+                spans: self.spans.totals,
+            },
+            dram: DramTotals {
+                rate_index: dram_index,
+                slowdown_integral: self.rates.slowdown_integral,
+                slowdown_max: self.rates.slowdown_max,
+            },
+            rates,
+            holds,
+            in_system_integral: self.jobs.in_system_integral,
+            stalled: summary.stalled.map(|s| s.to_string()),
+        }
+    }
+}
+
+impl Observer for Metrics<'_> {
+    fn resources(&mut self, rates: &[RateResourceInfo], holds: &[HoldResourceInfo]) {
+        let nr = rates.len();
+        self.rates.info = rates.to_vec();
+        self.rates.usage = vec![0.0; nr];
+        self.rates.usage_integral = vec![0.0; nr];
+        self.rates.usage_peak = vec![0.0; nr];
+        for s in &mut self.stages {
+            s.lost_by_rate_s = vec![0.0; nr];
+            s.wait_by_hold_s = vec![0.0; holds.len()];
+        }
+        let nh = holds.len();
+        self.holds = Holds {
+            info: holds.to_vec(),
+            in_use: vec![0; nh],
+            in_use_integral: vec![0.0; nh],
+            in_use_peak: vec![0; nh],
+        };
+    }
+
+    fn job_arrived(&mut self, t: SimTime, _job: u64) {
+        self.advance(t);
+        self.jobs.in_system += 1;
+    }
+
+    fn stage_edge(&mut self, t: SimTime, stage: StageRef, edge: Edge, gpu: Option<u32>) {
+        if !self.gpus.kernel_stage[stage.stage] || edge == Edge::Ready {
+            return;
+        }
+        self.advance(t);
+        let g = self.gpu_index(gpu);
+        match edge {
+            Edge::Start => self.gpus.kernels_running[g] += 1,
+            Edge::End => self.gpus.kernels_running[g] -= 1,
+            Edge::Ready => {}
+        }
+    }
+
+    fn stage_finished(&mut self, r: &StageRecord) {
+        if !self.measured(r.stage_ref.job) {
+            return;
+        }
+        let acc = &mut self.stages[r.stage_ref.stage];
+        acc.count += 1;
+        acc.actual_s += (r.end - r.start) as f64 * 1e-9;
+        acc.standalone_s += r.standalone_s;
+        let wait = (r.start - r.ready) as f64 * 1e-9;
+        acc.wait_s += wait;
+        acc.ready_to_end_s += (r.end - r.ready) as f64 * 1e-9;
+        // The engine's loss slots: one per rate resource, then DRAM latency.
+        let nr = acc.lost_by_rate_s.len();
+        for (a, l) in acc.lost_by_rate_s.iter_mut().zip(&r.lost_s) {
+            *a += l;
+        }
+        if let Some(l) = r.lost_s.get(nr) {
+            acc.lost_to_dram_latency_s += l;
+        }
+        if let Some(h) = r.blocked_on {
+            acc.wait_by_hold_s[h] += wait;
+        }
+    }
+
+    fn marker(&mut self, t: SimTime, marker: MarkerId, job: u64, partition: u32, gpu: Option<u32>) {
+        self.advance(t);
+        let key = self.partition_key(marker, partition);
+        let g = self.gpu_index(gpu) as u32;
+        for i in 0..self.spans.from[marker].len() {
+            let span = self.spans.from[marker][i];
+            if self.spans.open.insert((span, job, key), (g, t)).is_none()
+                && self.model.instrumentation.spans[span].gpu_busy
+            {
+                self.gpus.brackets_open[g as usize] += 1;
+            }
+        }
+        self.close_spans(t, marker, job, key);
+    }
+
+    fn job_finished(&mut self, t: SimTime, job: u64, arrived: SimTime) {
+        self.advance(t);
+        self.jobs.in_system -= 1;
+        self.clock.completions += 1;
+        // Throughput counts completions inside the time window; response statistics count
+        // the same jobs as stage statistics do (every job after the warm-up ones).
+        if self.in_window() {
+            self.jobs.window_completions += 1;
+        }
+        if self.measured(job) {
+            self.jobs.measured += 1;
+            let r = (t - arrived) as f64 * 1e-9;
+            self.jobs.response_sum += r;
+            self.jobs.response_max = self.jobs.response_max.max(r);
+        }
+        if self.clock.window_start.is_none() && self.clock.completions >= self.clock.warmup {
+            self.clock.window_start = Some(t);
+        }
+        self.clock.end = t;
+    }
+
+    fn rates_changed(&mut self, t: SimTime, usage: &[f64], latency_slowdown: f64) {
+        self.advance(t);
+        self.rates.usage.copy_from_slice(usage);
+        self.rates.slowdown = latency_slowdown;
+        if self.in_window() {
+            for (p, &u) in self.rates.usage_peak.iter_mut().zip(usage) {
+                *p = p.max(u);
+            }
+            self.rates.slowdown_max = self.rates.slowdown_max.max(latency_slowdown);
+        }
+    }
+
+    fn hold_changed(&mut self, t: SimTime, resource: usize, in_use: u64, _waiting: usize) {
+        self.advance(t);
+        self.holds.in_use[resource] = in_use;
+        self.holds.in_use_peak[resource] = self.holds.in_use_peak[resource].max(in_use);
+    }
+
+    fn finished(&mut self, t: SimTime) {
+        self.advance(t);
+        self.clock.end = self.clock.end.max(t);
+    }
+}

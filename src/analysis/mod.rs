@@ -1,0 +1,13 @@
+//! From engine events to a result: [`metrics`] observes a run and hands over
+//! [`run_stats::RunStats`]; [`bottleneck`] names what limits it; [`report`] assembles and
+//! renders the [`report::Report`]; [`keys`] names the report's metrics for JSON, plots
+//! and sweep tables alike.
+
+pub mod bottleneck;
+pub mod keys;
+pub mod metrics;
+pub mod report;
+pub mod run_stats;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,148 @@
+//! The report as one JSON object (key names, from [`crate::keys`], are part of the CLI's
+//! contract).
+
+use serde_json::{Map, Value, json};
+
+use super::Report;
+use crate::analysis::keys as k;
+
+/// Rounds to 9 significant digits so reports are stable and readable.
+fn num(x: f64) -> Value {
+    if !x.is_finite() {
+        return Value::Null;
+    }
+    if x == 0.0 {
+        return json!(0.0);
+    }
+    let digits = 9 - x.abs().log10().ceil() as i32;
+    let f = 10f64.powi(digits.clamp(-300, 300));
+    json!((x * f).round() / f)
+}
+
+/// Sets a dotted key, creating its sections in first-use order.
+fn put(root: &mut Map<String, Value>, key: &str, value: Value) {
+    match key.split_once('.') {
+        None => {
+            root.insert(key.to_string(), value);
+        }
+        Some((section, rest)) => {
+            let child = root
+                .entry(section.to_string())
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(map) = child {
+                put(map, rest, value);
+            }
+        }
+    }
+}
+
+/// An object from (leaf key, value) pairs, in order.
+fn object<'a>(pairs: impl IntoIterator<Item = (&'a str, Value)>) -> Value {
+    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
+/// A name -> number object.
+fn numbers<'a>(pairs: impl IntoIterator<Item = (&'a String, &'a f64)>) -> Value {
+    Value::Object(
+        pairs
+            .into_iter()
+            .map(|(k, v)| (k.clone(), num(*v)))
+            .collect(),
+    )
+}
+
+impl Report {
+    /// The report as a JSON value. `engine.wall_s` is the only field that differs between
+    /// two runs of the same scenario and seed.
+    pub fn to_json(&self) -> Value {
+        let mut o = Map::new();
+        let r = &mut o;
+        put(r, k::SCENARIO, json!(self.scenario));
+        put(r, k::SEED, json!(self.seed));
+        put(r, k::JOBS_COMPLETED, json!(self.jobs_completed));
+        put(r, k::JOBS_MEASURED, json!(self.jobs_measured));
+        put(r, k::WARMUP_JOBS, json!(self.warmup_jobs));
+        put(r, k::SIM_TIME_S, num(self.sim_time_s));
+        put(r, k::WINDOW_S, num(self.window_s));
+        put(r, k::SECONDS_PER_JOB, num(self.seconds_per_job));
+        put(r, k::JOBS_PER_HOUR, num(self.jobs_per_hour));
+        put(r, k::RESPONSE_MEAN_S, num(self.response_mean_s));
+        put(r, k::RESPONSE_MAX_S, num(self.response_max_s));
+        let ideal = self.ideal_seconds_per_job;
+        put(r, k::IDEAL_SECONDS_PER_JOB, ideal.map_or(Value::Null, num));
+        let ideal_jph = ideal.map_or(Value::Null, |s| num(3600.0 / s));
+        put(r, k::IDEAL_JOBS_PER_HOUR, ideal_jph);
+        self.put_gpu(r);
+        self.put_dram(r);
+        put(r, k::STAGES, self.stages_json());
+        put(r, k::RATES, self.rates_json());
+        put(r, k::HOLDS, self.holds_json());
+        put(r, k::RAM_PEAK_GIB, num(self.ram_peak_gib));
+        put(r, k::RAM_CAPACITY_GIB, num(self.ram_capacity_gib));
+        put(r, k::VRAM_PEAK_GIB, num(self.vram_peak_gib));
+        put(r, k::BOTTLENECK_RESOURCE, json!(self.bottleneck.resource));
+        put(r, k::BOTTLENECK_REASON, json!(self.bottleneck.reason));
+        put(r, k::BOTTLENECK_BLAME_S, numbers(&self.bottleneck.blame_s));
+        put(r, k::LITTLE_L, num(self.little_l));
+        put(r, k::LITTLE_LAMBDA_W, num(self.little_lambda_w));
+        put(r, k::NOTES, json!(self.notes));
+        put(r, k::ENGINE_EVENTS, json!(self.engine_events));
+        put(r, k::ENGINE_WALL_S, json!(self.engine_wall_s));
+        Value::Object(o)
+    }
+
+    fn put_gpu(&self, r: &mut Map<String, Value>) {
+        put(r, k::GPU_TRUE_BUSY_FRAC, num(self.gpu_true_busy_frac));
+        put(
+            r,
+            k::GPU_BRACKETED_BUSY_FRAC,
+            num(self.gpu_bracketed_busy_frac),
+        );
+        let bracketed = num(self.gpu_bracketed_seconds_per_job);
+        put(r, k::GPU_BRACKETED_SECONDS_PER_JOB, bracketed);
+        put(r, k::GPU_SPANS_MEAN_S, numbers(&self.spans_mean_s));
+    }
+
+    fn put_dram(&self, r: &mut Map<String, Value>) {
+        put(r, k::DRAM_CAPACITY_GBPS, num(self.dram_capacity_gbps));
+        put(r, k::DRAM_MEAN_UTILIZATION, num(self.dram_mean_utilization));
+        let mean_gbps = self.dram_mean_utilization * self.dram_capacity_gbps;
+        put(r, k::DRAM_MEAN_GBPS, num(mean_gbps));
+        put(r, k::DRAM_PEAK_GBPS, num(self.dram_peak_gbps));
+        let mean_slowdown = num(self.dram_mean_latency_slowdown);
+        put(r, k::DRAM_MEAN_LATENCY_SLOWDOWN, mean_slowdown);
+        let max_slowdown = num(self.dram_max_latency_slowdown);
+        put(r, k::DRAM_MAX_LATENCY_SLOWDOWN, max_slowdown);
+    }
+
+    fn stages_json(&self) -> Value {
+        let stages = self.stages.iter().map(|s| {
+            let fields = object([
+                (k::STAGE_COUNT, json!(s.count)),
+                (k::STAGE_MEAN_S, num(s.mean_s)),
+                (k::STAGE_STANDALONE_MEAN_S, num(s.standalone_mean_s)),
+                (k::STAGE_INFLATION, num(s.inflation)),
+                (k::STAGE_MEAN_WAIT_S, num(s.mean_wait_s)),
+                (k::STAGE_LOST_S, numbers(&s.lost_s)),
+            ]);
+            (s.name.clone(), fields)
+        });
+        Value::Object(stages.collect())
+    }
+
+    fn rates_json(&self) -> Value {
+        let rates = self.rates.iter().map(|r| {
+            let fields = json!({"capacity": num(r.capacity), "mean_utilization": num(r.mean_utilization), "peak": num(r.peak)});
+            (r.name.clone(), fields)
+        });
+        Value::Object(rates.collect())
+    }
+
+    fn holds_json(&self) -> Value {
+        let holds = self.holds.iter().map(|h| {
+            let fields = json!({"capacity": h.capacity, "mean_occupancy": num(h.mean_occupancy), "peak": h.peak, "wait_s": num(h.wait_s)});
+            (h.name.clone(), fields)
+        });
+        Value::Object(holds.collect())
+    }
+}

@@ -1,0 +1,307 @@
+//! The result of one run: typed, then rendered by one exporter per format
+//! ([`json`], [`text`]).
+
+pub mod json;
+pub mod text;
+
+use std::collections::BTreeMap;
+
+use super::bottleneck::{self, Bottleneck};
+use super::run_stats::{RunStats, StageTotals};
+use crate::model::{HoldResource, Model, Stage};
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// Statistics of one stage over measured jobs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StageStats {
+    /// Stage name.
+    pub name: String,
+    /// Instances measured.
+    pub count: u64,
+    /// Mean actual running time (start to end), seconds.
+    pub mean_s: f64,
+    /// Mean standalone duration, seconds.
+    pub standalone_mean_s: f64,
+    /// mean_s / standalone_mean_s (1.0 = no contention).
+    pub inflation: f64,
+    /// Mean wait for holds (ready to start), seconds.
+    pub mean_wait_s: f64,
+    /// Mean seconds lost per instance, by cause.
+    pub lost_s: BTreeMap<String, f64>,
+}
+
+/// Use of one rate resource.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RateStats {
+    /// Resource name.
+    pub name: String,
+    /// Capacity in its own unit.
+    pub capacity: f64,
+    /// Mean utilisation (0..1).
+    pub mean_utilization: f64,
+    /// Peak draw in its own unit.
+    pub peak: f64,
+}
+
+/// Use of one holdable resource instance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HoldStats {
+    /// Resource name.
+    pub name: String,
+    /// Capacity in its own unit.
+    pub capacity: u64,
+    /// Mean occupancy (0..1).
+    pub mean_occupancy: f64,
+    /// Peak in use.
+    pub peak: u64,
+    /// Total seconds measured stages waited because of it.
+    pub wait_s: f64,
+}
+
+/// Everything a run reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// Scenario name.
+    pub scenario: String,
+    /// Seed used.
+    pub seed: u64,
+    /// Jobs that finished (warm-up included).
+    pub jobs_completed: u64,
+    /// Jobs counted in statistics.
+    pub jobs_measured: u64,
+    /// Warm-up jobs excluded.
+    pub warmup_jobs: u64,
+    /// Simulated time at the end, seconds.
+    pub sim_time_s: f64,
+    /// Length of the measurement window, seconds.
+    pub window_s: f64,
+    /// Window / jobs completed in the window.
+    pub seconds_per_job: f64,
+    /// 3600 / seconds_per_job.
+    pub jobs_per_hour: f64,
+    /// Mean job response time (arrival to finish), seconds.
+    pub response_mean_s: f64,
+    /// Maximum job response time, seconds.
+    pub response_max_s: f64,
+    /// Time any kernel runs / window, averaged over GPUs.
+    pub gpu_true_busy_frac: f64,
+    /// Union of instrumentation spans marked gpu_busy / window, averaged over GPUs.
+    pub gpu_bracketed_busy_frac: f64,
+    /// What the markers alone imply: summed gpu_busy span time per measured job, per GPU
+    /// (the seconds per job a TIMELINE reader would estimate if the brackets were GPU work).
+    pub gpu_bracketed_seconds_per_job: f64,
+    /// Mean length of each instrumentation span, seconds.
+    pub spans_mean_s: BTreeMap<String, f64>,
+    /// DRAM capacity, GB/s.
+    pub dram_capacity_gbps: f64,
+    /// Mean DRAM utilisation (0..1).
+    pub dram_mean_utilization: f64,
+    /// Peak DRAM draw, GB/s.
+    pub dram_peak_gbps: f64,
+    /// Time-averaged L(u)/L(0).
+    pub dram_mean_latency_slowdown: f64,
+    /// Peak L(u)/L(0).
+    pub dram_max_latency_slowdown: f64,
+    /// Per stage, in model order.
+    pub stages: Vec<StageStats>,
+    /// Per rate resource.
+    pub rates: Vec<RateStats>,
+    /// Per holdable instance.
+    pub holds: Vec<HoldStats>,
+    /// Peak host RAM held, GiB.
+    pub ram_peak_gib: f64,
+    /// Host RAM capacity, GiB.
+    pub ram_capacity_gib: f64,
+    /// Peak VRAM held on any GPU, GiB.
+    pub vram_peak_gib: f64,
+    /// The limiting resource.
+    pub bottleneck: Bottleneck,
+    /// Little's law: time-average jobs in system (L).
+    pub little_l: f64,
+    /// Little's law: throughput x mean response (lambda W).
+    pub little_lambda_w: f64,
+    /// Throughput of the same scenario without rate contention, if computed.
+    pub ideal_seconds_per_job: Option<f64>,
+    /// Warnings a user should see (capacity limits, stalls).
+    pub notes: Vec<String>,
+    /// Why the run stopped with jobs unfinished, if it did (also the first note).
+    pub stalled: Option<String>,
+    /// Events the engine processed.
+    pub engine_events: u64,
+    /// Wall-clock seconds the simulation took.
+    pub engine_wall_s: f64,
+}
+
+impl Report {
+    /// Builds the report from a finished run's statistics.
+    pub fn build(model: &Model, m: &RunStats, wall_s: f64) -> Report {
+        let w = &m.window;
+        let util = m.rate_utilisation();
+        let holds = hold_stats(m);
+        let dram = m.dram.rate_index;
+        let gpus = m.gpu.count();
+        let response_mean_s = w.response_mean_s();
+        let seconds_per_job = w.seconds_per_job();
+        Report {
+            scenario: model.name.clone(),
+            seed: model.seed,
+            jobs_completed: m.run.jobs_completed,
+            jobs_measured: w.measured_jobs,
+            warmup_jobs: model.arrivals.warmup_jobs,
+            sim_time_s: m.run.end_s,
+            window_s: w.window_s,
+            seconds_per_job,
+            jobs_per_hour: 3600.0 / seconds_per_job,
+            response_mean_s,
+            response_max_s: w.response_max_s,
+            gpu_true_busy_frac: w.per_window(m.gpu.kernel_busy_s.iter().sum::<f64>() / gpus),
+            gpu_bracketed_busy_frac: w.per_window(m.gpu.bracket_busy_s.iter().sum::<f64>() / gpus),
+            gpu_bracketed_seconds_per_job: if w.measured_jobs > 0 {
+                m.gpu.bracketed_span_total_s / w.measured_jobs as f64 / gpus
+            } else {
+                f64::NAN
+            },
+            spans_mean_s: model
+                .instrumentation
+                .spans
+                .iter()
+                .zip(&m.gpu.spans)
+                .map(|(s, t)| (s.name.clone(), t.sum_s / t.count.max(1) as f64))
+                .collect(),
+            dram_capacity_gbps: model.hardware.dram.capacity_gbps,
+            dram_mean_utilization: dram.map_or(0.0, |i| util[i]),
+            dram_peak_gbps: m.dram_rate().map_or(0.0, |r| r.peak),
+            dram_mean_latency_slowdown: if w.window_s > 0.0 {
+                m.dram.slowdown_integral / w.window_s
+            } else {
+                1.0
+            },
+            dram_max_latency_slowdown: m.dram.slowdown_max,
+            stages: (model.workload.stages.iter())
+                .zip(&m.stages)
+                .map(|(s, t)| stage_stats(m, s, t))
+                .collect(),
+            rates: rate_stats(m, &util),
+            ram_peak_gib: peak_gib(m, HoldResource::HostRam),
+            ram_capacity_gib: model.hardware.host_ram_bytes as f64 / GIB,
+            vram_peak_gib: peak_gib(m, HoldResource::Vram),
+            bottleneck: bottleneck::analyse(model, m),
+            little_l: w.per_window(m.in_system_integral),
+            little_lambda_w: if w.window_s > 0.0 {
+                w.completions as f64 / w.window_s * response_mean_s
+            } else {
+                0.0
+            },
+            ideal_seconds_per_job: None,
+            notes: notes(m, &holds),
+            stalled: m.stalled.clone(),
+            holds,
+            engine_events: m.run.events,
+            engine_wall_s: wall_s,
+        }
+    }
+
+    /// Why the run stopped with jobs unfinished, if it did: its numbers then describe
+    /// only the part that ran.
+    pub fn stall(&self) -> Option<&str> {
+        self.stalled.as_deref()
+    }
+
+    /// GPU link utilisations (for the text view): (name, mean utilisation).
+    pub fn pcie(&self) -> impl Iterator<Item = &RateStats> {
+        self.rates.iter().filter(|r| r.name.contains(".pcie_"))
+    }
+}
+
+/// Means per measured instance of one stage, losses named by cause.
+fn stage_stats(m: &RunStats, stage: &Stage, t: &StageTotals) -> StageStats {
+    let n = t.count.max(1) as f64;
+    let mut lost_s = BTreeMap::new();
+    for (rate, l) in t.losses() {
+        if l > 0.0 {
+            *lost_s.entry(m.loss_name(rate).to_string()).or_insert(0.0) += l / n;
+        }
+    }
+    let mean_s = t.actual_s / n;
+    let standalone_mean_s = t.standalone_s / n;
+    StageStats {
+        name: stage.name.clone(),
+        count: t.count,
+        mean_s,
+        standalone_mean_s,
+        inflation: if standalone_mean_s > 0.0 {
+            mean_s / standalone_mean_s
+        } else {
+            1.0
+        },
+        mean_wait_s: t.wait_s / n,
+        lost_s,
+    }
+}
+
+fn rate_stats(m: &RunStats, util: &[f64]) -> Vec<RateStats> {
+    (m.rates.iter())
+        .zip(util)
+        .map(|(r, &u)| RateStats {
+            name: r.info.name.clone(),
+            capacity: r.info.capacity,
+            mean_utilization: u,
+            peak: r.peak,
+        })
+        .collect()
+}
+
+fn hold_stats(m: &RunStats) -> Vec<HoldStats> {
+    (m.holds.iter())
+        .zip(m.hold_occupancy())
+        .map(|(h, occupancy)| HoldStats {
+            name: h.info.name.clone(),
+            capacity: h.info.capacity,
+            mean_occupancy: occupancy,
+            peak: h.peak,
+            wait_s: h.wait_s,
+        })
+        .collect()
+}
+
+/// Peak bytes held on any one instance of a memory resource, GiB.
+fn peak_gib(m: &RunStats, want: HoldResource) -> f64 {
+    (m.holds.iter())
+        .filter(|h| h.info.resource == want)
+        .map(|h| h.peak)
+        .max()
+        .unwrap_or(0) as f64
+        / GIB
+}
+
+/// Warnings: the stall, memory or cores that made stages wait, no measured job.
+fn notes(m: &RunStats, holds: &[HoldStats]) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(s) = &m.stalled {
+        notes.push(format!("stalled: {s}"));
+    }
+    // Memory and cores that made stages wait: the requested concurrency is not reached.
+    for (h, totals) in holds.iter().zip(&m.holds) {
+        let (what, unit) = match totals.info.resource {
+            HoldResource::HostRam | HoldResource::Vram => ("GiB", GIB),
+            HoldResource::Cores => ("cores", 1.0),
+            HoldResource::Lock(_) => continue,
+        };
+        if h.wait_s > 0.0 {
+            notes.push(format!(
+                "{} is full at times (peak {:.1} of {:.1} {what}): stages waited {:.1} s in total for it, so the requested concurrency is not reached",
+                h.name,
+                h.peak as f64 / unit,
+                h.capacity as f64 / unit,
+                h.wait_s
+            ));
+        }
+    }
+    if m.window.measured_jobs == 0 {
+        notes.push(
+            "no measured job finished: raise arrivals.jobs or lower arrivals.warmup_jobs".into(),
+        );
+    }
+    notes
+}

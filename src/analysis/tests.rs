@@ -1,0 +1,186 @@
+//! Unit tests of the analysis: metrics fed a hand-written event sequence, the bottleneck
+//! and the report built from hand-made statistics, and the metric keys against a real
+//! JSON report and the charts that read them.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::bottleneck::analyse;
+use super::keys;
+use super::metrics::Metrics;
+use super::report::Report;
+use super::run_stats::{
+    DramTotals, GpuTotals, RateTotals, RunStats, RunTotals, StageTotals, WindowTotals,
+};
+use crate::engine::{Observer, RateKind, RateResourceInfo, RunSummary, StageRef};
+use crate::model::{Edge, Model};
+use crate::time::SimTime;
+
+fn demo(sets: &[&str]) -> Model {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    crate::scenario::load(Path::new("scenarios/demo.toml"), &sets)
+        .expect("demo scenario loads")
+        .model
+}
+
+fn dram(capacity: f64) -> RateResourceInfo {
+    RateResourceInfo {
+        name: "dram".into(),
+        kind: RateKind::Dram,
+        capacity,
+        gpu: None,
+    }
+}
+
+fn s(x: f64) -> SimTime {
+    SimTime::from_secs(x)
+}
+
+#[test]
+fn metrics_integrate_hand_fed_events_over_the_window() {
+    let model = demo(&["arrivals.warmup_jobs=0"]);
+    let gpu_stage = model
+        .workload
+        .stages
+        .iter()
+        .position(|st| st.gpu_kernel)
+        .expect("demo has a GPU kernel stage");
+    let mut m = Metrics::new(&model);
+    m.resources(&[dram(100.0)], &[]);
+    m.job_arrived(s(0.0), 0);
+    m.rates_changed(s(0.0), &[50.0], 1.5);
+    let kernel = StageRef {
+        job: 0,
+        partition: 0,
+        stage: gpu_stage,
+    };
+    m.stage_edge(s(1.0), kernel, Edge::Start, Some(0));
+    m.stage_edge(s(1.5), kernel, Edge::End, Some(0));
+    m.rates_changed(s(2.0), &[0.0], 1.0);
+    m.job_finished(s(4.0), 0, s(0.0));
+    m.finished(s(4.0));
+    let summary = RunSummary {
+        events: 7,
+        end: s(4.0),
+        jobs_completed: 1,
+        jobs_started: 1,
+        stalled: None,
+    };
+    let stats = m.finish(&summary);
+    assert_eq!(stats.window.window_s, 4.0);
+    assert_eq!(stats.window.completions, 1);
+    assert_eq!(stats.window.seconds_per_job(), 4.0);
+    assert_eq!(stats.window.response_mean_s(), 4.0);
+    // 50 GB/s for 2 s of a 4 s window on a 100 GB/s link: 25%.
+    assert!((stats.rate_utilisation()[0] - 0.25).abs() < 1e-12);
+    assert_eq!(stats.rates[0].peak, 50.0);
+    assert!((stats.dram.slowdown_integral - (1.5 * 2.0 + 2.0)).abs() < 1e-12);
+    assert_eq!(stats.dram.slowdown_max, 1.5);
+    assert!((stats.gpu.kernel_busy_s[0] - 0.5).abs() < 1e-12);
+    assert!((stats.in_system_integral - 4.0).abs() < 1e-12);
+    assert_eq!(stats.run.events, 7);
+    assert!(stats.stalled.is_none());
+}
+
+/// Statistics of a run with one DRAM link at `util` and nothing else.
+fn hand_made(util: f64, stalled: Option<&str>) -> RunStats {
+    RunStats {
+        run: RunTotals {
+            jobs_completed: 10,
+            end_s: 10.0,
+            events: 100,
+        },
+        window: WindowTotals {
+            window_s: 10.0,
+            completions: 10,
+            measured_jobs: 10,
+            response_sum_s: 20.0,
+            response_max_s: 3.0,
+        },
+        stages: Vec::new(),
+        gpu: GpuTotals {
+            kernel_busy_s: vec![5.0],
+            bracket_busy_s: vec![8.0],
+            bracketed_span_total_s: 8.0,
+            spans: Vec::new(),
+        },
+        dram: DramTotals {
+            rate_index: Some(0),
+            slowdown_integral: 12.0,
+            slowdown_max: 2.0,
+        },
+        rates: vec![RateTotals {
+            info: dram(100.0),
+            usage_integral: util * 100.0 * 10.0,
+            peak: 100.0,
+        }],
+        holds: Vec::new(),
+        in_system_integral: 20.0,
+        stalled: stalled.map(str::to_string),
+    }
+}
+
+#[test]
+fn bottleneck_names_busy_dram_and_none_when_idle() {
+    let model = demo(&[]);
+    let busy = analyse(&model, &hand_made(0.9, None));
+    assert_eq!(busy.resource, "dram");
+    assert!(busy.reason.starts_with("90% mean DRAM"), "{}", busy.reason);
+    assert!(busy.reason.contains("1.20x"), "{}", busy.reason);
+    let idle = analyse(&model, &hand_made(0.2, None));
+    assert_eq!(idle.resource, "none");
+    assert_eq!(idle.blame_s, BTreeMap::new());
+}
+
+#[test]
+fn report_reads_hand_made_stats_and_carries_the_stall() {
+    let mut model = demo(&[]);
+    model.workload.stages.clear();
+    model.instrumentation.spans.clear();
+    let mut stats = hand_made(0.9, Some("2 jobs never finished"));
+    stats.stages = Vec::<StageTotals>::new();
+    let r = Report::build(&model, &stats, 0.0);
+    assert_eq!(r.seconds_per_job, 1.0);
+    assert_eq!(r.jobs_per_hour, 3600.0);
+    assert_eq!(r.response_mean_s, 2.0);
+    assert_eq!(r.gpu_true_busy_frac, 0.5);
+    assert_eq!(r.gpu_bracketed_busy_frac, 0.8);
+    assert_eq!(r.gpu_bracketed_seconds_per_job, 0.8);
+    assert!((r.dram_mean_utilization - 0.9).abs() < 1e-12);
+    assert_eq!(r.dram_mean_latency_slowdown, 1.2);
+    assert_eq!(r.little_l, 2.0);
+    assert_eq!(r.bottleneck.resource, "dram");
+    assert_eq!(r.stall(), Some("2 jobs never finished"));
+    assert_eq!(r.notes[0], "stalled: 2 jobs never finished");
+    let fine = Report::build(&model, &hand_made(0.9, None), 0.0);
+    assert_eq!(fine.stall(), None);
+    assert!(fine.notes.is_empty(), "{:?}", fine.notes);
+}
+
+fn lookup<'v>(v: &'v serde_json::Value, dotted: &str) -> Option<&'v serde_json::Value> {
+    dotted.split('.').try_fold(v, |v, k| v.get(k))
+}
+
+#[test]
+fn every_key_constant_is_in_a_bundled_json_report_and_every_chart_reads_one() {
+    let model = demo(&[]);
+    let json = crate::run::run_model(&model).expect("runs").to_json();
+    for key in keys::ALL {
+        assert!(lookup(&json, key).is_some(), "report lacks {key}");
+    }
+    let stages = json[keys::STAGES].as_object().expect("stages object");
+    assert!(!stages.is_empty());
+    for name in stages.keys() {
+        for leaf in keys::STAGE_LEAVES {
+            let key = keys::stage_metric(name, leaf);
+            assert!(lookup(&json, &key).is_some(), "report lacks {key}");
+        }
+    }
+    for key in crate::plot::KEYS_READ {
+        assert!(
+            keys::ALL.contains(&key),
+            "a chart reads {key}, not a report key"
+        );
+        assert!(lookup(&json, key).is_some(), "report lacks {key}");
+    }
+}
