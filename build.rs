@@ -1,5 +1,6 @@
-//! With the `cuda` feature, builds the GPU probe harness (gpu/probe.cu) against the
-//! sppark and blst sources that cargo fetched, and embeds it in the bwsim binary.
+//! With the `cuda` feature, builds the GPU probe harness (gpu/probe.cu) and the GPU
+//! replay harness (gpu/replay.cu) against the sppark and blst sources that cargo
+//! fetched, and embeds both in the bwsim binary.
 //! Without the feature this does nothing.
 
 use std::path::PathBuf;
@@ -7,6 +8,7 @@ use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-changed=gpu/probe.cu");
+    println!("cargo:rerun-if-changed=gpu/replay.cu");
     println!("cargo:rerun-if-changed=gpu/build.sh");
     println!("cargo:rerun-if-env-changed=NVCC");
     println!("cargo:rerun-if-env-changed=NVCC_LIBDIR");
@@ -40,15 +42,21 @@ fn main() {
              NVCC=/path/to/nvcc, or build without `--features cuda`."
         );
     }
-    let status = Command::new("bash")
-        .arg("gpu/build.sh")
-        .arg(out.join("bwsim-gpu-probe"))
-        .arg(&sppark_crate)
-        .arg(&blst_crate)
-        .arg(&nvcc)
-        .status()
-        .expect("could not run bash gpu/build.sh");
-    if !status.success() {
-        panic!("building the GPU probe harness (gpu/build.sh) failed: {status}");
+    for (binary, source) in [
+        ("bwsim-gpu-probe", "probe.cu"),
+        ("bwsim-gpu-replay", "replay.cu"),
+    ] {
+        let status = Command::new("bash")
+            .arg("gpu/build.sh")
+            .arg(out.join(binary))
+            .arg(&sppark_crate)
+            .arg(&blst_crate)
+            .arg(&nvcc)
+            .arg(source)
+            .status()
+            .expect("could not run bash gpu/build.sh");
+        if !status.success() {
+            panic!("building the GPU harness gpu/{source} (gpu/build.sh) failed: {status}");
+        }
     }
 }

@@ -43,6 +43,50 @@ pub enum Command {
     /// Run mixed contention experiments on this host and compare them with what the
     /// calibration predicts.
     Validate(ValidateCliArgs),
+    /// Run a scenario's pipeline for real on this host (synthetic CPU kernels, real
+    /// copies and GPU kernels) and compare it with the simulation, point by point.
+    Replay(ReplayCliArgs),
+}
+
+/// Arguments of `bwsim replay`.
+#[derive(Debug, clap::Args)]
+pub struct ReplayCliArgs {
+    /// Scenario file (TOML).
+    pub scenario: PathBuf,
+    /// The points: KEY=SPEC as for `sweep`, e.g. `params.proofs_in_flight=1..12`
+    /// (default: one point, the scenario as it is).
+    #[arg(long, value_name = "KEY=SPEC")]
+    pub param: Option<String>,
+    /// Override a scenario key at every point (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// A calibration file merged over the scenario (its hardware and knobs win), used
+    /// by both the replay's plan and the prediction.
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+    /// Print the plan (sizes, memory, expected time per point) and check that it fits;
+    /// run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Output folder (default output/<scenario>/<timestamp>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Replay runs per point (the plot shows their spread).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub runs: u32,
+    /// A GPU replay harness built by gpu/build.sh (default: the one embedded with
+    /// `--features cuda`).
+    #[arg(long, value_name = "PATH")]
+    pub gpu_harness: Option<PathBuf>,
+    /// NVML sampling period (utilization.gpu and power), ms.
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(10..=10000))]
+    pub nvml_period_ms: u32,
+    /// Host RAM to plan against, GiB (default: MemTotal of this host).
+    #[arg(long, value_name = "GIB")]
+    pub host_ram_gib: Option<f64>,
+    /// Small kernel buffers (tests and quick looks; DRAM numbers become cache-bound).
+    #[arg(long, hide = true)]
+    pub small_buffers: bool,
 }
 
 /// How long the calibration and validation probes run.

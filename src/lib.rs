@@ -15,6 +15,7 @@ pub mod cuzk_log;
 pub mod input_file;
 pub mod output;
 pub mod plot;
+pub mod replay;
 pub mod run;
 pub mod scenario;
 pub mod sweep;

@@ -76,6 +76,11 @@ impl Classify for crate::cuzk_log::LogInputError {
         Kind::Input
     }
 }
+impl Classify for crate::replay::ReplayInputError {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
 impl Classify for super::sweep::ResumeError {
     fn kind(&self) -> Kind {
         Kind::Input
@@ -105,6 +110,7 @@ classified_errors!(
     crate::engine::EngineError,
     crate::engine::DistributionError,
     OutputError,
+    crate::replay::ReplayInputError,
     super::sweep::ResumeError,
     crate::cuzk_log::LogInputError,
 );
@@ -145,6 +151,7 @@ mod tests {
             }
             .into(),
             super::super::sweep::ResumeError("x".into()).into(),
+            crate::replay::ReplayInputError("x".into()).into(),
         ];
         for e in input {
             let e = e.context("with context on top");

@@ -7,6 +7,7 @@ pub mod check;
 pub mod exit;
 pub mod log;
 pub mod plot;
+pub mod replay;
 pub mod run;
 pub mod sweep;
 pub mod validate;
@@ -23,6 +24,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Log(args) => log::log(args),
         Command::Calibrate(args) => calibrate::calibrate(args),
         Command::Validate(args) => validate::validate(args),
+        Command::Replay(args) => replay::replay(args),
     }
 }
 

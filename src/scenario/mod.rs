@@ -37,6 +37,7 @@ pub mod include;
 pub mod limits;
 pub mod overrides;
 pub mod params;
+pub mod replay_info;
 pub mod schema;
 mod stages;
 mod summary;
@@ -68,6 +69,9 @@ pub struct Loaded {
     pub source: PathBuf,
     /// Provenance and notes (included files, overrides, warnings).
     pub summary: Summary,
+    /// What `bwsim replay` needs beyond the model, per stage (by [`crate::model::StageId`]):
+    /// the transfer as written and the GPU kernel to run.
+    pub replay: Vec<replay_info::StageReplayInfo>,
 }
 
 /// Where a scenario came from and what was noticed while loading it.
@@ -164,8 +168,10 @@ fn finish(
     limits::check(&model, limits, &loc)?;
     let overload = limits::overload_warning(&model);
     warnings.extend(overload.clone());
+    let replay = replay_info::collect(&spec.workload, &model, &loc)?;
     Ok(Loaded {
         model,
+        replay,
         params,
         source: root.to_path_buf(),
         summary: Summary {

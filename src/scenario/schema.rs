@@ -144,6 +144,9 @@ pub struct StageSpec {
     pub transfer: Option<TransferSpec>,
     pub gpu_kernel: Option<bool>,
     pub gpu_share: Option<f64>,
+    /// Which real kernel `bwsim replay` runs for this GPU stage (`"ntt:25"`, `"msm:24"`,
+    /// `"spin"`); the simulator ignores it.
+    pub gpu_kernel_kind: Option<String>,
 }
 
 /// `duration = { dist = "...", ... }`; which fields are needed depends on `dist`.

@@ -1,0 +1,28 @@
+//! `bwsim replay`: turn the flags into replay options, run the replay (which prints the
+//! plan and the measured-vs-predicted table) and list the files it wrote.
+
+use crate::cli::ReplayCliArgs;
+use crate::replay::kernels::BufferSizes;
+use crate::replay::{ReplayOptions, replay_command};
+
+/// Runs `bwsim replay`.
+pub fn replay(a: ReplayCliArgs) -> anyhow::Result<()> {
+    let mut opts = ReplayOptions::new(a.scenario);
+    opts.sets = a.sets;
+    opts.param = a.param;
+    opts.calibration = a.calibration;
+    opts.dry_run = a.dry_run;
+    opts.out = a.out;
+    opts.runs = a.runs;
+    opts.gpu_harness = a.gpu_harness;
+    opts.nvml_period_ms = a.nvml_period_ms;
+    opts.host_ram_bytes = a.host_ram_gib.map(|g| g * 1024.0 * 1024.0 * 1024.0);
+    if a.small_buffers {
+        opts.buffers = BufferSizes::TEST;
+    }
+    let outcome = replay_command(&opts)?;
+    for f in &outcome.files {
+        eprintln!("wrote {}", f.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,394 @@
+//! Client of the GPU replay harness (`gpu/replay.cu`): a child process per GPU that runs
+//! real PCIe copies, sppark NTT/MSM and spin kernels, each request on its own CUDA
+//! stream so that copies and kernels overlap as in the pipeline, and samples NVML.
+//!
+//! Protocol: one request per stdin line, `<id> <command> <args...>`; one JSON reply per
+//! stdout line carrying the same `"id"`. Replies arrive in completion order, so a
+//! reader thread routes them to the waiting caller. Every wait has a timeout; if the
+//! harness exits, every caller gets an error instead of hanging.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow, bail};
+use serde_json::Value;
+
+use crate::scenario::replay_info::{CopyDir, KernelKind, TransferInfo};
+
+use super::executor::GpuBackend;
+
+#[cfg(feature = "cuda")]
+const EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bwsim-gpu-replay"));
+
+/// Longest wait for one reply: generous (a large MSM or a 10 GB pageable copy under
+/// load takes seconds), but a hung harness still ends the replay.
+const REPLY_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Where the harness is: `--gpu-harness PATH`, `BWSIM_GPU_REPLAY`, else the embedded one.
+/// `Err` says why there is none (no `cuda` feature).
+pub fn locate(explicit: Option<&Path>) -> Result<HarnessPath, String> {
+    if let Some(p) = explicit {
+        return Ok(HarnessPath::Disk(p.to_path_buf()));
+    }
+    if let Some(p) = std::env::var_os("BWSIM_GPU_REPLAY") {
+        return Ok(HarnessPath::Disk(PathBuf::from(p)));
+    }
+    embedded()
+}
+
+/// An executable harness.
+pub enum HarnessPath {
+    /// On disk.
+    Disk(PathBuf),
+    /// Written out from the embedded bytes (deleted when dropped).
+    Temp(tempfile::TempPath),
+}
+
+impl HarnessPath {
+    fn path(&self) -> &Path {
+        match self {
+            HarnessPath::Disk(p) => p,
+            HarnessPath::Temp(p) => p,
+        }
+    }
+}
+
+#[cfg(feature = "cuda")]
+fn embedded() -> Result<HarnessPath, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let write = || -> std::io::Result<tempfile::TempPath> {
+        let mut f = tempfile::Builder::new()
+            .prefix("bwsim-gpu-replay-")
+            .tempfile()?;
+        f.write_all(EMBEDDED)?;
+        f.flush()?;
+        let path = f.into_temp_path();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+        Ok(path)
+    };
+    write()
+        .map(HarnessPath::Temp)
+        .map_err(|e| format!("could not write the embedded GPU replay harness: {e}"))
+}
+
+#[cfg(not(feature = "cuda"))]
+fn embedded() -> Result<HarnessPath, String> {
+    Err(
+        "bwsim was built without the `cuda` feature (rebuild with `cargo build --release \
+         --features cuda`, or pass --gpu-harness PATH to a harness built by gpu/build.sh)"
+            .into(),
+    )
+}
+
+type Waiters = Arc<Mutex<HashMap<u64, Sender<Result<Value, String>>>>>;
+
+/// A running harness.
+pub struct GpuHarness {
+    child: Mutex<Child>,
+    stdin: Mutex<ChildStdin>,
+    waiters: Waiters,
+    next_id: AtomicU64,
+    _path: HarnessPath,
+    /// The `info` reply: GPU name, VRAM, driver, whether NVML loaded.
+    pub info: Value,
+    /// Measured standalone time of each kernel kind used, seconds (see [`Self::prepare`]).
+    kernel_s: Mutex<HashMap<String, f64>>,
+}
+
+/// NVML samples of one replay point.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct NvmlSamples {
+    /// `(seconds since nvml_start, utilization.gpu %, power W)`.
+    pub samples: Vec<(f64, f64, f64)>,
+}
+
+impl GpuHarness {
+    /// Starts the harness. `Err` with the reason when it cannot start or finds no GPU.
+    pub fn start(path: HarnessPath) -> Result<GpuHarness> {
+        let mut child = Command::new(path.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .with_context(|| format!("could not start {}", path.path().display()))?;
+        let stdin = child.stdin.take().context("harness has no stdin")?;
+        let stdout = child.stdout.take().context("harness has no stdout")?;
+        let waiters: Waiters = Arc::new(Mutex::new(HashMap::new()));
+        let (first_tx, first_rx) = channel::<Result<Value, String>>();
+        {
+            let waiters = waiters.clone();
+            std::thread::spawn(move || {
+                let mut first = Some(first_tx);
+                for line in BufReader::new(stdout).lines() {
+                    let Ok(line) = line else { break };
+                    let t = line.trim();
+                    if !t.starts_with('{') {
+                        if !t.is_empty() {
+                            eprintln!("gpu-replay: {t}");
+                        }
+                        continue;
+                    }
+                    let Ok(v) = serde_json::from_str::<Value>(t) else {
+                        eprintln!("gpu-replay: bad line: {t}");
+                        continue;
+                    };
+                    if let Some(tx) = first.take() {
+                        let _ = tx.send(Ok(v));
+                        continue;
+                    }
+                    let Some(id) = v.get("id").and_then(Value::as_u64) else {
+                        eprintln!("gpu-replay: reply without id: {t}");
+                        continue;
+                    };
+                    let reply = if v.get("ok") == Some(&Value::Bool(true)) {
+                        Ok(v)
+                    } else {
+                        Err(v
+                            .get("error")
+                            .and_then(Value::as_str)
+                            .unwrap_or("unknown error")
+                            .to_string())
+                    };
+                    if let Some(tx) = waiters.lock().expect("poisoned").remove(&id) {
+                        let _ = tx.send(reply);
+                    }
+                }
+                // The harness is gone: fail every waiter now rather than at its timeout.
+                for (_, tx) in waiters.lock().expect("poisoned").drain() {
+                    let _ = tx.send(Err("the GPU replay harness exited".into()));
+                }
+            });
+        }
+        let first = first_rx
+            .recv_timeout(Duration::from_secs(120))
+            .map_err(|_| anyhow!("the GPU replay harness did not start within 120 s"))?
+            .map_err(|e| anyhow!(e))?;
+        if first.get("ok") != Some(&Value::Bool(true)) {
+            let _ = child.wait();
+            bail!(
+                "no usable CUDA GPU ({})",
+                first
+                    .get("error")
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown error")
+            );
+        }
+        let mut h = GpuHarness {
+            child: Mutex::new(child),
+            stdin: Mutex::new(stdin),
+            waiters,
+            next_id: AtomicU64::new(1),
+            _path: path,
+            info: Value::Null,
+            kernel_s: Mutex::new(HashMap::new()),
+        };
+        h.info = h.request("info")?;
+        Ok(h)
+    }
+
+    /// Sends `command args` and waits for its reply.
+    pub fn request(&self, command: &str) -> Result<Value> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = channel();
+        self.waiters.lock().expect("poisoned").insert(id, tx);
+        {
+            let mut stdin = self.stdin.lock().expect("poisoned");
+            writeln!(stdin, "{id} {command}")
+                .and_then(|()| stdin.flush())
+                .context("the GPU replay harness stopped reading requests")?;
+        }
+        match rx.recv_timeout(REPLY_TIMEOUT) {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(anyhow!("GPU harness `{command}` failed: {e}")),
+            Err(_) => {
+                self.waiters.lock().expect("poisoned").remove(&id);
+                Err(anyhow!(
+                    "GPU harness `{command}` gave no reply within {} s",
+                    REPLY_TIMEOUT.as_secs()
+                ))
+            }
+        }
+    }
+
+    /// Device memory in bytes (total) as the harness reports it.
+    pub fn vram_bytes(&self) -> Option<f64> {
+        self.info.get("vram_bytes").and_then(Value::as_f64)
+    }
+
+    /// Prepares each kernel kind (buffers, MSM points) and measures one run of it
+    /// alone, so that a stage can repeat it to fill its standalone time.
+    pub fn prepare(&self, kinds: &[KernelKind]) -> Result<()> {
+        for k in kinds {
+            let v = match k {
+                KernelKind::Ntt { lg } => self.request(&format!("prepare ntt {lg}"))?,
+                KernelKind::Msm { lg } => self.request(&format!("prepare msm {lg}"))?,
+                KernelKind::Spin => continue,
+            };
+            let ms = num(&v, "ms")?;
+            self.kernel_s
+                .lock()
+                .expect("poisoned")
+                .insert(k.label(), ms / 1e3);
+        }
+        Ok(())
+    }
+
+    /// The measured standalone time of one run of `k`, seconds.
+    pub fn kernel_alone_s(&self, k: KernelKind) -> Option<f64> {
+        self.kernel_s
+            .lock()
+            .expect("poisoned")
+            .get(&k.label())
+            .copied()
+    }
+
+    /// Starts NVML sampling every `period_ms` (utilization.gpu and power).
+    pub fn nvml_start(&self, period_ms: u32) -> Result<()> {
+        self.request(&format!("nvml_start {period_ms}")).map(|_| ())
+    }
+
+    /// Stops sampling and returns the samples.
+    pub fn nvml_stop(&self) -> Result<NvmlSamples> {
+        let v = self.request("nvml_stop")?;
+        let samples = v
+            .get("samples")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| {
+                        let s = s.as_array()?;
+                        Some((
+                            s.first()?.as_f64()?,
+                            s.get(1)?.as_f64()?,
+                            s.get(2)?.as_f64()?,
+                        ))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(NvmlSamples { samples })
+    }
+}
+
+fn num(v: &Value, key: &str) -> Result<f64> {
+    v.get(key)
+        .and_then(Value::as_f64)
+        .ok_or_else(|| anyhow!("GPU harness reply lacks `{key}`: {v}"))
+}
+
+impl GpuBackend for GpuHarness {
+    fn copy(&self, t: &TransferInfo) -> Result<f64> {
+        let dir = match t.dir {
+            CopyDir::H2d => "h2d",
+            CopyDir::D2h => "d2h",
+        };
+        let v = self.request(&format!("copy {dir} {} {}", t.bytes, u8::from(t.pinned)))?;
+        Ok(num(&v, "gpu_ms")? / 1e3)
+    }
+
+    fn kernel(&self, k: KernelKind, standalone_s: f64) -> Result<f64> {
+        let v = match k {
+            KernelKind::Spin => {
+                self.request(&format!("spin {}", (standalone_s * 1e6).round() as u64))?
+            }
+            KernelKind::Ntt { lg } | KernelKind::Msm { lg } => {
+                let one = self.kernel_alone_s(k).unwrap_or(standalone_s).max(1e-6);
+                let reps = (standalone_s / one).round().max(1.0) as u64;
+                let name = if matches!(k, KernelKind::Ntt { .. }) {
+                    "ntt"
+                } else {
+                    "msm"
+                };
+                self.request(&format!("{name} {lg} {reps}"))?
+            }
+        };
+        Ok(num(&v, "gpu_ms")? / 1e3)
+    }
+
+    fn alloc(&self, bytes: u64) -> Result<u64> {
+        let v = self.request(&format!("alloc {bytes}"))?;
+        v.get("handle")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| anyhow!("GPU harness alloc reply lacks `handle`: {v}"))
+    }
+
+    fn free(&self, handle: u64) {
+        if let Err(e) = self.request(&format!("free {handle}")) {
+            eprintln!("warning: {e:#}");
+        }
+    }
+}
+
+impl Drop for GpuHarness {
+    fn drop(&mut self) {
+        if let Ok(mut s) = self.stdin.lock() {
+            let _ = writeln!(s, "0 quit");
+            let _ = s.flush();
+        }
+        if let Ok(mut c) = self.child.lock() {
+            // Give it a moment to free the device, then make sure it is gone.
+            for _ in 0..50 {
+                if matches!(c.try_wait(), Ok(Some(_))) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_harness_is_an_error_not_a_panic() {
+        let r = GpuHarness::start(HarnessPath::Disk("/nonexistent/bwsim-gpu-replay".into()));
+        assert!(r.is_err());
+    }
+
+    /// A fake harness (a shell script) speaking the protocol: replies out of order
+    /// are routed by id, and a harness that exits fails the waiting caller.
+    #[test]
+    fn replies_are_routed_by_id_and_exit_fails_waiters() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("fake.sh");
+        std::fs::write(
+            &script,
+            r#"#!/bin/sh
+echo '{"ok":true,"ready":true}'
+while read id cmd rest; do
+  case "$cmd" in
+    info) echo "{\"id\":$id,\"ok\":true,\"gpu\":\"fake\",\"vram_bytes\":1000}" ;;
+    copy) echo "{\"id\":$id,\"ok\":true,\"gpu_ms\":2.5}" ;;
+    die) exit 0 ;;
+    *) echo "{\"id\":$id,\"ok\":false,\"error\":\"unknown $cmd\"}" ;;
+  esac
+done
+"#,
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let h = GpuHarness::start(HarnessPath::Disk(script)).unwrap();
+        assert_eq!(h.vram_bytes(), Some(1000.0));
+        let t = TransferInfo {
+            dir: CopyDir::H2d,
+            bytes: 10,
+            pinned: true,
+        };
+        assert_eq!(h.copy(&t).unwrap(), 0.0025);
+        let e = h.request("bogus").unwrap_err().to_string();
+        assert!(e.contains("unknown bogus"), "{e}");
+        let e = h.request("die").unwrap_err().to_string();
+        assert!(e.contains("exited"), "{e}");
+    }
+}

@@ -1,0 +1,227 @@
+//! What a replay measured, in the simulator's terms: throughput over the same window
+//! (it opens when the warm-up jobs have completed), the three views of GPU busy
+//! (bracketed by markers, sampled by NVML as nvidia-smi shows it, true kernel time),
+//! per-stage inflation and DRAM GB/s from the kernels' own byte counts.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+
+use crate::engine::JOB_LEVEL;
+use crate::model::Model;
+
+use super::executor::Recording;
+
+/// One stage's measured timings over the measured jobs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StageStat {
+    /// Instances measured.
+    pub count: u64,
+    /// Mean running time (start to end), seconds.
+    pub mean_s: f64,
+    /// Mean sampled standalone duration, seconds.
+    pub standalone_mean_s: f64,
+    /// `mean_s / standalone_mean_s`.
+    pub inflation: f64,
+    /// Mean wait for holds (ready to start), seconds.
+    pub mean_wait_s: f64,
+}
+
+/// A replay's numbers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Measured {
+    /// Window / jobs completed in it, seconds.
+    pub seconds_per_job: f64,
+    /// Jobs completed inside the window.
+    pub jobs_in_window: u64,
+    /// Length of the measurement window, seconds.
+    pub window_s: f64,
+    /// Union of kernel device time / window (None: no GPU stages).
+    pub gpu_true_busy_frac: Option<f64>,
+    /// Union of `gpu_busy` spans between markers / window (None: no such span).
+    pub gpu_bracketed_busy_frac: Option<f64>,
+    /// Mean NVML utilization.gpu over the window, 0..1 (None: not sampled).
+    pub gpu_sampled_busy_frac: Option<f64>,
+    /// Mean NVML board power over the window, W (None: not sampled).
+    pub gpu_power_w: Option<f64>,
+    /// DRAM bytes moved by CPU kernels and copies that ended in the window / window, GB/s.
+    pub dram_gbps: f64,
+    /// Per stage.
+    pub stages: BTreeMap<String, StageStat>,
+    /// Wall-clock length of the whole replay, seconds.
+    pub wall_s: f64,
+}
+
+/// NVML samples mapped to replay time: `(seconds since the replay started, util %, W)`.
+pub type NvmlTrace = [(f64, f64, f64)];
+
+/// Computes the measured numbers of a replay.
+pub fn measure(model: &Model, rec: &Recording, nvml: Option<&NvmlTrace>) -> Measured {
+    let mut finishes: Vec<f64> = rec.jobs.iter().map(|j| j.finished_s).collect();
+    finishes.sort_by(f64::total_cmp);
+    let warm = model.arrivals.warmup_jobs as usize;
+    let (start, counted) = if warm == 0 {
+        (0.0, finishes.len())
+    } else if finishes.len() > warm {
+        (finishes[warm - 1], finishes.len() - warm)
+    } else {
+        (finishes.last().copied().unwrap_or(0.0), 0)
+    };
+    let end = finishes.last().copied().unwrap_or(0.0);
+    let window_s = (end - start).max(0.0);
+    let seconds_per_job = if counted > 0 {
+        window_s / counted as f64
+    } else {
+        f64::NAN
+    };
+    let frac = |iv: &mut Vec<(f64, f64)>| {
+        (window_s > 0.0).then(|| union_within(iv, start, end) / window_s)
+    };
+
+    let has_kernels = model.workload.stages.iter().any(|s| s.gpu_kernel);
+    let gpu_true_busy_frac = if has_kernels {
+        frac(&mut rec.kernels.clone())
+    } else {
+        None
+    };
+
+    let gpu_bracketed_busy_frac = bracketed(model, rec).and_then(|mut iv| frac(&mut iv));
+
+    let in_window: Vec<&(f64, f64, f64)> = nvml
+        .unwrap_or(&[])
+        .iter()
+        .filter(|s| s.0 >= start && s.0 <= end)
+        .collect();
+    let mean = |f: &dyn Fn(&(f64, f64, f64)) -> f64| {
+        (!in_window.is_empty())
+            .then(|| in_window.iter().map(|s| f(s)).sum::<f64>() / in_window.len() as f64)
+    };
+    let gpu_sampled_busy_frac = mean(&|s| s.1 / 100.0);
+    let gpu_power_w = mean(&|s| s.2).filter(|w| *w >= 0.0);
+
+    let bytes: f64 = rec
+        .dram_bytes
+        .iter()
+        .filter(|(t, _)| *t >= start && *t <= end)
+        .map(|(_, b)| b)
+        .sum();
+    let dram_gbps = if window_s > 0.0 {
+        bytes / window_s / 1e9
+    } else {
+        0.0
+    };
+
+    let mut acc: HashMap<usize, (u64, f64, f64, f64)> = HashMap::new();
+    for s in &rec.stages {
+        if (s.job as usize) < warm {
+            continue;
+        }
+        let a = acc.entry(s.stage).or_default();
+        a.0 += 1;
+        a.1 += (s.end.nanos() - s.start.nanos()) as f64 * 1e-9;
+        a.2 += s.standalone_s;
+        a.3 += s.start.nanos().saturating_sub(s.ready.nanos()) as f64 * 1e-9;
+    }
+    let stages = model
+        .workload
+        .stages
+        .iter()
+        .enumerate()
+        .filter_map(|(i, st)| {
+            let &(n, run, alone, wait) = acc.get(&i)?;
+            let nf = n as f64;
+            Some((
+                st.name.clone(),
+                StageStat {
+                    count: n,
+                    mean_s: run / nf,
+                    standalone_mean_s: alone / nf,
+                    inflation: if alone > 0.0 { run / alone } else { 1.0 },
+                    mean_wait_s: wait / nf,
+                },
+            ))
+        })
+        .collect();
+
+    Measured {
+        seconds_per_job,
+        jobs_in_window: counted as u64,
+        window_s,
+        gpu_true_busy_frac,
+        gpu_bracketed_busy_frac,
+        gpu_sampled_busy_frac,
+        gpu_power_w,
+        dram_gbps,
+        stages,
+        wall_s: rec.wall_s,
+    }
+}
+
+/// Intervals of the `gpu_busy` spans, pairing each span's markers by job and
+/// partition (a job-level marker pairs with every partition's). None: no such span.
+fn bracketed(model: &Model, rec: &Recording) -> Option<Vec<(f64, f64)>> {
+    let spans: Vec<_> = model
+        .instrumentation
+        .spans
+        .iter()
+        .filter(|s| s.gpu_busy)
+        .collect();
+    if spans.is_empty() {
+        return None;
+    }
+    let mut at: HashMap<(usize, u64, u32), f64> = HashMap::new();
+    for m in &rec.markers {
+        at.insert((m.marker, m.job, m.partition), m.t.as_secs());
+    }
+    let mut out = Vec::new();
+    for span in spans {
+        for m in rec.markers.iter().filter(|m| m.marker == span.from) {
+            let end = at
+                .get(&(span.to, m.job, m.partition))
+                .or_else(|| at.get(&(span.to, m.job, JOB_LEVEL)));
+            if let Some(&e) = end
+                && e >= m.t.as_secs()
+            {
+                out.push((m.t.as_secs(), e));
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Length of the union of `iv` within `[lo, hi]`.
+fn union_within(iv: &mut [(f64, f64)], lo: f64, hi: f64) -> f64 {
+    iv.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut total = 0.0;
+    let mut cur: Option<(f64, f64)> = None;
+    for &(a, b) in iv.iter() {
+        let (a, b) = (a.max(lo), b.min(hi));
+        if b <= a {
+            continue;
+        }
+        match cur {
+            Some((ca, cb)) if a <= cb => cur = Some((ca, cb.max(b))),
+            Some((ca, cb)) => {
+                total += cb - ca;
+                cur = Some((a, b));
+            }
+            None => cur = Some((a, b)),
+        }
+    }
+    if let Some((a, b)) = cur {
+        total += b - a;
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn union_merges_overlaps_and_clips() {
+        let mut iv = vec![(0.0, 2.0), (1.0, 3.0), (5.0, 6.0), (9.0, 12.0)];
+        assert_eq!(union_within(&mut iv, 0.5, 10.0), 2.5 + 1.0 + 1.0);
+        assert_eq!(union_within(&mut [], 0.0, 1.0), 0.0);
+    }
+}

@@ -1,0 +1,491 @@
+//! `bwsim replay`: run a scenario's pipeline for real on this host and set it beside
+//! the simulator's prediction, point by point over a concurrency range.
+//!
+//! The steps, one module each: the scenario becomes a per-stage plan and each point's
+//! memory need ([`plan`]); CPU stages become self-calibrated synthetic kernels
+//! ([`kernels`]); GPU stages and copies go to a harness process ([`gpu`], built from
+//! `gpu/replay.cu` with the `cuda` feature); [`executor`] runs the DAG with real holds
+//! and arrivals; [`record`] writes the TIMELINE log; [`measure`] turns a run into the
+//! simulator's metrics; [`compare`] and [`chart`] set measured beside predicted.
+
+pub mod chart;
+pub mod compare;
+pub mod executor;
+pub mod gpu;
+pub mod kernels;
+pub mod measure;
+pub mod plan;
+pub mod record;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use serde_json::{Value, json};
+
+use crate::run::{RunOptions, run_model_with};
+use crate::scenario::{self, Loaded};
+use crate::sweep::grid::Grid;
+use crate::sweep::spec::parse_param;
+
+use compare::{PointResult, Predicted};
+use executor::{Executor, GpuBackend};
+use kernels::{BufferSizes, KernelHost};
+use plan::{MemoryNeed, StagePlan, memory_need, stage_plans};
+
+/// Bad input to `bwsim replay` that the scenario loader cannot see (exit code 2): a
+/// point that would not fit this host's RAM or VRAM, a scenario replay cannot drive.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ReplayInputError(pub String);
+
+/// What `bwsim replay` was asked to do.
+#[derive(Debug, Clone)]
+pub struct ReplayOptions {
+    /// Scenario file.
+    pub scenario: PathBuf,
+    /// `--set KEY=VALUE` overrides for every point.
+    pub sets: Vec<String>,
+    /// `--param KEY=SPEC`: the points (None: one point, the scenario as it is).
+    pub param: Option<String>,
+    /// A calibration file merged over the scenario (its hardware and knobs win).
+    pub calibration: Option<PathBuf>,
+    /// Print the plan and the memory check, run nothing.
+    pub dry_run: bool,
+    /// Output folder (default `output/<scenario>/<timestamp>`).
+    pub out: Option<PathBuf>,
+    /// Replay runs per point.
+    pub runs: u32,
+    /// A GPU replay harness built by gpu/build.sh (default: the embedded one).
+    pub gpu_harness: Option<PathBuf>,
+    /// NVML sampling period, ms.
+    pub nvml_period_ms: u32,
+    /// Host RAM to plan against, bytes (default: this host's MemTotal).
+    pub host_ram_bytes: Option<f64>,
+    /// Kernel buffer sizes.
+    pub buffers: BufferSizes,
+}
+
+impl ReplayOptions {
+    /// Defaults for a scenario: one run per point, 200 ms NVML period, full buffers.
+    pub fn new(scenario: impl Into<PathBuf>) -> ReplayOptions {
+        ReplayOptions {
+            scenario: scenario.into(),
+            sets: Vec::new(),
+            param: None,
+            calibration: None,
+            dry_run: false,
+            out: None,
+            runs: 1,
+            gpu_harness: None,
+            nvml_period_ms: 200,
+            host_ram_bytes: None,
+            buffers: BufferSizes::REPLAY,
+        }
+    }
+}
+
+/// One point, planned.
+pub struct PointPlan {
+    /// Overrides that make this point.
+    pub sets: Vec<String>,
+    /// The swept value (0 without `--param`).
+    pub x: f64,
+    /// The scenario at this point.
+    pub loaded: Loaded,
+    /// What each stage does.
+    pub stages: Vec<StagePlan>,
+    /// The simulator's report (JSON) for this point.
+    pub report: Value,
+    /// Memory the replay of this point takes.
+    pub memory: MemoryNeed,
+}
+
+impl PointPlan {
+    /// Simulated time of the whole run: the replay's expected wall time.
+    pub fn expected_wall_s(&self) -> f64 {
+        self.report
+            .get("sim_time_s")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0)
+    }
+}
+
+const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// Loads the scenario at each point of `--param`, simulates it and plans its replay.
+pub fn plan_points(opts: &ReplayOptions) -> Result<Vec<PointPlan>> {
+    let (param_key, values) = match &opts.param {
+        Some(p) => {
+            let param = parse_param(p)?;
+            let grid = Grid::new(vec![param.clone()])?;
+            let pts = grid.points();
+            let sets: Vec<(Vec<String>, f64)> = pts
+                .iter()
+                .map(|pt| {
+                    let x = pt.values[0].to_string().parse::<f64>().unwrap_or(0.0);
+                    (grid.sets(pt), x)
+                })
+                .collect();
+            (Some(param.key), sets)
+        }
+        None => (None, vec![(Vec::new(), 0.0)]),
+    };
+    let _ = param_key;
+    let mut out = Vec::new();
+    for (point_sets, x) in values {
+        let mut sets = opts.sets.clone();
+        sets.extend(point_sets.iter().cloned());
+        let loaded = load(opts, &sets)?;
+        let stages = stage_plans(&loaded.model, &loaded.replay);
+        let report = run_model_with(
+            &loaded.model,
+            RunOptions { ideal: false },
+            &mut crate::engine::NullObserver,
+        )
+        .with_context(|| {
+            format!(
+                "simulating {} at {}",
+                opts.scenario.display(),
+                sets.join(" ")
+            )
+        })?
+        .to_json();
+        let gib = |path: &[&str]| {
+            let mut v = &report;
+            for p in path {
+                v = &v[*p];
+            }
+            v.as_f64().unwrap_or(0.0) * GIB
+        };
+        let memory = memory_need(
+            &stages,
+            gib(&["ram", "peak_gib"]),
+            gib(&["vram", "peak_gib"]),
+            opts.buffers,
+        );
+        out.push(PointPlan {
+            sets: point_sets,
+            x,
+            loaded,
+            stages,
+            report,
+            memory,
+        });
+    }
+    Ok(out)
+}
+
+/// Loads the scenario with `sets`, the calibration file (if any) merged over it.
+fn load(opts: &ReplayOptions, sets: &[String]) -> Result<Loaded> {
+    let Some(cal) = &opts.calibration else {
+        return Ok(scenario::load(&opts.scenario, sets)?);
+    };
+    let abs = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let text = format!(
+        "include = [{:?}, {:?}]\n",
+        abs(&opts.scenario).display().to_string(),
+        abs(cal).display().to_string()
+    );
+    let dir = opts.scenario.parent().unwrap_or(Path::new("."));
+    let origin = dir.join(".bwsim-replay-with-calibration.toml");
+    Ok(scenario::load_str(&text, &origin, sets)?)
+}
+
+/// The dry-run text: the stage plan, then per point the memory and expected time.
+pub fn describe_plan(points: &[PointPlan], ram_limit: f64, vram_limit: f64) -> String {
+    let mut s = String::new();
+    let Some(first) = points.first() else {
+        return s;
+    };
+    let m = &first.loaded.model;
+    let _ = writeln!(
+        s,
+        "replay plan: {} ({} partition{} per job, {} jobs, {} warm-up)",
+        m.name,
+        m.workload.partitions,
+        if m.workload.partitions == 1 { "" } else { "s" },
+        m.arrivals.jobs,
+        m.arrivals.warmup_jobs
+    );
+    let _ = writeln!(s, "stages (standalone mean, what runs for real):");
+    for st in &first.stages {
+        let _ = writeln!(s, "  {}", st.describe());
+    }
+    let _ = writeln!(
+        s,
+        "points (host RAM limit {:.1} GiB, VRAM limit {:.1} GiB):",
+        ram_limit / GIB,
+        vram_limit / GIB
+    );
+    let mut total = 0.0;
+    for p in points {
+        let fits = p.memory.host_bytes <= ram_limit && p.memory.vram_bytes <= vram_limit;
+        total += p.expected_wall_s();
+        let _ = writeln!(
+            s,
+            "  {:<32} RAM {:>7.1} GiB  VRAM {:>7.1} GiB  expected {:>8.1} s  predicted {:.3} s/job{}",
+            if p.sets.is_empty() {
+                "(scenario as is)".to_string()
+            } else {
+                p.sets.join(" ")
+            },
+            p.memory.host_bytes / GIB,
+            p.memory.vram_bytes / GIB,
+            p.expected_wall_s(),
+            p.report["seconds_per_job"].as_f64().unwrap_or(f64::NAN),
+            if fits { "" } else { "  DOES NOT FIT" }
+        );
+    }
+    let _ = writeln!(
+        s,
+        "expected wall time per run over all points: {total:.1} s"
+    );
+    s
+}
+
+/// Refuses points that would not fit (exit 2), naming the point and the shortfall.
+pub fn check_fit(points: &[PointPlan], ram_limit: f64, vram_limit: f64) -> Result<()> {
+    for p in points {
+        let what = if p.sets.is_empty() {
+            "the scenario".to_string()
+        } else {
+            format!("point {}", p.sets.join(" "))
+        };
+        if p.memory.host_bytes > ram_limit {
+            return Err(ReplayInputError(format!(
+                "{what} needs {:.1} GiB of host RAM (RAM permits at their simulated peak + kernel and copy buffers), but this host has {:.1} GiB; lower the concurrency or the RAM holds (or pass --host-ram-gib if MemTotal understates it)",
+                p.memory.host_bytes / GIB,
+                ram_limit / GIB
+            ))
+            .into());
+        }
+        if p.memory.vram_bytes > vram_limit {
+            return Err(ReplayInputError(format!(
+                "{what} needs {:.1} GiB of GPU memory (VRAM permits at their simulated peak + kernel working sets), but the GPU has {:.1} GiB; lower the concurrency, the VRAM holds or the kernel sizes",
+                p.memory.vram_bytes / GIB,
+                vram_limit / GIB
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// What a replay wrote.
+pub struct ReplayOutcome {
+    /// Output folder (None for a dry run).
+    pub dir: Option<PathBuf>,
+    /// Files written.
+    pub files: Vec<PathBuf>,
+    /// The points with their runs.
+    pub points: Vec<PointResult>,
+}
+
+/// Runs `bwsim replay`: plan, check, (unless dry-run) replay every point and write the
+/// comparison. Prints the plan and the result table on stdout.
+pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
+    let points = plan_points(opts)?;
+    let first = &points[0];
+    let model = &first.loaded.model;
+    if model.hardware.gpus.len() > 1 {
+        return Err(ReplayInputError(format!(
+            "{}: replay drives one GPU, and the scenario has {}; set hardware.gpu.count = 1",
+            opts.scenario.display(),
+            model.hardware.gpus.len()
+        ))
+        .into());
+    }
+    let gpu_stages: Vec<&str> = first
+        .stages
+        .iter()
+        .filter(|s| s.needs_gpu())
+        .map(|s| s.name.as_str())
+        .collect();
+    let ram_limit = opts.host_ram_bytes.unwrap_or_else(|| {
+        crate::calibrate::sys::meminfo_bytes("MemTotal")
+            .map(|b| b as f64)
+            .unwrap_or(f64::INFINITY)
+    });
+    // Without a running harness, plan against the scenario's declared VRAM.
+    let declared_vram = model
+        .hardware
+        .gpus
+        .first()
+        .map(|g| g.vram_bytes as f64)
+        .unwrap_or(0.0);
+    if opts.dry_run {
+        print!("{}", describe_plan(&points, ram_limit, declared_vram));
+        check_fit(&points, ram_limit, declared_vram)?;
+        return Ok(ReplayOutcome {
+            dir: None,
+            files: Vec::new(),
+            points: Vec::new(),
+        });
+    }
+
+    let harness = if gpu_stages.is_empty() {
+        None
+    } else {
+        let path = gpu::locate(opts.gpu_harness.as_deref()).map_err(|why| {
+            anyhow::anyhow!(
+                "{} has GPU stages ({}), which need a GPU to replay: {why}",
+                opts.scenario.display(),
+                gpu_stages.join(", ")
+            )
+        })?;
+        Some(gpu::GpuHarness::start(path).with_context(|| {
+            format!(
+                "{} has GPU stages ({}), which need a GPU to replay",
+                opts.scenario.display(),
+                gpu_stages.join(", ")
+            )
+        })?)
+    };
+    let vram_limit = harness
+        .as_ref()
+        .and_then(|h| h.vram_bytes())
+        .unwrap_or(declared_vram);
+    print!("{}", describe_plan(&points, ram_limit, vram_limit));
+    check_fit(&points, ram_limit, vram_limit)?;
+
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(1);
+    eprintln!("replay: measuring this host's kernel rates...");
+    let cpu = KernelHost::new(opts.buffers, threads);
+    eprintln!(
+        "replay: chase {:.1} ns/step, stream {:.1} GB/s per thread alone ({:.1} with {} threads), compute {:.0} M iters/s",
+        cpu.rates.chase_ns_per_step,
+        cpu.rates.stream_gbps(1),
+        cpu.rates.stream_gbps(threads),
+        threads,
+        cpu.rates.compute_iters_per_s / 1e6
+    );
+    if let Some(h) = &harness {
+        let mut kinds: Vec<_> = points
+            .iter()
+            .flat_map(|p| p.stages.iter().filter_map(|s| s.kernel))
+            .collect();
+        kinds.sort_by_key(|k| k.label());
+        kinds.dedup();
+        eprintln!("replay: preparing GPU kernels ({} kinds)...", kinds.len());
+        h.prepare(&kinds)?;
+        for k in &kinds {
+            if let Some(s) = h.kernel_alone_s(*k) {
+                eprintln!("replay: {} alone {:.2} ms", k.label(), s * 1e3);
+            }
+        }
+    }
+
+    let dir = match &opts.out {
+        Some(d) => {
+            crate::output::check_dir_target(d)?;
+            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+            d.clone()
+        }
+        None => crate::output::reserve_unique_folder(&crate::output::default_folder(&model.name))?,
+    };
+    let mut files = Vec::new();
+    let mut results = Vec::new();
+    for (i, p) in points.iter().enumerate() {
+        let mut runs = Vec::new();
+        for r in 0..opts.runs.max(1) {
+            eprintln!(
+                "replay: point {}/{} {} run {}/{} (expected {:.1} s)",
+                i + 1,
+                points.len(),
+                p.sets.join(" "),
+                r + 1,
+                opts.runs.max(1),
+                p.expected_wall_s()
+            );
+            let (m, log) = replay_point(p, &cpu, harness.as_ref(), opts.nvml_period_ms)?;
+            let path = dir.join(format!("timeline-p{i}-r{r}.log"));
+            crate::output::write_atomic(&path, log.as_bytes())?;
+            files.push(path);
+            runs.push(m);
+        }
+        results.push(PointResult {
+            sets: p.sets.clone(),
+            x: p.x,
+            predicted: Predicted::from_report(&p.report),
+            runs,
+        });
+    }
+
+    let host = json!({
+        "cpus": threads,
+        "chase_ns_per_step": cpu.rates.chase_ns_per_step,
+        "stream_gbps_per_thread": cpu.rates.stream_gbps_per_thread,
+        "compute_iters_per_s": cpu.rates.compute_iters_per_s,
+        "gpu": harness.as_ref().map(|h| h.info.clone()),
+    });
+    let csv = dir.join("replay.csv");
+    crate::output::write_atomic(&csv, compare::to_csv(&results).as_bytes())?;
+    let json_path = dir.join("replay.json");
+    let doc = compare::to_json(&model.name, host, &results);
+    crate::output::write_atomic(&json_path, format!("{doc:#}\n").as_bytes())?;
+    files.push(csv);
+    files.push(json_path);
+    let x_key = opts
+        .param
+        .as_deref()
+        .and_then(|p| p.split_once('='))
+        .map(|(k, _)| k.trim().to_string())
+        .unwrap_or_else(|| "point".into());
+    let chart = chart::ReplayChart {
+        scenario: &model.name,
+        x_key: &x_key,
+        points: &results,
+    };
+    files.extend(crate::plot::render::render(&chart, &dir, "replay")?);
+    print!("{}", compare::to_text(&results));
+    Ok(ReplayOutcome {
+        dir: Some(dir),
+        files,
+        points: results,
+    })
+}
+
+/// Replays one point once: returns what was measured and the TIMELINE log.
+pub fn replay_point(
+    p: &PointPlan,
+    cpu: &KernelHost,
+    harness: Option<&gpu::GpuHarness>,
+    nvml_period_ms: u32,
+) -> Result<(measure::Measured, String)> {
+    let model = &p.loaded.model;
+    let nvml_on = match harness {
+        Some(h) => match h.nvml_start(nvml_period_ms) {
+            Ok(()) => true,
+            Err(e) => {
+                eprintln!("warning: no nvidia-smi view for this run: {e:#}");
+                false
+            }
+        },
+        None => false,
+    };
+    let nvml_t0 = Instant::now();
+    let backend: Option<&dyn GpuBackend> = harness.map(|h| h as &dyn GpuBackend);
+    let exec = Executor::new(model, &p.stages, cpu, backend);
+    let offset = nvml_t0.elapsed().as_secs_f64();
+    let max_wall = (p.expected_wall_s() * 4.0 + 60.0).max(60.0);
+    let rec = exec.run(max_wall);
+    let samples = match (harness, nvml_on) {
+        (Some(h), true) => h
+            .nvml_stop()
+            .map(|s| {
+                s.samples
+                    .into_iter()
+                    .map(|(t, u, w)| (t - offset, u, w))
+                    .collect::<Vec<_>>()
+            })
+            .ok(),
+        _ => None,
+    };
+    let rec = rec?;
+    let m = measure::measure(model, &rec, samples.as_deref());
+    Ok((m, record::timeline_log(model, &rec)))
+}
