@@ -15,7 +15,19 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, Exp};
 use rand_pcg::Pcg64;
 
-use crate::engine::JOB_LEVEL;
+use crate::engine::Scope;
+
+/// The executor's partition index for a job-level instance (turned into [`Scope::Job`]
+/// where it meets the trace recorder).
+const JOB_LEVEL: u32 = u32::MAX;
+
+fn scope_of(partition: u32) -> Scope {
+    if partition == JOB_LEVEL {
+        Scope::Job
+    } else {
+        Scope::Partition(partition)
+    }
+}
 use crate::model::{ArrivalKind, Edge, HoldResource, Model, StageId};
 use crate::scenario::replay_info::{KernelKind, TransferInfo};
 use crate::time::SimTime;
@@ -413,7 +425,7 @@ impl<'a> Executor<'a> {
                 t,
                 marker,
                 job,
-                partition,
+                scope: scope_of(partition),
                 gpu,
             });
         }
@@ -610,7 +622,7 @@ impl<'a> Executor<'a> {
             .stages
             .push(StageInstance {
                 job,
-                partition,
+                scope: scope_of(partition),
                 stage,
                 ready,
                 start,

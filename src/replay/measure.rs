@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-use crate::engine::JOB_LEVEL;
+use crate::engine::Scope;
 use crate::model::Model;
 
 use super::executor::Recording;
@@ -169,16 +169,16 @@ fn bracketed(model: &Model, rec: &Recording) -> Option<Vec<(f64, f64)>> {
     if spans.is_empty() {
         return None;
     }
-    let mut at: HashMap<(usize, u64, u32), f64> = HashMap::new();
+    let mut at: HashMap<(usize, u64, Scope), f64> = HashMap::new();
     for m in &rec.markers {
-        at.insert((m.marker, m.job, m.partition), m.t.as_secs());
+        at.insert((m.marker, m.job, m.scope), m.t.as_secs());
     }
     let mut out = Vec::new();
     for span in spans {
         for m in rec.markers.iter().filter(|m| m.marker == span.from) {
             let end = at
-                .get(&(span.to, m.job, m.partition))
-                .or_else(|| at.get(&(span.to, m.job, JOB_LEVEL)));
+                .get(&(span.to, m.job, m.scope))
+                .or_else(|| at.get(&(span.to, m.job, Scope::Job)));
             if let Some(&e) = end
                 && e >= m.t.as_secs()
             {

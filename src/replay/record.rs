@@ -69,7 +69,7 @@ to = "a:end"
         let rec = Recording {
             stages: vec![StageInstance {
                 job: 0,
-                partition: 0,
+                scope: crate::engine::Scope::Partition(0),
                 stage: 0,
                 ready: SimTime(1_000_000),
                 start: SimTime(2_000_000),
@@ -81,7 +81,7 @@ to = "a:end"
                 t: SimTime(2_000_000),
                 marker: 0,
                 job: 0,
-                partition: 0,
+                scope: crate::engine::Scope::Partition(0),
                 gpu: None,
             }],
             ..Recording::default()

@@ -4,10 +4,10 @@
 
 use crate::model::Model;
 
-use super::build::qty;
 use super::error::{ErrorKind, Locator, ScenarioError, join_index, join_key};
 use super::schema::WorkloadSpec;
 use super::units::{Dim, GB, GIB};
+use super::values::qty;
 
 /// Direction of a PCIe copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
