@@ -1,0 +1,406 @@
+//! The fluid classes: running activities that share rate resources, in SimGrid's LMM
+//! vocabulary. Each class of identical running activities is a variable `x_i` in [0, 1],
+//! its speed as a fraction of standalone; each rate resource `r` is a constraint
+//! `sum_i n_i * w_ir * x_i <= C_r` (`n_i` members, each drawing `w_ir` at full speed); the
+//! solver picks the max-min fair `x` with `x_i <= 1` (and below 1 for latency-bound
+//! work under load). A class keeps a virtual clock of standalone progress, so its members
+//! finish in order of virtual finish time without touching one another (DSLab's "total
+//! work" idea): joining, completing, re-solving and rescheduling are the only operations.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::model::Dram;
+use crate::time::SimTime;
+
+use super::observer::Limiter;
+use super::plan::{ClassKey, KeyId};
+use super::resources::RateId;
+use super::solver::{ClassDemand, ClassSpeed, SolveMemo, Solver};
+
+/// A class slot (slots are reused, under another key, once a class empties).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(super) struct ClassId(usize);
+
+/// A member of a class, as the caller numbers it (the engine's activity slot).
+pub(super) type MemberId = usize;
+
+/// A virtual-time class of identical running activities.
+struct Class {
+    key: KeyId,
+    /// False once retired to the free list.
+    live: bool,
+    shared: bool,
+    /// Members by virtual finish time.
+    members: BinaryHeap<Reverse<(OrdF64, MemberId)>>,
+    /// `x_i`: speed as a fraction of standalone.
+    speed: f64,
+    limiter: Option<Limiter>,
+    /// Standalone seconds of progress a member has made since the class was created.
+    virtual_now: f64,
+    last: SimTime,
+    /// Cumulative wall seconds a member has lost, per rate resource, then DRAM latency.
+    lost: Vec<f64>,
+    generation: u64,
+    scheduled: SimTime,
+}
+
+/// A non-negative float as a heap key: for such floats (virtual finish times are never
+/// negative) the bit patterns order exactly as the values, so one integer compare does.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct OrdF64(u64);
+
+impl OrdF64 {
+    fn new(x: f64) -> Self {
+        debug_assert!(x >= 0.0, "virtual finish time {x} is negative");
+        OrdF64(x.to_bits())
+    }
+
+    fn get(self) -> f64 {
+        f64::from_bits(self.0)
+    }
+}
+
+/// A class's next completion, for the caller's event queue. Stale once the class's
+/// generation moves on (see [`Fluid::is_current`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Due {
+    pub at: SimTime,
+    pub class: ClassId,
+    pub generation: u64,
+}
+
+/// All fluid classes of a run, with the solver that sets their speeds.
+pub(super) struct Fluid {
+    keys: Vec<ClassKey>,
+    /// The live class of each key.
+    class_of_key: Vec<Option<ClassId>>,
+    classes: Vec<Class>,
+    /// The solver's view of each class slot, same index.
+    demands: Vec<ClassDemand>,
+    free_classes: Vec<ClassId>,
+    /// `C_r`, per rate resource (DRAM's moves with the number of streams).
+    capacities: Vec<f64>,
+    dram: RateId,
+    solver: Solver,
+    memo: SolveMemo,
+    memo_key: Vec<u64>,
+    speeds: Vec<ClassSpeed>,
+    /// A shared class gained or lost members since the last solve.
+    dirty: bool,
+    /// Classes whose next completion may have moved.
+    touched: Vec<ClassId>,
+}
+
+impl Fluid {
+    pub fn new(keys: Vec<ClassKey>, capacities: Vec<f64>, dram: RateId) -> Self {
+        Self {
+            class_of_key: vec![None; keys.len()],
+            keys,
+            classes: Vec::new(),
+            demands: Vec::new(),
+            free_classes: Vec::new(),
+            capacities,
+            dram,
+            solver: Solver::default(),
+            memo: SolveMemo::default(),
+            memo_key: Vec::new(),
+            speeds: Vec::new(),
+            dirty: false,
+            touched: Vec::new(),
+        }
+    }
+
+    /// Whether activities of `key` can ever run slower than standalone (if not, they need
+    /// no class: they end exactly their standalone time after they start).
+    pub fn key_shared(&self, key: KeyId) -> bool {
+        self.keys[key].shared()
+    }
+
+    /// Slots of lost time: one per rate resource, then DRAM latency.
+    fn lost_slots(&self) -> usize {
+        self.capacities.len() + 1
+    }
+
+    /// Adds `member`, needing `standalone_s` of standalone work, to the class of `key`
+    /// (creating it). `lost_at_start` receives the class's lost-time counters, for
+    /// [`Fluid::lost_since`] when it finishes.
+    pub fn join(
+        &mut self,
+        now: SimTime,
+        key: KeyId,
+        member: MemberId,
+        standalone_s: f64,
+        lost_at_start: &mut Vec<f64>,
+    ) -> ClassId {
+        let c = match self.class_of_key[key] {
+            Some(c) => c,
+            None => self.new_class(now, key),
+        };
+        self.advance(now, c);
+        let class = &mut self.classes[c.0];
+        let finish = class.virtual_now + standalone_s;
+        lost_at_start.clear();
+        lost_at_start.extend_from_slice(&class.lost);
+        class.members.push(Reverse((OrdF64::new(finish), member)));
+        self.demands[c.0].count += 1;
+        if class.shared {
+            self.dirty = true;
+        }
+        self.touched.push(c);
+        c
+    }
+
+    fn new_class(&mut self, now: SimTime, key: KeyId) -> ClassId {
+        let k = &self.keys[key];
+        let shared = k.shared();
+        let nlim = self.lost_slots();
+        let c = match self.free_classes.pop() {
+            Some(c) => {
+                let class = &mut self.classes[c.0];
+                debug_assert!(!class.live && class.members.is_empty());
+                class.key = key;
+                class.live = true;
+                class.shared = shared;
+                class.speed = 1.0;
+                class.limiter = None;
+                class.virtual_now = 0.0;
+                class.last = now;
+                class.lost.clear();
+                class.lost.resize(nlim, 0.0);
+                // A reused slot keeps counting generations, so its old events stay stale.
+                class.generation += 1;
+                class.scheduled = SimTime::NEVER;
+                let d = &mut self.demands[c.0];
+                d.count = 0;
+                d.weights.clear();
+                d.weights.extend_from_slice(&k.weights);
+                d.latency_frac = k.latency_frac;
+                c
+            }
+            None => {
+                self.classes.push(Class {
+                    key,
+                    live: true,
+                    shared,
+                    members: BinaryHeap::new(),
+                    speed: 1.0,
+                    limiter: None,
+                    virtual_now: 0.0,
+                    last: now,
+                    lost: vec![0.0; nlim],
+                    generation: 0,
+                    scheduled: SimTime::NEVER,
+                });
+                self.demands.push(ClassDemand {
+                    count: 0,
+                    weights: k.weights.clone(),
+                    latency_frac: k.latency_frac,
+                });
+                ClassId(self.classes.len() - 1)
+            }
+        };
+        self.class_of_key[key] = Some(c);
+        c
+    }
+
+    /// Brings a class's virtual clock and lost-time counters up to `now`.
+    fn advance(&mut self, now: SimTime, c: ClassId) {
+        let nrate = self.capacities.len();
+        let class = &mut self.classes[c.0];
+        let dt = (now - class.last) as f64 * 1e-9;
+        if dt > 0.0 {
+            class.virtual_now += class.speed * dt;
+            if class.speed < 1.0 {
+                let slot = match class.limiter {
+                    Some(Limiter::Rate(r)) => r,
+                    Some(Limiter::DramLatency) | None => nrate,
+                };
+                class.lost[slot] += (1.0 - class.speed) * dt;
+            }
+        }
+        class.last = now;
+    }
+
+    /// Whether a completion event scheduled for `class` with `generation` still stands.
+    pub fn is_current(&self, class: ClassId, generation: u64) -> bool {
+        self.classes[class.0].generation == generation
+    }
+
+    /// Removes every member of `c` whose virtual finish time has been reached, handing
+    /// each to `done` in order of virtual finish time.
+    pub fn complete_due(&mut self, now: SimTime, c: ClassId, mut done: impl FnMut(MemberId)) {
+        self.advance(now, c);
+        let class = &mut self.classes[c.0];
+        class.scheduled = SimTime::NEVER;
+        let tolerance = 1e-9 + class.virtual_now.abs() * 1e-13;
+        while let Some(&Reverse((f, a))) = class.members.peek() {
+            if f.get() > class.virtual_now + tolerance {
+                break;
+            }
+            class.members.pop();
+            self.demands[c.0].count -= 1;
+            done(a);
+            if class.shared {
+                self.dirty = true;
+            }
+        }
+        self.touched.push(c);
+    }
+
+    /// Wall seconds a member of `c` lost since it joined (`at_start` from
+    /// [`Fluid::join`]), per rate resource then DRAM latency, into `out`.
+    pub fn lost_since(&self, c: ClassId, at_start: &[f64], out: &mut Vec<f64>) {
+        let class = &self.classes[c.0];
+        out.extend(class.lost.iter().zip(at_start).map(|(n, s)| n - s));
+    }
+
+    /// The all-zero lost time of an activity that never ran in a class.
+    pub fn no_loss(&self, out: &mut Vec<f64>) {
+        out.resize(self.lost_slots(), 0.0);
+    }
+
+    /// Whether membership of a shared class changed since the last [`Fluid::resolve`].
+    pub fn needs_resolve(&self) -> bool {
+        self.dirty
+    }
+
+    /// Re-solves every class's speed at `now`. Returns the draw on each rate resource and
+    /// the DRAM latency slowdown L(u)/L(0).
+    pub fn resolve(&mut self, now: SimTime, dram: &Dram) -> (&[f64], f64) {
+        self.dirty = false;
+        for i in 0..self.classes.len() {
+            if self.classes[i].shared && self.demands[i].count > 0 {
+                self.advance(now, ClassId(i));
+            }
+        }
+        let d = self.dram.index();
+        // DRAM loses efficiency as more streams interleave (0 loss: no change).
+        if dram.efficiency_loss_per_stream > 0.0 {
+            let streams: u32 = self
+                .demands
+                .iter()
+                .filter(|c| c.weights.iter().any(|&(r, _)| r == d))
+                .map(|c| c.count)
+                .sum();
+            self.capacities[d] = dram.effective_capacity_gbps(streams);
+        }
+        // The solution depends only on the DRAM capacity (the others never change during
+        // a run) and on each sharing class's demand identity and count: classes that are
+        // empty or draw on nothing take no part.
+        let mut key = std::mem::take(&mut self.memo_key);
+        key.clear();
+        key.push(self.capacities[d].to_bits());
+        for (class, c) in self.classes.iter().zip(&self.demands) {
+            key.push(if class.shared && c.count > 0 {
+                ((class.key as u64) << 32) | c.count as u64
+            } else {
+                u64::MAX
+            });
+        }
+        let mut speeds = std::mem::take(&mut self.speeds);
+        if !self.memo.recall(&key, &mut self.solver, &mut speeds) {
+            self.solver.solve(
+                &self.capacities,
+                d,
+                &dram.latency,
+                &self.demands,
+                &mut speeds,
+            );
+            self.memo.remember(&key, &self.solver, &speeds);
+        }
+        self.memo_key = key;
+        for (i, s) in speeds.iter().enumerate() {
+            let class = &mut self.classes[i];
+            if !class.shared || self.demands[i].count == 0 {
+                continue;
+            }
+            if class.speed != s.speed || class.limiter != s.limiter {
+                class.speed = s.speed;
+                class.limiter = s.limiter;
+                self.touched.push(ClassId(i));
+            }
+        }
+        self.speeds = speeds;
+        (&self.solver.usage, self.solver.latency_slowdown)
+    }
+
+    /// Hands each touched class's next completion to `schedule` (unless already queued
+    /// for that time), and retires classes that emptied.
+    pub fn reschedule(&mut self, now: SimTime, mut schedule: impl FnMut(Due)) {
+        let mut touched = std::mem::take(&mut self.touched);
+        if touched.len() > 1 {
+            touched.sort_unstable();
+            touched.dedup();
+        }
+        for &c in &touched {
+            self.advance(now, c);
+            if self.demands[c.0].count == 0 {
+                // Retire the empty class so one-off demand vectors do not pile up; bumping
+                // the generation makes any queued completion of it stale.
+                let class = &mut self.classes[c.0];
+                if class.live {
+                    class.live = false;
+                    class.generation += 1;
+                    class.scheduled = SimTime::NEVER;
+                    self.class_of_key[class.key] = None;
+                    self.free_classes.push(c);
+                }
+                continue;
+            }
+            let class = &mut self.classes[c.0];
+            let Some(&Reverse((f, _))) = class.members.peek() else {
+                continue;
+            };
+            // Round up so the event never fires before the work is done.
+            let remaining = (f.get() - class.virtual_now).max(0.0);
+            let next = now + ceil_to_u64((remaining / class.speed) * 1e9);
+            if next == class.scheduled {
+                continue;
+            }
+            class.generation += 1;
+            class.scheduled = next;
+            schedule(Due {
+                at: next,
+                class: c,
+                generation: class.generation,
+            });
+        }
+        touched.clear();
+        self.touched = touched;
+    }
+}
+
+/// `x.ceil() as u64` for x >= 0 (and the same saturation for huge, infinite or NaN x),
+/// without a libm call: below 2^53 the truncation is exact, and above it every float is
+/// already an integer.
+pub(super) fn ceil_to_u64(x: f64) -> u64 {
+    let t = x as u64;
+    if (t as f64) < x {
+        t.saturating_add(1)
+    } else {
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ceil_to_u64;
+
+    #[test]
+    fn ceil_to_u64_matches_f64_ceil() {
+        let mut samples = vec![0.0, 0.3, 1.0, 1.000_000_000_000_000_2, 2f64.powi(53) - 0.5];
+        samples.extend([2f64.powi(53), 2f64.powi(64), 1e300, f64::INFINITY, f64::NAN]);
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let mantissa = (x >> 11) as f64 / (1u64 << 53) as f64;
+            samples.push(mantissa * 10f64.powi((x % 25) as i32 - 5));
+        }
+        for v in samples {
+            assert_eq!(ceil_to_u64(v), v.ceil() as u64, "v = {v:e}");
+        }
+    }
+}

@@ -1,0 +1,484 @@
+//! The job slab and DAG progress: jobs and running activities in reusable slots, a stage
+//! instance going ready -> holds granted -> started -> finished, holds released at the
+//! end of the stage that frees them, children woken when their dependencies are done,
+//! and closed arrivals starting a job when one finishes.
+
+use crate::model::{ArrivalKind, Edge, StageId};
+use crate::time::SimTime;
+
+use super::fluid::{ClassId, ceil_to_u64};
+use super::holdable::{Grant, HoldIndex, Request};
+use super::observer::{JOB_LEVEL, Observer, StageRecord, StageRef};
+use super::{Engine, Event, StartWork, Work};
+
+/// Where a stage instance runs within its job: once per job, or once per partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Scope {
+    Job,
+    Partition(u32),
+}
+
+impl Scope {
+    /// The partition index observers see ([`JOB_LEVEL`] for job-level instances).
+    pub fn observed(self) -> u32 {
+        match self {
+            Scope::Job => JOB_LEVEL,
+            Scope::Partition(p) => p,
+        }
+    }
+}
+
+/// A job in flight (slots are reused, buffers and all, once a job finishes).
+pub(super) struct JobState {
+    live: bool,
+    number: u64,
+    arrived: SimTime,
+    /// Dependencies outstanding per instance slot.
+    pending: Vec<u32>,
+    /// Instances not yet finished.
+    remaining: usize,
+    /// GPU binding per partition, and the job-level binding last.
+    gpu: Vec<Option<u32>>,
+    /// Holds not yet released: (release slot, instance, amount).
+    held: Vec<(usize, HoldIndex, u64)>,
+}
+
+/// The requester's token while waiting for holds.
+#[derive(Clone, Copy)]
+pub(super) struct Token {
+    job: usize,
+    stage: StageId,
+    scope: Scope,
+    ready: SimTime,
+}
+
+/// A running stage instance (slots are reused once it finishes).
+pub(super) struct Activity {
+    live: bool,
+    token: Token,
+    start: SimTime,
+    standalone_s: f64,
+    gpu: Option<u32>,
+    blocked_on: Option<HoldIndex>,
+    /// Its fluid class; None when it is never slowed (or takes no time).
+    class: Option<ClassId>,
+    lost_at_start: Vec<f64>,
+}
+
+impl Engine<'_> {
+    pub(super) fn start_job<O: Observer>(&mut self, obs: &mut O) {
+        let number = self.started;
+        self.started += 1;
+        obs.job_arrived(self.now, number);
+        let partitions = self.plan.partitions;
+        let job = match self.free_jobs.pop() {
+            Some(i) => i,
+            None => {
+                self.jobs.push(JobState {
+                    live: false,
+                    number: 0,
+                    arrived: SimTime::ZERO,
+                    pending: Vec::with_capacity(self.plan.slots_per_job),
+                    remaining: 0,
+                    gpu: Vec::with_capacity(partitions as usize + 1),
+                    held: Vec::new(),
+                });
+                self.jobs.len() - 1
+            }
+        };
+        let state = &mut self.jobs[job];
+        debug_assert!(!state.live && state.held.is_empty());
+        state.live = true;
+        state.number = number;
+        state.arrived = self.now;
+        state.pending.clear();
+        state.pending.extend_from_slice(&self.plan.pending_template);
+        state.remaining = self.plan.slots_per_job;
+        state.gpu.clear();
+        state.gpu.resize(partitions as usize + 1, None);
+        for (stage, plan) in self.plan.stages.iter().enumerate() {
+            if plan.deps_per_instance > 0 {
+                continue;
+            }
+            if plan.per_partition {
+                for p in 0..partitions {
+                    self.work.push_back(Work::Ready {
+                        job,
+                        stage,
+                        scope: Scope::Partition(p),
+                    });
+                }
+            } else {
+                self.work.push_back(Work::Ready {
+                    job,
+                    stage,
+                    scope: Scope::Job,
+                });
+            }
+        }
+    }
+
+    fn job(&self, job: usize) -> &JobState {
+        let j = &self.jobs[job];
+        debug_assert!(j.live, "live job");
+        j
+    }
+
+    fn job_mut(&mut self, job: usize) -> &mut JobState {
+        let j = &mut self.jobs[job];
+        debug_assert!(j.live, "live job");
+        j
+    }
+
+    /// The instance slot of `stage` in `scope` within a job.
+    fn slot(&self, stage: StageId, scope: Scope) -> usize {
+        let plan = &self.plan.stages[stage];
+        match scope {
+            Scope::Partition(p) if plan.per_partition => plan.slot_offset + p as usize,
+            _ => plan.slot_offset,
+        }
+    }
+
+    /// Index into a job's GPU bindings for a stage instance.
+    fn binding_index(&self, scope: Scope) -> usize {
+        match scope {
+            Scope::Job => self.plan.partitions as usize,
+            Scope::Partition(p) => p as usize,
+        }
+    }
+
+    fn stage_ref(&self, token: &Token) -> StageRef {
+        StageRef {
+            job: self.job(token.job).number,
+            partition: token.scope.observed(),
+            stage: token.stage,
+        }
+    }
+
+    fn fire_markers<O: Observer>(&self, obs: &mut O, token: &Token, edge: Edge, gpu: Option<u32>) {
+        let r = self.stage_ref(token);
+        obs.stage_edge(self.now, r, edge, gpu);
+        for &(e, m) in &self.plan.stages[token.stage].markers {
+            if e == edge {
+                obs.marker(self.now, m, r.job, r.partition, gpu);
+            }
+        }
+    }
+
+    /// The GPU an instance is bound to: its partition's, else the job's.
+    fn current_gpu(&self, job: usize, scope: Scope) -> Option<u32> {
+        let j = self.job(job);
+        j.gpu[self.binding_index(scope)].or(j.gpu[self.plan.partitions as usize])
+    }
+
+    /// Dependencies done: fires the ready edge and asks for the stage's holds.
+    pub(super) fn on_ready<O: Observer>(
+        &mut self,
+        obs: &mut O,
+        job: usize,
+        stage: StageId,
+        scope: Scope,
+    ) {
+        let token = Token {
+            job,
+            stage,
+            scope,
+            ready: self.now,
+        };
+        let gpu = self.current_gpu(job, scope);
+        self.fire_markers(obs, &token, Edge::Ready, gpu);
+        let needs = self.plan.stages[stage].needs.clone();
+        if needs.is_empty() {
+            self.work.push_back(Work::Start(Grant {
+                token,
+                needs,
+                gpu,
+                blocked_on: None,
+            }));
+            return;
+        }
+        self.holds.request(
+            Request {
+                token,
+                needs,
+                gpu,
+                blocked_on: None,
+            },
+            &mut StartWork(&mut self.work),
+        );
+    }
+
+    /// Holds granted: binds the GPU, records the holds, samples the duration and starts
+    /// the activity (in a fluid class when it can be slowed).
+    pub(super) fn on_start<O: Observer>(&mut self, obs: &mut O, grant: Grant<Token>) {
+        let token = grant.token;
+        let bi = self.binding_index(token.scope);
+        if let Some(g) = grant.gpu {
+            let j = self.job_mut(token.job);
+            if j.gpu[bi].is_none() {
+                j.gpu[bi] = Some(g);
+            }
+        }
+        // Record holds with the slot whose end releases them.
+        for ((i, amount), &until) in grant.taken().zip(&self.plan.stages[token.stage].until) {
+            let release = self.slot(until, token.scope);
+            self.jobs[token.job].held.push((release, i, amount));
+        }
+        let gpu = self.current_gpu(token.job, token.scope);
+        self.fire_markers(obs, &token, Edge::Start, gpu);
+        let standalone_s = self.plan.stages[token.stage].sampler.sample(&mut self.rng);
+        let a = match self.free_activities.pop() {
+            Some(i) => i,
+            None => {
+                self.activities.push(Activity {
+                    live: false,
+                    token,
+                    start: SimTime::ZERO,
+                    standalone_s: 0.0,
+                    gpu: None,
+                    blocked_on: None,
+                    class: None,
+                    lost_at_start: Vec::new(),
+                });
+                self.activities.len() - 1
+            }
+        };
+        let act = &mut self.activities[a];
+        debug_assert!(!act.live);
+        act.live = true;
+        act.token = token;
+        act.start = self.now;
+        act.standalone_s = standalone_s;
+        act.gpu = gpu;
+        act.blocked_on = grant.blocked_on;
+        act.class = None;
+        let key = self.plan.stages[token.stage].key_for(gpu);
+        if standalone_s <= 0.0 {
+            self.work.push_back(Work::Finish(a));
+        } else if !self.fluid.key_shared(key) {
+            // Never slowed: it ends exactly its standalone time after now (rounded up to
+            // the nanosecond, as a class would schedule it), and loses nothing.
+            let end = self.now + ceil_to_u64(standalone_s * 1e9);
+            self.queue.push(end, Event::Done(a));
+        } else {
+            let c = self
+                .fluid
+                .join(self.now, key, a, standalone_s, &mut act.lost_at_start);
+            act.class = Some(c);
+        }
+    }
+
+    /// An activity ended: reports it, releases its holds, wakes its children and, when it
+    /// was the job's last, finishes the job.
+    pub(super) fn on_finish<O: Observer>(&mut self, obs: &mut O, a: usize) {
+        let act = &mut self.activities[a];
+        debug_assert!(act.live, "live activity");
+        act.live = false;
+        self.free_activities.push(a);
+        let act = &self.activities[a];
+        let token = act.token;
+        let mut lost_s = std::mem::take(&mut self.lost_scratch);
+        lost_s.clear();
+        match act.class {
+            None => self.fluid.no_loss(&mut lost_s),
+            Some(c) => self.fluid.lost_since(c, &act.lost_at_start, &mut lost_s),
+        }
+        let (start, standalone_s, gpu, blocked_on) =
+            (act.start, act.standalone_s, act.gpu, act.blocked_on);
+        self.fire_markers(obs, &token, Edge::End, gpu);
+        let record = StageRecord {
+            stage_ref: self.stage_ref(&token),
+            ready: token.ready,
+            start,
+            end: self.now,
+            standalone_s,
+            gpu,
+            lost_s,
+            blocked_on,
+        };
+        obs.stage_finished(&record);
+        self.lost_scratch = record.lost_s;
+
+        self.release_holds(&token);
+        self.wake_children(&token);
+        let job = self.job_mut(token.job);
+        job.remaining -= 1;
+        if job.remaining == 0 {
+            self.finish_job(obs, token.job);
+        }
+    }
+
+    /// Releases the holds due at the end of this instance's slot.
+    fn release_holds(&mut self, token: &Token) {
+        let slot = self.slot(token.stage, token.scope);
+        let mut released = std::mem::take(&mut self.released);
+        released.clear();
+        let held = &mut self.jobs[token.job].held;
+        held.retain(|&(s, i, amount)| {
+            let due = s == slot;
+            if due {
+                released.push((i, amount));
+            }
+            !due
+        });
+        if !released.is_empty() {
+            self.holds
+                .release(&released, &mut StartWork(&mut self.work));
+        }
+        self.released = released;
+    }
+
+    /// Counts this instance off its children's dependencies; those with none left are ready.
+    fn wake_children(&mut self, token: &Token) {
+        let parent_per_partition = self.plan.stages[token.stage].per_partition;
+        for ci in 0..self.plan.stages[token.stage].children.len() {
+            let child = self.plan.stages[token.stage].children[ci];
+            let child_per_partition = self.plan.stages[child].per_partition;
+            let ready = |engine: &mut Self, scope: Scope| {
+                let s = engine.slot(child, scope);
+                let job = &mut engine.jobs[token.job];
+                job.pending[s] -= 1;
+                if job.pending[s] == 0 {
+                    engine.work.push_back(Work::Ready {
+                        job: token.job,
+                        stage: child,
+                        scope,
+                    });
+                }
+            };
+            if child_per_partition && !parent_per_partition {
+                for p in 0..self.plan.partitions {
+                    ready(self, Scope::Partition(p));
+                }
+            } else if child_per_partition {
+                ready(self, token.scope);
+            } else {
+                ready(self, Scope::Job);
+            }
+        }
+    }
+
+    /// The job's last instance finished: frees its slot, and under closed arrivals starts
+    /// the next job.
+    fn finish_job<O: Observer>(&mut self, obs: &mut O, job: usize) {
+        let state = self.job_mut(job);
+        state.live = false;
+        debug_assert!(state.held.is_empty(), "job finished holding resources");
+        let (number, arrived) = (state.number, state.arrived);
+        self.free_jobs.push(job);
+        self.completed += 1;
+        obs.job_finished(self.now, number, arrived);
+        if matches!(self.model.arrivals.kind, ArrivalKind::Closed { .. })
+            && self.started < self.model.arrivals.jobs
+        {
+            self.start_job(obs);
+        }
+    }
+
+    /// Tells observers about holdable instances whose use or queue changed.
+    pub(super) fn report_holds<O: Observer>(&mut self, obs: &mut O) {
+        let mut touched = std::mem::take(&mut self.hold_touched);
+        self.holds.take_touched_into(&mut touched);
+        if !touched.is_empty() {
+            let waiting = self.holds.waiting();
+            for &i in &touched {
+                obs.hold_changed(self.now, i, self.holds.in_use(i), waiting);
+            }
+        }
+        self.hold_touched = touched;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::test_model::{host_model, stage};
+    use crate::engine::{JOB_LEVEL, Observer, StageRecord, simulate};
+    use crate::model::{Hold, HoldResource};
+
+    /// (job, partition, stage, start s, end s) of every finished instance, in order.
+    #[derive(Default)]
+    struct Finished(Vec<(u64, u32, usize, f64, f64)>);
+
+    impl Observer for Finished {
+        fn stage_finished(&mut self, r: &StageRecord) {
+            let s = r.stage_ref;
+            self.0.push((
+                s.job,
+                s.partition,
+                s.stage,
+                r.start.as_secs(),
+                r.end.as_secs(),
+            ));
+        }
+    }
+
+    #[test]
+    fn partitions_fan_out_and_join() {
+        let stages = vec![
+            stage("split", false, vec![], 1.0),
+            stage("work", true, vec![0], 2.0),
+            stage("merge", false, vec![1], 1.0),
+        ];
+        let mut obs = Finished::default();
+        let summary = simulate(&host_model(2, stages, 1, 1), &mut obs).unwrap();
+        assert_eq!(summary.jobs_completed, 1);
+        assert_eq!(
+            obs.0,
+            [
+                (0, JOB_LEVEL, 0, 0.0, 1.0),
+                (0, 0, 1, 1.0, 3.0),
+                (0, 1, 1, 1.0, 3.0),
+                (0, JOB_LEVEL, 2, 3.0, 4.0),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_hold_is_released_at_the_end_of_its_until_stage_and_wakes_the_next_job() {
+        // "a" takes the one-unit lock and keeps it until "b" ends: the second job's "a"
+        // starts only when the first job's "b" finishes.
+        let mut a = stage("a", false, vec![], 1.0);
+        a.holds = vec![Hold {
+            resource: HoldResource::Lock(0),
+            amount: 1,
+            until: 1,
+        }];
+        let b = stage("b", false, vec![0], 2.0);
+        let mut obs = Finished::default();
+        let summary = simulate(&host_model(1, vec![a, b], 2, 2), &mut obs).unwrap();
+        assert_eq!(summary.stalled, None);
+        assert_eq!(
+            obs.0,
+            [
+                (0, JOB_LEVEL, 0, 0.0, 1.0),
+                (0, JOB_LEVEL, 1, 1.0, 3.0),
+                (1, JOB_LEVEL, 0, 3.0, 4.0),
+                (1, JOB_LEVEL, 1, 4.0, 6.0),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_hold_that_is_never_granted_stalls_with_a_typed_summary() {
+        let mut a = stage("a", false, vec![], 1.0);
+        a.holds = vec![Hold {
+            resource: HoldResource::Cores,
+            amount: 5,
+            until: 0,
+        }];
+        let summary = simulate(&host_model(1, vec![a], 3, 1), &mut Finished::default()).unwrap();
+        let stall = summary.stalled.expect("stalled");
+        assert_eq!(
+            (
+                stall.jobs_completed,
+                stall.jobs_total,
+                stall.waiting_instances
+            ),
+            (0, 3, 1)
+        );
+        assert_eq!(
+            stall.to_string(),
+            "0 of 3 jobs finished; 1 stage instances wait for holdable resources that are never released"
+        );
+    }
+}

@@ -1,0 +1,55 @@
+//! A small model for the engine's unit tests: one host without GPUs, stages added by
+//! the test.
+
+use crate::model::*;
+
+/// A host with 4 cores, a 100 GB/s flat-latency DRAM, one lock and no GPUs, running
+/// `jobs` jobs of `partitions` partitions in a closed loop of `concurrency`.
+pub(super) fn host_model(
+    partitions: u32,
+    stages: Vec<Stage>,
+    jobs: u64,
+    concurrency: u32,
+) -> Model {
+    Model {
+        name: "test".into(),
+        seed: 1,
+        hardware: Hardware {
+            cpu_cores: 4,
+            host_ram_bytes: 1 << 30,
+            dram: Dram {
+                capacity_gbps: 100.0,
+                latency: LatencyCurve::flat(),
+                efficiency_loss_per_stream: 0.0,
+            },
+            gpus: vec![],
+            locks: vec![Lock {
+                name: "lock:l".into(),
+                capacity: 1,
+                per_gpu: false,
+            }],
+            pools: vec![],
+        },
+        workload: Workload { partitions, stages },
+        arrivals: Arrivals {
+            kind: ArrivalKind::Closed { concurrency },
+            jobs,
+            warmup_jobs: 0,
+        },
+        instrumentation: Instrumentation::default(),
+    }
+}
+
+/// A stage of fixed duration with no demands or holds.
+pub(super) fn stage(name: &str, per_partition: bool, after: Vec<StageId>, secs: f64) -> Stage {
+    Stage {
+        name: name.into(),
+        per_partition,
+        after,
+        duration: Duration::Fixed(secs),
+        holds: vec![],
+        demands: vec![],
+        latency_bound_frac: 0.0,
+        gpu_kernel: false,
+    }
+}
