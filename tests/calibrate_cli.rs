@@ -102,3 +102,103 @@ fn calibrate_without_cuda_feature_says_why_gpu_is_skipped() {
         "{text}"
     );
 }
+
+/// The bundled calibration with its `[hardware.dram]` capacity replaced.
+fn calibration_with_capacity(dir: &std::path::Path, capacity: &str) -> std::path::PathBuf {
+    let text = std::fs::read_to_string("scenarios/calibration/h200-host.toml").unwrap();
+    let text = text.replacen(
+        "capacity_gbps = 155.470",
+        &format!("capacity_gbps = {capacity}"),
+        1,
+    );
+    assert!(text.contains(&format!("capacity_gbps = {capacity}")));
+    let path = dir.join("cal.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn issue12_validate_negative_capacity_exits_2_naming_file_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let cal = calibration_with_capacity(dir.path(), "-5.0");
+    bwsim()
+        .args(["validate", "--mode", "tiny", "--no-gpu", "--calibration"])
+        .arg(&cal)
+        .arg("--out-dir")
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(cal.display().to_string()))
+        .stderr(predicate::str::contains("capacity_gbps = -5"))
+        .stderr(predicate::str::contains("panicked").not());
+}
+
+#[test]
+fn issue12_validate_zero_capacity_exits_2_with_file_key_and_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let cal = calibration_with_capacity(dir.path(), "0.0");
+    bwsim()
+        .args(["validate", "--mode", "tiny", "--no-gpu", "--calibration"])
+        .arg(&cal)
+        .arg("--out-dir")
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(cal.display().to_string()))
+        .stderr(predicate::str::contains(
+            "[hardware.dram] capacity_gbps = 0",
+        ))
+        .stderr(predicate::str::contains(
+            "finite number of GB/s greater than 0",
+        ));
+}
+
+#[test]
+fn issue12_refit_never_writes_a_non_finite_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("m.json");
+    bwsim()
+        .args(["calibrate", "--mode", "tiny", "--no-gpu", "--out"])
+        .arg(dir.path().join("first.toml"))
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .success();
+    // A huge rate made the rounded capacity overflow to `inf.0` before.
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    m["bandwidth"][0]["dram_gbps"] = serde_json::json!(1e308);
+    std::fs::write(&json, m.to_string()).unwrap();
+    let out = dir.path().join("refit.toml");
+    bwsim()
+        .args(["calibrate", "--refit"])
+        .arg(&json)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("bandwidth[0].dram_gbps"))
+        .stderr(predicate::str::contains(json.display().to_string()));
+    assert!(
+        !out.exists(),
+        "no file is written from corrupt measurements"
+    );
+    // A sane refit writes only finite numbers (valid TOML throughout).
+    m["bandwidth"][0]["dram_gbps"] = serde_json::json!(10.0);
+    std::fs::write(&json, m.to_string()).unwrap();
+    bwsim()
+        .args(["calibrate", "--refit"])
+        .arg(&json)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&out).unwrap();
+    let t: toml::Table = toml::from_str(&text).unwrap();
+    assert!(
+        t["hardware"]["dram"]["capacity_gbps"]
+            .as_float()
+            .unwrap()
+            .is_finite()
+    );
+}

@@ -32,6 +32,82 @@ pub struct LatPoint {
     pub total_gbps: f64,
     /// Nanoseconds per dependent access.
     pub ns: f64,
+    /// Which pass over the sweep (passes interleave the mixes).
+    #[serde(default)]
+    pub pass: usize,
+    /// CPUs of the background streams.
+    #[serde(default)]
+    pub stream_cpus: Vec<usize>,
+    /// Each stream's standalone DRAM GB/s (same CPU and mix, nothing else running).
+    #[serde(default)]
+    pub stream_standalone_gbps: Vec<f64>,
+    /// Each stream's achieved DRAM GB/s during the chase.
+    #[serde(default)]
+    pub stream_each_gbps: Vec<f64>,
+    /// Offered load: the sum of the streams' standalone demand, GB/s (divide by the
+    /// capacity for the offered utilisation; it can exceed 1).
+    #[serde(default)]
+    pub offered_gbps: f64,
+}
+
+/// One stream alone: its DRAM demand when nothing else runs.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StandalonePoint {
+    /// The kernel.
+    pub mix: Kernel,
+    /// The CPU its worker is pinned to.
+    pub cpu: usize,
+    /// DRAM GB/s.
+    pub gbps: f64,
+}
+
+/// A pointer chase over a buffer advised for huge pages or against them.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PagePoint {
+    /// Which pass.
+    pub pass: usize,
+    /// MADV_HUGEPAGE (true) or MADV_NOHUGEPAGE (false).
+    pub huge: bool,
+    /// The background kernel.
+    pub mix: Kernel,
+    /// Background streaming threads (0: idle).
+    pub stream_threads: usize,
+    /// Their DRAM GB/s during the chase.
+    pub stream_gbps: f64,
+    /// Nanoseconds per dependent access.
+    pub ns: f64,
+}
+
+/// The compute-bound hash loop on a set of CPUs at once.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ComputePoint {
+    /// "scaling" (first k CPUs, one per core first), "smt_one" (one sibling of a core)
+    /// or "smt_pair" (both siblings of that core).
+    pub kind: String,
+    /// The CPUs that ran it.
+    pub cpus: Vec<usize>,
+    /// Millions of hash rounds per second, per thread (same order as `cpus`).
+    pub per_thread_mops: Vec<f64>,
+    /// Their sum.
+    pub total_mops: f64,
+}
+
+/// One DMA copy loop with nothing else running, per pass (the reference of the
+/// DMA-vs-streams runs of the same pass).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DmaAlonePoint {
+    /// Which pass.
+    pub pass: usize,
+    /// "h2d" or "d2h".
+    pub dir: String,
+    /// Pinned host buffer, else pageable.
+    pub pinned: bool,
+    /// Bytes per copy call, MiB.
+    pub mib: u64,
+    /// Achieved GB/s.
+    pub gbps: f64,
+    /// Seconds the loop ran (copies = gbps * seconds * 1e9 / bytes).
+    pub seconds: f64,
 }
 
 /// One PCIe copy loop with nothing else running.
@@ -68,6 +144,15 @@ pub struct DmaStreamPoint {
     pub dma_alone_gbps: f64,
     /// DMA GB/s while the streams ran.
     pub dma_with_gbps: f64,
+    /// Bytes per copy call, MiB (0 in files from before this field).
+    #[serde(default)]
+    pub mib: u64,
+    /// Which pass.
+    #[serde(default)]
+    pub pass: usize,
+    /// Seconds the DMA loop ran next to the streams.
+    #[serde(default)]
+    pub dma_seconds: f64,
 }
 
 /// Median time of one NTT variant at one size (device-resident data).
@@ -148,8 +233,23 @@ pub struct Measurements {
     pub settle: Vec<SettlePoint>,
     /// Bandwidth vs thread count.
     pub bandwidth: Vec<BwPoint>,
-    /// Loaded latency.
+    /// Loaded latency (read, copy and write mixes; offered load per point).
     pub latency: Vec<LatPoint>,
+    /// Each streaming worker alone, per mix: the demand behind the offered load.
+    #[serde(default)]
+    pub standalone: Vec<StandalonePoint>,
+    /// Pointer chase with and without huge pages, idle and loaded.
+    #[serde(default)]
+    pub pages: Vec<PagePoint>,
+    /// AnonHugePages growth while the MADV_NOHUGEPAGE chase buffer was mapped.
+    #[serde(default)]
+    pub nohuge_anon_huge_bytes_gained: u64,
+    /// SMT sibling groups of the allowed CPUs (one group per core).
+    #[serde(default)]
+    pub smt_groups: Vec<Vec<usize>>,
+    /// Compute-bound throughput vs active threads, and SMT pairs.
+    #[serde(default)]
+    pub compute: Vec<ComputePoint>,
     /// The GPU, when GPU probes ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu: Option<GpuInfo>,
@@ -157,6 +257,9 @@ pub struct Measurements {
     pub pcie: Vec<PciePoint>,
     /// DMA vs streams.
     pub dma_stream: Vec<DmaStreamPoint>,
+    /// DMA loops alone, per pass, direction, pinning and copy size.
+    #[serde(default)]
+    pub dma_alone: Vec<DmaAlonePoint>,
     /// NTT timings.
     pub ntt: Vec<NttPoint>,
     /// MSM timings.
@@ -165,7 +268,63 @@ pub struct Measurements {
     pub skipped: Vec<String>,
 }
 
+/// No memory or PCIe rate measured on one host comes near 1 PB/s; larger values are
+/// corrupt and would overflow the fits.
+pub const MAX_PLAUSIBLE_GBPS: f64 = 1e6;
+
 impl Measurements {
+    /// The first value a fit cannot use, as `field[index].key = value: what is allowed`:
+    /// rates must be finite and >= 0, latencies and times finite and > 0.
+    pub fn check(&self) -> Result<(), String> {
+        let rate = |what: String, v: f64| -> Result<(), String> {
+            if v.is_finite() && (0.0..=MAX_PLAUSIBLE_GBPS).contains(&v) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{what} = {v}: must be a rate from 0 to {MAX_PLAUSIBLE_GBPS:e} GB/s"
+                ))
+            }
+        };
+        let time = |what: String, v: f64| -> Result<(), String> {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(format!("{what} = {v}: must be a finite time > 0"))
+            }
+        };
+        for (i, p) in self.bandwidth.iter().enumerate() {
+            rate(format!("bandwidth[{i}].dram_gbps"), p.dram_gbps)?;
+        }
+        for (i, p) in self.latency.iter().enumerate() {
+            rate(format!("latency[{i}].stream_gbps"), p.stream_gbps)?;
+            rate(format!("latency[{i}].total_gbps"), p.total_gbps)?;
+            time(format!("latency[{i}].ns"), p.ns)?;
+        }
+        for (i, p) in self.pcie.iter().enumerate() {
+            rate(format!("pcie[{i}].h2d_gbps"), p.h2d_gbps)?;
+            rate(format!("pcie[{i}].d2h_gbps"), p.d2h_gbps)?;
+        }
+        for (i, p) in self.dma_stream.iter().enumerate() {
+            rate(
+                format!("dma_stream[{i}].stream_alone_gbps"),
+                p.stream_alone_gbps,
+            )?;
+            rate(
+                format!("dma_stream[{i}].stream_with_gbps"),
+                p.stream_with_gbps,
+            )?;
+            rate(format!("dma_stream[{i}].dma_alone_gbps"), p.dma_alone_gbps)?;
+            rate(format!("dma_stream[{i}].dma_with_gbps"), p.dma_with_gbps)?;
+        }
+        for (i, p) in self.ntt.iter().enumerate() {
+            time(format!("ntt[{i}].ms"), p.ms)?;
+        }
+        for (i, p) in self.msm.iter().enumerate() {
+            time(format!("msm[{i}].ms"), p.ms)?;
+        }
+        Ok(())
+    }
+
     /// Bandwidth points of one kernel sorted by thread count.
     pub fn bw_curve(&self, k: Kernel) -> Vec<(usize, f64)> {
         let mut v: Vec<(usize, f64)> = self

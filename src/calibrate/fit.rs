@@ -457,6 +457,10 @@ pub struct Fitted {
     pub ntt: BTreeMap<String, KernelFit>,
     /// MSM model.
     pub msm: Option<KernelFit>,
+    /// Fits of the contention probes (offered-load latency, pages, compute, DMA policy,
+    /// pageable staging) with spreads, warnings and what could not be pinned down.
+    #[serde(default)]
+    pub contention: super::fit_contention::ContentionFit,
 }
 
 /// Fits all parameters.
@@ -470,7 +474,14 @@ pub fn fit(m: &Measurements) -> anyhow::Result<Fitted> {
     if peak_stream <= 0.0 {
         anyhow::bail!("no bandwidth measurements to fit a DRAM capacity from");
     }
+    if !peak_stream.is_finite() {
+        anyhow::bail!("the measured bandwidths include a non-finite value");
+    }
     let (mut pcie, capacity, basis) = fit_pcie(m, peak_stream);
+    let capacity_rounded = (capacity * 100.0).round() / 100.0;
+    if !(capacity_rounded.is_finite() && capacity_rounded > 0.0) {
+        anyhow::bail!("the fitted DRAM capacity {capacity} GB/s is not a finite number > 0");
+    }
     let mut curves = BTreeMap::new();
     for mix in [Kernel::Read, Kernel::Copy] {
         let pts = latency_medians(m, mix);
@@ -516,7 +527,7 @@ pub fn fit(m: &Measurements) -> anyhow::Result<Fitted> {
         }
     }
     Ok(Fitted {
-        capacity_gbps: (capacity * 100.0).round() / 100.0,
+        capacity_gbps: capacity_rounded,
         capacity_basis: basis,
         idle_latency_ns: idle,
         latency_curve_mix: mix.into(),
@@ -525,6 +536,7 @@ pub fn fit(m: &Measurements) -> anyhow::Result<Fitted> {
         pcie,
         ntt: fit_ntt(&m.ntt),
         msm: fit_msm(&m.msm),
+        contention: super::fit_contention::fit_contention(m, capacity),
     })
 }
 
@@ -617,6 +629,9 @@ mod tests {
             stream_with_gbps: s.1,
             dma_alone_gbps: d.0,
             dma_with_gbps: d.1,
+            mib: 2048,
+            pass: 0,
+            dma_seconds: 2.0,
         }
     }
 

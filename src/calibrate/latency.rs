@@ -2,7 +2,7 @@
 //! buffer far larger than the last-level cache, walked by one pinned thread. Each step
 //! depends on the previous load, so the time per step is the loaded memory latency.
 
-use super::sys::{Buf, pin_to};
+use super::sys::{Buf, PageAdvice, pin_to};
 use rand::{Rng, SeedableRng};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
@@ -28,12 +28,27 @@ impl Chaser {
     /// Starts the thread on `cpu`, maps `bytes` (huge pages advised when asked) and builds
     /// the permutation (Sattolo's algorithm: one cycle through every line).
     pub fn start(cpu: usize, bytes: usize, hugepages: bool, seed: u64) -> anyhow::Result<Self> {
+        let advice = if hugepages {
+            PageAdvice::Huge
+        } else {
+            PageAdvice::Default
+        };
+        Self::start_with(cpu, bytes, advice, seed)
+    }
+
+    /// Like [`Chaser::start`] with an explicit page-size advice for the buffer.
+    pub fn start_with(
+        cpu: usize,
+        bytes: usize,
+        advice: PageAdvice,
+        seed: u64,
+    ) -> anyhow::Result<Self> {
         let (tx, crx) = mpsc::channel::<Cmd>();
         let (ctx, rx) = mpsc::channel::<f64>();
         let (init_tx, init_rx) = mpsc::channel::<Result<usize, String>>();
         let handle = std::thread::spawn(move || {
             pin_to(cpu);
-            let mut buf = match Buf::new(bytes, hugepages) {
+            let mut buf = match Buf::with_advice(bytes, advice) {
                 Ok(b) => b,
                 Err(e) => {
                     let _ = init_tx.send(Err(e.to_string()));

@@ -4,16 +4,20 @@
 //! - [`sys`]: host facts, thread pinning, first-touched buffers.
 //! - [`stream`]: STREAM-like read / copy / triad workers (how bytes are counted).
 //! - [`latency`]: pointer chase for idle and loaded latency.
+//! - [`compute`]: compute-bound hash loop (throughput vs active threads, SMT).
 //! - [`gpu`]: the CUDA probe harness (real sppark NTT and MSM, PCIe copies).
 //! - [`probes`]: runs the probes of one calibration with progress bars.
 //! - [`fit`]: capacity, latency curve, PCIe coupling, kernel time models.
+//! - [`fit_contention`]: offered-load latency, pages, compute, DMA policy, staging.
 //! - [`output`]: the calibration file (atomic write).
 //! - [`predict`]: steady-state predictions of the validation experiments.
 //! - [`validate`]: runs them for real and compares; [`plot`] draws the comparison.
 
+pub mod compute;
 pub mod data;
 pub mod engine_predict;
 pub mod fit;
+pub mod fit_contention;
 pub mod gpu;
 pub mod latency;
 pub mod output;
@@ -109,8 +113,13 @@ pub fn calibrate_command(args: CalibrateArgs) -> anyhow::Result<()> {
                 path.display()
             ))
         })?;
-        let fitted = fit::fit(&m)?;
-        output::write_atomic(&args.out, &output::render(&m, &fitted)?)?;
+        m.check()
+            .map_err(|e| input_err(format!("{}: {e}", path.display())))?;
+        let fitted = fit::fit(&m)
+            .map_err(|e| input_err(format!("{}: cannot fit: {e:#}", path.display())))?;
+        let text = output::render(&m, &fitted)
+            .map_err(|e| input_err(format!("{}: {e:#}", path.display())))?;
+        output::write_atomic(&args.out, &text)?;
         print_summary(&m, &fitted);
         println!("re-fitted {} into {}", path.display(), args.out.display());
         return Ok(());
@@ -127,6 +136,8 @@ pub fn calibrate_command(args: CalibrateArgs) -> anyhow::Result<()> {
     probes::settle(&mut m, &plan, &workers, &chaser)?;
     probes::host_probes(&mut m, &plan, &workers, &chaser)?;
     drop(chaser);
+    probes::page_size_probe(&mut m, &plan, &workers)?;
+    probes::compute_probe(&mut m, &plan);
 
     if args.no_gpu {
         m.skipped
@@ -166,6 +177,15 @@ fn print_summary(m: &data::Measurements, f: &fit::Fitted) {
             m.anon_huge_bytes_gained >> 20
         );
     }
+    for (i, r) in m.settle.iter().enumerate() {
+        println!(
+            "settle round {}: t {:.1} s, copy streams {:.1} GB/s, idle chase {:.0} ns",
+            i + 1,
+            r.t_s,
+            r.stream_gbps,
+            r.idle_ns
+        );
+    }
     println!("bandwidth (DRAM GB/s, write-allocate counted; STREAM convention in brackets):");
     for k in stream::Kernel::ALL {
         let row: Vec<String> = m
@@ -188,6 +208,31 @@ fn print_summary(m: &data::Measurements, f: &fit::Fitted) {
         println!("  latency {mix:5} {}", row.join(" "));
     }
     println!("latency_curve written from the {} mix", f.latency_curve_mix);
+    for p in &m.pages {
+        println!(
+            "  pages pass {} {} x{}: {:.0} ns (streams {:.1} GB/s)",
+            p.pass,
+            if p.huge { "huge   " } else { "no-huge" },
+            p.stream_threads,
+            p.ns,
+            p.stream_gbps
+        );
+    }
+    let compute: Vec<String> = m
+        .compute
+        .iter()
+        .map(|p| {
+            format!(
+                "{}{}:{:.0}",
+                if p.kind == "scaling" { "" } else { &p.kind },
+                p.cpus.len(),
+                p.total_mops / p.cpus.len().max(1) as f64
+            )
+        })
+        .collect();
+    if !compute.is_empty() {
+        println!("  compute Mops/thread by threads: {}", compute.join(" "));
+    }
     if let Some(p) = &f.pcie {
         println!(
             "PCIe pinned h2d {:.1} d2h {:.1} both {} GB/s; pageable h2d {:.1} d2h {:.1}; DRAM \
@@ -242,12 +287,85 @@ fn print_summary(m: &data::Measurements, f: &fit::Fitted) {
             k.rms_rel_residual * 100.0
         );
     }
+    print_contention(&f.contention);
     if m.skipped.is_empty() {
         println!("skipped: nothing");
     } else {
         for s in &m.skipped {
             println!("skipped: {s}");
         }
+    }
+}
+
+fn print_contention(c: &fit_contention::ContentionFit) {
+    for (mix, curve) in &c.offered_latency {
+        let row: Vec<String> = curve
+            .points
+            .iter()
+            .map(|p| {
+                format!(
+                    "{:.2}->{:.2}:{:.0}ns",
+                    p.offered_load, p.achieved_load, p.latency_ns.median
+                )
+            })
+            .collect();
+        println!(
+            "  offered->achieved load: latency, {mix} (write fraction {:.2}): {}",
+            curve.write_fraction,
+            row.join(" ")
+        );
+    }
+    if let Some(p) = &c.pages {
+        println!(
+            "page-size factor (no-huge / huge chase): idle {:.2} ({:.0} vs {:.0} ns), loaded \
+             x{} {:.2}",
+            p.idle_factor,
+            p.idle_nohuge_ns.median,
+            p.idle_huge_ns.median,
+            p.loaded_stream_threads,
+            p.loaded_factor
+        );
+    }
+    if !c.compute.is_empty() {
+        let row: Vec<String> = c
+            .compute
+            .iter()
+            .map(|r| format!("{}:{:.2}", r.threads, r.relative))
+            .collect();
+        println!(
+            "compute per-thread throughput vs threads: {}",
+            row.join(" ")
+        );
+    }
+    if let Some(y) = c.smt_yield {
+        println!("SMT yield (both siblings / one): {y:.2}");
+    }
+    for (dir, d) in &c.dma {
+        println!(
+            "DMA {dir}: policy {} (DMA -{:.0}%, streams -{:.0}% over {} runs), DRAM factor {}",
+            d.policy,
+            d.dma_slowdown.median * 100.0,
+            d.stream_slowdown.median * 100.0,
+            d.runs,
+            d.dram_factor.map_or("-".into(), |s| format!(
+                "{:.2} (spread {:.0}%)",
+                s.median,
+                s.rel_spread * 100.0
+            ))
+        );
+    }
+    for (dir, s) in &c.staging {
+        println!(
+            "pageable {dir} staging: setup {:.2} ms + bytes / {:.1} GB/s",
+            s.setup_s * 1e3,
+            s.gbps
+        );
+    }
+    for u in &c.unresolved {
+        println!("not pinned down: {u}");
+    }
+    for w in &c.warnings {
+        eprintln!("WARNING: {w}");
     }
 }
 

@@ -253,7 +253,36 @@ pub fn render(m: &Measurements, fit: &Fitted) -> anyhow::Result<String> {
         },
     };
     o.push_str(&toml::to_string(&wrapper)?);
+    check_finite(&o)?;
     Ok(o)
+}
+
+/// Refuses a rendered file that is not valid TOML or holds a non-finite number (an
+/// `inf` or `nan` would be read back as a capacity or a rate): the caller gets an error
+/// naming the key instead of a file that breaks every scenario including it.
+pub fn check_finite(text: &str) -> anyhow::Result<()> {
+    let t: toml::Table = toml::from_str(text).map_err(|e| {
+        anyhow::anyhow!("refusing to write a calibration file that is not valid TOML: {e}")
+    })?;
+    fn walk(v: &toml::Value, path: &str) -> Result<(), String> {
+        match v {
+            toml::Value::Float(x) if !x.is_finite() => Err(format!(
+                "refusing to write a calibration file with {path} = {x}: every number must \
+                 be finite (the measurements behind it are degenerate)"
+            )),
+            toml::Value::Table(t) => t
+                .iter()
+                .try_for_each(|(k, v)| walk(v, &format!("{path}.{k}"))),
+            toml::Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .try_for_each(|(i, v)| walk(v, &format!("{path}[{i}]"))),
+            _ => Ok(()),
+        }
+    }
+    t.iter()
+        .try_for_each(|(k, v)| walk(v, k))
+        .map_err(anyhow::Error::msg)
 }
 
 /// Writes `text` to `path` atomically: a temp file in the same folder, then a rename.
@@ -290,6 +319,14 @@ pub fn read_provenance(text: &str) -> anyhow::Result<Provenance> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn non_finite_numbers_are_refused() {
+        assert!(check_finite("[a]\nx = 1.0\n").is_ok());
+        let e = check_finite("[hardware.dram]\ncapacity_gbps = inf\n").unwrap_err();
+        assert!(e.to_string().contains("hardware.dram.capacity_gbps"), "{e}");
+        assert!(check_finite("x = inf.0\n").is_err());
+    }
 
     #[test]
     fn number_format_is_a_toml_float() {

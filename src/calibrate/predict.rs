@@ -228,9 +228,8 @@ impl Calib {
     pub fn predict_with(&self, s: &Setup, mix_aware: bool) -> anyhow::Result<Outcome> {
         let mix = mix_aware;
         let ws = match s.streams {
-            Some((Kernel::Read, _)) | None => 0.0,
-            Some((Kernel::Copy, _)) => 1.0 / 3.0,
-            Some((Kernel::Triad, _)) => 0.25,
+            Some((k, _)) => k.write_fraction(),
+            None => 0.0,
         };
         let demand = match s.streams {
             Some((k, n)) => self

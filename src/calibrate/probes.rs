@@ -1,14 +1,15 @@
 //! Runs the probes of one calibration: host bandwidth and loaded latency, then (when a
 //! GPU probe harness and a GPU are there) kernels, PCIe rates and DMA-vs-stream runs.
 
+use super::compute::{hash_rates, spread_order};
 use super::data::{
-    BwPoint, DmaStreamPoint, GpuInfo, LatPoint, Measurements, MsmPoint, NttPoint, PciePoint,
-    SettlePoint,
+    BwPoint, ComputePoint, DmaAlonePoint, DmaStreamPoint, GpuInfo, LatPoint, Measurements,
+    MsmPoint, NttPoint, PagePoint, PciePoint, SettlePoint, StandalonePoint,
 };
 use super::gpu::{GpuProbe, check_verify, num};
 use super::latency::Chaser;
 use super::stream::{Kernel, Workers};
-use super::sys::{HostInfo, allowed_cpus, meminfo_bytes};
+use super::sys::{HostInfo, PageAdvice, allowed_cpus, meminfo_bytes, smt_groups};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::time::Duration;
 
@@ -65,8 +66,23 @@ pub struct Plan {
     pub msm_reps: u32,
     /// Longest settling phase before measuring.
     pub settle_max: Duration,
-    /// Passes over the loaded-latency sweep (medians are fitted).
+    /// Passes over the contention probes (loaded latency, page size, DMA next to
+    /// streams); interleaved, so spreads across passes can be computed.
     pub lat_passes: usize,
+    /// Length of each standalone-stream measurement (per worker and mix).
+    pub standalone_dur: Duration,
+    /// Streaming threads behind the loaded point of the page-size probe.
+    pub page_loaded_threads: usize,
+    /// Thread counts of the compute-bound probe.
+    pub compute_threads: Vec<usize>,
+    /// Length of each compute-bound measurement.
+    pub compute_dur: Duration,
+    /// Seconds per DMA loop next to streams.
+    pub dma_secs: f64,
+    /// Streaming threads next to pageable copies (0 is measured anyway).
+    pub pageable_threads: Vec<usize>,
+    /// Pageable copy sizes, MiB.
+    pub pageable_mibs: Vec<u64>,
 }
 
 fn upto(list: &[usize], max: usize) -> Vec<usize> {
@@ -85,6 +101,7 @@ impl Plan {
         let n = cores.max(1);
         let bg = n.saturating_sub(1); // the chase owns one CPU
         let dma = n.saturating_sub(2).max(1); // and the GPU harness another
+        let half = (n / 2).max(1).min(dma);
         match mode {
             Mode::Tiny => Plan {
                 array_bytes: 2 << 20,
@@ -102,13 +119,20 @@ impl Plan {
                 msm_reps: 2,
                 settle_max: Duration::ZERO,
                 lat_passes: 1,
+                standalone_dur: Duration::from_millis(20),
+                page_loaded_threads: bg.min(1),
+                compute_threads: upto(&[1], n),
+                compute_dur: Duration::from_millis(20),
+                dma_secs: 0.2,
+                pageable_threads: vec![],
+                pageable_mibs: vec![64],
             },
             Mode::Quick => Plan {
                 array_bytes: 256 << 20,
                 chase_bytes: 1 << 30,
                 bw_threads: upto(&[1, 2, 4, 8, 12], n),
                 lat_threads: upto(&[0, 1, 2, 4, 6, 8, 11], bg),
-                dma_threads: upto(&[], dma),
+                dma_threads: upto(&[half], dma),
                 warm: Duration::from_millis(100),
                 dur: Duration::from_millis(400),
                 pcie_secs: 1.0,
@@ -119,13 +143,20 @@ impl Plan {
                 msm_reps: 3,
                 settle_max: Duration::from_secs(15),
                 lat_passes: 1,
+                standalone_dur: Duration::from_millis(150),
+                page_loaded_threads: half.min(bg),
+                compute_threads: upto(&[1, 2, 4, 8], n),
+                compute_dur: Duration::from_millis(200),
+                dma_secs: 0.6,
+                pageable_threads: vec![half],
+                pageable_mibs: vec![64, 1024],
             },
             Mode::Full => Plan {
                 array_bytes: 256 << 20,
                 chase_bytes: 2 << 30,
-                bw_threads: (1..=n).collect(),
-                lat_threads: (0..=bg).collect(),
-                dma_threads: upto(&[4, 8], dma),
+                bw_threads: upto(&[1, 2, 3, 4, 6, 8, 10, 12, 14], n),
+                lat_threads: upto(&[0, 1, 2, 3, 4, 6, 8, 10, 12, 14], bg),
+                dma_threads: upto(&[2, 4, 8], dma),
                 warm: Duration::from_millis(150),
                 dur: Duration::from_millis(1000),
                 pcie_secs: 2.0,
@@ -136,6 +167,13 @@ impl Plan {
                 msm_reps: 5,
                 settle_max: Duration::from_secs(40),
                 lat_passes: 2,
+                standalone_dur: Duration::from_millis(250),
+                page_loaded_threads: half.min(bg),
+                compute_threads: (1..=n).collect(),
+                compute_dur: Duration::from_millis(300),
+                dma_secs: 1.0,
+                pageable_threads: vec![half],
+                pageable_mibs: vec![64, 1024],
             },
         }
     }
@@ -229,35 +267,143 @@ pub fn host_probes(
         }
     }
     pb.finish_with_message("done");
-    // Passes interleave the mixes and alternate their order, so slow drifts of the
-    // host's memory speed spread over both curves; the fit takes medians per point.
+    standalone_probe(m, plan, workers);
+    loaded_latency_probe(m, plan, workers, chaser)?;
+    Ok(())
+}
+
+/// Each worker alone, per latency mix: the standalone demand behind the offered load.
+fn standalone_probe(m: &mut Measurements, plan: &Plan, workers: &Workers) {
     let pb = bar(
-        (plan.lat_threads.len() * 2 * plan.lat_passes) as u64,
+        (workers.len() * Kernel::LATENCY_MIXES.len()) as u64,
+        "standalone",
+    );
+    let warm = plan.warm.min(Duration::from_millis(50));
+    for mix in Kernel::LATENCY_MIXES {
+        for (i, &cpu) in workers.cpus().iter().enumerate() {
+            pb.set_message(format!("{} cpu{cpu}", mix.name()));
+            workers.run(i..i + 1, Some(mix));
+            std::thread::sleep(warm);
+            let s0 = workers.snapshot();
+            std::thread::sleep(plan.standalone_dur);
+            let s1 = workers.snapshot();
+            workers.idle();
+            m.standalone.push(StandalonePoint {
+                mix,
+                cpu,
+                gbps: s1.gbps_since(&s0),
+            });
+            pb.inc(1);
+        }
+    }
+    pb.finish_with_message("done");
+}
+
+/// Standalone GB/s of the worker on `cpu` running `mix` (0 if not measured).
+fn standalone_of(m: &Measurements, mix: Kernel, cpu: usize) -> f64 {
+    m.standalone
+        .iter()
+        .find(|p| p.mix == mix && p.cpu == cpu)
+        .map_or(0.0, |p| p.gbps)
+}
+
+/// Pointer chase while k streams run each latency mix, k up to all CPUs but the
+/// chaser's; per point the streams' standalone demand (offered load) and achieved rates.
+fn loaded_latency_probe(
+    m: &mut Measurements,
+    plan: &Plan,
+    workers: &Workers,
+    chaser: &Chaser,
+) -> anyhow::Result<()> {
+    // Passes interleave the mixes and rotate their order, so slow drifts of the host's
+    // memory speed spread over all curves; the fit takes medians per point.
+    let mixes = Kernel::LATENCY_MIXES;
+    let pb = bar(
+        (plan.lat_threads.len() * mixes.len() * plan.lat_passes) as u64,
         "latency",
     );
     for pass in 0..plan.lat_passes {
         for &k in &plan.lat_threads {
-            let mixes = if pass % 2 == 0 {
-                [Kernel::Read, Kernel::Copy]
-            } else {
-                [Kernel::Copy, Kernel::Read]
-            };
-            for mix in mixes {
-                pb.set_message(format!("{} x{k}", mix.name()));
+            let mut order = mixes;
+            order.rotate_left(pass % mixes.len());
+            if pass % 2 == 1 {
+                order.reverse();
+            }
+            for mix in order {
+                pb.set_message(format!("{} x{k} pass {pass}", mix.name()));
                 let k = k.min(workers.len().saturating_sub(1));
+                workers.run(1..1 + k, Some(mix));
+                std::thread::sleep(plan.warm);
+                let e0 = workers.snapshot_each();
+                let s0 = workers.snapshot();
+                let ns = chaser.measure(plan.dur)?;
+                let s1 = workers.snapshot();
+                let e1 = workers.snapshot_each();
+                workers.idle();
+                let stream = if k == 0 { 0.0 } else { s1.gbps_since(&s0) };
+                let chase_gbps = 64.0 / ns;
+                let cpus: Vec<usize> = workers.cpus()[1..1 + k].to_vec();
+                let standalone: Vec<f64> = cpus.iter().map(|&c| standalone_of(m, mix, c)).collect();
+                m.latency.push(LatPoint {
+                    mix,
+                    stream_threads: k,
+                    stream_gbps: stream,
+                    total_gbps: stream + chase_gbps,
+                    ns,
+                    pass,
+                    stream_each_gbps: (1..1 + k).map(|i| e1[i].gbps_since(&e0[i])).collect(),
+                    offered_gbps: standalone.iter().sum(),
+                    stream_standalone_gbps: standalone,
+                    stream_cpus: cpus,
+                });
+                pb.inc(1);
+            }
+        }
+    }
+    pb.finish_with_message("done");
+    Ok(())
+}
+
+/// The pointer chase over a MADV_HUGEPAGE and a MADV_NOHUGEPAGE buffer (same size as the
+/// main chase), idle and next to `plan.page_loaded_threads` copy streams, per pass.
+pub fn page_size_probe(m: &mut Measurements, plan: &Plan, workers: &Workers) -> anyhow::Result<()> {
+    let cpu = workers.cpus().first().copied().unwrap_or(0);
+    let before = meminfo_bytes("AnonHugePages").unwrap_or(0);
+    let no_huge = Chaser::start_with(cpu, plan.chase_bytes, PageAdvice::NoHuge, 0x5eed)?;
+    m.nohuge_anon_huge_bytes_gained = meminfo_bytes("AnonHugePages")
+        .unwrap_or(0)
+        .saturating_sub(before);
+    let huge = Chaser::start_with(cpu, plan.chase_bytes, PageAdvice::Huge, 0x5eed)?;
+    let loads: Vec<usize> = if plan.page_loaded_threads > 0 {
+        vec![0, plan.page_loaded_threads]
+    } else {
+        vec![0]
+    };
+    let pb = bar((plan.lat_passes * loads.len() * 2) as u64, "page size");
+    for pass in 0..plan.lat_passes {
+        for &k in &loads {
+            let k = k.min(workers.len().saturating_sub(1));
+            let order = if pass % 2 == 0 {
+                [true, false]
+            } else {
+                [false, true]
+            };
+            for is_huge in order {
+                pb.set_message(format!("{} x{k}", if is_huge { "huge" } else { "no-huge" }));
+                let chaser = if is_huge { &huge } else { &no_huge };
+                let mix = Kernel::Copy;
                 workers.run(1..1 + k, Some(mix));
                 std::thread::sleep(plan.warm);
                 let s0 = workers.snapshot();
                 let ns = chaser.measure(plan.dur)?;
                 let s1 = workers.snapshot();
                 workers.idle();
-                let stream = if k == 0 { 0.0 } else { s1.gbps_since(&s0) };
-                let chase_gbps = 64.0 / ns;
-                m.latency.push(LatPoint {
+                m.pages.push(PagePoint {
+                    pass,
+                    huge: is_huge,
                     mix,
                     stream_threads: k,
-                    stream_gbps: stream,
-                    total_gbps: stream + chase_gbps,
+                    stream_gbps: if k == 0 { 0.0 } else { s1.gbps_since(&s0) },
                     ns,
                 });
                 pb.inc(1);
@@ -266,6 +412,41 @@ pub fn host_probes(
     }
     pb.finish_with_message("done");
     Ok(())
+}
+
+/// The compute-bound hash loop on the first k CPUs (one per core first), then one SMT
+/// sibling alone and both siblings of each of up to two cores.
+pub fn compute_probe(m: &mut Measurements, plan: &Plan) {
+    let groups = smt_groups(&allowed_cpus());
+    let order = spread_order(&groups);
+    let pairs: Vec<&Vec<usize>> = groups.iter().filter(|g| g.len() >= 2).take(2).collect();
+    let pb = bar(
+        (plan.compute_threads.len() + 2 * pairs.len()) as u64,
+        "compute",
+    );
+    let mut record = |kind: &str, cpus: Vec<usize>| {
+        pb.set_message(format!("{kind} x{}", cpus.len()));
+        let per = hash_rates(&cpus, plan.compute_dur);
+        m.compute.push(ComputePoint {
+            kind: kind.into(),
+            total_mops: per.iter().sum(),
+            per_thread_mops: per,
+            cpus,
+        });
+        pb.inc(1);
+    };
+    for &k in &plan.compute_threads {
+        let k = k.min(order.len());
+        if k > 0 {
+            record("scaling", order[..k].to_vec());
+        }
+    }
+    for g in &pairs {
+        record("smt_one", vec![g[0]]);
+        record("smt_pair", vec![g[0], g[1]]);
+    }
+    pb.finish_with_message("done");
+    m.smt_groups = groups;
 }
 
 fn gpu_info(probe: &GpuProbe) -> GpuInfo {
@@ -382,53 +563,83 @@ pub fn gpu_probes(
     }
     pb.finish_with_message("done");
 
-    let dma_cfg = [("h2d", true), ("d2h", true), ("h2d", false), ("d2h", false)];
-    let pb = bar(
-        (dma_cfg.len() * plan.dma_threads.len()) as u64,
-        "dma+streams",
-    );
-    for (dir, pinned) in dma_cfg {
-        let alone = m
-            .pcie
-            .iter()
-            .find(|p| p.dir == dir && p.pinned == pinned)
-            .map(|p| if dir == "h2d" { p.h2d_gbps } else { p.d2h_gbps })
-            .unwrap_or(0.0);
-        for &k in &plan.dma_threads {
-            let k = k.min(workers.len().saturating_sub(1));
-            pb.set_message(format!(
-                "{dir} {} x{k}",
-                if pinned { "pinned" } else { "pageable" }
-            ));
-            let mix = Kernel::Copy;
-            workers.run(1..1 + k, Some(mix));
-            std::thread::sleep(plan.warm);
-            let s0 = workers.snapshot();
-            std::thread::sleep(plan.dur);
-            let s1 = workers.snapshot();
-            let stream_alone = s1.gbps_since(&s0);
-            let cmd = format!(
-                "pcie {dir} {} {} {}",
-                pinned as u8, plan.pcie_secs, plan.pcie_mib
-            );
-            probe.begin(&cmd)?;
-            let s0 = workers.snapshot();
-            let v = probe.end(&cmd);
-            let s1 = workers.snapshot();
-            workers.idle();
-            let v = v?;
-            let dma = num(&v, if dir == "h2d" { "h2d_gbps" } else { "d2h_gbps" })?;
-            m.dma_stream.push(DmaStreamPoint {
+    dma_probe(m, plan, probe, workers)
+}
+
+/// DMA copy loops alone and next to k copy streams, per pass (interleaved: odd passes
+/// run the configurations in reverse order). Pinned copies use `plan.pcie_mib` and
+/// `plan.dma_threads`; pageable copies each of `plan.pageable_mibs` and
+/// `plan.pageable_threads`. Both sides' rates are recorded for every run.
+fn dma_probe(
+    m: &mut Measurements,
+    plan: &Plan,
+    probe: &mut GpuProbe,
+    workers: &Workers,
+) -> anyhow::Result<()> {
+    let mut configs: Vec<(&str, bool, u64, &[usize])> = Vec::new();
+    for dir in ["h2d", "d2h"] {
+        configs.push((dir, true, plan.pcie_mib, &plan.dma_threads));
+    }
+    for &mib in &plan.pageable_mibs {
+        for dir in ["h2d", "d2h"] {
+            configs.push((dir, false, mib, &plan.pageable_threads));
+        }
+    }
+    let runs: usize = configs.iter().map(|c| 1 + c.3.len()).sum();
+    let pb = bar((runs * plan.lat_passes) as u64, "dma+streams");
+    for pass in 0..plan.lat_passes {
+        let mut order = configs.clone();
+        if pass % 2 == 1 {
+            order.reverse();
+        }
+        for (dir, pinned, mib, threads) in order {
+            let kind = if pinned { "pinned" } else { "pageable" };
+            let key = if dir == "h2d" { "h2d_gbps" } else { "d2h_gbps" };
+            let secs_key = if dir == "h2d" { "h2d_s" } else { "d2h_s" };
+            let cmd = format!("pcie {dir} {} {} {mib}", pinned as u8, plan.dma_secs);
+            pb.set_message(format!("{dir} {kind} {mib} MiB alone"));
+            let v = probe.request(&cmd)?;
+            let alone = num(&v, key)?;
+            m.dma_alone.push(DmaAlonePoint {
+                pass,
                 dir: dir.into(),
                 pinned,
-                mix,
-                stream_threads: k,
-                stream_alone_gbps: stream_alone,
-                stream_with_gbps: s1.gbps_since(&s0),
-                dma_alone_gbps: alone,
-                dma_with_gbps: dma,
+                mib,
+                gbps: alone,
+                seconds: num(&v, secs_key).unwrap_or(plan.dma_secs),
             });
             pb.inc(1);
+            for &k in threads {
+                let k = k.min(workers.len().saturating_sub(1));
+                pb.set_message(format!("{dir} {kind} {mib} MiB x{k}"));
+                let mix = Kernel::Copy;
+                workers.run(1..1 + k, Some(mix));
+                std::thread::sleep(plan.warm);
+                let s0 = workers.snapshot();
+                std::thread::sleep(plan.dur);
+                let s1 = workers.snapshot();
+                let stream_alone = s1.gbps_since(&s0);
+                probe.begin(&cmd)?;
+                let s0 = workers.snapshot();
+                let v = probe.end(&cmd);
+                let s1 = workers.snapshot();
+                workers.idle();
+                let v = v?;
+                m.dma_stream.push(DmaStreamPoint {
+                    dir: dir.into(),
+                    pinned,
+                    mix,
+                    stream_threads: k,
+                    stream_alone_gbps: stream_alone,
+                    stream_with_gbps: s1.gbps_since(&s0),
+                    dma_alone_gbps: alone,
+                    dma_with_gbps: num(&v, key)?,
+                    mib,
+                    pass,
+                    dma_seconds: num(&v, secs_key).unwrap_or(plan.dma_secs),
+                });
+                pb.inc(1);
+            }
         }
     }
     pb.finish_with_message("done");
@@ -476,8 +687,8 @@ mod tests {
         assert_eq!(p.bw_threads, vec![1, 2, 4]);
         assert_eq!(p.lat_threads, vec![0, 1, 2, 3]);
         let p = Plan::new(Mode::Full, 16);
-        assert_eq!(p.bw_threads.len(), 16);
-        assert_eq!(p.dma_threads, vec![4, 8, 14]);
+        assert_eq!(p.bw_threads, vec![1, 2, 3, 4, 6, 8, 10, 12, 14, 16]);
+        assert_eq!(p.dma_threads, vec![2, 4, 8, 14]);
         let p = Plan::new(Mode::Tiny, 1);
         assert_eq!(p.lat_threads, vec![0]);
     }
@@ -488,11 +699,21 @@ mod tests {
         let plan = Plan::new(Mode::Tiny, allowed_cpus().len());
         let (w, c) = start_host(&mut m, &plan, false).unwrap();
         host_probes(&mut m, &plan, &w, &c).unwrap();
-        assert_eq!(m.bandwidth.len(), plan.bw_threads.len() * 3);
+        assert_eq!(m.bandwidth.len(), plan.bw_threads.len() * 4);
         assert_eq!(
             m.latency.len(),
-            plan.lat_threads.len() * 2 * plan.lat_passes
+            plan.lat_threads.len() * 3 * plan.lat_passes
         );
+        assert_eq!(m.standalone.len(), w.len() * 3);
+        for p in &m.latency {
+            assert_eq!(p.stream_standalone_gbps.len(), p.stream_threads);
+            assert_eq!(p.stream_each_gbps.len(), p.stream_threads);
+            assert!(p.offered_gbps >= 0.0 && p.offered_gbps.is_finite());
+        }
+        page_size_probe(&mut m, &plan, &w).unwrap();
+        assert!(m.pages.iter().any(|p| p.huge) && m.pages.iter().any(|p| !p.huge));
+        compute_probe(&mut m, &plan);
+        assert!(m.compute.iter().all(|p| p.total_mops > 0.0));
         assert!(m.bandwidth.iter().all(|p| p.dram_gbps > 0.0));
         assert!(m.latency.iter().all(|p| p.ns > 0.0));
         let f = super::super::fit::fit(&m).unwrap();

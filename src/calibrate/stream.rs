@@ -10,6 +10,7 @@
 //! | read (`s += a[i]`) | 8 | 8 | 1:0 |
 //! | copy (`b[i] = a[i]`) | 16 | 24 | 2:1 |
 //! | triad (`a[i] = b[i] + s*c[i]`) | 24 | 32 | 3:1 |
+//! | write (`b[i] = s`) | 8 | 16 | 1:1 |
 //!
 //! [`Kernel::stream_fraction`] converts back to STREAM's convention.
 
@@ -30,11 +31,17 @@ pub enum Kernel {
     Copy,
     /// `a = b + s*c`: three DRAM reads per write.
     Triad,
+    /// `b = s` (a fill): one DRAM read (the write-allocate) per write, the most
+    /// write-heavy mix ordinary stores can make.
+    Write,
 }
 
 impl Kernel {
     /// All kernels.
-    pub const ALL: [Kernel; 3] = [Kernel::Read, Kernel::Copy, Kernel::Triad];
+    pub const ALL: [Kernel; 4] = [Kernel::Read, Kernel::Copy, Kernel::Triad, Kernel::Write];
+
+    /// The background mixes of the loaded-latency sweep, by rising write fraction.
+    pub const LATENCY_MIXES: [Kernel; 3] = [Kernel::Read, Kernel::Copy, Kernel::Write];
 
     /// Name as used in reports.
     pub fn name(self) -> &'static str {
@@ -42,6 +49,17 @@ impl Kernel {
             Kernel::Read => "read",
             Kernel::Copy => "copy",
             Kernel::Triad => "triad",
+            Kernel::Write => "write",
+        }
+    }
+
+    /// Fraction of the DRAM bytes counted here that are writes.
+    pub fn write_fraction(self) -> f64 {
+        match self {
+            Kernel::Read => 0.0,
+            Kernel::Copy => 1.0 / 3.0,
+            Kernel::Triad => 0.25,
+            Kernel::Write => 0.5,
         }
     }
 
@@ -51,6 +69,7 @@ impl Kernel {
             Kernel::Read => 1.0,
             Kernel::Copy => 16.0 / 24.0,
             Kernel::Triad => 24.0 / 32.0,
+            Kernel::Write => 0.5,
         }
     }
 
@@ -59,6 +78,7 @@ impl Kernel {
             Kernel::Read => 1,
             Kernel::Copy => 2,
             Kernel::Triad => 3,
+            Kernel::Write => 4,
         }
     }
 
@@ -67,6 +87,7 @@ impl Kernel {
             1 => Some(Kernel::Read),
             2 => Some(Kernel::Copy),
             3 => Some(Kernel::Triad),
+            4 => Some(Kernel::Write),
             _ => None,
         }
     }
@@ -202,6 +223,19 @@ impl Workers {
         }
     }
 
+    /// Reads each worker's DRAM byte counter (index = worker).
+    pub fn snapshot_each(&self) -> Vec<Snapshot> {
+        let at = Instant::now();
+        self.shared
+            .bytes
+            .iter()
+            .map(|b| Snapshot {
+                at,
+                bytes: b.load(Ordering::Relaxed),
+            })
+            .collect()
+    }
+
     /// Runs `kernel` on the first `k` workers for `warm` then `dur`, returns GB/s.
     pub fn measure(&self, k: usize, kernel: Kernel, warm: Duration, dur: Duration) -> f64 {
         self.run(0..k, Some(kernel));
@@ -274,6 +308,14 @@ fn worker_loop(sh: &Shared, i: usize, bufs: &mut [Buf]) {
                         *ai = bi + s * ci;
                     }
                     (end - off) * 32
+                }
+                Kernel::Write => {
+                    // 64 KiB fills stay below libc's non-temporal threshold: every
+                    // written line is write-allocated (counted).
+                    for d in b[off..end].chunks_mut(8192) {
+                        d.fill(1.5);
+                    }
+                    (end - off) * 16
                 }
             };
             sh.bytes[i].fetch_add(counted as u64, Ordering::Relaxed);

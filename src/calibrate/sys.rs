@@ -74,6 +74,54 @@ impl HostInfo {
     }
 }
 
+/// Groups of SMT siblings (CPUs sharing one core) among `cpus`, from
+/// /sys/devices/system/cpu/cpu*/topology/thread_siblings_list; one group per core, each
+/// sorted, groups ordered by their first CPU. A CPU without the file is its own group.
+pub fn smt_groups(cpus: &[usize]) -> Vec<Vec<usize>> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for &c in cpus {
+        if groups.iter().any(|g| g.contains(&c)) {
+            continue;
+        }
+        let path = format!("/sys/devices/system/cpu/cpu{c}/topology/thread_siblings_list");
+        let mut g: Vec<usize> = std::fs::read_to_string(path)
+            .ok()
+            .map(|t| parse_cpu_list(t.trim()))
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|s| cpus.contains(s))
+            .collect();
+        if !g.contains(&c) {
+            g.push(c);
+        }
+        g.sort_unstable();
+        g.dedup();
+        groups.push(g);
+    }
+    groups.sort_by_key(|g| g[0]);
+    groups
+}
+
+/// Parses a kernel CPU list such as "0-3,8,10-11".
+pub fn parse_cpu_list(s: &str) -> Vec<usize> {
+    let mut v = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                if let (Ok(a), Ok(b)) = (a.parse::<usize>(), b.parse::<usize>()) {
+                    v.extend(a..=b);
+                }
+            }
+            None => {
+                if let Ok(a) = part.parse() {
+                    v.push(a);
+                }
+            }
+        }
+    }
+    v
+}
+
 /// CPU ids in this process's affinity mask, ascending.
 pub fn allowed_cpus() -> Vec<usize> {
     // SAFETY: cpu_set_t is plain data; sched_getaffinity writes at most its size.
@@ -99,6 +147,17 @@ pub fn pin_to(cpu: usize) -> bool {
     }
 }
 
+/// The page-size advice given to a fresh mapping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageAdvice {
+    /// MADV_HUGEPAGE: transparent huge pages wanted.
+    Huge,
+    /// MADV_NOHUGEPAGE: base pages only.
+    NoHuge,
+    /// No advice: the system's THP mode decides.
+    Default,
+}
+
 /// An anonymous mapping of `len` bytes, optionally advised to use huge pages, that the
 /// creating thread first-touches (so its pages land near that thread).
 pub struct Buf {
@@ -112,6 +171,16 @@ unsafe impl Send for Buf {}
 impl Buf {
     /// Maps, advises and touches `len` bytes (rounded up to 2 MiB).
     pub fn new(len: usize, hugepages: bool) -> anyhow::Result<Self> {
+        let advice = if hugepages {
+            PageAdvice::Huge
+        } else {
+            PageAdvice::Default
+        };
+        Self::with_advice(len, advice)
+    }
+
+    /// Maps `len` bytes (rounded up to 2 MiB), applies `advice`, and touches them.
+    pub fn with_advice(len: usize, advice: PageAdvice) -> anyhow::Result<Self> {
         let align = 2 << 20;
         let len = len.div_ceil(align).max(1) * align;
         // SAFETY: anonymous private mapping; result checked below.
@@ -132,10 +201,15 @@ impl Buf {
                 std::io::Error::last_os_error()
             );
         }
-        if hugepages {
-            // SAFETY: ptr/len is our own mapping. Failure only means no huge pages.
+        let flag = match advice {
+            PageAdvice::Huge => Some(libc::MADV_HUGEPAGE),
+            PageAdvice::NoHuge => Some(libc::MADV_NOHUGEPAGE),
+            PageAdvice::Default => None,
+        };
+        if let Some(flag) = flag {
+            // SAFETY: ptr/len is our own mapping. Failure only means the advice is ignored.
             unsafe {
-                libc::madvise(ptr, len, libc::MADV_HUGEPAGE);
+                libc::madvise(ptr, len, flag);
             }
         }
         let buf = Self {

@@ -10,7 +10,7 @@ use super::predict::{Calib, Copy, Outcome, Setup};
 use super::probes::{self, Mode, Plan, bar};
 use super::stream::Kernel;
 use crate::model::{LatencyCurve, PcieLink};
-use anyhow::{Context, anyhow};
+use anyhow::{Context, anyhow, bail};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -122,6 +122,12 @@ pub fn load_calib(text: &str) -> anyhow::Result<Calib> {
     };
     let capacity = fnum(dram, "capacity_gbps")
         .ok_or_else(|| anyhow!("[hardware.dram] lacks capacity_gbps"))?;
+    if !(capacity.is_finite() && capacity > 0.0) {
+        bail!(
+            "[hardware.dram] capacity_gbps = {capacity}: must be a finite number of GB/s \
+             greater than 0"
+        );
+    }
     let pts: Vec<(f64, f64)> = dram
         .get("latency_curve")
         .and_then(|v| v.as_array())
@@ -149,6 +155,21 @@ pub fn load_calib(text: &str) -> anyhow::Result<Calib> {
             pageable_copy_dram_factor: fnum(g, "pageable_copy_dram_factor").unwrap_or(2.0),
         })
     });
+    if let Some(l) = &link {
+        for (key, v) in [
+            ("pcie_h2d_gbps", l.h2d_gbps),
+            ("pcie_d2h_gbps", l.d2h_gbps),
+            ("pageable_h2d_gbps", l.pageable_h2d_gbps),
+            ("pageable_d2h_gbps", l.pageable_d2h_gbps),
+            ("h2d_dram_factor", l.h2d_dram_factor),
+            ("d2h_dram_factor", l.d2h_dram_factor),
+            ("pageable_copy_dram_factor", l.pageable_copy_dram_factor),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                bail!("[hardware.gpu] {key} = {v}: must be a finite number greater than 0");
+            }
+        }
+    }
     let prov = read_provenance(text).context("calibration file's [calibration] table")?;
     let lat = prov.fitted.pcie.as_ref().map_or((0.0, 0.0), |p| {
         (p.pageable_h2d_latency_frac, p.pageable_d2h_latency_frac)
