@@ -28,6 +28,7 @@ fn host(dram_gbps: f64) -> Hardware {
             capacity_gbps: dram_gbps,
             latency: LatencyCurve::flat(),
             efficiency_loss_per_stream: 0.0,
+            sharing: Default::default(),
         },
         gpus: vec![],
         locks: vec![],

@@ -75,6 +75,7 @@ fn case() -> impl Strategy<Value = Case> {
                     latency: LatencyCurve::new(vec![(0.0, 100.0), (0.5, 140.0), (1.0, 300.0)])
                         .unwrap(),
                     efficiency_loss_per_stream: loss,
+                    sharing: Default::default(),
                 },
                 capacities,
                 keys,
@@ -92,6 +93,7 @@ fn dram_id() -> super::resources::RateId {
             capacity_gbps: 1.0,
             latency: LatencyCurve::flat(),
             efficiency_loss_per_stream: 0.0,
+            sharing: Default::default(),
         },
         gpus: vec![],
         locks: vec![],
@@ -220,6 +222,7 @@ fn two_equal_streams_share_dram_and_finish_together() {
             capacity_gbps: 100.0,
             latency: LatencyCurve::flat(),
             efficiency_loss_per_stream: 0.0,
+            sharing: Default::default(),
         },
         keys: vec![ClassKey {
             weights: vec![(0, 100.0)],
