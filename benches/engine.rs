@@ -326,6 +326,8 @@ fn sweep(c: &mut Criterion) {
                     opts,
                     &|sets: &[String], seed| sim.run(sets, seed),
                     &progress,
+                    &[],
+                    &|_| Ok(()),
                 )
                 .expect("sweep runs")
             })

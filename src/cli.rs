@@ -31,9 +31,9 @@ pub enum Command {
     Check(CheckArgs),
     /// Run a scenario over a parameter grid (several seeds per point, in parallel) and
     /// write sweep.csv, sweep.json and plots.
-    Sweep(crate::sweep::SweepCli),
+    Sweep(SweepCli),
     /// Redraw a sweep's plots from its sweep.csv without simulating.
-    Plot(crate::sweep::PlotCli),
+    Plot(PlotCli),
     /// Measure this host (DRAM bandwidth and loaded latency, PCIe, GPU kernels) and write
     /// a calibration file that scenarios can include.
     Calibrate(CalibrateCliArgs),
@@ -53,28 +53,47 @@ pub enum ProbeMode {
     Full,
 }
 
-/// Arguments of `bwsim calibrate`.
-#[derive(Debug, clap::Args)]
-pub struct CalibrateCliArgs {
+/// Probe flags shared by `bwsim calibrate` and `bwsim validate`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ProbeArgs {
     /// Short run (under 2 minutes); the same as `--mode quick`.
     #[arg(long, conflicts_with = "mode")]
     pub quick: bool,
-    /// Probe length (default: full).
+    /// Probe length [default: full].
     #[arg(long, value_enum)]
     pub mode: Option<ProbeMode>,
-    /// Calibration file to write (atomically).
-    #[arg(long, default_value = "calibration.toml")]
-    pub out: PathBuf,
     /// Do not advise huge pages (MADV_HUGEPAGE) for the probe buffers.
     #[arg(long)]
     pub no_hugepages: bool,
-    /// Skip the GPU probes.
+    /// Skip the GPU probes and experiments.
     #[arg(long)]
     pub no_gpu: bool,
     /// A GPU probe harness built by gpu/build.sh (default: the one embedded with
     /// `--features cuda`).
     #[arg(long, value_name = "PATH")]
     pub gpu_probe: Option<PathBuf>,
+}
+
+impl ProbeArgs {
+    /// The probe length these flags ask for (`--quick` is `--mode quick`).
+    pub fn mode(&self) -> ProbeMode {
+        match (self.mode, self.quick) {
+            (Some(m), _) => m,
+            (None, true) => ProbeMode::Quick,
+            (None, false) => ProbeMode::Full,
+        }
+    }
+}
+
+/// Arguments of `bwsim calibrate`.
+#[derive(Debug, clap::Args)]
+pub struct CalibrateCliArgs {
+    /// Probe length, huge pages, GPU.
+    #[command(flatten)]
+    pub probe: ProbeArgs,
+    /// Calibration file to write (atomically).
+    #[arg(long, default_value = "calibration.toml")]
+    pub out: PathBuf,
     /// Also write the raw measurements as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -89,38 +108,34 @@ pub struct ValidateCliArgs {
     /// The calibration file to predict from.
     #[arg(long)]
     pub calibration: PathBuf,
-    /// Short run; the same as `--mode quick`.
-    #[arg(long, conflicts_with = "mode")]
-    pub quick: bool,
-    /// Experiment length (default: full).
-    #[arg(long, value_enum)]
-    pub mode: Option<ProbeMode>,
+    /// Probe length, huge pages, GPU.
+    #[command(flatten)]
+    pub probe: ProbeArgs,
     /// Folder for validate.{csv,json,md,png}.
     #[arg(long, default_value = ".")]
     pub out_dir: PathBuf,
-    /// Do not advise huge pages for the probe buffers.
-    #[arg(long)]
-    pub no_hugepages: bool,
-    /// Skip the GPU experiments.
-    #[arg(long)]
-    pub no_gpu: bool,
-    /// A GPU probe harness built by gpu/build.sh.
-    #[arg(long, value_name = "PATH")]
-    pub gpu_probe: Option<PathBuf>,
     /// Re-predict the experiments of an earlier validate.json instead of measuring.
     #[arg(long, value_name = "FILE")]
     pub remeasured: Option<PathBuf>,
 }
 
-/// Arguments of `bwsim run`.
-#[derive(Debug, clap::Args)]
-pub struct RunArgs {
+/// A scenario file and its `--set` overrides, shared by `run` and `check`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ScenarioArgs {
     /// Scenario file (TOML).
     pub scenario: PathBuf,
     /// Override a scenario key by dotted path, e.g. `--set arrivals.concurrency=20` or
     /// `--set params.synthesis_concurrency=15` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
+}
+
+/// Arguments of `bwsim run`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The scenario and its overrides.
+    #[command(flatten)]
+    pub input: ScenarioArgs,
     /// Random seed (overrides the scenario's `seed`).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -132,15 +147,82 @@ pub struct RunArgs {
     pub no_ideal: bool,
     /// Trace, TIMELINE log and timeline plot of this run.
     #[command(flatten)]
-    pub exports: crate::trace::RunExportArgs,
+    pub exports: RunExportArgs,
+}
+
+/// The export flags of `bwsim run`.
+#[derive(Debug, Clone, Default, PartialEq, clap::Args)]
+pub struct RunExportArgs {
+    /// Write a Chrome/Perfetto trace of the run (stages as slices, DRAM GB/s as a counter).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Write a TIMELINE-style log of the instrumentation markers.
+    #[arg(long, value_name = "FILE")]
+    pub timeline_log: Option<PathBuf>,
+    /// Draw the run's timeline (timeline.png and .svg) into DIR
+    /// [default: output/<scenario>/<UTC timestamp>].
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<Option<PathBuf>>,
+}
+
+impl RunExportArgs {
+    /// True when any export was asked for (so a trace must be recorded).
+    pub fn any(&self) -> bool {
+        self.trace.is_some() || self.timeline_log.is_some() || self.plot.is_some()
+    }
 }
 
 /// Arguments of `bwsim check`.
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
-    /// Scenario file (TOML).
-    pub scenario: PathBuf,
-    /// Overrides, as for `run`.
+    /// The scenario and its overrides.
+    #[command(flatten)]
+    pub input: ScenarioArgs,
+}
+
+/// Arguments of `bwsim sweep`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SweepCli {
+    /// Scenario file (TOML); not needed with --resume.
+    #[arg(required_unless_present = "resume")]
+    pub scenario: Option<PathBuf>,
+    /// A swept parameter: KEY=SPEC, SPEC being 1..32, 1..64:4, or 4,8,12 (repeat for a grid).
+    #[arg(
+        long = "param",
+        value_name = "KEY=SPEC",
+        required_unless_present = "resume"
+    )]
+    pub params: Vec<String>,
+    /// Independent seeds per point.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub seeds: u32,
+    /// Worker threads [default: all cores].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
+    /// Output folder, new or empty [default: output/<scenario>/<UTC timestamp>].
+    #[arg(long, value_name = "DIR", conflicts_with = "resume")]
+    pub out: Option<PathBuf>,
+    /// Override a scenario key at every point, e.g. --set arrivals.jobs=200.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
+    /// Base seed for the per-point seeds [default: the scenario's seed].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Finish the interrupted sweep whose output folder was DIR, reusing its finished
+    /// points (the other flags come from its manifest).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["scenario", "params", "sets", "seed"])]
+    pub resume: Option<PathBuf>,
+    /// Test hook: stop as if interrupted after N points are saved.
+    #[arg(long, value_name = "N", hide = true)]
+    pub stop_after: Option<usize>,
+}
+
+/// Arguments of `bwsim plot`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PlotCli {
+    /// A sweep.csv written by `bwsim sweep`.
+    pub csv: PathBuf,
+    /// Folder for the plots [default: the CSV's folder].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }

@@ -8,9 +8,10 @@
 pub use bwsim_engine::{engine, model, time};
 
 pub mod analysis;
-pub mod atomic_file;
 pub mod calibrate;
 pub mod cli;
+pub mod commands;
+pub mod output;
 pub mod plot;
 pub mod run;
 pub mod scenario;

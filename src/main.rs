@@ -1,137 +1,35 @@
-//! The `bwsim` binary: parse arguments, call the library, map errors to exit codes.
+//! The `bwsim` binary: parse the flags, dispatch to the command, turn the error (if any)
+//! into a message and an exit code.
 //!
-//! Exit codes: 0 success; 1 the run failed or stalled; 2 bad input (scenario, flags).
+//! Exit codes: 0 success; 1 the run failed or stalled, or a write failed; 2 bad input
+//! (scenario, flags, files, output locations). A closed stdout pipe ends bwsim quietly.
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-use bwsim::calibrate::{CalibrateArgs, ValidateArgs, probes::Mode};
-use bwsim::cli::{
-    CalibrateCliArgs, CheckArgs, Cli, Command, Format, ProbeMode, RunArgs, ValidateCliArgs,
-};
-use bwsim::run::RunOptions;
-use bwsim::scenario;
+use bwsim::cli::Cli;
+use bwsim::commands::{dispatch, exit};
 
 fn main() -> ExitCode {
+    restore_default_sigpipe();
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Run(args) => run(args),
-        Command::Check(args) => check(args),
-        Command::Calibrate(args) => calibrate(args),
-        Command::Validate(args) => validate(args),
-        Command::Sweep(args) => bwsim::sweep::sweep_command(args.into())
-            .map(|()| ExitCode::SUCCESS)
-            .map_err(classify),
-        Command::Plot(args) => bwsim::sweep::plot_command(&args.csv, args.out.as_deref())
-            .map(|_| ExitCode::SUCCESS)
-            .map_err(classify),
-    };
-    match result {
-        Ok(code) => code,
-        Err(Failure::Input(msg)) => {
-            eprintln!("error: {msg}");
-            ExitCode::from(2)
-        }
-        Err(Failure::Run(msg)) => {
-            eprintln!("error: {msg}");
-            ExitCode::from(1)
+    match dispatch(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(exit::exit_code(&e))
         }
     }
 }
 
-enum Failure {
-    /// The user's input is wrong.
-    Input(String),
-    /// The simulation could not complete.
-    Run(String),
-}
-
-/// Bad SPECs and scenarios are the user's input (exit 2); anything else failed to run.
-fn classify(e: anyhow::Error) -> Failure {
-    let input = e.chain().any(|c| {
-        c.is::<bwsim::sweep::SpecError>()
-            || c.is::<scenario::ScenarioError>()
-            || c.is::<bwsim::calibrate::InputError>()
-            || c.is::<bwsim::sweep::csv::CsvError>()
-    });
-    let msg = format!("{e:#}");
-    if input {
-        Failure::Input(msg)
-    } else {
-        Failure::Run(msg)
+/// Rust ignores SIGPIPE, turning a closed pipe (`bwsim run ... | head -c 1`) into write
+/// errors deep inside printing; the default action ends the process quietly instead, as
+/// for other Unix tools.
+fn restore_default_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to its default before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-}
-
-fn run(args: RunArgs) -> Result<ExitCode, Failure> {
-    let loaded =
-        scenario::load(&args.scenario, &args.sets).map_err(|e| Failure::Input(e.to_string()))?;
-    let mut model = loaded.model;
-    if let Some(seed) = args.seed {
-        model.seed = seed;
-    }
-    let opts = RunOptions {
-        ideal: !args.no_ideal,
-    };
-    let (report, files) = bwsim::trace::run_with_exports(&model, opts, &args.exports)
-        .map_err(|e| Failure::Run(format!("{}: {e:#}", args.scenario.display())))?;
-    for f in files {
-        eprintln!("wrote {}", f.display());
-    }
-    match args.format {
-        Format::Text => print!("{}", report.to_text()),
-        Format::Json => println!("{}", report.to_json()),
-    }
-    // A stalled run still prints its (partial) report, but exits 1 and says why on stderr
-    // so that scripts do not mistake it for a result.
-    match report.stall() {
-        Some(why) => {
-            eprintln!("error: {}: run stalled: {why}", args.scenario.display());
-            Ok(ExitCode::from(1))
-        }
-        None => Ok(ExitCode::SUCCESS),
-    }
-}
-
-fn check(args: CheckArgs) -> Result<ExitCode, Failure> {
-    let loaded =
-        scenario::load(&args.scenario, &args.sets).map_err(|e| Failure::Input(e.to_string()))?;
-    print!("{}", loaded.summary());
-    Ok(ExitCode::SUCCESS)
-}
-
-fn probe_mode(quick: bool, mode: Option<ProbeMode>) -> Mode {
-    match (mode, quick) {
-        (Some(ProbeMode::Tiny), _) => Mode::Tiny,
-        (Some(ProbeMode::Quick), _) | (None, true) => Mode::Quick,
-        (Some(ProbeMode::Full), _) | (None, false) => Mode::Full,
-    }
-}
-
-fn calibrate(a: CalibrateCliArgs) -> Result<ExitCode, Failure> {
-    bwsim::calibrate::calibrate_command(CalibrateArgs {
-        mode: probe_mode(a.quick, a.mode),
-        out: a.out,
-        hugepages: !a.no_hugepages,
-        no_gpu: a.no_gpu,
-        gpu_probe: a.gpu_probe,
-        json: a.json,
-        refit: a.refit,
-    })
-    .map_err(classify)?;
-    Ok(ExitCode::SUCCESS)
-}
-
-fn validate(a: ValidateCliArgs) -> Result<ExitCode, Failure> {
-    bwsim::calibrate::validate_command(ValidateArgs {
-        calibration: a.calibration,
-        mode: probe_mode(a.quick, a.mode),
-        out_dir: a.out_dir,
-        hugepages: !a.no_hugepages,
-        no_gpu: a.no_gpu,
-        gpu_probe: a.gpu_probe,
-        remeasured: a.remeasured,
-    })
-    .map_err(classify)?;
-    Ok(ExitCode::SUCCESS)
 }

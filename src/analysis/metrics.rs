@@ -295,7 +295,7 @@ impl<'m> Metrics<'m> {
             rates,
             holds,
             in_system_integral: self.jobs.in_system_integral,
-            stalled: summary.stalled.clone(),
+            stalled: summary.stalled.map(|s| s.to_string()),
         }
     }
 }

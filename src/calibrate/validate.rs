@@ -575,15 +575,16 @@ pub fn validate_command(args: ValidateArgs) -> anyhow::Result<()> {
     } else {
         run_experiments(&args, &calib, &name)?
     };
-    print!("{}", markdown(&table));
+    let mut text = markdown(&table);
     for s in &table.skipped {
-        println!("skipped: {s}");
+        text.push_str(&format!("skipped: {s}\n"));
     }
+    crate::output::print_stdout(&text)?;
     write_outputs(&table, &args.out_dir)?;
-    println!(
-        "wrote {}/validate.{{csv,json,md,png}}",
+    crate::output::print_stdout(&format!(
+        "wrote {}/validate.{{csv,json,md,png}}\n",
         args.out_dir.display()
-    );
+    ))?;
     Ok(())
 }
 

@@ -6,7 +6,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::font::ensure_fonts;
-use crate::atomic_file::{write_atomic, write_atomic_with};
+use crate::output::{write_atomic, write_atomic_with};
 
 /// A chart that can draw itself on any plotters backend.
 pub trait Chart {

@@ -134,6 +134,7 @@ pub fn aggregate(scenario: &str, keys: &[String], runs: &[PointRun]) -> SweepTab
             Row {
                 values: p.point.values.clone(),
                 seeds: p.reports.len(),
+                stalled: p.reports.iter().filter(|r| report_stalled(r)).count(),
                 stats,
                 bottleneck: modal_bottleneck(&p.reports)
                     .map(|(r, _)| r)
@@ -147,6 +148,18 @@ pub fn aggregate(scenario: &str, keys: &[String], runs: &[PointRun]) -> SweepTab
         metrics,
         rows,
     }
+}
+
+/// True when a run's report says it stalled (a note beginning "stalled").
+pub fn report_stalled(report: &Value) -> bool {
+    report
+        .get("notes")
+        .and_then(Value::as_array)
+        .is_some_and(|notes| {
+            notes
+                .iter()
+                .any(|n| n.as_str().is_some_and(|n| n.starts_with("stalled")))
+        })
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! sweep.csv: one row per point. Columns: `scenario`, one column per swept key, `seeds`,
-//! then `<metric>_mean` and `<metric>_ci95` for every metric, then `bottleneck`. The
+//! `stalled` (how many seeds stalled), then `<metric>_mean` and `<metric>_ci95` for every metric, then `bottleneck`. The
 //! columns between `scenario` and `seeds` are the swept keys, so the file alone is
 //! enough to redraw every plot (`bwsim plot sweep.csv`).
 
@@ -17,6 +17,7 @@ pub fn to_csv(t: &SweepTable) -> String {
     let mut header = vec!["scenario".to_string()];
     header.extend(t.params.iter().cloned());
     header.push("seeds".into());
+    header.push("stalled".into());
     for m in &t.metrics {
         header.push(format!("{m}_mean"));
         header.push(format!("{m}_ci95"));
@@ -27,6 +28,7 @@ pub fn to_csv(t: &SweepTable) -> String {
         let mut rec = vec![t.scenario.clone()];
         rec.extend(row.values.iter().map(|v| v.to_string()));
         rec.push(row.seeds.to_string());
+        rec.push(row.stalled.to_string());
         for s in &row.stats {
             rec.push(s.map(|s| num(s.mean)).unwrap_or_default());
             rec.push(s.and_then(|s| s.ci95).map(num).unwrap_or_default());
@@ -125,7 +127,11 @@ fn parse_table(text: &str) -> anyhow::Result<SweepTable> {
         bail!("line 1: the last column must be 'bottleneck'");
     }
     let params: Vec<String> = header[1..seeds_col].to_vec();
-    let metric_cols = &header[seeds_col + 1..header.len() - 1];
+    // `stalled` was added later; sweeps written before it have none (and no stalls known).
+    let stalled_col =
+        (header.get(seeds_col + 1).map(String::as_str) == Some("stalled")).then_some(seeds_col + 1);
+    let first_metric = stalled_col.map_or(seeds_col + 1, |c| c + 1);
+    let metric_cols = &header[first_metric..header.len() - 1];
     if metric_cols.len() % 2 != 0 {
         bail!("line 1: metric columns must come in <metric>_mean, <metric>_ci95 pairs");
     }
@@ -168,15 +174,21 @@ fn parse_table(text: &str) -> anyhow::Result<SweepTable> {
         let seeds = rec[seeds_col]
             .parse()
             .with_context(|| format!("line {line}: seeds '{}' is not a count", rec[seeds_col]))?;
+        let stalled = match stalled_col {
+            Some(c) => rec[c]
+                .parse()
+                .with_context(|| format!("line {line}: stalled '{}' is not a count", rec[c]))?,
+            None => 0,
+        };
         let cell = |j: usize| -> anyhow::Result<Option<f64>> {
-            let s = &rec[seeds_col + 1 + j];
+            let s = &rec[first_metric + j];
             if s.is_empty() {
                 return Ok(None);
             }
             s.parse().map(Some).with_context(|| {
                 format!(
                     "line {line}: '{s}' in {} is not a number",
-                    header[seeds_col + 1 + j]
+                    header[first_metric + j]
                 )
             })
         };
@@ -193,6 +205,7 @@ fn parse_table(text: &str) -> anyhow::Result<SweepTable> {
         rows.push(Row {
             values,
             seeds,
+            stalled,
             stats,
             bottleneck: rec[rec.len() - 1].clone(),
         });
@@ -218,6 +231,7 @@ mod tests {
                 Row {
                     values: vec![ParamValue::Int(1), ParamValue::Bool(true)],
                     seeds: 3,
+                    stalled: 1,
                     stats: vec![
                         Some(Stat {
                             mean: 100.5,
@@ -233,6 +247,7 @@ mod tests {
                 Row {
                     values: vec![ParamValue::Int(2), ParamValue::float(0.5)],
                     seeds: 3,
+                    stalled: 0,
                     stats: vec![
                         Some(Stat {
                             mean: 0.1 + 0.2,
@@ -252,12 +267,12 @@ mod tests {
         let header = csv.lines().next().unwrap();
         assert_eq!(
             header,
-            "scenario,arrivals.concurrency,params.pinned,seeds,jobs_per_hour_mean,jobs_per_hour_ci95,\
+            "scenario,arrivals.concurrency,params.pinned,seeds,stalled,jobs_per_hour_mean,jobs_per_hour_ci95,\
              stages.synth.inflation_mean,stages.synth.inflation_ci95,bottleneck"
         );
         assert_eq!(
             csv.lines().nth(1).unwrap(),
-            "\"demo, \"\"quoted\"\"\",1,true,3,100.5,2.25,1,,gpu0"
+            "\"demo, \"\"quoted\"\"\",1,true,3,1,100.5,2.25,1,,gpu0"
         );
     }
 
@@ -266,6 +281,13 @@ mod tests {
         let t = table();
         let back = from_csv(&to_csv(&t)).unwrap();
         assert_eq!(back, t);
+    }
+
+    #[test]
+    fn csv_without_a_stalled_column_still_reads() {
+        let t = from_csv("scenario,x,seeds,m_mean,m_ci95,bottleneck\ns,1,3,2.5,,dram\n").unwrap();
+        assert_eq!((t.rows[0].seeds, t.rows[0].stalled), (3, 0));
+        assert_eq!(t.metrics, ["m"]);
     }
 
     #[test]

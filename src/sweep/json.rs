@@ -57,6 +57,7 @@ pub fn to_json(table: &SweepTable, grid: &Grid, runs: &[PointRun], meta: &SweepM
                 "params": values,
                 "sets": run.sets,
                 "seeds": run.seeds,
+                "stalled": row.stalled,
                 "bottleneck": row.bottleneck,
                 "bottleneck_reason": reason,
                 "metrics": metrics,

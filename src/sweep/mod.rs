@@ -4,7 +4,8 @@
 //!
 //! The steps are separate, as in hyperfine: parse ([`spec`], [`range`]) -> expand
 //! ([`grid`], [`seeds`]) -> run ([`runner`], [`progress`]) -> aggregate ([`aggregate`],
-//! [`stats`], [`knee`]) -> export ([`csv`], [`json`], [`crate::plot`]).
+//! [`stats`], [`knee`]) -> export ([`csv`], [`json`]). [`session`] strings the steps
+//! together; output folders and plots are the `bwsim sweep` command's business.
 //!
 //! ```
 //! use bwsim::sweep::{Grid, parse_param};
@@ -22,34 +23,30 @@
 //! ```
 
 pub mod aggregate;
-pub mod cli_support;
 pub mod csv;
 pub mod grid;
 pub mod json;
 pub mod knee;
-pub mod outdir;
 pub mod progress;
 pub mod range;
 pub mod runner;
 pub mod scenario_sim;
 pub mod seeds;
+pub mod session;
 pub mod spec;
 pub mod stats;
 pub mod table;
 pub mod value;
 
-pub use cli_support::{
-    PlotCli, ScenarioInfo, Simulator, SweepArgs, SweepCli, SweepOutcome, plot_command,
-    print_outcome, sweep_with,
-};
 pub use grid::{Grid, Point};
 pub use knee::{KNEE_TOLERANCE, Knee, find_knees, knee_index};
 pub use progress::{Progress, ProgressMode};
-pub use runner::{PointRun, RunFn, RunOptions, run_sweep};
-pub use scenario_sim::{ScenarioSimulator, sweep_command};
+pub use runner::{PointRun, PointSink, RunFn, RunOptions, run_sweep};
+pub use scenario_sim::ScenarioSimulator;
+pub use session::{
+    ScenarioInfo, Simulator, SweepArgs, SweepPlan, execute, plan, table as aggregate_table,
+    write_results,
+};
 pub use spec::{Param, SpecError, parse_param, parse_spec};
 pub use table::{Row, Series, Stat, SweepTable};
 pub use value::ParamValue;
-
-#[cfg(test)]
-mod tests;

@@ -1,8 +1,10 @@
 //! Runs every (point, seed) of a sweep on a local rayon pool of `--jobs` threads.
 //! Results come back in grid order whatever the completion order, and each seed is a
 //! pure function of the scenario seed and the indices, so output never depends on
-//! `--jobs`.
+//! `--jobs`. Each finished point is handed to a sink (the resume journal) as soon as its
+//! last seed is done, and points finished by an earlier, interrupted attempt are reused.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use anyhow::Context;
@@ -16,6 +18,10 @@ use super::seeds::point_seeds;
 /// Runs one simulation: the `--set` overrides (`KEY=VALUE`) and the seed, to the run's
 /// JSON report. The sweep's only contact with the engine.
 pub type RunFn<'a> = dyn Fn(&[String], u64) -> anyhow::Result<Value> + Sync + 'a;
+
+/// Receives each point as soon as all its seeds are done (in completion order). An error
+/// stops the sweep, as a failed run does.
+pub type PointSink<'a> = dyn Fn(&PointRun) -> anyhow::Result<()> + Sync + 'a;
 
 /// How to run a sweep.
 #[derive(Debug, Clone)]
@@ -43,13 +49,16 @@ pub struct PointRun {
     pub reports: Vec<Value>,
 }
 
-/// Runs the sweep. On failure, stops starting new runs and returns the first error in
-/// grid order, naming the point and seed.
+/// Runs the sweep. `finished[p]`, when present, holds the reports of point `p` from an
+/// earlier attempt (they are reused, not rerun). On failure, stops starting new runs and
+/// returns the first error in grid order, naming the point and seed.
 pub fn run_sweep(
     grid: &Grid,
     opts: &RunOptions,
     runner: &RunFn,
     progress: &Progress,
+    finished: &[Option<Vec<Value>>],
+    sink: &PointSink,
 ) -> anyhow::Result<Vec<PointRun>> {
     anyhow::ensure!(opts.seeds >= 1, "--seeds must be at least 1");
     anyhow::ensure!(opts.jobs >= 1, "--jobs must be at least 1");
@@ -62,22 +71,29 @@ pub fn run_sweep(
             (sets, point_seeds(opts.base_seed, p.index, opts.seeds))
         })
         .collect();
+    let is_finished = |p: usize| finished.get(p).is_some_and(Option::is_some);
     let tasks: Vec<(usize, usize)> = (0..points.len())
+        .filter(|&p| !is_finished(p))
         .flat_map(|p| (0..opts.seeds).map(move |r| (p, r)))
         .collect();
 
+    let slots: Vec<Mutex<Vec<Option<Value>>>> = points
+        .iter()
+        .map(|_| Mutex::new(vec![None; opts.seeds]))
+        .collect();
     let remaining: Vec<AtomicUsize> = points
         .iter()
         .map(|_| AtomicUsize::new(opts.seeds))
         .collect();
-    let done = AtomicUsize::new(0);
+    let done = AtomicUsize::new((0..points.len()).filter(|&p| is_finished(p)).count());
     let failed = AtomicBool::new(false);
+    let sink_error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs)
         .build()
         .context("cannot start the sweep's worker threads")?;
 
-    let results: Vec<Option<anyhow::Result<Value>>> = pool.install(|| {
+    let errors: Vec<Option<anyhow::Error>> = pool.install(|| {
         tasks
             .par_iter()
             .map(|&(p, r)| {
@@ -97,38 +113,68 @@ pub fn run_sweep(
                         seeds[r]
                     )
                 });
-                if out.is_err() {
-                    failed.store(true, Ordering::Relaxed);
-                }
+                let report = match out {
+                    Ok(v) => v,
+                    Err(e) => {
+                        failed.store(true, Ordering::Relaxed);
+                        return Some(e);
+                    }
+                };
+                slots[p].lock().expect("slot lock")[r] = Some(report);
                 if remaining[p].fetch_sub(1, Ordering::AcqRel) == 1 {
+                    let run = point_run(&points[p], &plans[p], &slots[p]);
+                    if let Err(e) = sink(&run) {
+                        failed.store(true, Ordering::Relaxed);
+                        sink_error.lock().expect("sink lock").get_or_insert(e);
+                    }
                     progress.point_done(done.fetch_add(1, Ordering::AcqRel) + 1);
                 }
-                Some(out)
+                None
             })
             .collect()
     });
     progress.finish();
 
-    let mut reports = Vec::with_capacity(results.len());
-    for r in results {
-        match r {
-            Some(Ok(v)) => reports.push(v),
-            Some(Err(e)) => return Err(e),
-            None => {} // skipped after another failure; that error comes in order below
-        }
+    if let Some(e) = errors.into_iter().flatten().next() {
+        return Err(e);
+    }
+    if let Some(e) = sink_error.into_inner().expect("sink lock") {
+        return Err(e);
     }
     if failed.load(Ordering::Relaxed) {
         anyhow::bail!("sweep stopped after a failed run");
     }
-    let mut reports = reports.into_iter();
     Ok(points
-        .into_iter()
-        .zip(plans)
-        .map(|(point, (sets, seeds))| PointRun {
-            point,
-            sets,
-            reports: reports.by_ref().take(seeds.len()).collect(),
-            seeds,
-        })
+        .iter()
+        .enumerate()
+        .map(
+            |(p, point)| match finished.get(p).and_then(Option::as_ref) {
+                Some(reports) => PointRun {
+                    point: point.clone(),
+                    sets: plans[p].0.clone(),
+                    seeds: plans[p].1.clone(),
+                    reports: reports.clone(),
+                },
+                None => point_run(point, &plans[p], &slots[p]),
+            },
+        )
         .collect())
+}
+
+fn point_run(
+    point: &Point,
+    (sets, seeds): &(Vec<String>, Vec<u64>),
+    slot: &Mutex<Vec<Option<Value>>>,
+) -> PointRun {
+    PointRun {
+        point: point.clone(),
+        sets: sets.clone(),
+        seeds: seeds.clone(),
+        reports: slot
+            .lock()
+            .expect("slot lock")
+            .iter()
+            .map(|r| r.clone().expect("every seed of a finished point has run"))
+            .collect(),
+    }
 }

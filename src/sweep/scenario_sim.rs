@@ -8,8 +8,7 @@ use std::sync::Mutex;
 use anyhow::Context;
 use serde_json::Value;
 
-use super::cli_support::{ScenarioInfo, Simulator, SweepArgs, print_outcome, sweep_with};
-use super::progress::ProgressMode;
+use super::session::{ScenarioInfo, Simulator};
 use crate::model::Model;
 
 /// A scenario file, loaded once per distinct set of overrides.
@@ -56,13 +55,4 @@ impl Simulator for ScenarioSimulator {
         let report = crate::run::run_model(&m).context("simulation failed")?;
         Ok(report.to_json())
     }
-}
-
-/// `bwsim sweep`: runs the sweep with a progress display, writes sweep.csv, sweep.json
-/// and the plots, and prints the knee and the files.
-pub fn sweep_command(args: SweepArgs) -> anyhow::Result<()> {
-    let sim = ScenarioSimulator::new(&args.scenario);
-    let out = sweep_with(&args, &sim, ProgressMode::Auto)?;
-    print_outcome(&out, args.seeds);
-    Ok(())
 }

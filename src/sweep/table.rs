@@ -20,6 +20,9 @@ pub struct Row {
     pub values: Vec<ParamValue>,
     /// Seeds (replicates) run at this point.
     pub seeds: usize,
+    /// How many of those seeds stalled (or deadlocked) before finishing their jobs; their
+    /// numbers are not a steady-state result.
+    pub stalled: usize,
     /// Per metric, aligned with [`SweepTable::metrics`]; None where no seed reported it.
     pub stats: Vec<Option<Stat>>,
     /// The most common bottleneck resource across seeds ("" when none reported).

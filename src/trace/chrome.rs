@@ -143,5 +143,6 @@ pub fn chrome_trace(rec: &TraceRecorder) -> Value {
 /// Writes the trace to `path` atomically.
 pub fn write_chrome_trace(rec: &TraceRecorder, path: &Path) -> anyhow::Result<()> {
     let doc = chrome_trace(rec);
-    crate::atomic_file::write_atomic(path, serde_json::to_string(&doc)?.as_bytes())
+    crate::output::write_atomic(path, serde_json::to_string(&doc)?.as_bytes())?;
+    Ok(())
 }

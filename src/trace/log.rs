@@ -172,5 +172,6 @@ pub fn render_log(mut records: Vec<LogRecord>) -> String {
 pub fn write_timeline_log(rec: &TraceRecorder, path: &Path) -> anyhow::Result<()> {
     let mut records = timeline_records(rec);
     records.extend(timing_records(rec));
-    crate::atomic_file::write_atomic(path, render_log(records).as_bytes())
+    crate::output::write_atomic(path, render_log(records).as_bytes())?;
+    Ok(())
 }

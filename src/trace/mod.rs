@@ -5,13 +5,11 @@ pub mod chrome;
 pub mod lanes;
 pub mod log;
 pub mod recorder;
-pub mod run_exports;
 
 pub use chrome::{chrome_trace, write_chrome_trace};
 pub use lanes::{Lane, LaneLayout, assign_lanes};
 pub use log::{LogRecord, render_log, timeline_records, timing_records, write_timeline_log};
 pub use recorder::{HoldSample, MarkerEvent, RateSample, StageInstance, TraceRecorder};
-pub use run_exports::{RunExportArgs, run_with_exports};
 
 #[cfg(test)]
 pub(crate) mod tests;

@@ -4,7 +4,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::*;
+use super::plot::plot_command;
+use super::sweep::{SweepOutcome, resume_with, start, sweep_with};
+use crate::sweep::*;
 
 /// A closed-form "host": throughput saturates with concurrency, DRAM fills up, the
 /// bracketed GPU busy overstates the true one. Seeds add a little noise; the wall
@@ -254,6 +256,8 @@ fn a_failing_run_names_its_point_and_seed() {
         &opts,
         &runner,
         &Progress::new(6, ProgressMode::Hidden),
+        &[],
+        &|_| Ok(()),
     )
     .unwrap_err();
     let msg = format!("{e:#}");
@@ -279,8 +283,8 @@ fn results_come_in_grid_order_with_derived_seeds() {
         base_sets: vec!["a=1".into()],
     };
     let hidden = Progress::new(20, ProgressMode::Hidden);
-    let one = run_sweep(&grid, &opts(1), &runner, &hidden).unwrap();
-    let two = run_sweep(&grid, &opts(2), &runner, &hidden).unwrap();
+    let one = run_sweep(&grid, &opts(1), &runner, &hidden, &[], &|_| Ok(())).unwrap();
+    let two = run_sweep(&grid, &opts(2), &runner, &hidden, &[], &|_| Ok(())).unwrap();
     for (p, (a, b)) in one.iter().zip(&two).enumerate() {
         assert_eq!(a.reports, b.reports);
         assert_eq!(a.reports[0]["x"], p as u64 + 1);
@@ -339,5 +343,106 @@ fn unknown_scenario_key_names_the_point() {
     assert!(
         msg.contains("sweep point 1: params.nope=1") && msg.contains("nope"),
         "{msg}"
+    );
+}
+
+#[test]
+fn an_interrupted_sweep_resumes_to_the_same_bytes() {
+    let whole = tempfile::tempdir().unwrap();
+    sweep_in(
+        whole.path(),
+        &["arrivals.concurrency=1..8", "params.pinned=true,false"],
+        2,
+    );
+    let parent = tempfile::tempdir().unwrap();
+    let out = parent.path().join("sweep");
+    let mut args = SweepArgs::new(
+        "synthetic.toml",
+        vec![
+            "arrivals.concurrency=1..8".into(),
+            "params.pinned=true,false".into(),
+        ],
+    );
+    args.jobs = Some(2);
+    args.out = Some(out.clone());
+    let e = start(&args, &Synthetic, ProgressMode::Hidden, Some(5)).unwrap_err();
+    assert!(format!("{e:#}").contains("--resume"), "{e:#}");
+    assert!(
+        !out.exists(),
+        "an interrupted sweep leaves no output folder"
+    );
+    let staging = crate::output::staging_path(&out);
+    assert!(staging.join("points.jsonl").exists());
+    let done = resume_with(
+        &out,
+        |_| Box::new(Synthetic),
+        None,
+        ProgressMode::Hidden,
+        None,
+    )
+    .unwrap();
+    assert_eq!(done.dir, out);
+    assert!(!staging.exists());
+    assert_eq!(
+        std::fs::read(whole.path().join("sweep.csv")).unwrap(),
+        std::fs::read(out.join("sweep.csv")).unwrap()
+    );
+    assert_eq!(
+        without_timing(&whole.path().join("sweep.json")),
+        without_timing(&out.join("sweep.json"))
+    );
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["status"], "complete");
+    assert_eq!(manifest["points"], 16);
+}
+
+#[test]
+fn a_second_sweep_to_the_same_out_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    sweep_in(d.path(), &["arrivals.concurrency=1..3"], 1);
+    let mut args = SweepArgs::new("synthetic.toml", vec!["arrivals.concurrency=1..3".into()]);
+    args.out = Some(d.path().to_path_buf());
+    let e = sweep_with(&args, &Synthetic, ProgressMode::Hidden).unwrap_err();
+    assert!(format!("{e:#}").contains("not empty"), "{e:#}");
+    assert_eq!(super::exit::exit_code(&e), 2);
+}
+
+#[test]
+fn stalled_seeds_are_counted_per_point() {
+    let grid = Grid::new(vec![parse_param("x=1..3").unwrap()]).unwrap();
+    let opts = RunOptions {
+        seeds: 3,
+        base_seed: 1,
+        jobs: 1,
+        base_sets: vec![],
+    };
+    let runner = |sets: &[String], seed: u64| -> anyhow::Result<Value> {
+        let stalled = sets[0] == "x=2" && seed == seeds::point_seeds(1, 1, 3)[0];
+        let notes: Vec<&str> = if stalled {
+            vec!["stalled: 3 of 10 jobs finished"]
+        } else {
+            vec![]
+        };
+        Ok(json!({"jobs_per_hour": 1.0, "notes": notes}))
+    };
+    let runs = run_sweep(
+        &grid,
+        &opts,
+        &runner,
+        &Progress::new(3, ProgressMode::Hidden),
+        &[],
+        &|_| Ok(()),
+    )
+    .unwrap();
+    let table = aggregate::aggregate("s", &grid.keys(), &runs);
+    let got: Vec<usize> = table.rows.iter().map(|r| r.stalled).collect();
+    assert_eq!(got, [0, 1, 0]);
+    assert!(
+        csv::to_csv(&table)
+            .lines()
+            .next()
+            .unwrap()
+            .contains(",seeds,stalled,")
     );
 }

@@ -1,0 +1,28 @@
+//! The commands layer: one module per `bwsim` subcommand, each turning parsed flags into
+//! library calls, checking output locations before any work, and printing results. The
+//! exit code is decided in [`exit`] from the error's kind alone.
+
+pub mod calibrate;
+pub mod check;
+pub mod exit;
+pub mod plot;
+pub mod run;
+pub mod sweep;
+pub mod validate;
+
+use crate::cli::Command;
+
+/// Runs one parsed command. `Ok` is exit 0; an error's exit code is [`exit::exit_code`].
+pub fn dispatch(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Run(args) => run::run(args),
+        Command::Check(args) => check::check(args),
+        Command::Sweep(args) => sweep::sweep(args),
+        Command::Plot(args) => plot::plot(args),
+        Command::Calibrate(args) => calibrate::calibrate(args),
+        Command::Validate(args) => validate::validate(args),
+    }
+}
+
+#[cfg(test)]
+mod sweep_tests;

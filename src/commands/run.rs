@@ -1,0 +1,94 @@
+//! `bwsim run`: simulate one scenario, print the report, then write the exports asked
+//! for (trace, TIMELINE log, timeline plot). Export locations are checked before the
+//! simulation; the report is printed even if an export fails later.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+
+use crate::cli::{Format, RunArgs, RunExportArgs};
+use crate::output::{
+    check_dir_target, check_file_target, default_folder, print_stdout, reserve_unique_folder,
+};
+use crate::run::{RunOptions, run_model_with};
+use crate::trace::{TraceRecorder, write_chrome_trace, write_timeline_log};
+
+/// Runs the scenario and prints its report; exit 1 (after the report) when it stalled.
+pub fn run(args: RunArgs) -> anyhow::Result<()> {
+    let scenario = args.input.scenario.display().to_string();
+    let loaded = crate::scenario::load(&args.input.scenario, &args.input.sets)?;
+    let mut model = loaded.model;
+    if let Some(seed) = args.seed {
+        model.seed = seed;
+    }
+    let plot_dir = check_exports(&args.exports, &model.name)?;
+    let opts = RunOptions {
+        ideal: !args.no_ideal,
+    };
+    let mut recorder = args.exports.any().then(|| TraceRecorder::new(&model));
+    let report = match recorder.as_mut() {
+        Some(rec) => run_model_with(&model, opts, rec),
+        None => run_model_with(&model, opts, &mut crate::engine::NullObserver),
+    }
+    .with_context(|| scenario.clone())?;
+    match args.format {
+        Format::Text => print_stdout(&report.to_text())?,
+        Format::Json => print_stdout(&format!("{}\n", report.to_json()))?,
+    }
+    if let Some(rec) = &recorder {
+        write_exports(rec, &args.exports, plot_dir, &model.name)?;
+    }
+    // A stalled run still prints its (partial) report, but exits 1 and says why on stderr
+    // so that scripts do not mistake it for a result.
+    if let Some(why) = report.stall() {
+        anyhow::bail!("{scenario}: run stalled: {why}");
+    }
+    Ok(())
+}
+
+/// Where `--plot` draws, if asked: the given folder, or `None` for a default folder
+/// chosen when writing. Every export target is checked here, before simulating.
+fn check_exports(ex: &RunExportArgs, scenario: &str) -> anyhow::Result<Option<PathBuf>> {
+    for file in [&ex.trace, &ex.timeline_log].into_iter().flatten() {
+        check_file_target(file)?;
+    }
+    let dir = match &ex.plot {
+        Some(Some(dir)) => Some(dir.clone()),
+        Some(None) => None,
+        None => return Ok(None),
+    };
+    let folder = dir.clone().unwrap_or_else(|| default_folder(scenario));
+    check_dir_target(&folder)?;
+    if let Some(d) = &dir {
+        for stem in ["timeline.png", "timeline.svg"] {
+            check_file_target(&d.join(stem))?;
+        }
+    }
+    Ok(dir)
+}
+
+fn write_exports(
+    rec: &TraceRecorder,
+    ex: &RunExportArgs,
+    plot_dir: Option<PathBuf>,
+    scenario: &str,
+) -> anyhow::Result<()> {
+    if let Some(p) = &ex.trace {
+        write_chrome_trace(rec, p)?;
+        eprintln!("wrote {}", p.display());
+    }
+    if let Some(p) = &ex.timeline_log {
+        write_timeline_log(rec, p)?;
+        eprintln!("wrote {}", p.display());
+    }
+    if ex.plot.is_some() {
+        let dir = match plot_dir {
+            Some(d) => d,
+            None => reserve_unique_folder(&default_folder(scenario))?,
+        };
+        for f in crate::plot::timeline_plot(rec, &dir, "timeline")? {
+            eprintln!("wrote {}", f.display());
+        }
+    }
+    Ok(())
+}

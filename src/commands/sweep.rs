@@ -1,0 +1,388 @@
+//! `bwsim sweep`: plan the grid (bad input fails before any simulation), pick the output
+//! folder (a unique default, or a new or empty `--out`), run every point into a staging
+//! folder beside it, saving each finished point to a journal, then write sweep.csv,
+//! sweep.json, the plots and a manifest and rename the staging folder into place. So a
+//! folder is whole or absent, and `--resume DIR` finishes an interrupted sweep to the
+//! same bytes as an uninterrupted one.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::cli::SweepCli;
+use crate::output::{OutputError, StagedDir, default_folder, print_stdout, reserve_unique_folder};
+use crate::sweep::json::SweepMeta;
+use crate::sweep::knee::{self, KNEE_TOLERANCE, Knee};
+use crate::sweep::seeds::point_seeds;
+use crate::sweep::{
+    PointRun, ProgressMode, ScenarioSimulator, Simulator, SweepArgs, SweepPlan, SweepTable,
+    aggregate_table, execute, plan, write_results,
+};
+
+/// The manifest in every sweep folder: inputs, point count, seeds, files.
+pub const MANIFEST: &str = "manifest.json";
+/// One line per finished point, in the staging folder only (removed when complete).
+const JOURNAL: &str = "points.jsonl";
+
+/// An interrupted sweep that cannot be resumed (a damaged or foreign staging folder).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot resume: {0}")]
+pub struct ResumeError(pub String);
+
+/// What a finished sweep produced.
+#[derive(Debug, Clone)]
+pub struct SweepOutcome {
+    /// Output folder.
+    pub dir: PathBuf,
+    /// The aggregated table.
+    pub table: SweepTable,
+    /// Knee per series.
+    pub knees: Vec<Knee>,
+    /// Files written, in order.
+    pub files: Vec<PathBuf>,
+    /// Wall-clock seconds of the simulations (of this attempt, when resumed).
+    pub wall_s: f64,
+}
+
+/// The manifest's content.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Manifest {
+    /// "partial" while running, "complete" once renamed into place.
+    status: String,
+    bwsim_version: String,
+    /// The sweep's flags, enough to rerun or resume it.
+    inputs: SweepArgs,
+    /// The base of the per-point seeds (the scenario's seed unless `--seed`).
+    base_seed: u64,
+    points: usize,
+    seeds_per_point: usize,
+    files: Vec<String>,
+}
+
+/// Runs `bwsim sweep` with the real engine; exit 1 when any point stalled.
+pub fn sweep(cli: SweepCli) -> anyhow::Result<()> {
+    let stop_after = cli.stop_after;
+    let (out, seeds) = match &cli.resume {
+        Some(dir) => {
+            let jobs = cli.jobs.map(|j| j as usize);
+            let out = resume_with(
+                dir,
+                |args| Box::new(ScenarioSimulator::new(&args.scenario)),
+                jobs,
+                ProgressMode::Auto,
+                stop_after,
+            )?;
+            let seeds = out.table.rows.first().map_or(0, |r| r.seeds);
+            (out, seeds)
+        }
+        None => {
+            let args = SweepArgs {
+                scenario: cli
+                    .scenario
+                    .expect("clap requires SCENARIO without --resume"),
+                params: cli.params,
+                seeds: cli.seeds as usize,
+                jobs: cli.jobs.map(|j| j as usize),
+                out: cli.out,
+                sets: cli.sets,
+                seed: cli.seed,
+            };
+            let sim = ScenarioSimulator::new(&args.scenario);
+            let out = start(&args, &sim, ProgressMode::Auto, stop_after)?;
+            (out, args.seeds)
+        }
+    };
+    print_outcome(&out, seeds)?;
+    check_stalls(&out)
+}
+
+/// Runs a sweep against `sim` into `args.out` (or a unique default folder).
+pub fn sweep_with(
+    args: &SweepArgs,
+    sim: &dyn Simulator,
+    mode: ProgressMode,
+) -> anyhow::Result<SweepOutcome> {
+    start(args, sim, mode, None)
+}
+
+/// A new sweep; `stop_after` interrupts it after that many points are saved (tests).
+pub fn start(
+    args: &SweepArgs,
+    sim: &dyn Simulator,
+    mode: ProgressMode,
+    stop_after: Option<usize>,
+) -> anyhow::Result<SweepOutcome> {
+    let plan = plan(args, sim)?;
+    let (target, reserved) = match &args.out {
+        Some(dir) => (dir.clone(), false),
+        None => (
+            reserve_unique_folder(&default_folder(&plan.info.name))?,
+            true,
+        ),
+    };
+    let staged = StagedDir::begin(&target).inspect_err(|_| {
+        if reserved {
+            let _ = std::fs::remove_dir(&target);
+        }
+    })?;
+    let manifest = Manifest {
+        status: "partial".into(),
+        bwsim_version: env!("CARGO_PKG_VERSION").into(),
+        inputs: args.clone(),
+        base_seed: plan.opts.base_seed,
+        points: plan.grid.len(),
+        seeds_per_point: plan.opts.seeds,
+        files: Vec::new(),
+    };
+    write_manifest(&staged.file(MANIFEST), &manifest)?;
+    let none = vec![None; plan.grid.len()];
+    finish(
+        &plan, sim, mode, staged, manifest, &none, stop_after, reserved,
+    )
+}
+
+/// Finishes the interrupted sweep whose output folder was `dir`; `jobs` overrides the
+/// thread count saved in its manifest.
+pub fn resume_with(
+    dir: &Path,
+    simulator: impl FnOnce(&SweepArgs) -> Box<dyn Simulator>,
+    jobs: Option<usize>,
+    mode: ProgressMode,
+    stop_after: Option<usize>,
+) -> anyhow::Result<SweepOutcome> {
+    let staged = StagedDir::reopen(dir)?;
+    let manifest_path = staged.file(MANIFEST);
+    let text = std::fs::read_to_string(&manifest_path)
+        .map_err(|e| ResumeError(format!("{}: {e}", manifest_path.display())))?;
+    let mut manifest: Manifest = serde_json::from_str(&text)
+        .map_err(|e| ResumeError(format!("{}: {e}", manifest_path.display())))?;
+    if let Some(j) = jobs {
+        manifest.inputs.jobs = Some(j);
+    }
+    let sim = simulator(&manifest.inputs);
+    let plan = plan(&manifest.inputs, sim.as_ref())?;
+    if plan.opts.base_seed != manifest.base_seed || plan.grid.len() != manifest.points {
+        return Err(ResumeError(format!(
+            "{} no longer gives the grid or seeds this sweep started with",
+            manifest.inputs.scenario.display()
+        ))
+        .into());
+    }
+    let finished = read_journal(&staged.file(JOURNAL), &plan)?;
+    finish(
+        &plan,
+        sim.as_ref(),
+        mode,
+        staged,
+        manifest,
+        &finished,
+        stop_after,
+        false,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    plan: &SweepPlan,
+    sim: &dyn Simulator,
+    mode: ProgressMode,
+    staged: StagedDir,
+    mut manifest: Manifest,
+    finished: &[Option<Vec<Value>>],
+    stop_after: Option<usize>,
+    reserved: bool,
+) -> anyhow::Result<SweepOutcome> {
+    let journal_path = staged.file(JOURNAL);
+    let journal = Mutex::new(open_journal(&journal_path)?);
+    let saved = AtomicUsize::new(0);
+    let sink = |run: &PointRun| -> anyhow::Result<()> {
+        let line = json!({"index": run.point.index, "seeds": run.seeds, "reports": run.reports});
+        let mut f = journal.lock().expect("journal lock");
+        writeln!(f, "{line}")
+            .and_then(|()| f.flush())
+            .map_err(|e| OutputError::Io {
+                path: journal_path.clone(),
+                source: e,
+            })?;
+        let n = saved.fetch_add(1, Ordering::AcqRel) + 1;
+        if stop_after.is_some_and(|k| n >= k) {
+            anyhow::bail!(
+                "sweep stopped after {n} new points (--stop-after); finish it with \
+                 bwsim sweep --resume {}",
+                staged.target.display()
+            );
+        }
+        Ok(())
+    };
+    let started = Instant::now();
+    let runs = match execute(plan, sim, mode, finished, &sink) {
+        Ok(runs) => runs,
+        Err(e) => {
+            // An interrupted sweep stays resumable; a failed run would fail again.
+            if stop_after.is_none() {
+                let target = staged.target.clone();
+                staged.abandon();
+                if reserved {
+                    let _ = std::fs::remove_dir(&target);
+                }
+            }
+            return Err(e);
+        }
+    };
+    let wall_s = started.elapsed().as_secs_f64();
+    drop(journal);
+
+    let table = aggregate_table(plan, &runs);
+    let meta = SweepMeta {
+        scenario_path: manifest.inputs.scenario.display().to_string(),
+        base_seed: plan.opts.base_seed,
+        base_sets: plan.opts.base_sets.clone(),
+        seeds: plan.opts.seeds,
+        jobs: plan.opts.jobs,
+        wall_s,
+    };
+    let mut files = write_results(plan, &table, &runs, &meta, &staged.staging)?;
+    files.extend(crate::plot::sweep_plots(&table, &staged.staging)?);
+    std::fs::remove_file(&journal_path).map_err(|e| OutputError::Io {
+        path: journal_path.clone(),
+        source: e,
+    })?;
+    let names: Vec<String> = files
+        .iter()
+        .filter_map(|f| f.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .collect();
+    manifest.status = "complete".into();
+    manifest.files = names.clone();
+    write_manifest(&staged.file(MANIFEST), &manifest)?;
+    let dir = staged.commit()?;
+    let mut files: Vec<PathBuf> = names.iter().map(|n| dir.join(n)).collect();
+    files.push(dir.join(MANIFEST));
+    Ok(SweepOutcome {
+        knees: knee::find_knees(&table, KNEE_TOLERANCE),
+        dir,
+        table,
+        files,
+        wall_s,
+    })
+}
+
+fn write_manifest(path: &Path, m: &Manifest) -> Result<(), OutputError> {
+    let text = serde_json::to_string_pretty(m).expect("a manifest serializes");
+    crate::output::write_atomic(path, format!("{text}\n").as_bytes())
+}
+
+fn open_journal(path: &Path) -> Result<File, OutputError> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| OutputError::Io {
+            path: path.to_path_buf(),
+            source: e,
+        })
+}
+
+/// The points an interrupted attempt finished. A last line cut short by the interruption
+/// is ignored (that point runs again).
+fn read_journal(path: &Path, plan: &SweepPlan) -> Result<Vec<Option<Vec<Value>>>, ResumeError> {
+    let mut finished = vec![None; plan.grid.len()];
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(finished),
+        Err(e) => return Err(ResumeError(format!("{}: {e}", path.display()))),
+    };
+    for (i, line) in text.lines().enumerate() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            if !text.ends_with('\n') && i + 1 == text.lines().count() {
+                break;
+            }
+            return Err(ResumeError(format!(
+                "{}: line {} is damaged",
+                path.display(),
+                i + 1
+            )));
+        };
+        let bad = || {
+            ResumeError(format!(
+                "{}: line {} is not a sweep point",
+                path.display(),
+                i + 1
+            ))
+        };
+        let index = v["index"].as_u64().ok_or_else(bad)? as usize;
+        let seeds: Vec<u64> = serde_json::from_value(v["seeds"].clone()).map_err(|_| bad())?;
+        let reports: Vec<Value> =
+            serde_json::from_value(v["reports"].clone()).map_err(|_| bad())?;
+        if index >= finished.len()
+            || seeds != point_seeds(plan.opts.base_seed, index, plan.opts.seeds)
+            || reports.len() != seeds.len()
+        {
+            return Err(bad());
+        }
+        finished[index] = Some(reports);
+    }
+    Ok(finished)
+}
+
+/// Prints a sweep's summary: timing, knee(s), files.
+pub fn print_outcome(out: &SweepOutcome, seeds: usize) -> Result<(), OutputError> {
+    let mut text = format!(
+        "sweep: {} points x {seeds} seeds in {:.2} s\n",
+        out.table.rows.len(),
+        out.wall_s
+    );
+    for k in &out.knees {
+        text.push_str(&knee::describe(&out.table, k, KNEE_TOLERANCE));
+        text.push('\n');
+    }
+    text.push_str(&format!("wrote {}/\n", out.dir.display()));
+    for f in &out.files {
+        let name = f.file_name().map_or(f.as_os_str(), |n| n);
+        text.push_str(&format!("  {}\n", name.to_string_lossy()));
+    }
+    print_stdout(&text)
+}
+
+/// A stalled point is not a result: warn for each and fail (exit 1).
+fn check_stalls(out: &SweepOutcome) -> anyhow::Result<()> {
+    let stalled: Vec<_> = out
+        .table
+        .rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.stalled > 0)
+        .collect();
+    for (i, row) in &stalled {
+        let at: Vec<String> = out
+            .table
+            .params
+            .iter()
+            .zip(&row.values)
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        eprintln!(
+            "warning: sweep point {} ({}) stalled in {} of {} seeds",
+            i + 1,
+            at.join(" "),
+            row.stalled,
+            row.seeds
+        );
+    }
+    if !stalled.is_empty() {
+        anyhow::bail!(
+            "{} of {} sweep points stalled; their numbers are not results (the 'stalled' \
+             column of {})",
+            stalled.len(),
+            out.table.rows.len(),
+            out.dir.join("sweep.csv").display()
+        );
+    }
+    Ok(())
+}

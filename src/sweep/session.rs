@@ -1,0 +1,156 @@
+//! A sweep's steps as plain functions: [`plan`] (parse and validate every point before
+//! simulating), [`execute`] (run, reusing finished points) and [`write_results`]
+//! (sweep.csv and sweep.json). The engine is reached through [`Simulator`], so sweeps
+//! are testable with synthetic models; folders, plots and printing belong to the caller.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde_json::Value;
+
+use super::aggregate::aggregate;
+use super::csv;
+use super::grid::Grid;
+use super::json::{self, SweepMeta};
+use super::progress::{Progress, ProgressMode};
+use super::runner::{PointRun, PointSink, RunOptions, run_sweep};
+use super::spec::parse_param;
+use super::table::SweepTable;
+use crate::output::{OutputError, write_atomic};
+
+/// Arguments of `bwsim sweep`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SweepArgs {
+    /// Scenario file.
+    pub scenario: PathBuf,
+    /// `--param KEY=SPEC`, in order (the first is the plots' x axis).
+    pub params: Vec<String>,
+    /// `--seeds N`: replicates per point (default 3).
+    pub seeds: usize,
+    /// `--jobs N`: worker threads (default: all cores).
+    pub jobs: Option<usize>,
+    /// `--out DIR`: output folder (default `output/<scenario>/<timestamp>`).
+    pub out: Option<PathBuf>,
+    /// `--set KEY=VALUE` applied at every point.
+    pub sets: Vec<String>,
+    /// `--seed N`: replaces the scenario's seed as the base of per-point seeds.
+    pub seed: Option<u64>,
+}
+
+impl SweepArgs {
+    /// Arguments with the defaults: 3 seeds, all cores, default folder.
+    pub fn new(scenario: impl Into<PathBuf>, params: Vec<String>) -> SweepArgs {
+        SweepArgs {
+            scenario: scenario.into(),
+            params,
+            seeds: 3,
+            jobs: None,
+            out: None,
+            sets: Vec::new(),
+            seed: None,
+        }
+    }
+}
+
+/// Name and seed of a loaded scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScenarioInfo {
+    /// Scenario name (titles, output folder).
+    pub name: String,
+    /// Its seed.
+    pub seed: u64,
+}
+
+/// The engine as a sweep sees it.
+pub trait Simulator: Sync {
+    /// Loads and validates the scenario with these overrides, without running it.
+    fn describe(&self, sets: &[String]) -> anyhow::Result<ScenarioInfo>;
+    /// Runs it with these overrides and seed; the run's JSON report.
+    fn run(&self, sets: &[String], seed: u64) -> anyhow::Result<Value>;
+}
+
+/// A validated sweep, ready to run.
+#[derive(Debug, Clone)]
+pub struct SweepPlan {
+    /// The grid of points.
+    pub grid: Grid,
+    /// The scenario's name and seed.
+    pub info: ScenarioInfo,
+    /// Seeds, threads and base overrides.
+    pub opts: RunOptions,
+}
+
+/// Parses the `--param` SPECs and loads the scenario at every point (without running),
+/// so that bad input fails before any simulation.
+pub fn plan(args: &SweepArgs, sim: &dyn Simulator) -> anyhow::Result<SweepPlan> {
+    let params = args
+        .params
+        .iter()
+        .map(|p| parse_param(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    anyhow::ensure!(
+        !params.is_empty(),
+        "give at least one --param KEY=SPEC, e.g. --param arrivals.concurrency=1..32"
+    );
+    let grid = Grid::new(params)?;
+    let info = sim
+        .describe(&args.sets)
+        .with_context(|| format!("cannot load {}", args.scenario.display()))?;
+    for p in grid.points() {
+        let mut sets = args.sets.clone();
+        sets.extend(grid.sets(&p));
+        sim.describe(&sets)
+            .with_context(|| format!("sweep point {}: {}", p.index + 1, grid.sets(&p).join(" ")))?;
+    }
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let opts = RunOptions {
+        seeds: args.seeds,
+        base_seed: args.seed.unwrap_or(info.seed),
+        jobs,
+        base_sets: args.sets.clone(),
+    };
+    Ok(SweepPlan { grid, info, opts })
+}
+
+/// Runs every point not in `finished`, handing each to `sink` when done; returns all
+/// points' runs in grid order.
+pub fn execute(
+    plan: &SweepPlan,
+    sim: &dyn Simulator,
+    mode: ProgressMode,
+    finished: &[Option<Vec<Value>>],
+    sink: &PointSink,
+) -> anyhow::Result<Vec<PointRun>> {
+    let progress = Progress::new(plan.grid.len(), mode);
+    run_sweep(
+        &plan.grid,
+        &plan.opts,
+        &|sets: &[String], seed| sim.run(sets, seed),
+        &progress,
+        finished,
+        sink,
+    )
+}
+
+/// The aggregated table of a sweep's runs.
+pub fn table(plan: &SweepPlan, runs: &[PointRun]) -> SweepTable {
+    aggregate(&plan.info.name, &plan.grid.keys(), runs)
+}
+
+/// Writes sweep.csv and sweep.json into `dir`; returns their paths.
+pub fn write_results(
+    plan: &SweepPlan,
+    table: &SweepTable,
+    runs: &[PointRun],
+    meta: &SweepMeta,
+    dir: &Path,
+) -> Result<Vec<PathBuf>, OutputError> {
+    let csv_path = dir.join("sweep.csv");
+    write_atomic(&csv_path, csv::to_csv(table).as_bytes())?;
+    let json_path = dir.join("sweep.json");
+    let doc = json::to_json(table, &plan.grid, runs, meta);
+    write_atomic(&json_path, format!("{doc:#}\n").as_bytes())?;
+    Ok(vec![csv_path, json_path])
+}
