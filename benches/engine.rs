@@ -250,6 +250,7 @@ fn solver_raw(c: &mut Criterion) {
                     count: 1,
                     weights,
                     latency_frac: (i % 5) as f64 * 0.1,
+                    ..Default::default()
                 }
             })
             .collect();

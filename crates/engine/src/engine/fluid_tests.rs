@@ -6,7 +6,7 @@
 
 use proptest::prelude::*;
 
-use crate::model::{Dram, LatencyCurve};
+use crate::model::{Dram, DramPolicy, LatencyCurve};
 use crate::time::SimTime;
 
 use super::fluid::{Due, Fluid};
@@ -42,6 +42,8 @@ fn key() -> impl Strategy<Value = ClassKey> {
         .prop_map(|(rs, ws, latency_frac)| ClassKey {
             weights: rs.into_iter().map(|r| (r, ws[r])).collect(),
             latency_frac,
+            dram_policy: DramPolicy::MaxMin,
+            line_bound: 0.0,
         })
 }
 
@@ -169,6 +171,8 @@ fn reference(c: &Case) -> Vec<f64> {
                     count: 1,
                     weights: k.weights.clone(),
                     latency_frac: k.latency_frac,
+                    dram_policy: k.dram_policy,
+                    line_bound: k.line_bound,
                 }
             })
             .collect();
@@ -227,6 +231,8 @@ fn two_equal_streams_share_dram_and_finish_together() {
         keys: vec![ClassKey {
             weights: vec![(0, 100.0)],
             latency_frac: 0.0,
+            dram_policy: DramPolicy::MaxMin,
+            line_bound: 0.0,
         }],
         arrivals: vec![
             Arrival {
