@@ -16,8 +16,8 @@
 use super::predict::{Calib, Copy, Outcome, Setup};
 use crate::engine::{Observer, StageRecord, simulate};
 use crate::model::{
-    ArrivalKind, Arrivals, Demand, Dram, DramSharing, Duration, Gpu, Hardware, Hold,
-    HoldResource, Instrumentation, Model, RateTarget, Stage, StageId, Workload,
+    ArrivalKind, Arrivals, Demand, Dram, DramSharing, Duration, Gpu, Hardware, Hold, HoldResource,
+    Instrumentation, Model, RateTarget, Stage, StageId, Workload,
 };
 
 const SHORT_S: f64 = 1.0;

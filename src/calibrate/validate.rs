@@ -6,10 +6,10 @@
 use super::data::Measurements;
 use super::gpu::{self, GpuProbe, num};
 use super::output::read_provenance;
+use super::predict::V2Rules;
 use super::predict::{Calib, Copy, Outcome, Setup};
 use super::probes::{self, Mode, Plan, bar};
 use super::stream::Kernel;
-use super::predict::V2Rules;
 use crate::model::{DramPolicy, LatencyCurve, PcieLink};
 use anyhow::{Context, anyhow, bail};
 use serde::{Deserialize, Serialize};
@@ -157,8 +157,7 @@ pub fn load_calib(text: &str) -> anyhow::Result<Calib> {
         })
         .collect();
     let curve = LatencyCurve::new(pts.clone()).map_err(|e| anyhow!("latency_curve: {e}"))?;
-    let offered_curve =
-        LatencyCurve::offered(pts).map_err(|e| anyhow!("latency_curve: {e}"))?;
+    let offered_curve = LatencyCurve::offered(pts).map_err(|e| anyhow!("latency_curve: {e}"))?;
     let link = hw.get("gpu").and_then(|v| v.as_table()).and_then(|g| {
         Some(PcieLink {
             h2d_gbps: fnum(g, "pcie_h2d_gbps")?,

@@ -4,9 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::model::{
-    DramPolicy, DramSharing,
-    ArrivalKind, Arrivals, Dram, Edge, Gpu, Hardware, Instrumentation, LatencyCurve, Lock, Marker,
-    Model, PcieLink, Pool, Span, Timer, Workload,
+    ArrivalKind, Arrivals, Dram, DramPolicy, DramSharing, Edge, Gpu, Hardware, Instrumentation,
+    LatencyCurve, Lock, Marker, Model, PcieLink, Pool, Span, Timer, Workload,
 };
 
 use super::error::{ErrorKind, Locator, ScenarioError, join_index, join_key};
@@ -285,7 +284,9 @@ fn dram(
             return Err(loc.error(
                 ErrorKind::Value,
                 &join_key(p, "latency_load"),
-                format!("\"{other}\" is not a load axis; use \"utilisation\" (default) or \"offered\""),
+                format!(
+                    "\"{other}\" is not a load axis; use \"utilisation\" (default) or \"offered\""
+                ),
             ));
         }
     };

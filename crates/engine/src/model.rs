@@ -174,7 +174,9 @@ impl LatencyCurve {
         }
         for (i, &(u, ns)) in points.iter().enumerate() {
             if !(u >= 0.0 && u.is_finite()) {
-                return Err(format!("point {i}: offered load {u} must be finite and >= 0"));
+                return Err(format!(
+                    "point {i}: offered load {u} must be finite and >= 0"
+                ));
             }
             if !(ns > 0.0 && ns.is_finite()) {
                 return Err(format!("point {i}: latency {ns} ns must be positive"));

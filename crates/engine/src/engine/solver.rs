@@ -267,10 +267,10 @@ impl Solver {
         out.clear();
         for c in classes {
             let mut cap = 1.0 / ((1.0 - c.latency_frac) + c.latency_frac * slowdown);
-            if c.line_bound > 0.0 {
-                if let Some(w) = dram_weight(c, dram) {
-                    cap = cap.min(c.line_bound / (latency_ns * w));
-                }
+            if c.line_bound > 0.0
+                && let Some(w) = dram_weight(c, dram)
+            {
+                cap = cap.min(c.line_bound / (latency_ns * w));
             }
             self.caps.push(cap);
             let limiter = (cap < 1.0 - EPS).then_some(Limiter::DramLatency);
@@ -289,78 +289,80 @@ impl Solver {
         // saturates or a class reaches its cap; those classes freeze. Priority classes
         // (if any) are filled first, the others in a second phase on what is left.
         for phase in 0..phases {
-        self.active.clear();
-        if phases == 1 {
-            self.active.extend_from_slice(&self.base_active);
-        } else if phase == 0 {
-            self.active.extend_from_slice(&self.priority);
-        } else {
-            self.active.extend_from_slice(&self.rest);
-        }
-        while !self.active.is_empty() {
-            self.slope.iter_mut().for_each(|s| *s = 0.0);
-            for &i in &self.active {
-                for w in range(i) {
-                    self.slope[w.r] += w.slope;
-                }
+            self.active.clear();
+            if phases == 1 {
+                self.active.extend_from_slice(&self.base_active);
+            } else if phase == 0 {
+                self.active.extend_from_slice(&self.priority);
+            } else {
+                self.active.extend_from_slice(&self.rest);
             }
-            let mut lambda = f64::INFINITY;
-            for ((&cap, &load), &slope) in capacities.iter().zip(&self.frozen_load).zip(&self.slope)
-            {
-                if slope > 0.0 {
-                    let l = (cap - load).max(0.0) / slope;
+            while !self.active.is_empty() {
+                self.slope.iter_mut().for_each(|s| *s = 0.0);
+                for &i in &self.active {
+                    for w in range(i) {
+                        self.slope[w.r] += w.slope;
+                    }
+                }
+                let mut lambda = f64::INFINITY;
+                for ((&cap, &load), &slope) in
+                    capacities.iter().zip(&self.frozen_load).zip(&self.slope)
+                {
+                    if slope > 0.0 {
+                        let l = (cap - load).max(0.0) / slope;
+                        lambda = lambda.min(l);
+                    }
+                }
+                for &i in &self.active {
+                    let l = self.caps[i] * self.scale[i];
                     lambda = lambda.min(l);
                 }
-            }
-            for &i in &self.active {
-                let l = self.caps[i] * self.scale[i];
-                lambda = lambda.min(l);
-            }
-            let level = lambda * (1.0 + 1e-9);
-            // Freeze classes that reach their cap, and classes crossing saturated resources.
-            self.saturated.clear();
-            for ((&cap, &load), &slope) in capacities.iter().zip(&self.frozen_load).zip(&self.slope)
-            {
-                let remaining = (cap - load).max(0.0);
-                self.saturated
-                    .push(slope > 0.0 && remaining / slope <= level);
-            }
-            let mut still = std::mem::take(&mut self.still);
-            still.clear();
-            for &i in &self.active {
-                let at_cap = self.caps[i] * self.scale[i] <= level;
-                let on_saturated = range(i).iter().find(|w| self.saturated[w.r]);
-                if at_cap || on_saturated.is_some() {
-                    let speed = if at_cap {
-                        self.caps[i]
-                    } else {
-                        (lambda / self.scale[i]).min(self.caps[i])
-                    };
-                    let limiter = match on_saturated {
-                        Some(w) if !at_cap => Some(Limiter::Rate(w.r)),
-                        _ => out[i].limiter,
-                    };
-                    out[i] = ClassSpeed { speed, limiter };
-                    for w in range(i) {
-                        self.frozen_load[w.r] += w.load * speed;
-                    }
-                } else {
-                    still.push(i);
+                let level = lambda * (1.0 + 1e-9);
+                // Freeze classes that reach their cap, and classes crossing saturated resources.
+                self.saturated.clear();
+                for ((&cap, &load), &slope) in
+                    capacities.iter().zip(&self.frozen_load).zip(&self.slope)
+                {
+                    let remaining = (cap - load).max(0.0);
+                    self.saturated
+                        .push(slope > 0.0 && remaining / slope <= level);
                 }
-            }
-            if still.len() == self.active.len() {
-                // Numerical corner: nothing froze; freeze everything at this level.
-                for &i in &still {
-                    let speed = (lambda / self.scale[i]).min(self.caps[i]);
-                    out[i].speed = speed;
-                    for w in range(i) {
-                        self.frozen_load[w.r] += w.load * speed;
-                    }
-                }
+                let mut still = std::mem::take(&mut self.still);
                 still.clear();
+                for &i in &self.active {
+                    let at_cap = self.caps[i] * self.scale[i] <= level;
+                    let on_saturated = range(i).iter().find(|w| self.saturated[w.r]);
+                    if at_cap || on_saturated.is_some() {
+                        let speed = if at_cap {
+                            self.caps[i]
+                        } else {
+                            (lambda / self.scale[i]).min(self.caps[i])
+                        };
+                        let limiter = match on_saturated {
+                            Some(w) if !at_cap => Some(Limiter::Rate(w.r)),
+                            _ => out[i].limiter,
+                        };
+                        out[i] = ClassSpeed { speed, limiter };
+                        for w in range(i) {
+                            self.frozen_load[w.r] += w.load * speed;
+                        }
+                    } else {
+                        still.push(i);
+                    }
+                }
+                if still.len() == self.active.len() {
+                    // Numerical corner: nothing froze; freeze everything at this level.
+                    for &i in &still {
+                        let speed = (lambda / self.scale[i]).min(self.caps[i]);
+                        out[i].speed = speed;
+                        for w in range(i) {
+                            self.frozen_load[w.r] += w.load * speed;
+                        }
+                    }
+                    still.clear();
+                }
+                self.still = std::mem::replace(&mut self.active, still);
             }
-            self.still = std::mem::replace(&mut self.active, still);
-        }
         }
         self.offered = 0.0;
         for (i, c) in classes.iter().enumerate() {
@@ -673,10 +675,7 @@ mod tests {
         // is held only by its link (speed 1, 60 of DRAM); the stream gets the 40 left:
         // speed 40/80 = 0.5.
         let classes = [
-            with_policy(
-                class(1, &[(0, 60.0), (1, 50.0)], 0.0),
-                DramPolicy::Priority,
-            ),
+            with_policy(class(1, &[(0, 60.0), (1, 50.0)], 0.0), DramPolicy::Priority),
             class(1, &[(0, 80.0)], 0.0),
         ];
         let (out, s) = solve(&[100.0, 50.0], &classes, &LatencyCurve::flat());
@@ -689,7 +688,10 @@ mod tests {
         // on DRAM: lambda = 100 / 2.2, so the DMA slows to 45.45/50 = 0.909.
         let v1 = [class(1, &[(0, 60.0), (1, 50.0)], 0.0), classes[1].clone()];
         let (out, _) = solve(&[100.0, 50.0], &v1, &LatencyCurve::flat());
-        assert!((out[0].speed - (100.0 / 2.2) / 50.0).abs() < 1e-9, "{out:?}");
+        assert!(
+            (out[0].speed - (100.0 / 2.2) / 50.0).abs() < 1e-9,
+            "{out:?}"
+        );
     }
 
     #[test]
@@ -725,7 +727,10 @@ mod tests {
         let (out, s) = solve(&[100.0], &[c.clone()], &curve);
         let u = (-100.0 + 26000.0_f64.sqrt()) / 400.0;
         assert!((s.dram_utilisation - u).abs() < 1e-8, "{s:?}");
-        assert!((out[0].speed - 100.0 / (100.0 + 200.0 * u)).abs() < 1e-8, "{out:?}");
+        assert!(
+            (out[0].speed - 100.0 / (100.0 + 200.0 * u)).abs() < 1e-8,
+            "{out:?}"
+        );
         assert_eq!(out[0].limiter, Some(Limiter::DramLatency));
         // Twice the lines in flight: the bound (40 GB/s at 100 ns, 20 GB/s only at 200 ns)
         // never binds at this load, so it runs at standalone speed.
@@ -776,8 +781,14 @@ mod tests {
         let (out, s) = solve(&caps, &[streams, dma], &curve);
         let x = s.offered / caps[0];
         assert!(x > 1.0, "offered load {x}");
-        assert!((s.latency_slowdown - curve.slowdown(x)).abs() < 1e-6, "{s:?}");
-        assert!(out.iter().all(|o| o.speed > 0.0 && o.speed <= 1.0), "{out:?}");
+        assert!(
+            (s.latency_slowdown - curve.slowdown(x)).abs() < 1e-6,
+            "{s:?}"
+        );
+        assert!(
+            out.iter().all(|o| o.speed > 0.0 && o.speed <= 1.0),
+            "{out:?}"
+        );
         assert!(s.usage[0] <= caps[0] * (1.0 + 1e-9), "{s:?}");
         // Both slow, and the DMA by the streams' fraction of their latency-capped rate.
         assert!(out[1].speed < 1.0, "{out:?}");
