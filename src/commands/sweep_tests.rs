@@ -107,11 +107,12 @@ fn csv_has_param_metric_and_bottleneck_columns() {
     let text = std::fs::read_to_string(d.path().join("sweep.csv")).unwrap();
     let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
     assert_eq!(
-        &header[..5],
+        &header[..6],
         [
             "scenario",
             "arrivals.concurrency",
             "seeds",
+            "stalled",
             "jobs_per_hour_mean",
             "jobs_per_hour_ci95"
         ]
