@@ -57,6 +57,13 @@ impl Classify for crate::engine::EngineError {
         Kind::Run
     }
 }
+/// Only reached wrapped in an `EngineError` (the scenario layer checks distributions first).
+impl Classify for crate::engine::DistributionError {
+    fn kind(&self) -> Kind {
+        Kind::Run
+    }
+}
+
 impl Classify for OutputError {
     fn kind(&self) -> Kind {
         if self.is_input() {
@@ -93,6 +100,7 @@ classified_errors!(
     crate::sweep::csv::CsvError,
     crate::calibrate::InputError,
     crate::engine::EngineError,
+    crate::engine::DistributionError,
     OutputError,
     super::sweep::ResumeError,
 );
