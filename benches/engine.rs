@@ -28,6 +28,7 @@ fn host(dram_gbps: f64) -> Hardware {
             capacity_gbps: dram_gbps,
             latency: LatencyCurve::flat(),
             efficiency_loss_per_stream: 0.0,
+            sharing: Default::default(),
         },
         gpus: vec![],
         locks: vec![],
@@ -249,6 +250,7 @@ fn solver_raw(c: &mut Criterion) {
                     count: 1,
                     weights,
                     latency_frac: (i % 5) as f64 * 0.1,
+                    ..Default::default()
                 }
             })
             .collect();

@@ -27,6 +27,7 @@ fn mm16(jobs: u64) -> Model {
                 capacity_gbps: 100.0,
                 latency: LatencyCurve::flat(),
                 efficiency_loss_per_stream: 0.0,
+                sharing: Default::default(),
             },
             gpus: vec![],
             locks: vec![Lock {

@@ -252,8 +252,8 @@ fn h200_scenario_takes_its_host_from_the_calibration() {
     let hw = &loaded.model.hardware;
     // Values measured by `bwsim calibrate` on the H200 host, through the include.
     assert_eq!(hw.cpu_cores, 16);
-    assert!((hw.dram.capacity_gbps - 155.47).abs() < 0.01);
-    assert!((hw.gpus[0].link.h2d_gbps - 54.9085).abs() < 1e-3);
+    assert!((hw.dram.capacity_gbps - 168.89).abs() < 0.01);
+    assert!((hw.gpus[0].link.h2d_gbps - 55.3371).abs() < 1e-3);
     let h_msm = loaded
         .model
         .workload
@@ -261,7 +261,7 @@ fn h200_scenario_takes_its_host_from_the_calibration() {
         .iter()
         .find(|s| s.name == "h_msm")
         .unwrap();
-    assert!((h_msm.duration.mean_s() - 1.11286).abs() < 1e-5);
+    assert!((h_msm.duration.mean_s() - 1.11282).abs() < 1e-5);
     // 16 vCPUs and 58 GiB for partitions: the CPU side, not the H200, limits it.
     let r = run_model(&loaded.model).unwrap();
     assert!(

@@ -106,11 +106,13 @@ fn calibrate_without_cuda_feature_says_why_gpu_is_skipped() {
 /// The bundled calibration with its `[hardware.dram]` capacity replaced.
 fn calibration_with_capacity(dir: &std::path::Path, capacity: &str) -> std::path::PathBuf {
     let text = std::fs::read_to_string("scenarios/calibration/h200-host.toml").unwrap();
-    let text = text.replacen(
-        "capacity_gbps = 155.470",
-        &format!("capacity_gbps = {capacity}"),
-        1,
-    );
+    // The first `capacity_gbps = ...` line is `[hardware.dram]`'s.
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("capacity_gbps = "))
+        .expect("a capacity_gbps line")
+        .to_string();
+    let text = text.replacen(&line, &format!("capacity_gbps = {capacity}"), 1);
     assert!(text.contains(&format!("capacity_gbps = {capacity}")));
     let path = dir.join("cal.toml");
     std::fs::write(&path, text).unwrap();

@@ -43,7 +43,7 @@ fn sweep_writes_csv_json_and_plots_then_plot_redraws_them() {
         assert!(out.join(f).is_file(), "{f} missing");
     }
     let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
-    assert!(csv.starts_with("scenario,params.concurrency,seeds,jobs_per_hour_mean,"));
+    assert!(csv.starts_with("scenario,params.concurrency,seeds,stalled,jobs_per_hour_mean,"));
     assert_eq!(csv.lines().count(), 4);
 
     let again = dir.path().join("again");

@@ -6,12 +6,18 @@
 //! To read a steady rate off a run, the activity being measured is given a short
 //! standalone duration (1 s) while the others run far longer; its elapsed time then
 //! reflects the sharing it met. The pipeline is unrolled into a chain of iterations.
+//!
+//! With model v2 rules ([`Calib::v2`]), the DMAs take their direction's DRAM policy, the
+//! latency curve is read at offered load, and the copy streams are `n` threads each
+//! drawing the one-thread rate at idle latency, bounded by Little's law (the lines in
+//! flight that rate implies): they slow as latency rises, as calibrate's
+//! bandwidth-vs-threads curve does. With v1 rules they draw the measured `n`-thread rate.
 
 use super::predict::{Calib, Copy, Outcome, Setup};
 use crate::engine::{Observer, StageRecord, simulate};
 use crate::model::{
-    ArrivalKind, Arrivals, Demand, Dram, Duration, Gpu, Hardware, Instrumentation, Model,
-    RateTarget, Stage, StageId, Workload,
+    ArrivalKind, Arrivals, Demand, Dram, DramSharing, Duration, Gpu, Hardware, Hold, HoldResource,
+    Instrumentation, Model, RateTarget, Stage, StageId, Workload,
 };
 
 const SHORT_S: f64 = 1.0;
@@ -45,7 +51,20 @@ fn stage(name: &str, secs: f64, demands: Vec<Demand>, lat: f64, after: Vec<Stage
 }
 
 impl Calib {
-    fn model(&self, stages: Vec<Stage>) -> Model {
+    /// The experiment's model; `lines` is the Little's-law bound of the streams' threads
+    /// (v2 only).
+    fn model(&self, stages: Vec<Stage>, lines: Option<f64>) -> Model {
+        let (latency, sharing) = match &self.v2 {
+            Some(v2) => (
+                v2.offered_curve.clone(),
+                DramSharing {
+                    dma_h2d: v2.dma_h2d,
+                    dma_d2h: v2.dma_d2h,
+                    lines_in_flight_per_thread: lines,
+                },
+            ),
+            None => (self.curve.clone(), DramSharing::default()),
+        };
         Model {
             name: "validate".into(),
             seed: 1,
@@ -54,8 +73,9 @@ impl Calib {
                 host_ram_bytes: 1 << 40,
                 dram: Dram {
                     capacity_gbps: self.capacity_gbps,
-                    latency: self.curve.clone(),
+                    latency,
                     efficiency_loss_per_stream: 0.0,
+                    sharing,
                 },
                 gpus: self
                     .link
@@ -147,9 +167,9 @@ impl Calib {
         })
     }
 
-    fn run(&self, stages: Vec<Stage>) -> anyhow::Result<Vec<(f64, f64)>> {
+    fn run(&self, stages: Vec<Stage>, lines: Option<f64>) -> anyhow::Result<Vec<(f64, f64)>> {
         let n = stages.len();
-        let model = self.model(stages);
+        let model = self.model(stages, lines);
         let mut rec = Records::default();
         let summary = simulate(&model, &mut rec).map_err(|e| anyhow::anyhow!("engine: {e}"))?;
         if let Some(why) = summary.stalled {
@@ -164,14 +184,22 @@ impl Calib {
 
     /// Predicts an experiment with the engine.
     pub fn predict_engine(&self, s: &Setup) -> anyhow::Result<Outcome> {
-        let demand = match s.streams {
-            Some((k, n)) => self
-                .meas
-                .bw_at(k, n)
-                .ok_or_else(|| anyhow::anyhow!("calibration has no {} bandwidth", k.name()))?,
-            None => 0.0,
-        };
         let l0 = self.curve.latency_ns(0.0);
+        let bw = |k: crate::calibrate::stream::Kernel, n: usize| {
+            self.meas
+                .bw_at(k, n)
+                .ok_or_else(|| anyhow::anyhow!("calibration has no {} bandwidth", k.name()))
+        };
+        // v2: n threads at the one-thread rate, each keeping the lines in flight that
+        // rate implies at idle latency (Little's law: lines = rate x latency / 64 B).
+        let (demand, threads, lines) = match (s.streams, &self.v2) {
+            (Some((k, n)), Some(_)) => {
+                let one = bw(k, 1)?;
+                (one * n as f64, n as u64, Some(one * l0 / 64.0))
+            }
+            (Some((k, n)), None) => (bw(k, n)?, 0, None),
+            (None, _) => (0.0, 0, None),
+        };
         let chase_gbps = 64.0 / l0;
         let pipe = match s.pipe {
             Some((lg, pinned)) => {
@@ -193,7 +221,7 @@ impl Calib {
             let dur = |who: &str| if who == short { SHORT_S } else { LONG_S };
             let mut st = Vec::new();
             if s.streams.is_some() {
-                st.push(stage(
+                let mut streams = stage(
                     "streams",
                     dur("streams"),
                     vec![Demand {
@@ -202,7 +230,15 @@ impl Calib {
                     }],
                     0.0,
                     vec![],
-                ));
+                );
+                if threads > 0 {
+                    streams.holds.push(Hold {
+                        resource: HoldResource::Cores,
+                        amount: threads,
+                        until: 0,
+                    });
+                }
+                st.push(streams);
             }
             if s.chase {
                 st.push(stage(
@@ -264,25 +300,25 @@ impl Calib {
         let many = PIPE_ITERS * 10;
         if s.streams.is_some() {
             let (st, _) = build("streams", many)?;
-            let r = self.run(st)?;
+            let r = self.run(st, lines)?;
             out.stream_gbps = Some(demand * SHORT_S / elapsed(&r, 0));
         }
         if s.chase {
             let (st, _) = build("chase", many)?;
             let i = st.iter().position(|x| x.name == "chase").unwrap_or(0);
-            let r = self.run(st)?;
+            let r = self.run(st, lines)?;
             out.chase_ns = Some(l0 * elapsed(&r, i) / SHORT_S);
         }
         if let Some(c) = s.dma {
             let (st, _) = build("dma", 0)?;
             let i = st.iter().position(|x| x.name == "dma").unwrap_or(0);
-            let r = self.run(st)?;
+            let r = self.run(st, lines)?;
             let rate = self.copy_rate(c).unwrap_or(0.0);
             out.dma_gbps = Some(rate * SHORT_S / elapsed(&r, i));
         }
         if pipe.is_some() {
             let (st, idx) = build("pipe", PIPE_ITERS)?;
-            let r = self.run(st)?;
+            let r = self.run(st, lines)?;
             let first = r[idx[0]].0;
             let last = r[idx[idx.len() - 1]].1;
             out.pipe_iter_ms = Some((last - first) / PIPE_ITERS as f64 * 1e3);

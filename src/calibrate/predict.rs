@@ -30,6 +30,20 @@ pub struct Calib {
     /// The measured curves of the read-only and the 2:1 read:write mixes, for the
     /// mix-aware variant of the predictions (a possible model extension).
     pub mix_curves: Option<(LatencyCurve, LatencyCurve)>,
+    /// Model v2 rules for the engine's predictions; None: model v1 (the old rules).
+    pub v2: Option<V2Rules>,
+}
+
+/// The model v2 mechanisms as the calibration pins them down (see docs/model-v2.md).
+#[derive(Debug, Clone)]
+pub struct V2Rules {
+    /// DRAM policy of pinned H2D and D2H DMAs.
+    pub dma_h2d: crate::model::DramPolicy,
+    /// See `dma_h2d`.
+    pub dma_d2h: crate::model::DramPolicy,
+    /// The latency curve read as a function of offered load (extrapolated past its
+    /// last point: latency keeps rising while queues build).
+    pub offered_curve: LatencyCurve,
 }
 
 /// One rate constraint: capacity and the draw of each activity at standalone speed.
@@ -346,6 +360,7 @@ pub(crate) mod fixtures {
             ntt: BTreeMap::new(),
             pageable_latency_frac: (0.0, 0.0),
             mix_curves: None,
+            v2: None,
         }
     }
 }

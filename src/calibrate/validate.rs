@@ -6,10 +6,11 @@
 use super::data::Measurements;
 use super::gpu::{self, GpuProbe, num};
 use super::output::read_provenance;
+use super::predict::V2Rules;
 use super::predict::{Calib, Copy, Outcome, Setup};
 use super::probes::{self, Mode, Plan, bar};
 use super::stream::Kernel;
-use crate::model::{LatencyCurve, PcieLink};
+use crate::model::{DramPolicy, LatencyCurve, PcieLink};
 use anyhow::{Context, anyhow, bail};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -47,6 +48,13 @@ pub struct Row {
     pub predicted: f64,
     /// (predicted - measured) / measured, percent.
     pub error_pct: f64,
+    /// The engine's prediction with the model v1 rules (max-min for every DRAM
+    /// consumer, latency of utilisation capped at 1, no per-thread bound).
+    #[serde(default)]
+    pub predicted_v1: f64,
+    /// Its error, percent.
+    #[serde(default)]
+    pub error_v1_pct: f64,
     /// Steady-state prediction with equal fractional slowdown for all activities on a
     /// saturated resource (the design note's max-min rule), one latency curve.
     #[serde(default)]
@@ -74,6 +82,12 @@ pub struct Table {
     pub median_abs_error_pct: f64,
     /// Max of |error %|.
     pub max_abs_error_pct: f64,
+    /// Median of |error %| of the engine with the model v1 rules.
+    #[serde(default)]
+    pub median_abs_error_v1_pct: f64,
+    /// Max of |error %| of the engine with the model v1 rules.
+    #[serde(default)]
+    pub max_abs_error_v1_pct: f64,
     /// Median of |error %| of the equal-share steady-state variant.
     #[serde(default)]
     pub median_abs_error_equal_share_pct: f64,
@@ -142,7 +156,8 @@ pub fn load_calib(text: &str) -> anyhow::Result<Calib> {
             Some((g(0)?, g(1)?))
         })
         .collect();
-    let curve = LatencyCurve::new(pts).map_err(|e| anyhow!("latency_curve: {e}"))?;
+    let curve = LatencyCurve::new(pts.clone()).map_err(|e| anyhow!("latency_curve: {e}"))?;
+    let offered_curve = LatencyCurve::offered(pts).map_err(|e| anyhow!("latency_curve: {e}"))?;
     let link = hw.get("gpu").and_then(|v| v.as_table()).and_then(|g| {
         Some(PcieLink {
             h2d_gbps: fnum(g, "pcie_h2d_gbps")?,
@@ -182,7 +197,25 @@ pub fn load_calib(text: &str) -> anyhow::Result<Calib> {
         ntt: prov.fitted.ntt,
         pageable_latency_frac: lat,
         mix_curves: mix_curves(&prov.fitted.curves),
+        v2: Some(V2Rules {
+            dma_h2d: dma_policy(&prov.fitted.contention, "h2d", DramPolicy::Proportional),
+            dma_d2h: dma_policy(&prov.fitted.contention, "d2h", DramPolicy::Priority),
+            offered_curve,
+        }),
     })
+}
+
+/// The DMA policy calibrate fitted for `dir`, or what a pinned DMA of that direction
+/// shows on the hosts measured so far (H2D proportional, D2H priority).
+fn dma_policy(
+    c: &super::fit_contention::ContentionFit,
+    dir: &str,
+    default: DramPolicy,
+) -> DramPolicy {
+    c.dma
+        .get(dir)
+        .and_then(|f| DramPolicy::parse(&f.policy))
+        .unwrap_or(default)
 }
 
 fn mix_curves(
@@ -347,8 +380,10 @@ fn measure(
 
 /// Predictions of one experiment: engine, equal-share steady state, mix-aware.
 pub struct Predictions {
-    /// The bwsim engine.
+    /// The bwsim engine (model v2 rules when the calibration gives them).
     pub engine: Outcome,
+    /// The bwsim engine with the model v1 rules.
+    pub v1: Outcome,
     /// Equal fractional shares, one latency curve.
     pub equal: Outcome,
     /// Equal shares, per-mix latency curves.
@@ -364,12 +399,15 @@ fn rows_for(name: &str, m: &Outcome, p: &Predictions) -> Vec<Row> {
         {
             let e = f(&p.equal).unwrap_or(b);
             let c = f(&p.mix).unwrap_or(e);
+            let v1 = f(&p.v1).unwrap_or(b);
             rows.push(Row {
                 experiment: name.into(),
                 metric: metric.into(),
                 measured: a,
                 predicted: b,
                 error_pct: err(b, a),
+                predicted_v1: v1,
+                error_v1_pct: err(v1, a),
                 predicted_equal_share: e,
                 error_equal_share_pct: err(e, a),
                 predicted_mix_aware: c,
@@ -388,6 +426,11 @@ fn rows_for(name: &str, m: &Outcome, p: &Predictions) -> Vec<Row> {
 fn predictions(calib: &Calib, s: &Setup) -> anyhow::Result<Predictions> {
     Ok(Predictions {
         engine: calib.predict_engine(s)?,
+        v1: Calib {
+            v2: None,
+            ..calib.clone()
+        }
+        .predict_engine(s)?,
         equal: calib.predict(s)?,
         mix: calib.predict_with(s, true)?,
     })
@@ -416,8 +459,11 @@ pub fn summarise(
     let abs: Vec<f64> = rows.iter().map(|r| r.error_pct.abs()).collect();
     let abs2: Vec<f64> = rows.iter().map(|r| r.error_mix_aware_pct.abs()).collect();
     let abs3: Vec<f64> = rows.iter().map(|r| r.error_equal_share_pct.abs()).collect();
+    let abs1: Vec<f64> = rows.iter().map(|r| r.error_v1_pct.abs()).collect();
     Table {
         calibration: calibration.into(),
+        median_abs_error_v1_pct: median(abs1.clone()),
+        max_abs_error_v1_pct: abs1.iter().copied().fold(0.0, f64::max),
         median_abs_error_pct: median(abs.clone()),
         max_abs_error_pct: abs.iter().copied().fold(0.0, f64::max),
         median_abs_error_equal_share_pct: median(abs3.clone()),
@@ -433,17 +479,21 @@ pub fn summarise(
 /// The table as Markdown.
 pub fn markdown(t: &Table) -> String {
     let mut s = String::from(
-        "| experiment | metric | measured | engine | error % | equal-share | error % | \
-         mix-aware | error % |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| experiment | metric | measured | engine | error % | engine v1 | error % | \
+         equal-share | error % | mix-aware | error % |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for r in &t.rows {
         s.push_str(&format!(
-            "| {} | {} | {:.2} | {:.2} | {:+.1} | {:.2} | {:+.1} | {:.2} | {:+.1} |\n",
+            "| {} | {} | {:.2} | {:.2} | {:+.1} | {:.2} | {:+.1} | {:.2} | {:+.1} | {:.2} | \
+             {:+.1} |\n",
             r.experiment,
             r.metric,
             r.measured,
             r.predicted,
             r.error_pct,
+            r.predicted_v1,
+            r.error_v1_pct,
             r.predicted_equal_share,
             r.error_equal_share_pct,
             r.predicted_mix_aware,
@@ -452,12 +502,15 @@ pub fn markdown(t: &Table) -> String {
     }
     s.push_str(&format!(
         "\nengine (the model as simulated): median |error| {:.1}%, max |error| {:.1}% over {} \
-         comparisons\nequal-share steady state (max-min with equal slowdown, one latency \
+         comparisons\nengine v1 (the old rules: max-min for every DRAM consumer, latency \
+         of utilisation): median {:.1}%, max {:.1}%\nequal-share steady state (max-min with equal slowdown, one latency \
          curve): median {:.1}%, max {:.1}%\nmix-aware latency (per-mix curves, a model \
          extension): median {:.1}%, max {:.1}%\n",
         t.median_abs_error_pct,
         t.max_abs_error_pct,
         t.rows.len(),
+        t.median_abs_error_v1_pct,
+        t.max_abs_error_v1_pct,
         t.median_abs_error_equal_share_pct,
         t.max_abs_error_equal_share_pct,
         t.median_abs_error_mix_aware_pct,
@@ -469,17 +522,20 @@ pub fn markdown(t: &Table) -> String {
 /// The table as CSV.
 pub fn csv(t: &Table) -> String {
     let mut s = String::from(
-        "experiment,metric,measured,predicted_engine,error_pct,predicted_equal_share,\
-         error_equal_share_pct,predicted_mix_aware,error_mix_aware_pct\n",
+        "experiment,metric,measured,predicted_engine,error_pct,predicted_engine_v1,\
+         error_v1_pct,predicted_equal_share,error_equal_share_pct,predicted_mix_aware,\
+         error_mix_aware_pct\n",
     );
     for r in &t.rows {
         s.push_str(&format!(
-            "\"{}\",\"{}\",{},{},{:.3},{},{:.3},{},{:.3}\n",
+            "\"{}\",\"{}\",{},{},{:.3},{},{:.3},{},{:.3},{},{:.3}\n",
             r.experiment,
             r.metric,
             r.measured,
             r.predicted,
             r.error_pct,
+            r.predicted_v1,
+            r.error_v1_pct,
             r.predicted_equal_share,
             r.error_equal_share_pct,
             r.predicted_mix_aware,
@@ -598,6 +654,8 @@ mod tests {
             measured: 100.0,
             predicted: 100.0 + e,
             error_pct: e,
+            predicted_v1: 100.0,
+            error_v1_pct: 0.0,
             predicted_equal_share: 100.0,
             error_equal_share_pct: 0.0,
             predicted_mix_aware: 100.0,

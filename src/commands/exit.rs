@@ -57,6 +57,7 @@ impl Classify for crate::engine::EngineError {
         Kind::Run
     }
 }
+/// Only reached wrapped in an `EngineError` (the scenario layer checks distributions first).
 impl Classify for crate::engine::DistributionError {
     fn kind(&self) -> Kind {
         Kind::Run

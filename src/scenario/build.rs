@@ -4,12 +4,14 @@
 use std::path::{Path, PathBuf};
 
 use crate::model::{
-    ArrivalKind, Arrivals, Dram, Edge, Gpu, Hardware, Instrumentation, LatencyCurve, Lock, Marker,
-    Model, PcieLink, Pool, Span, Timer, Workload,
+    ArrivalKind, Arrivals, Dram, DramPolicy, DramSharing, Edge, Gpu, Hardware, Instrumentation,
+    LatencyCurve, Lock, Marker, Model, PcieLink, Pool, Span, Timer, Workload,
 };
 
 use super::error::{ErrorKind, Locator, ScenarioError, join_index, join_key};
-use super::schema::{ArrivalsSpec, GpuSpec, HardwareSpec, InstrumentationSpec, ScenarioSpec};
+use super::schema::{
+    ArrivalsSpec, DmaShareSpec, GpuSpec, HardwareSpec, InstrumentationSpec, ScenarioSpec,
+};
 use super::stages;
 use super::trace_csv;
 use super::units::{Dim, GIB, Qty, to_bytes};
@@ -138,6 +140,7 @@ fn dram(
             capacity_gbps: UNLIMITED_DRAM,
             latency: LatencyCurve::flat(),
             efficiency_loss_per_stream: 0.0,
+            sharing: DramSharing::default(),
         });
     };
     let p = "hardware.dram";
@@ -203,7 +206,27 @@ fn dram(
             format!("DRAM capacity is {capacity_gbps} GB/s; it must be > 0"),
         ));
     }
+    let offered = match d.latency_load.as_deref() {
+        None | Some("utilisation") => false,
+        Some("offered") => true,
+        Some(other) => {
+            return Err(loc.error(
+                ErrorKind::Value,
+                &join_key(p, "latency_load"),
+                format!(
+                    "\"{other}\" is not a load axis; use \"utilisation\" (default) or \"offered\""
+                ),
+            ));
+        }
+    };
     let latency = match &d.latency_curve {
+        Some(points) if offered => LatencyCurve::offered(points.clone()).map_err(|m| {
+            loc.error(
+                ErrorKind::Value,
+                &join_key(p, "latency_curve"),
+                format!("{m}; write [[offered_load, ns], ...] with offered load ascending, >= 0"),
+            )
+        })?,
         Some(points) => LatencyCurve::new(points.clone()).map_err(|m| {
             loc.error(
                 ErrorKind::Value,
@@ -212,6 +235,37 @@ fn dram(
             )
         })?,
         None => LatencyCurve::flat(),
+    };
+    let policy = |spec: &Option<DmaShareSpec>, key: &str| -> Result<DramPolicy, ScenarioError> {
+        match spec {
+            None => Ok(DramPolicy::MaxMin),
+            Some(s) => DramPolicy::parse(&s.policy).ok_or_else(|| {
+                loc.error(
+                    ErrorKind::Value,
+                    &join_key(p, &format!("{key}.policy")),
+                    format!(
+                        "\"{}\" is not a DRAM policy; use \"max-min\", \"proportional\" or \"priority\"",
+                        s.policy
+                    ),
+                )
+            }),
+        }
+    };
+    let lines = match d.lines_in_flight_per_thread {
+        None => None,
+        Some(n) if n > 0.0 && n.is_finite() => Some(n),
+        Some(n) => {
+            return Err(loc.error(
+                ErrorKind::Value,
+                &join_key(p, "lines_in_flight_per_thread"),
+                format!("{n} is out of range; cache lines one thread keeps in flight is > 0"),
+            ));
+        }
+    };
+    let sharing = DramSharing {
+        dma_h2d: policy(&d.dma_h2d, "dma_h2d")?,
+        dma_d2h: policy(&d.dma_d2h, "dma_d2h")?,
+        lines_in_flight_per_thread: lines,
     };
     let loss = d.efficiency_loss_per_stream.unwrap_or(0.0);
     if !(0.0..0.5).contains(&loss) {
@@ -225,6 +279,7 @@ fn dram(
         capacity_gbps,
         latency,
         efficiency_loss_per_stream: loss,
+        sharing,
     })
 }
 

@@ -53,6 +53,17 @@ pub struct DramSpec {
     pub efficiency: Option<f64>,
     pub latency_curve: Option<Vec<(f64, f64)>>,
     pub efficiency_loss_per_stream: Option<f64>,
+    pub latency_load: Option<String>,
+    pub lines_in_flight_per_thread: Option<f64>,
+    pub dma_h2d: Option<DmaShareSpec>,
+    pub dma_d2h: Option<DmaShareSpec>,
+}
+
+/// How a DMA direction shares DRAM (`hardware.dram.dma_h2d` / `dma_d2h`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DmaShareSpec {
+    pub policy: String,
 }
 
 #[derive(Debug, Deserialize)]

@@ -13,6 +13,7 @@ pub fn host(cores: u32, dram_gbps: f64) -> Hardware {
             capacity_gbps: dram_gbps,
             latency: LatencyCurve::flat(),
             efficiency_loss_per_stream: 0.0,
+            sharing: Default::default(),
         },
         gpus: vec![],
         locks: vec![],

@@ -61,6 +61,64 @@ pub struct Dram {
     /// conflicts as streams interleave): effective capacity is
     /// `capacity * max(0.5, 1 - loss * (streams - 1))`. 0 disables it.
     pub efficiency_loss_per_stream: f64,
+    /// Who is served how on a saturated DRAM, and the per-thread latency bound (model v2;
+    /// the default is the v1 rule: max-min for everyone, no per-thread bound).
+    pub sharing: DramSharing,
+}
+
+/// How a DRAM consumer shares a saturated DRAM with the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum DramPolicy {
+    /// Max-min fair on rates (CPU streams; the v1 rule for everyone).
+    #[default]
+    MaxMin,
+    /// Slows by the same fraction as the heaviest max-min stream beside it (what a pinned
+    /// H2D DMA shows: the device's reads queue with the cores').
+    Proportional,
+    /// Served first, up to its demand; the others share what is left (what a D2H DMA's
+    /// posted writes show).
+    Priority,
+}
+
+impl DramPolicy {
+    /// Parses a scenario name: "max-min", "proportional" or "priority".
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "max-min" => Some(Self::MaxMin),
+            "proportional" => Some(Self::Proportional),
+            "priority" => Some(Self::Priority),
+            _ => None,
+        }
+    }
+
+    /// The scenario name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::MaxMin => "max-min",
+            Self::Proportional => "proportional",
+            Self::Priority => "priority",
+        }
+    }
+}
+
+/// Model v2 DRAM sharing rules. The default reproduces model v1 exactly.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct DramSharing {
+    /// Policy of a stage that moves data host-to-device (draws on a PCIe H2D direction).
+    pub dma_h2d: DramPolicy,
+    /// Policy of a stage that moves data device-to-host (draws on a PCIe D2H direction).
+    pub dma_d2h: DramPolicy,
+    /// Cache lines one CPU thread keeps in flight (Little's law): one thread draws at most
+    /// `lines x 64 B / loaded latency`. None: no per-thread bound.
+    pub lines_in_flight_per_thread: Option<f64>,
+}
+
+impl DramSharing {
+    /// DRAM GB/s one thread can draw at `latency_ns` (None without a per-thread bound).
+    pub fn thread_bound_gbps(&self, latency_ns: f64) -> Option<f64> {
+        self.lines_in_flight_per_thread
+            .map(|lines| lines * 64.0 / latency_ns)
+    }
 }
 
 impl Dram {
@@ -71,11 +129,14 @@ impl Dram {
     }
 }
 
-/// Loaded-latency curve: points (utilisation in [0, 1], latency in ns), piecewise linear,
-/// held flat beyond the last point.
+/// Loaded-latency curve: points (load, latency in ns), piecewise linear. By default the
+/// load is achieved utilisation in [0, 1] and the curve is held flat beyond its last point
+/// (model v1). A curve of *offered* load (demand / capacity, may exceed 1) keeps rising
+/// past its last point along its last segment: queues keep building.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LatencyCurve {
     points: Vec<(f64, f64)>,
+    by_offered_load: bool,
 }
 
 impl LatencyCurve {
@@ -98,13 +159,50 @@ impl LatencyCurve {
                 ));
             }
         }
-        Ok(Self { points })
+        Ok(Self {
+            points,
+            by_offered_load: false,
+        })
+    }
+
+    /// Builds a curve of offered load (demand / capacity): points sorted by load, loads
+    /// finite and >= 0 (above 1 allowed), latency positive; it extrapolates past its last
+    /// point along the last segment (never below the last latency).
+    pub fn offered(points: Vec<(f64, f64)>) -> Result<Self, String> {
+        if points.is_empty() {
+            return Err("needs at least one (offered load, ns) point".into());
+        }
+        for (i, &(u, ns)) in points.iter().enumerate() {
+            if !(u >= 0.0 && u.is_finite()) {
+                return Err(format!(
+                    "point {i}: offered load {u} must be finite and >= 0"
+                ));
+            }
+            if !(ns > 0.0 && ns.is_finite()) {
+                return Err(format!("point {i}: latency {ns} ns must be positive"));
+            }
+            if i > 0 && u <= points[i - 1].0 {
+                return Err(format!(
+                    "point {i}: offered load {u} must be greater than the previous point's"
+                ));
+            }
+        }
+        Ok(Self {
+            points,
+            by_offered_load: true,
+        })
+    }
+
+    /// Whether the load axis is offered load (demand / capacity) rather than utilisation.
+    pub fn by_offered_load(&self) -> bool {
+        self.by_offered_load
     }
 
     /// A flat curve: latency never grows with load (pure bandwidth model).
     pub fn flat() -> Self {
         Self {
             points: vec![(0.0, 100.0)],
+            by_offered_load: false,
         }
     }
 
@@ -113,7 +211,8 @@ impl LatencyCurve {
         &self.points
     }
 
-    /// Latency in ns at utilisation `u` (clamped to the curve's range).
+    /// Latency in ns at load `u` (utilisation: clamped to the curve's range; offered
+    /// load: extrapolated past the last point along the last rising segment).
     pub fn latency_ns(&self, u: f64) -> f64 {
         let p = &self.points;
         if u <= p[0].0 {
@@ -125,7 +224,12 @@ impl LatencyCurve {
                 return l0 + (l1 - l0) * (u - u0) / (u1 - u0);
             }
         }
-        p[p.len() - 1].1
+        let (un, ln) = p[p.len() - 1];
+        if self.by_offered_load && p.len() >= 2 {
+            let (um, lm) = p[p.len() - 2];
+            return ln + ((ln - lm) / (un - um)).max(0.0) * (u - un);
+        }
+        ln
     }
 
     /// L(u) / L(0): how much slower latency-bound work runs at utilisation `u`.

@@ -169,6 +169,8 @@ impl Fluid {
                 d.weights.clear();
                 d.weights.extend_from_slice(&k.weights);
                 d.latency_frac = k.latency_frac;
+                d.dram_policy = k.dram_policy;
+                d.line_bound = k.line_bound;
                 c
             }
             None => {
@@ -189,6 +191,8 @@ impl Fluid {
                     count: 0,
                     weights: k.weights.clone(),
                     latency_frac: k.latency_frac,
+                    dram_policy: k.dram_policy,
+                    line_bound: k.line_bound,
                 });
                 ClassId(self.classes.len() - 1)
             }

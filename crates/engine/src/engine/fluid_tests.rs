@@ -6,7 +6,7 @@
 
 use proptest::prelude::*;
 
-use crate::model::{Dram, LatencyCurve};
+use crate::model::{Dram, DramPolicy, LatencyCurve};
 use crate::time::SimTime;
 
 use super::fluid::{Due, Fluid};
@@ -43,6 +43,8 @@ fn key() -> impl Strategy<Value = ClassKey> {
         .prop_map(|(rs, ws, latency_frac)| ClassKey {
             weights: rs.into_iter().map(|r| (r, ws[r])).collect(),
             latency_frac,
+            dram_policy: DramPolicy::MaxMin,
+            line_bound: 0.0,
         })
 }
 
@@ -76,6 +78,7 @@ fn case() -> impl Strategy<Value = Case> {
                     latency: LatencyCurve::new(vec![(0.0, 100.0), (0.5, 140.0), (1.0, 300.0)])
                         .unwrap(),
                     efficiency_loss_per_stream: loss,
+                    sharing: Default::default(),
                 },
                 capacities,
                 keys,
@@ -93,6 +96,7 @@ fn dram_id() -> super::resources::RateId {
             capacity_gbps: 1.0,
             latency: LatencyCurve::flat(),
             efficiency_loss_per_stream: 0.0,
+            sharing: Default::default(),
         },
         gpus: vec![],
         locks: vec![],
@@ -168,6 +172,8 @@ fn reference(c: &Case) -> Vec<f64> {
                     count: 1,
                     weights: k.weights.clone(),
                     latency_frac: k.latency_frac,
+                    dram_policy: k.dram_policy,
+                    line_bound: k.line_bound,
                 }
             })
             .collect();
@@ -221,10 +227,13 @@ fn two_equal_streams_share_dram_and_finish_together() {
             capacity_gbps: 100.0,
             latency: LatencyCurve::flat(),
             efficiency_loss_per_stream: 0.0,
+            sharing: Default::default(),
         },
         keys: vec![ClassKey {
             weights: vec![(0, 100.0)],
             latency_frac: 0.0,
+            dram_policy: DramPolicy::MaxMin,
+            line_bound: 0.0,
         }],
         arrivals: vec![
             Arrival {

@@ -13,7 +13,7 @@
 //!     hardware: Hardware {
 //!         cpu_cores: 4,
 //!         host_ram_bytes: 1 << 30,
-//!         dram: Dram { capacity_gbps: 100.0, latency: LatencyCurve::flat(), efficiency_loss_per_stream: 0.0 },
+//!         dram: Dram { capacity_gbps: 100.0, latency: LatencyCurve::flat(), efficiency_loss_per_stream: 0.0, sharing: Default::default() },
 //!         gpus: vec![],
 //!         locks: vec![],
 //!         pools: vec![],

@@ -5,7 +5,9 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use crate::model::{Edge, MarkerId, Model, Stage, StageId};
+use crate::model::{
+    DramPolicy, DramSharing, Edge, HoldResource, MarkerId, Model, RateTarget, Stage, StageId,
+};
 
 use super::EngineError;
 use super::holdable::HoldSlot;
@@ -47,12 +49,17 @@ pub(super) struct ClassKey {
     /// (rate resource index, draw per activity at standalone speed).
     pub weights: Vec<(usize, f64)>,
     pub latency_frac: f64,
+    /// How it shares a saturated DRAM (by the PCIe direction it moves data on).
+    pub dram_policy: DramPolicy,
+    /// Little's-law bound of its threads: threads x lines in flight x 64 B (GB/s x ns);
+    /// 0 when unbounded.
+    pub line_bound: f64,
 }
 
 impl ClassKey {
     /// Whether activities of this key can ever run slower than standalone.
     pub fn shared(&self) -> bool {
-        !self.weights.is_empty() || self.latency_frac > 0.0
+        !self.weights.is_empty() || self.latency_frac > 0.0 || self.line_bound > 0.0
     }
 }
 
@@ -155,14 +162,17 @@ impl Plan {
         }
         // Intern every (stage, GPU) class key up front: joining a class is then an index.
         let mut keys = Vec::new();
-        let mut key_index: HashMap<(Vec<(usize, u64)>, u64), KeyId> = HashMap::new();
+        let mut key_index: HashMap<RawKey, KeyId> = HashMap::new();
+        let sharing = &model.hardware.dram.sharing;
         for (i, s) in w.stages.iter().enumerate() {
             for g in 0..ngpu.max(1) {
-                let key = class_key(s, &resources, g);
+                let key = class_key(s, &resources, g, sharing);
                 let id = *key_index.entry(key).or_insert_with_key(|k| {
                     keys.push(ClassKey {
                         weights: k.0.iter().map(|&(r, w)| (r, f64::from_bits(w))).collect(),
                         latency_frac: f64::from_bits(k.1),
+                        dram_policy: k.2,
+                        line_bound: f64::from_bits(k.3),
                     });
                     keys.len() - 1
                 });
@@ -191,10 +201,14 @@ impl Plan {
     }
 }
 
+/// A class key as bits (weights, latency share, DRAM policy, line bound), so keys can be
+/// compared and hashed.
+type RawKey = (Vec<(usize, u64)>, u64, DramPolicy, u64);
+
 /// The class key of `stage` bound to GPU `g`: resolved resource weights (sorted, duplicate
-/// resources summed) and latency share, as bits so keys can be compared and hashed. The
-/// stage's targets were checked to exist.
-fn class_key(stage: &Stage, resources: &Resources, g: usize) -> (Vec<(usize, u64)>, u64) {
+/// resources summed), latency share, DRAM policy and Little's-law bound. The stage's
+/// targets were checked to exist.
+fn class_key(stage: &Stage, resources: &Resources, g: usize, sharing: &DramSharing) -> RawKey {
     let mut weights: Vec<(usize, u64)> = Vec::with_capacity(stage.demands.len() + 1);
     for d in &stage.demands {
         let Some((r, duplex)) = resources.rate_targets(d.target, g) else {
@@ -214,7 +228,56 @@ fn class_key(stage: &Stage, resources: &Resources, g: usize) -> (Vec<(usize, u64
             _ => merged.push((r, w)),
         }
     }
-    (merged, stage.latency_bound_frac.to_bits())
+    // A DMA takes its direction's DRAM policy (H2D first when a stage moves both ways).
+    let moves = |t: RateTarget| stage.demands.iter().any(|d| d.target == t);
+    let dram_policy = if moves(RateTarget::PcieH2d) {
+        sharing.dma_h2d
+    } else if moves(RateTarget::PcieD2h) {
+        sharing.dma_d2h
+    } else {
+        DramPolicy::MaxMin
+    };
+    // CPU threads are latency-bound streams (Little's law); a DMA is the device's.
+    let draws_dram = merged.iter().any(|&(r, _)| r == resources.dram.index());
+    let line_bound = match sharing.lines_in_flight_per_thread {
+        Some(lines) if draws_dram && dram_policy == DramPolicy::MaxMin && !moves_pcie(stage) => {
+            lines * 64.0 * stage_threads(stage)
+        }
+        _ => 0.0,
+    };
+    (
+        merged,
+        stage.latency_bound_frac.to_bits(),
+        dram_policy,
+        line_bound.to_bits(),
+    )
+}
+
+fn moves_pcie(stage: &Stage) -> bool {
+    stage
+        .demands
+        .iter()
+        .any(|d| matches!(d.target, RateTarget::PcieH2d | RateTarget::PcieD2h))
+}
+
+/// CPU threads a stage runs: the cores it holds, else its pool threads, else one.
+fn stage_threads(stage: &Stage) -> f64 {
+    let cores: u64 = stage
+        .holds
+        .iter()
+        .filter(|h| h.resource == HoldResource::Cores)
+        .map(|h| h.amount)
+        .sum();
+    if cores > 0 {
+        return cores as f64;
+    }
+    let pool: f64 = stage
+        .demands
+        .iter()
+        .filter(|d| matches!(d.target, RateTarget::Pool(_)))
+        .map(|d| d.amount)
+        .sum();
+    if pool > 0.0 { pool } else { 1.0 }
 }
 
 #[cfg(test)]

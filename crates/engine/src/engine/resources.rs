@@ -265,6 +265,7 @@ mod tests {
                 capacity_gbps: 100.0,
                 latency: LatencyCurve::flat(),
                 efficiency_loss_per_stream: 0.0,
+                sharing: Default::default(),
             },
             gpus,
             locks: vec![

@@ -17,12 +17,22 @@
 //! at most at `cap = 1 / ((1 - f) + f * L(u)/L(0))`, where `u` is DRAM utilisation. Since
 //! `u` depends on the speeds, the solver finds the fixed point `u = usage(u) / C_dram`
 //! (usage is non-increasing in `u`, so the root is unique) by the Illinois method.
+//!
+//! Model v2 (each off by default, so v1 results stay bit-identical):
+//! - DRAM policy per class: max-min (above); *priority* classes are filled first, the
+//!   others share what they leave; a *proportional* class rises at the speed of the
+//!   heaviest max-min DRAM class beside it (equal fractional slowdown).
+//! - Little's law: a class whose threads keep `lines` cache lines in flight draws at most
+//!   `threads x lines x 64 B / L` of DRAM, so its cap falls as latency `L` rises.
+//! - A curve of offered load: the fixed point is on offered load (what the classes would
+//!   draw at their caps, with DRAM unconstrained, over capacity), which may exceed 1;
+//!   the latency keeps rising while queues build.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::engine::observer::{Limiter, RateId};
-use crate::model::LatencyCurve;
+use crate::model::{DramPolicy, LatencyCurve};
 
 /// One class of identical activities as the solver sees it.
 #[derive(Debug, Clone, Default)]
@@ -33,6 +43,11 @@ pub struct ClassDemand {
     pub weights: Vec<(usize, f64)>,
     /// Fraction of standalone time that is DRAM-latency bound.
     pub latency_frac: f64,
+    /// How it shares a saturated DRAM.
+    pub dram_policy: DramPolicy,
+    /// Little's-law bound of one activity: threads x lines in flight x 64 B, in GB/s x ns
+    /// (its DRAM draw is at most `line_bound / L`); 0 when unbounded.
+    pub line_bound: f64,
 }
 
 /// The solver's answer for one class.
@@ -53,6 +68,9 @@ pub struct Solver {
     still: Vec<usize>,
     /// Classes that take part in the filling (running, with some draw), set per solve.
     base_active: Vec<usize>,
+    /// Of those, the DRAM-priority classes (filled first) and the others.
+    priority: Vec<usize>,
+    rest: Vec<usize>,
     scale: Vec<f64>,
     flat: Vec<Weight>,
     /// Each class's slice of `flat` (empty for classes not running).
@@ -65,6 +83,9 @@ pub struct Solver {
     pub dram_utilisation: f64,
     /// L(u)/L(0) after the last solve.
     pub latency_slowdown: f64,
+    /// DRAM offered load after the last fill: what the classes would draw at their caps
+    /// with DRAM unconstrained, GB/s.
+    offered: f64,
 }
 
 /// Relative tolerance when comparing fill levels.
@@ -82,23 +103,31 @@ impl Solver {
         classes: &[ClassDemand],
         out: &mut Vec<ClassSpeed>,
     ) {
-        self.prepare(capacities, classes);
-        let latency_sensitive = classes.iter().any(|c| c.count > 0 && c.latency_frac > 0.0);
+        self.prepare(capacities, dram, classes);
+        let latency_sensitive = classes
+            .iter()
+            .any(|c| c.count > 0 && (c.latency_frac > 0.0 || c.line_bound > 0.0));
         if !latency_sensitive || capacities[dram] <= 0.0 {
-            self.fill(capacities, classes, curve, 0.0, out);
+            self.fill(capacities, dram, classes, curve, 0.0, out);
             self.finish(capacities, dram, curve);
             return;
         }
-        // Fixed point of u = g(u), g non-increasing: root of h(u) = g(u) - u on [0, 1].
+        // Fixed point of u = g(u), g non-increasing: root of h(u) = g(u) - u on [0, 1]
+        // (utilisation), or on [0, g(0)] (offered load, which may exceed 1).
+        let offered = curve.by_offered_load();
         let h = |u: f64, s: &mut Self, out: &mut Vec<ClassSpeed>| {
-            s.fill(capacities, classes, curve, u, out);
-            s.usage[dram] / capacities[dram] - u
+            s.fill(capacities, dram, classes, curve, u, out);
+            let load = if offered { s.offered } else { s.usage[dram] };
+            load / capacities[dram] - u
         };
         let (mut a, mut b) = (0.0_f64, 1.0_f64);
         let mut ha = h(a, self, out);
         if ha <= 0.0 {
             self.finish(capacities, dram, curve);
             return;
+        }
+        if offered {
+            b = ha;
         }
         let mut hb = h(b, self, out);
         if hb >= 0.0 {
@@ -138,17 +167,23 @@ impl Solver {
         } else {
             0.0
         };
-        self.latency_slowdown = curve.slowdown(self.dram_utilisation);
+        self.latency_slowdown = if curve.by_offered_load() && capacities[dram] > 0.0 {
+            curve.slowdown(self.offered / capacities[dram])
+        } else {
+            curve.slowdown(self.dram_utilisation)
+        };
     }
 
     /// What does not depend on the DRAM utilisation: each class's `phi`, which classes
     /// take part, and each running class's weights flattened with their per-class factors.
-    fn prepare(&mut self, capacities: &[f64], classes: &[ClassDemand]) {
+    fn prepare(&mut self, capacities: &[f64], dram: usize, classes: &[ClassDemand]) {
         self.scale.clear();
         self.base_active.clear();
+        self.priority.clear();
+        self.rest.clear();
         self.flat.clear();
         self.flat_range.clear();
-        for (i, c) in classes.iter().enumerate() {
+        for c in classes {
             // phi: the draw on the resource that is tightest for this activity (largest
             // share of its capacity), in that resource's own unit.
             let dom = c
@@ -158,6 +193,34 @@ impl Solver {
                 .fold((0.0, 0.0), |best, x| if x.0 > best.0 { x } else { best })
                 .1;
             self.scale.push(dom);
+        }
+        // A proportional class rises at the speed of the heaviest max-min DRAM class.
+        if classes
+            .iter()
+            .any(|c| c.count > 0 && c.dram_policy == DramPolicy::Proportional)
+        {
+            let heaviest = classes
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.count > 0 && c.dram_policy == DramPolicy::MaxMin)
+                .filter_map(|(i, c)| Some((i, dram_weight(c, dram)?)))
+                .fold(None, |best: Option<(usize, f64)>, x| match best {
+                    Some(b) if b.1 >= x.1 => Some(b),
+                    _ => Some(x),
+                });
+            if let Some((j, _)) = heaviest {
+                for (i, c) in classes.iter().enumerate() {
+                    if c.dram_policy == DramPolicy::Proportional
+                        && dram_weight(c, dram).is_some()
+                        && self.scale[j] > 0.0
+                    {
+                        self.scale[i] = self.scale[j];
+                    }
+                }
+            }
+        }
+        for (i, c) in classes.iter().enumerate() {
+            let dom = self.scale[i];
             let start = self.flat.len() as u32;
             if c.count > 0 {
                 for &(r, w) in &c.weights {
@@ -170,6 +233,11 @@ impl Solver {
                 }
                 if dom > 0.0 {
                     self.base_active.push(i);
+                    if c.dram_policy == DramPolicy::Priority {
+                        self.priority.push(i);
+                    } else {
+                        self.rest.push(i);
+                    }
                 }
             }
             self.flat_range.push((start, self.flat.len() as u32));
@@ -181,6 +249,7 @@ impl Solver {
     fn fill(
         &mut self,
         capacities: &[f64],
+        dram: usize,
         classes: &[ClassDemand],
         curve: &LatencyCurve,
         u: f64,
@@ -188,6 +257,7 @@ impl Solver {
     ) {
         let nr = capacities.len();
         let slowdown = curve.slowdown(u);
+        let latency_ns = curve.latency_ns(u);
         self.frozen_load.clear();
         self.frozen_load.resize(nr, 0.0);
         self.usage.clear();
@@ -196,7 +266,12 @@ impl Solver {
         self.caps.clear();
         out.clear();
         for c in classes {
-            let cap = 1.0 / ((1.0 - c.latency_frac) + c.latency_frac * slowdown);
+            let mut cap = 1.0 / ((1.0 - c.latency_frac) + c.latency_frac * slowdown);
+            if c.line_bound > 0.0
+                && let Some(w) = dram_weight(c, dram)
+            {
+                cap = cap.min(c.line_bound / (latency_ns * w));
+            }
             self.caps.push(cap);
             let limiter = (cap < 1.0 - EPS).then_some(Limiter::DramLatency);
             out.push(ClassSpeed {
@@ -204,88 +279,118 @@ impl Solver {
                 limiter,
             });
         }
-        self.active.clear();
-        self.active.extend_from_slice(&self.base_active);
+        let phases = if self.priority.is_empty() { 1 } else { 2 };
         let flat = &self.flat;
         let range = |i: usize| {
             let (a, b) = self.flat_range[i];
             &flat[a as usize..b as usize]
         };
         // Each round raises the common rate level `lambda` until a resource
-        // saturates or a class reaches its cap; those classes freeze.
-        while !self.active.is_empty() {
-            self.slope.iter_mut().for_each(|s| *s = 0.0);
-            for &i in &self.active {
-                for w in range(i) {
-                    self.slope[w.r] += w.slope;
-                }
+        // saturates or a class reaches its cap; those classes freeze. Priority classes
+        // (if any) are filled first, the others in a second phase on what is left.
+        for phase in 0..phases {
+            self.active.clear();
+            if phases == 1 {
+                self.active.extend_from_slice(&self.base_active);
+            } else if phase == 0 {
+                self.active.extend_from_slice(&self.priority);
+            } else {
+                self.active.extend_from_slice(&self.rest);
             }
-            let mut lambda = f64::INFINITY;
-            for ((&cap, &load), &slope) in capacities.iter().zip(&self.frozen_load).zip(&self.slope)
-            {
-                if slope > 0.0 {
-                    let l = (cap - load).max(0.0) / slope;
+            while !self.active.is_empty() {
+                self.slope.iter_mut().for_each(|s| *s = 0.0);
+                for &i in &self.active {
+                    for w in range(i) {
+                        self.slope[w.r] += w.slope;
+                    }
+                }
+                let mut lambda = f64::INFINITY;
+                for ((&cap, &load), &slope) in
+                    capacities.iter().zip(&self.frozen_load).zip(&self.slope)
+                {
+                    if slope > 0.0 {
+                        let l = (cap - load).max(0.0) / slope;
+                        lambda = lambda.min(l);
+                    }
+                }
+                for &i in &self.active {
+                    let l = self.caps[i] * self.scale[i];
                     lambda = lambda.min(l);
                 }
-            }
-            for &i in &self.active {
-                let l = self.caps[i] * self.scale[i];
-                lambda = lambda.min(l);
-            }
-            let level = lambda * (1.0 + 1e-9);
-            // Freeze classes that reach their cap, and classes crossing saturated resources.
-            self.saturated.clear();
-            for ((&cap, &load), &slope) in capacities.iter().zip(&self.frozen_load).zip(&self.slope)
-            {
-                let remaining = (cap - load).max(0.0);
-                self.saturated
-                    .push(slope > 0.0 && remaining / slope <= level);
-            }
-            let mut still = std::mem::take(&mut self.still);
-            still.clear();
-            for &i in &self.active {
-                let at_cap = self.caps[i] * self.scale[i] <= level;
-                let on_saturated = range(i).iter().find(|w| self.saturated[w.r]);
-                if at_cap || on_saturated.is_some() {
-                    let speed = if at_cap {
-                        self.caps[i]
-                    } else {
-                        (lambda / self.scale[i]).min(self.caps[i])
-                    };
-                    let limiter = match on_saturated {
-                        Some(w) if !at_cap => Some(Limiter::Rate(RateId::from_index(w.r))),
-                        _ => out[i].limiter,
-                    };
-                    out[i] = ClassSpeed { speed, limiter };
-                    for w in range(i) {
-                        self.frozen_load[w.r] += w.load * speed;
-                    }
-                } else {
-                    still.push(i);
+                let level = lambda * (1.0 + 1e-9);
+                // Freeze classes that reach their cap, and classes crossing saturated resources.
+                self.saturated.clear();
+                for ((&cap, &load), &slope) in
+                    capacities.iter().zip(&self.frozen_load).zip(&self.slope)
+                {
+                    let remaining = (cap - load).max(0.0);
+                    self.saturated
+                        .push(slope > 0.0 && remaining / slope <= level);
                 }
-            }
-            if still.len() == self.active.len() {
-                // Numerical corner: nothing froze; freeze everything at this level.
-                for &i in &still {
-                    let speed = (lambda / self.scale[i]).min(self.caps[i]);
-                    out[i].speed = speed;
-                    for w in range(i) {
-                        self.frozen_load[w.r] += w.load * speed;
-                    }
-                }
+                let mut still = std::mem::take(&mut self.still);
                 still.clear();
+                for &i in &self.active {
+                    let at_cap = self.caps[i] * self.scale[i] <= level;
+                    let on_saturated = range(i).iter().find(|w| self.saturated[w.r]);
+                    if at_cap || on_saturated.is_some() {
+                        let speed = if at_cap {
+                            self.caps[i]
+                        } else {
+                            (lambda / self.scale[i]).min(self.caps[i])
+                        };
+                        let limiter = match on_saturated {
+                            Some(w) if !at_cap => Some(Limiter::Rate(RateId::from_index(w.r))),
+                            _ => out[i].limiter,
+                        };
+                        out[i] = ClassSpeed { speed, limiter };
+                        for w in range(i) {
+                            self.frozen_load[w.r] += w.load * speed;
+                        }
+                    } else {
+                        still.push(i);
+                    }
+                }
+                if still.len() == self.active.len() {
+                    // Numerical corner: nothing froze; freeze everything at this level.
+                    for &i in &still {
+                        let speed = (lambda / self.scale[i]).min(self.caps[i]);
+                        out[i].speed = speed;
+                        for w in range(i) {
+                            self.frozen_load[w.r] += w.load * speed;
+                        }
+                    }
+                    still.clear();
+                }
+                self.still = std::mem::replace(&mut self.active, still);
             }
-            self.still = std::mem::replace(&mut self.active, still);
         }
+        self.offered = 0.0;
         for (i, c) in classes.iter().enumerate() {
             if c.count == 0 {
                 continue;
             }
             for w in range(i) {
                 self.usage[w.r] += w.load * out[i].speed;
+                if w.r == dram {
+                    // Held back by DRAM itself: it offers what its cap allows.
+                    let offered = if out[i].limiter == Some(Limiter::Rate(RateId::from_index(dram))) {
+                        self.caps[i]
+                    } else {
+                        out[i].speed
+                    };
+                    self.offered += w.load * offered;
+                }
             }
         }
     }
+}
+
+/// A class's DRAM draw per activity at standalone speed, if it draws on DRAM.
+fn dram_weight(c: &ClassDemand, dram: usize) -> Option<f64> {
+    c.weights
+        .iter()
+        .find(|&&(r, w)| r == dram && w > 0.0)
+        .map(|&(_, w)| w)
 }
 
 /// One class's draw on one resource, with the factors the filling needs.
@@ -423,6 +528,7 @@ mod tests {
             count,
             weights: weights.to_vec(),
             latency_frac,
+            ..Default::default()
         }
     }
 
@@ -555,5 +661,136 @@ mod tests {
     fn classes_without_demands_run_at_full_speed() {
         let (out, _) = solve(&[10.0], &[class(7, &[], 0.0)], &LatencyCurve::flat());
         assert_eq!(out[0].speed, 1.0);
+    }
+
+    fn with_policy(mut c: ClassDemand, p: DramPolicy) -> ClassDemand {
+        c.dram_policy = p;
+        c
+    }
+
+    #[test]
+    fn priority_dma_is_served_first_and_streams_share_the_rest() {
+        // DRAM 100 (resource 0), PCIe D2H 50 (resource 1). A D2H DMA moving 50 GB/s
+        // writes 60 GB/s of DRAM (factor 1.2) with priority; a stream wants 80. The DMA
+        // is held only by its link (speed 1, 60 of DRAM); the stream gets the 40 left:
+        // speed 40/80 = 0.5.
+        let classes = [
+            with_policy(class(1, &[(0, 60.0), (1, 50.0)], 0.0), DramPolicy::Priority),
+            class(1, &[(0, 80.0)], 0.0),
+        ];
+        let (out, s) = solve(&[100.0, 50.0], &classes, &LatencyCurve::flat());
+        assert!((out[0].speed - 1.0).abs() < 1e-9, "{out:?}");
+        assert!((out[1].speed - 0.5).abs() < 1e-9, "{out:?}");
+        assert_eq!(out[1].limiter, Some(Limiter::Rate(RateId::from_index(0))));
+        assert!((s.usage[0] - 100.0).abs() < 1e-9);
+        // Max-min (v1) instead: the DMA's rate level is in PCIe GB/s (phi 50), the
+        // stream's in DRAM GB/s (phi 80); both rise to lambda with 60/50 + 80/80 per unit
+        // on DRAM: lambda = 100 / 2.2, so the DMA slows to 45.45/50 = 0.909.
+        let v1 = [class(1, &[(0, 60.0), (1, 50.0)], 0.0), classes[1].clone()];
+        let (out, _) = solve(&[100.0, 50.0], &v1, &LatencyCurve::flat());
+        assert!(
+            (out[0].speed - (100.0 / 2.2) / 50.0).abs() < 1e-9,
+            "{out:?}"
+        );
+    }
+
+    #[test]
+    fn proportional_dma_slows_by_the_same_fraction_as_the_streams() {
+        // DRAM 100, PCIe H2D 55. A pinned H2D DMA moving 55 GB/s reads 60 GB/s of DRAM;
+        // a stream wants 90. Demand 150 on 100: both run at 100/150 = 2/3 (DMA 36.7 GB/s
+        // on the link, 40 of DRAM; stream 60).
+        let classes = [
+            with_policy(
+                class(1, &[(0, 60.0), (1, 55.0)], 0.0),
+                DramPolicy::Proportional,
+            ),
+            class(1, &[(0, 90.0)], 0.0),
+        ];
+        let (out, s) = solve(&[100.0, 55.0], &classes, &LatencyCurve::flat());
+        assert!((out[0].speed - 2.0 / 3.0).abs() < 1e-9, "{out:?}");
+        assert!((out[1].speed - 2.0 / 3.0).abs() < 1e-9, "{out:?}");
+        assert!((s.usage[0] - 100.0).abs() < 1e-9);
+        // Without streams a proportional DMA runs as fast as its link allows.
+        let (out, _) = solve(&[100.0, 55.0], &classes[..1], &LatencyCurve::flat());
+        assert_eq!(out[0].speed, 1.0);
+    }
+
+    #[test]
+    fn little_law_bound_slows_a_stream_as_its_own_latency_rises() {
+        // One thread keeps enough lines in flight for 20 GB/s at the idle 100 ns
+        // (line bound 20 x 100). L(u) = 100 + 200u, capacity 100. At the fixed point
+        // speed = 100 / L and u = 20 speed / 100, so 200u^2 + 100u - 20 = 0:
+        // u = (-100 + sqrt(26000)) / 400 = 0.153113, speed = 100 / (100 + 200u) = 0.765564.
+        let curve = LatencyCurve::new(vec![(0.0, 100.0), (1.0, 300.0)]).unwrap();
+        let mut c = class(1, &[(0, 20.0)], 0.0);
+        c.line_bound = 20.0 * 100.0;
+        let (out, s) = solve(&[100.0], &[c.clone()], &curve);
+        let u = (-100.0 + 26000.0_f64.sqrt()) / 400.0;
+        assert!((s.dram_utilisation - u).abs() < 1e-8, "{s:?}");
+        assert!(
+            (out[0].speed - 100.0 / (100.0 + 200.0 * u)).abs() < 1e-8,
+            "{out:?}"
+        );
+        assert_eq!(out[0].limiter, Some(Limiter::DramLatency));
+        // Twice the lines in flight: the bound (40 GB/s at 100 ns, 20 GB/s only at 200 ns)
+        // never binds at this load, so it runs at standalone speed.
+        c.line_bound = 40.0 * 100.0;
+        let (out, s) = solve(&[100.0], &[c], &curve);
+        assert_eq!(out[0].speed, 1.0);
+        assert!((s.dram_utilisation - 0.2).abs() < 1e-12);
+    }
+
+    #[test]
+    fn offered_load_keeps_latency_rising_past_saturation() {
+        // A stream offers 150 GB/s to a 100 GB/s DRAM: offered load 1.5. On an offered
+        // curve L = 100 + 100x (extrapolated past its last point at 1), L = 250 and a
+        // fully latency-bound chase runs at 100/250 = 0.4. On a utilisation curve with the
+        // same points latency stops at L(1) = 200 (speed 0.5).
+        let stream = class(1, &[(0, 150.0)], 0.0);
+        let chase = class(1, &[], 1.0);
+        let offered = LatencyCurve::offered(vec![(0.0, 100.0), (1.0, 200.0)]).unwrap();
+        let (out, s) = solve(&[100.0], &[stream.clone(), chase.clone()], &offered);
+        assert!((out[1].speed - 0.4).abs() < 1e-9, "{out:?}");
+        assert!((s.latency_slowdown - 2.5).abs() < 1e-9);
+        assert!((s.dram_utilisation - 1.0).abs() < 1e-12);
+        let util = LatencyCurve::new(vec![(0.0, 100.0), (1.0, 200.0)]).unwrap();
+        let (out, _) = solve(&[100.0], &[stream, chase], &util);
+        assert!((out[1].speed - 0.5).abs() < 1e-9, "{out:?}");
+    }
+
+    #[test]
+    fn offered_load_fixed_point_converges_at_saturation() {
+        // Fourteen latency-bound copy threads (18.7 GB/s each at the idle 146 ns) beside a
+        // proportional H2D DMA (55 GB/s on the link, 68.4 of DRAM) on 169 GB/s: offered
+        // load is above 1. The answer must be self-consistent: the latency read at the
+        // offered load it produces, no speed above 1, DRAM not over capacity.
+        let curve = LatencyCurve::offered(vec![
+            (0.0, 146.0),
+            (0.4, 163.0),
+            (0.63, 210.0),
+            (0.86, 278.0),
+        ])
+        .unwrap();
+        let mut streams = class(14, &[(0, 18.7)], 0.0);
+        streams.line_bound = 18.7 * 146.0;
+        let dma = with_policy(
+            class(1, &[(0, 68.4), (1, 55.0)], 0.0),
+            DramPolicy::Proportional,
+        );
+        let caps = [169.0, 55.0];
+        let (out, s) = solve(&caps, &[streams, dma], &curve);
+        let x = s.offered / caps[0];
+        assert!(x > 1.0, "offered load {x}");
+        assert!(
+            (s.latency_slowdown - curve.slowdown(x)).abs() < 1e-6,
+            "{s:?}"
+        );
+        assert!(
+            out.iter().all(|o| o.speed > 0.0 && o.speed <= 1.0),
+            "{out:?}"
+        );
+        assert!(s.usage[0] <= caps[0] * (1.0 + 1e-9), "{s:?}");
+        // Both slow, and the DMA by the streams' fraction of their latency-capped rate.
+        assert!(out[1].speed < 1.0, "{out:?}");
     }
 }

@@ -21,6 +21,7 @@ pub(super) fn host_model(
                 capacity_gbps: 100.0,
                 latency: LatencyCurve::flat(),
                 efficiency_loss_per_stream: 0.0,
+                sharing: Default::default(),
             },
             gpus: vec![],
             locks: vec![Lock {
