@@ -373,7 +373,8 @@ impl Solver {
                 self.usage[w.r] += w.load * out[i].speed;
                 if w.r == dram {
                     // Held back by DRAM itself: it offers what its cap allows.
-                    let offered = if out[i].limiter == Some(Limiter::Rate(RateId::from_index(dram))) {
+                    let offered = if out[i].limiter == Some(Limiter::Rate(RateId::from_index(dram)))
+                    {
                         self.caps[i]
                     } else {
                         out[i].speed
