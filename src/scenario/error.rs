@@ -169,8 +169,26 @@ impl Locator {
                 None => break None,
             }
         };
+        // An unknown table introduced by a `--set` (`--set nope.key=1`) has no location of
+        // its own: its child's `--set` names it.
+        let loc = loc.or_else(|| {
+            self.locs
+                .iter()
+                .find(|(k, l)| {
+                    matches!(l, Loc::Set(_))
+                        && k.strip_prefix(key)
+                            .is_some_and(|rest| rest.starts_with(['.', '[']))
+                })
+                .map(|(k, l)| {
+                    probe = k.clone();
+                    l
+                })
+        });
         let (file, line_col, set) = match loc {
             Some(Loc::File { file, line, col }) => (file.clone(), Some((*line, *col)), None),
+            Some(Loc::Set(arg)) if probe.starts_with(key) => {
+                (self.root.clone(), None, Some(arg.clone()))
+            }
             Some(Loc::Set(arg)) if probe == key || key.starts_with(&probe) => {
                 (self.root.clone(), None, Some(arg.clone()))
             }

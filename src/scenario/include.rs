@@ -148,17 +148,49 @@ fn load_text(text: &str, file: &Path, stack: &mut Vec<PathBuf>) -> Result<Docume
     Ok(doc)
 }
 
+/// The dotted key of a `key = value` line at byte `at`, with its `[table]` header:
+/// best effort, for naming the key in a syntax error (None for other lines).
+fn key_at(text: &str, at: usize) -> Option<String> {
+    let at = at.min(text.len());
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[start..].lines().next()?;
+    let (key, _) = line.split_once('=')?;
+    let key = key.trim();
+    let plain = |k: &str| {
+        !k.is_empty()
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    };
+    if !plain(key) {
+        return None;
+    }
+    let table = text[..start].lines().rev().find_map(|l| {
+        let l = l.trim();
+        let inner = l.strip_prefix('[')?.strip_suffix(']')?;
+        Some(inner.trim_matches(['[', ']']).trim().to_string())
+    });
+    Some(match table {
+        Some(t) if plain(&t) => format!("{t}.{key}"),
+        _ => key.to_string(),
+    })
+}
+
 /// Parses one file's text into a table and the locations of its keys.
 fn parse(text: &str, file: &Path) -> Result<(Table, BTreeMap<String, Loc>), ScenarioError> {
     let syntax = |e: toml::de::Error| {
         let at = e.span().map(|s| line_col(text, s.start));
         let msg = e.message().trim().to_string();
-        ScenarioError::in_file(
+        let mut err = ScenarioError::in_file(
             ErrorKind::Syntax,
             file,
             at,
             format!("TOML syntax error: {msg}"),
-        )
+        );
+        // A bad value (a 309-digit number, say) is easier to fix with its key named.
+        if let Some(key) = e.span().and_then(|s| key_at(text, s.start)) {
+            err.key = key;
+        }
+        err
     };
     let spanned = DeTable::parse(text).map_err(syntax)?;
     let table: Table = text.parse().map_err(syntax)?;
