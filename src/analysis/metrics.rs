@@ -5,7 +5,7 @@
 //! integrated over the window, per-stage and per-job statistics skip warm-up jobs.
 //! [`Metrics::finish`] hands the totals over as an immutable [`RunStats`].
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use super::run_stats::{
     DramTotals, GpuTotals, HoldTotals, RateTotals, RunStats, RunTotals, SpanTotals, StageTotals,
@@ -71,8 +71,9 @@ struct Gpus {
 struct Spans {
     from: Vec<Vec<usize>>,
     to: Vec<Vec<usize>>,
-    /// (span, job, scope key) -> (GPU, opened at).
-    open: HashMap<(usize, u64, Scope), (u32, SimTime)>,
+    /// (span, job, scope key) -> (GPU, opened at). Ordered, so spans closed together are
+    /// summed in the same order in every process (a HashMap's order is random).
+    open: BTreeMap<(usize, u64, Scope), (u32, SimTime)>,
     totals: Vec<SpanTotals>,
     gpu_busy_total_s: f64,
 }
@@ -132,7 +133,7 @@ impl<'m> Metrics<'m> {
             spans: Spans {
                 from,
                 to,
-                open: HashMap::new(),
+                open: BTreeMap::new(),
                 totals: vec![SpanTotals::default(); model.instrumentation.spans.len()],
                 gpu_busy_total_s: 0.0,
             },
