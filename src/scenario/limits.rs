@@ -231,6 +231,17 @@ pub fn overload_warning(m: &Model) -> Option<String> {
     };
     let p = f64::from(m.workload.partitions);
     let gpus = hw.gpus.len().max(1) as f64;
+    // Resource-seconds one job asks of a resource: instances x mean duration x amount.
+    let work_per_job = |amount: &dyn Fn(&crate::model::Stage) -> f64| -> f64 {
+        m.workload
+            .stages
+            .iter()
+            .map(|s| {
+                let n = if s.per_partition { p } else { 1.0 };
+                n * s.duration.mean_s() * amount(s)
+            })
+            .sum()
+    };
     let resources = [
         HoldResource::Cores,
         HoldResource::HostRam,
@@ -239,21 +250,13 @@ pub fn overload_warning(m: &Model) -> Option<String> {
     .into_iter()
     .chain((0..hw.locks.len()).map(HoldResource::Lock));
     for r in resources {
-        let work: f64 = m
-            .workload
-            .stages
-            .iter()
-            .map(|s| {
-                let n = if s.per_partition { p } else { 1.0 };
-                let amount: u64 = s
-                    .holds
-                    .iter()
-                    .filter(|h| h.resource == r)
-                    .map(|h| h.amount)
-                    .sum();
-                n * s.duration.mean_s() * amount as f64
-            })
-            .sum();
+        let work = work_per_job(&|s: &crate::model::Stage| {
+            s.holds
+                .iter()
+                .filter(|h| h.resource == r)
+                .map(|h| h.amount as f64)
+                .sum()
+        });
         let name = match r {
             HoldResource::Cores => "CPU cores".to_string(),
             HoldResource::HostRam => "host RAM".to_string(),
@@ -266,21 +269,13 @@ pub fn overload_warning(m: &Model) -> Option<String> {
         .into_iter()
         .chain((0..hw.pools.len()).map(RateTarget::Pool));
     for t in targets {
-        let work: f64 = m
-            .workload
-            .stages
-            .iter()
-            .map(|s| {
-                let n = if s.per_partition { p } else { 1.0 };
-                let amount: f64 = s
-                    .demands
-                    .iter()
-                    .filter(|d| d.target == t)
-                    .map(|d| d.amount)
-                    .sum();
-                n * s.duration.mean_s() * amount
-            })
-            .sum();
+        let work = work_per_job(&|s: &crate::model::Stage| {
+            s.demands
+                .iter()
+                .filter(|d| d.target == t)
+                .map(|d| d.amount)
+                .sum()
+        });
         let (name, cap) = match t {
             RateTarget::Dram => ("DRAM bandwidth".to_string(), hw.dram.capacity_gbps),
             RateTarget::GpuCompute => ("GPU compute".to_string(), gpus),
