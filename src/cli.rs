@@ -183,8 +183,8 @@ pub struct RunArgs {
     /// The scenario and its overrides.
     #[command(flatten)]
     pub input: ScenarioArgs,
-    /// Random seed (overrides the scenario's `seed`).
-    #[arg(long)]
+    /// Random seed (overrides the scenario's `seed`): 0 to 2^64 - 1.
+    #[arg(long, value_parser = parse_seed)]
     pub seed: Option<u64>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -247,7 +247,7 @@ pub struct SweepCli {
     )]
     pub params: Vec<String>,
     /// Independent seeds per point.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 3, value_parser = parse_seed_count)]
     pub seeds: u32,
     /// Worker threads [default: all cores].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
@@ -258,8 +258,8 @@ pub struct SweepCli {
     /// Override a scenario key at every point, e.g. --set arrivals.jobs=200.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
-    /// Base seed for the per-point seeds [default: the scenario's seed].
-    #[arg(long)]
+    /// Base seed for the per-point seeds [default: the scenario's seed]: 0 to 2^64 - 1.
+    #[arg(long, value_parser = parse_seed)]
     pub seed: Option<u64>,
     /// Finish the interrupted sweep whose output folder was DIR, reusing its finished
     /// points (the other flags come from its manifest).
@@ -316,4 +316,27 @@ pub struct LogArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+}
+
+/// `--seed`: a whole number in the seed's range (u64), with a message that says so
+/// instead of the parser's ("number too large to fit in target type").
+pub fn parse_seed(s: &str) -> Result<u64, String> {
+    s.trim().parse::<u64>().map_err(|_| {
+        format!(
+            "'{s}' is not a seed: a seed is a whole number from 0 to {} (2^64 - 1)",
+            u64::MAX
+        )
+    })
+}
+
+/// `--seeds`: how many seeds per sweep point, 1 to 2^32 - 1 (larger sweeps are refused
+/// later by the size limits, with the estimate).
+pub fn parse_seed_count(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!(
+            "'{s}' is not a seed count: --seeds takes a whole number from 1 to {}",
+            u32::MAX
+        )),
+    }
 }

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use crate::engine::{EngineError, Observer, Tee, simulate};
+use crate::engine::{EngineError, EngineLimits, Observer, Tee, simulate_with};
 use crate::metrics::Metrics;
 use crate::model::{LatencyCurve, Model};
 use crate::report::Report;
@@ -35,13 +35,24 @@ pub fn run_model_with<O: Observer>(
     opts: RunOptions,
     extra: &mut O,
 ) -> Result<Report, EngineError> {
+    run_model_within(model, opts, EngineLimits::default(), extra)
+}
+
+/// As [`run_model_with`], stopping with [`EngineError::EventLimit`] past `limits` (each
+/// of the two runs, the ideal one included).
+pub fn run_model_within<O: Observer>(
+    model: &Model,
+    opts: RunOptions,
+    limits: EngineLimits,
+    extra: &mut O,
+) -> Result<Report, EngineError> {
     let mut metrics = Metrics::new(model);
     let started = Instant::now();
-    let summary = simulate(model, &mut Tee(&mut metrics, extra))?;
+    let summary = simulate_with(model, &mut Tee(&mut metrics, extra), limits)?;
     let wall = started.elapsed().as_secs_f64();
     let mut report = Report::build(model, &metrics.finish(&summary), wall);
     if opts.ideal {
-        report.ideal_seconds_per_job = Some(ideal_seconds_per_job(model)?);
+        report.ideal_seconds_per_job = Some(ideal_seconds_per_job(model, limits)?);
     }
     Ok(report)
 }
@@ -65,10 +76,10 @@ pub fn uncontended(model: &Model) -> Model {
     m
 }
 
-fn ideal_seconds_per_job(model: &Model) -> Result<f64, EngineError> {
+fn ideal_seconds_per_job(model: &Model, limits: EngineLimits) -> Result<f64, EngineError> {
     let m = uncontended(model);
     let mut metrics = Metrics::new(&m);
-    let summary = simulate(&m, &mut metrics)?;
+    let summary = simulate_with(&m, &mut metrics, limits)?;
     let r = Report::build(&m, &metrics.finish(&summary), 0.0);
     Ok(r.seconds_per_job)
 }

@@ -52,9 +52,15 @@ impl Classify for crate::calibrate::InputError {
         Kind::Input
     }
 }
+/// Out-of-range times and runs past their event limit are the input's fault; the
+/// other engine errors (a model the scenario layer should have refused) are not.
 impl Classify for crate::engine::EngineError {
     fn kind(&self) -> Kind {
-        Kind::Run
+        if self.is_input() {
+            Kind::Input
+        } else {
+            Kind::Run
+        }
     }
 }
 /// Only reached wrapped in an `EngineError` (the scenario layer checks distributions first).

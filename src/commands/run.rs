@@ -4,13 +4,12 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
-
 use crate::cli::{Format, RunArgs, RunExportArgs};
+use crate::engine::{EngineError, EngineLimits};
 use crate::output::{
     check_dir_target, check_file_target, default_folder, print_stdout, reserve_unique_folder,
 };
-use crate::run::{RunOptions, run_model_with};
+use crate::run::{RunOptions, run_model_within};
 use crate::trace::{TraceRecorder, write_chrome_trace, write_timeline_log};
 
 /// Runs the scenario and prints its report; exit 1 (after the report) when it stalled.
@@ -33,12 +32,15 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let opts = RunOptions {
         ideal: !args.no_ideal,
     };
+    let limits = EngineLimits {
+        max_events: args.limits.max_events,
+    };
     let mut recorder = args.exports.any().then(|| TraceRecorder::new(&model));
     let report = match recorder.as_mut() {
-        Some(rec) => run_model_with(&model, opts, rec),
-        None => run_model_with(&model, opts, &mut crate::engine::NullObserver),
+        Some(rec) => run_model_within(&model, opts, limits, rec),
+        None => run_model_within(&model, opts, limits, &mut crate::engine::NullObserver),
     }
-    .with_context(|| scenario.clone())?;
+    .map_err(|e| engine_error(e, &scenario))?;
     let mut report = report;
     report.notes.extend(overload);
     match args.format {
@@ -54,6 +56,22 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         anyhow::bail!("{scenario}: run stalled: {why}");
     }
     Ok(())
+}
+
+/// An engine error with what the user can do about it: an event limit is raised with
+/// `--max-events`; an overflowed clock needs shorter durations or arrival times.
+fn engine_error(e: EngineError, scenario: &str) -> anyhow::Error {
+    let hint = match &e {
+        EngineError::EventLimit { .. } => {
+            "; if the run is meant to be this long, raise the limit with --max-events"
+        }
+        EngineError::ClockOverflow { .. } => {
+            "; shorten the stage durations, the arrival times or the number of jobs"
+        }
+        _ => "",
+    };
+    let context = format!("{scenario}{hint}");
+    anyhow::Error::new(e).context(context)
 }
 
 /// Where `--plot` draws, if asked: the given folder, or `None` for a default folder

@@ -216,6 +216,13 @@ impl Fluid {
         }
         class.last = now;
     }
+    /// The member of `class` that finishes next (to name it when its end is out of range).
+    pub fn next_member(&self, class: ClassId) -> Option<MemberId> {
+        self.classes[class.0]
+            .members
+            .peek()
+            .map(|&Reverse((_, m))| m)
+    }
 
     /// Whether a completion event scheduled for `class` with `generation` still stands.
     pub fn is_current(&self, class: ClassId, generation: u64) -> bool {
@@ -349,7 +356,9 @@ impl Fluid {
             // Round up so the event never fires before the work is done.
             let remaining = (f.get() - class.virtual_now).max(0.0);
             let next = now + ceil_to_u64((remaining / class.speed) * 1e9);
-            if next == class.scheduled {
+            // NEVER is not a time: an end beyond the clock's range goes to the caller,
+            // which reports the overflow.
+            if next == class.scheduled && next != SimTime::NEVER {
                 continue;
             }
             class.generation += 1;

@@ -70,17 +70,45 @@ impl<T> Grant<T> {
 }
 
 /// The set of holdable instances and their FIFO queue.
+///
+/// The line is kept as *runs*: consecutive waiters with the same needs, GPU binding and
+/// blocker. Waiters of one run are judged alike (the first refused means all are refused,
+/// for the same reason, blocking nothing more), so a serving pass costs one step per run,
+/// not per waiter: an overloaded open queue of identical jobs is one run however long.
 #[derive(Debug, Clone)]
 pub struct Holdables<T> {
     inst: Vec<Instance>,
     gpus: u32,
-    queue: VecDeque<Request<T>>,
+    runs: VecDeque<Run<T>>,
+    /// Waiters in all runs.
+    waiting: usize,
+    /// Emptied token lines, kept to be reused by new runs (no allocation per run).
+    spare: Vec<VecDeque<T>>,
     pass: u64,
     /// True when the last pass left every waiter judged against the current use and the
     /// current block flags (no grant followed a refusal): a new request can then be
     /// judged alone, exactly as a full pass would judge it at the back of the line.
     settled: bool,
     touched: Vec<HoldIndex>,
+    /// Judgements made (a request or a run judged, or a run skipped): a test hook that
+    /// shows the serving cost does not grow with the length of the line.
+    examined: u64,
+}
+
+/// Consecutive waiters with equal needs, GPU binding and blocker, oldest first.
+#[derive(Debug, Clone)]
+struct Run<T> {
+    needs: Rc<[(HoldSlot, u64)]>,
+    gpu: Option<u32>,
+    blocked_on: Option<HoldIndex>,
+    tokens: VecDeque<T>,
+}
+
+impl<T> Run<T> {
+    /// Same needs (by content) and binding: judged exactly alike.
+    fn alike(&self, needs: &Rc<[(HoldSlot, u64)]>, gpu: Option<u32>) -> bool {
+        self.gpu == gpu && (Rc::ptr_eq(&self.needs, needs) || *self.needs == **needs)
+    }
 }
 
 /// One holdable instance (kept together: every check reads all three).
@@ -116,8 +144,11 @@ impl<T> Holdables<T> {
             pass: 0,
             settled: true,
             gpus,
-            queue: VecDeque::new(),
+            runs: VecDeque::new(),
+            waiting: 0,
+            spare: Vec::new(),
             touched: Vec::new(),
+            examined: 0,
         }
     }
 
@@ -133,7 +164,14 @@ impl<T> Holdables<T> {
 
     /// Requests waiting.
     pub fn waiting(&self) -> usize {
-        self.queue.len()
+        self.waiting
+    }
+
+    /// Judgements made so far (requests and runs judged, runs skipped). Not a result:
+    /// a hook for tests that the cost of serving does not grow with the line.
+    #[doc(hidden)]
+    pub fn examined(&self) -> u64 {
+        self.examined
     }
 
     /// Instances whose use changed since the last call (each at most once, sorted).
@@ -154,29 +192,52 @@ impl<T> Holdables<T> {
     }
 
     /// Queues a request; grants go to `granted` in FIFO order (possibly this one at once).
-    pub fn request(&mut self, mut req: Request<T>, granted: &mut impl Extend<Grant<T>>) {
-        if self.queue.is_empty() {
+    pub fn request(&mut self, req: Request<T>, granted: &mut impl Extend<Grant<T>>) {
+        if self.waiting == 0 {
             // Nobody waits: a new pass over a one-request line.
             self.pass += 1;
             self.settled = true;
         }
         if !self.settled {
-            self.queue.push_back(req);
+            self.push_back(req);
             self.serve(granted);
             return;
         }
-        match self.fit(&req) {
+        self.examined += 1;
+        match self.fit(&req.needs, req.gpu) {
             Ok(gpu) => {
                 // Use grows past what the waiters ahead were judged against.
-                self.settled = self.queue.is_empty();
-                self.grant(req, gpu, granted);
+                self.settled = self.waiting == 0;
+                self.grant(req.token, req.needs, gpu, req.blocked_on, granted);
             }
             Err(blocker) => {
                 self.block(req.gpu, &req.needs);
-                req.blocked_on = Some(blocker);
-                self.queue.push_back(req);
+                self.push_back(Request {
+                    blocked_on: Some(blocker),
+                    ..req
+                });
             }
         }
+    }
+
+    /// Puts a request at the back of the line, in the last run when it is alike.
+    fn push_back(&mut self, req: Request<T>) {
+        self.waiting += 1;
+        if let Some(back) = self.runs.back_mut()
+            && back.blocked_on == req.blocked_on
+            && back.alike(&req.needs, req.gpu)
+        {
+            back.tokens.push_back(req.token);
+            return;
+        }
+        let mut tokens = self.spare.pop().unwrap_or_default();
+        tokens.push_back(req.token);
+        self.runs.push_back(Run {
+            needs: req.needs,
+            gpu: req.gpu,
+            blocked_on: req.blocked_on,
+            tokens,
+        });
     }
 
     /// Marks what a refused request is short of, so later requests do not take it.
@@ -194,17 +255,24 @@ impl<T> Holdables<T> {
         }
     }
 
-    fn grant(&mut self, req: Request<T>, gpu: Option<u32>, granted: &mut impl Extend<Grant<T>>) {
-        for &(slot, a) in req.needs.iter() {
+    fn grant(
+        &mut self,
+        token: T,
+        needs: Rc<[(HoldSlot, u64)]>,
+        gpu: Option<u32>,
+        blocked_on: Option<HoldIndex>,
+        granted: &mut impl Extend<Grant<T>>,
+    ) {
+        for &(slot, a) in needs.iter() {
             let i = slot.instance(gpu);
             self.inst[i].in_use += a;
             self.touched.push(i);
         }
         granted.extend(std::iter::once(Grant {
-            token: req.token,
-            needs: req.needs,
+            token,
+            needs,
             gpu,
-            blocked_on: req.blocked_on,
+            blocked_on,
         }));
     }
 
@@ -214,7 +282,7 @@ impl<T> Holdables<T> {
             self.inst[i].in_use -= a;
             self.touched.push(i);
         }
-        if !self.queue.is_empty() {
+        if self.waiting > 0 {
             self.serve(granted);
         }
     }
@@ -223,52 +291,51 @@ impl<T> Holdables<T> {
     /// overtake an earlier one on a resource they share.
     fn serve(&mut self, granted: &mut impl Extend<Grant<T>>) {
         self.pass += 1;
-        // The last refusal: (needs, GPU binding, blocker), valid until the next grant. A
-        // request with the same needs and binding is refused for the same reason and
-        // would block nothing new (use only grows within a pass), so it is skipped
-        // cheaply: the common case of a long line of identical waiters.
-        let mut refused: Option<(*const (HoldSlot, u64), Option<u32>, HoldIndex)> = None;
+        // The last refused run and its blocker, valid until the next grant. A run alike
+        // to it is refused for the same reason and would block nothing new (use only
+        // grows within a pass): it takes the blocker and joins the refused run.
+        let mut refused: Option<(usize, HoldIndex)> = None;
         let mut any_refused = false;
         let mut settled = true;
-        let mut k = 0;
-        while k < self.queue.len() {
-            if let Some((needs, gpu, blocker)) = refused {
-                let before = k;
-                for req in self.queue.range_mut(k..) {
-                    if !(std::ptr::eq(req.needs.as_ptr(), needs) && req.gpu == gpu) {
-                        break;
-                    }
-                    req.blocked_on = Some(blocker);
-                    k += 1;
-                }
-                if k == self.queue.len() {
-                    break;
-                }
-                if k > before {
+        let mut r = 0;
+        while r < self.runs.len() {
+            self.examined += 1;
+            if let Some((at, blocker)) = refused {
+                let run = &self.runs[r];
+                let last = &self.runs[at];
+                if last.alike(&run.needs, run.gpu) {
+                    debug_assert_eq!(at + 1, r, "the refused run is the previous one");
+                    let mut run = self.runs.remove(r).expect("index in range");
+                    self.runs[at].tokens.append(&mut run.tokens);
+                    debug_assert_eq!(self.runs[at].blocked_on, Some(blocker));
+                    self.spare.push(run.tokens);
                     continue;
                 }
             }
-            let req = &self.queue[k];
-            match self.fit(req) {
+            let run = &self.runs[r];
+            match self.fit(&run.needs, run.gpu) {
                 Ok(gpu) => {
-                    let req = if k == 0 {
-                        self.queue.pop_front()
-                    } else {
-                        self.queue.remove(k)
-                    };
-                    self.grant(req.expect("index in range"), gpu, granted);
+                    let run = &mut self.runs[r];
+                    let token = run.tokens.pop_front().expect("runs are never empty");
+                    let (needs, blocked_on) = (run.needs.clone(), run.blocked_on);
+                    if run.tokens.is_empty() {
+                        let run = self.runs.remove(r).expect("index in range");
+                        self.spare.push(run.tokens);
+                    }
+                    self.waiting -= 1;
+                    self.grant(token, needs, gpu, blocked_on, granted);
                     refused = None;
                     settled &= !any_refused;
                 }
                 Err(blocker) => {
                     // Keep its place in line on what it is short of (not on what it could
                     // take now), so it never blocks unrelated requests.
-                    let (gpu, needs) = (req.gpu, req.needs.clone());
+                    let (gpu, needs) = (run.gpu, run.needs.clone());
                     self.block(gpu, &needs);
-                    refused = Some((needs.as_ptr(), gpu, blocker));
+                    self.runs[r].blocked_on = Some(blocker);
+                    refused = Some((r, blocker));
                     any_refused = true;
-                    self.queue[k].blocked_on = Some(blocker);
-                    k += 1;
+                    r += 1;
                 }
             }
         }
@@ -291,15 +358,15 @@ impl<T> Holdables<T> {
         (lo..hi).map(move |g| some.then_some(g))
     }
 
-    /// Ok(chosen GPU) if the request fits now, else Err(the first instance that blocks it).
-    /// Several needs on one instance (e.g. two RAM holds released at different stages)
-    /// must fit together.
+    /// Ok(chosen GPU) if a request with these needs and binding fits now, else Err(the
+    /// first instance that blocks it). Several needs on one instance (e.g. two RAM holds
+    /// released at different stages) must fit together.
     #[inline]
-    fn fit(&self, req: &Request<T>) -> Result<Option<u32>, HoldIndex> {
+    fn fit(&self, needs: &[(HoldSlot, u64)], bound: Option<u32>) -> Result<Option<u32>, HoldIndex> {
         let mut first_blocker = None;
-        if let [(slot, a)] = *req.needs {
+        if let [(slot, a)] = *needs {
             // One need (a lock, a core): the common case, without the bookkeeping.
-            for g in self.candidates(req.gpu, &req.needs) {
+            for g in self.candidates(bound, needs) {
                 let i = slot.instance(g);
                 if !self.inst[i].refuses(a, self.pass) {
                     return Ok(g);
@@ -308,15 +375,15 @@ impl<T> Holdables<T> {
             }
             return Err(first_blocker.unwrap_or(0));
         }
-        for g in self.candidates(req.gpu, &req.needs) {
+        for g in self.candidates(bound, needs) {
             let mut ok = true;
-            for (k, &(slot, _)) in req.needs.iter().enumerate() {
+            for (k, &(slot, _)) in needs.iter().enumerate() {
                 let i = slot.instance(g);
                 // Judge an instance once, at its first need, for all needs on it.
-                if req.needs[..k].iter().any(|&(s, _)| s.instance(g) == i) {
+                if needs[..k].iter().any(|&(s, _)| s.instance(g) == i) {
                     continue;
                 }
-                if self.inst[i].refuses(total_on(&req.needs, g, i), self.pass) {
+                if self.inst[i].refuses(total_on(needs, g, i), self.pass) {
                     ok = false;
                     first_blocker.get_or_insert(i);
                     break;
@@ -434,7 +501,7 @@ mod tests {
         assert_eq!(g.iter().map(|g| g.token).collect::<Vec<_>>(), vec![1, 5, 2]);
         assert_eq!(g[2].blocked_on, Some(0));
         assert_eq!(h.waiting(), 2);
-        assert!(h.queue.iter().all(|r| r.blocked_on == Some(0)));
+        assert!(h.runs.iter().all(|r| r.blocked_on == Some(0)));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::time::SimTime;
 use super::fluid::{ClassId, ceil_to_u64};
 use super::holdable::{Grant, HoldIndex, Request};
 use super::observer::{Loss, Observer, Scope, StageRecord, StageRef};
-use super::{Engine, Event, StartWork, Work};
+use super::{Engine, Event, Overflowed, StartWork, Work};
 
 /// A job in flight (slots are reused, buffers and all, once a job finishes).
 pub(super) struct JobState {
@@ -99,6 +99,13 @@ impl Engine<'_> {
                 });
             }
         }
+    }
+
+    /// The name of the stage activity slot `a` runs (for error messages).
+    pub(super) fn stage_name_of(&self, a: usize) -> String {
+        self.model.workload.stages[self.activities[a].token.stage]
+            .name
+            .clone()
     }
 
     fn job(&self, job: usize) -> &JobState {
@@ -242,7 +249,10 @@ impl Engine<'_> {
             // Never slowed: it ends exactly its standalone time after now (rounded up to
             // the nanosecond, as a class would schedule it), and loses nothing.
             let end = self.now + ceil_to_u64(standalone_s * 1e9);
-            self.queue.push(end, Event::Done(a));
+            let stage = token.stage;
+            self.schedule(end, Event::Done(a), |e| Overflowed::StageEnd {
+                stage: e.model.workload.stages[stage].name.clone(),
+            });
         } else {
             let c = self
                 .fluid

@@ -152,12 +152,96 @@ pub enum EngineError {
     /// A stage draws on a rate resource the host does not have.
     #[error("stage '{stage}': draws on {target:?}, which does not exist")]
     MissingRateTarget { stage: String, target: RateTarget },
+    /// An event would fall beyond the nanosecond clock's range (about 584 years): the
+    /// model's durations or arrival times are out of range. Caught while running, as a
+    /// backstop to the load-time estimate.
+    #[error(
+        "the simulated clock overflowed at {now_s:.6e} s: {what} would fall beyond its range of about 584 years (2^64 ns)"
+    )]
+    ClockOverflow {
+        /// What was being scheduled.
+        what: Overflowed,
+        /// Simulated time when it was scheduled, seconds.
+        now_s: f64,
+    },
+    /// The run took more steps than its limit (for example a loop of zero-duration
+    /// stages that never lets time move on).
+    #[error(
+        "the run passed its limit of {limit} events (ready, start and end of stage instances) at {now_s:.6e} s with {jobs_completed} jobs finished"
+    )]
+    EventLimit {
+        /// The limit, in events counted as the load-time estimate counts them.
+        limit: u64,
+        /// Simulated time when it was reached, seconds.
+        now_s: f64,
+        /// Jobs finished by then.
+        jobs_completed: u64,
+    },
 }
 
-/// Runs `model` to completion, reporting to `observer`.
+impl EngineError {
+    /// True when the model given is at fault (out-of-range times, a run larger than its
+    /// limit), not the engine or a missing resource.
+    pub fn is_input(&self) -> bool {
+        matches!(
+            self,
+            EngineError::ClockOverflow { .. } | EngineError::EventLimit { .. }
+        )
+    }
+}
+
+/// What would have been scheduled beyond the clock's range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Overflowed {
+    /// The arrival of job `job` (0-based).
+    Arrival { job: u64 },
+    /// The end of an instance of this stage.
+    StageEnd { stage: String },
+}
+
+impl fmt::Display for Overflowed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Overflowed::Arrival { job } => write!(f, "the arrival of job {job}"),
+            Overflowed::StageEnd { stage } => write!(f, "the end of stage '{stage}'"),
+        }
+    }
+}
+
+/// Bounds a run checks while it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EngineLimits {
+    /// The most events (ready, start and end of stage instances, three per instance, as
+    /// the load-time estimate counts them) before the run stops with
+    /// [`EngineError::EventLimit`].
+    pub max_events: u64,
+}
+
+/// The default event limit (the load-time estimate's default cap).
+pub const DEFAULT_MAX_EVENTS: u64 = 1_000_000_000;
+
+impl Default for EngineLimits {
+    fn default() -> Self {
+        Self {
+            max_events: DEFAULT_MAX_EVENTS,
+        }
+    }
+}
+
+/// Runs `model` to completion, reporting to `observer`, under the default limits.
 pub fn simulate<O: Observer>(model: &Model, observer: &mut O) -> Result<RunSummary, EngineError> {
-    let mut engine = Engine::new(model)?;
-    Ok(engine.run(observer))
+    simulate_with(model, observer, EngineLimits::default())
+}
+
+/// Runs `model` to completion, reporting to `observer`, within `limits`.
+pub fn simulate_with<O: Observer>(
+    model: &Model,
+    observer: &mut O,
+    limits: EngineLimits,
+) -> Result<RunSummary, EngineError> {
+    let mut engine = Engine::new(model, limits)?;
+    engine.run(observer)
 }
 
 enum Event {
@@ -216,10 +300,15 @@ struct Engine<'m> {
     events: u64,
     started: u64,
     completed: u64,
+    /// Zero-time steps (readies, starts, finishes) left before the event limit.
+    steps_left: u64,
+    limits: EngineLimits,
+    /// Set when the run must stop with an error (checked once per event).
+    fault: Option<EngineError>,
 }
 
 impl<'m> Engine<'m> {
-    fn new(model: &'m Model) -> Result<Self, EngineError> {
+    fn new(model: &'m Model, limits: EngineLimits) -> Result<Self, EngineError> {
         let plan = Plan::compile(model)?;
         let r = &plan.resources;
         let holds = Holdables::new(
@@ -246,11 +335,14 @@ impl<'m> Engine<'m> {
             events: 0,
             started: 0,
             completed: 0,
+            steps_left: limits.max_events,
+            limits,
+            fault: None,
             plan,
         })
     }
 
-    fn run<O: Observer>(&mut self, obs: &mut O) -> RunSummary {
+    fn run<O: Observer>(&mut self, obs: &mut O) -> Result<RunSummary, EngineError> {
         obs.resources(&self.plan.resources.rates, &self.plan.resources.holds);
         let total = self.model.arrivals.jobs;
         match &self.model.arrivals.kind {
@@ -289,9 +381,12 @@ impl<'m> Engine<'m> {
                 }
             }
             self.drain(obs);
-            if self.completed >= total {
+            if self.fault.is_some() || self.completed >= total {
                 break;
             }
+        }
+        if let Some(fault) = self.fault.take() {
+            return Err(fault);
         }
         obs.finished(self.now);
         let stalled = (self.completed < total).then(|| Stall {
@@ -299,13 +394,35 @@ impl<'m> Engine<'m> {
             jobs_total: total,
             waiting_instances: self.holds.waiting(),
         });
-        RunSummary {
+        Ok(RunSummary {
             events: self.events,
             end: self.now,
             jobs_completed: self.completed,
             jobs_started: self.started,
             stalled,
+        })
+    }
+
+    /// Stops the run with `fault` (the first one wins); the loop returns it after the
+    /// current event.
+    #[cold]
+    fn fail(&mut self, fault: EngineError) {
+        self.work.clear();
+        self.fault.get_or_insert(fault);
+    }
+
+    /// Schedules `event` at `at`, or fails the run when `at` is beyond the clock's range
+    /// (the arithmetic saturates there).
+    fn schedule(&mut self, at: SimTime, event: Event, what: impl FnOnce(&Self) -> Overflowed) {
+        if at == SimTime::NEVER {
+            let what = what(self);
+            self.fail(EngineError::ClockOverflow {
+                what,
+                now_s: self.now.as_secs(),
+            });
+            return;
         }
+        self.queue.push(at, event);
     }
 
     fn advance_to(&mut self, t: SimTime) {
@@ -319,7 +436,8 @@ impl<'m> Engine<'m> {
         }
         let kind = &self.model.arrivals.kind;
         if let Some(at) = self.arrivals.next(kind, self.now, self.started) {
-            self.queue.push(at, Event::Arrival);
+            let job = self.started;
+            self.schedule(at, Event::Arrival, |_| Overflowed::Arrival { job });
         }
     }
 
@@ -328,6 +446,15 @@ impl<'m> Engine<'m> {
     fn drain<O: Observer>(&mut self, obs: &mut O) {
         loop {
             while let Some(w) = self.work.pop_front() {
+                if self.steps_left == 0 {
+                    self.fail(EngineError::EventLimit {
+                        limit: self.limits.max_events,
+                        now_s: self.now.as_secs(),
+                        jobs_completed: self.completed,
+                    });
+                    return;
+                }
+                self.steps_left -= 1;
                 match w {
                     Work::Ready { job, stage, scope } => self.on_ready(obs, job, stage, scope),
                     Work::Start(grant) => self.on_start(obs, grant),
@@ -341,7 +468,12 @@ impl<'m> Engine<'m> {
                 obs.rates_changed(self.now, usage, latency_slowdown);
             }
             let queue = &mut self.queue;
+            let mut beyond = None;
             self.fluid.reschedule(self.now, |due: Due| {
+                if due.at == SimTime::NEVER {
+                    beyond = Some(due.class);
+                    return;
+                }
                 queue.push(
                     due.at,
                     Event::ClassDue {
@@ -350,6 +482,18 @@ impl<'m> Engine<'m> {
                     },
                 )
             });
+            if let Some(class) = beyond {
+                let stage = self
+                    .fluid
+                    .next_member(class)
+                    .map(|a| self.stage_name_of(a))
+                    .unwrap_or_default();
+                self.fail(EngineError::ClockOverflow {
+                    what: Overflowed::StageEnd { stage },
+                    now_s: self.now.as_secs(),
+                });
+                return;
+            }
             if self.work.is_empty() {
                 break;
             }
