@@ -6,6 +6,7 @@
 //! valgrind --tool=callgrind target/release/examples/profile_engine mm16 50000
 //! valgrind --tool=callgrind target/release/examples/profile_engine mm16-metrics 50000
 //! valgrind --tool=callgrind target/release/examples/profile_engine c2 100 30
+//! valgrind --tool=callgrind target/release/examples/profile_engine ps 50000
 //! ```
 
 use std::path::Path;
@@ -92,7 +93,21 @@ fn main() {
             println!("seconds per proof {:.6}", r.seconds_per_job);
             r.engine_events
         }
-        other => panic!("unknown workload {other} (mm16, mm16-metrics, c2)"),
+        "ps" => {
+            // M/M/1-PS of the peer benchmark, with metrics (what `bwsim run --no-ideal` does).
+            let path =
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peers/scenarios/ps.toml");
+            let sets = [
+                format!("arrivals.jobs={n}"),
+                "arrivals.warmup_jobs=0".into(),
+            ];
+            let m = bwsim::scenario::load(&path, &sets).expect("loads").model;
+            let r =
+                run_model_with(&m, RunOptions { ideal: false }, &mut NullObserver).expect("runs");
+            println!("mean response {:.6} s", r.response_mean_s);
+            r.engine_events
+        }
+        other => panic!("unknown workload {other} (mm16, mm16-metrics, c2, ps)"),
     };
     let wall = started.elapsed().as_secs_f64();
     println!(

@@ -32,8 +32,10 @@ import re
 import sys
 
 Z = 3.0
-TOOLS = ("bwsim", "simpy", "nexosim")
-NAMES = {"bwsim": "bwsim", "simpy": "SimPy", "nexosim": "nexosim"}
+TOOLS = ("bwsim", "simpy", "nexosim", "floor")
+NAMES = {"bwsim": "bwsim", "simpy": "SimPy", "nexosim": "nexosim", "floor": "floor (bare Rust loop)"}
+# The floor is a bare event loop written for M/M/16 only (src/floor.rs).
+FLOOR_MODELS = ("mm16",)
 MODELS = {
     # model: (label, stage name in the bwsim scenario)
     "mm16": ("M/M/16 FIFO, rho=0.9", "service"),
@@ -152,6 +154,8 @@ def main():
     for model, (label, stage) in MODELS.items():
         res = {}
         for tool in TOOLS:
+            if tool == "floor" and model not in FLOOR_MODELS:
+                continue
             if tool == "bwsim":
                 r = load_median(d, f"bwsim-{model}", lambda t, n, s=stage: parse_bwsim(t, n, s))
             else:
@@ -175,6 +179,8 @@ def main():
         results[model] = res
         a = ANALYTIC[model]
         for tool in TOOLS:
+            if tool == "floor" and model not in FLOOR_MODELS:
+                continue
             r = res.get(tool)
             if r is None:
                 rows.append([label, NAMES[tool], "-", "-", "-", "-", "-", "-", "pending", "-", f"{a:.4f}", "-", "-"])
@@ -225,7 +231,16 @@ def main():
         b = res["bwsim"]["events_per_s"]
         peers = [t for t in ("simpy", "nexosim") if t in res]
         parts = [f"bwsim/{NAMES[t]} = {b / res[t]['events_per_s']:.2f}x" for t in peers]
-        print(f"{label}: " + ", ".join(parts) + " in events/s (issue 6 targets: >= 50x SimPy, >= 1x nexosim)")
+        print(f"{label}: " + ", ".join(parts) + " in events/s (issue 14 target: >= 100x SimPy)")
+        if "floor" in res:
+            print(f"{' ' * len(label)}  bwsim = {100 * b / res['floor']['events_per_s']:.0f}% of the floor"
+                  f" ({b / 1e6:.2f} vs {res['floor']['events_per_s'] / 1e6:.2f} M events/s; issue 14 target: >= 50%),"
+                  f" nexosim = {100 * res['nexosim']['events_per_s'] / res['floor']['events_per_s']:.0f}%" if "nexosim" in res else "")
+        else:
+            floor = results["mm16"].get("floor")
+            if floor:
+                print(f"{' ' * len(label)}  bwsim = {100 * b / floor['events_per_s']:.0f}% of the M/M/16 floor's events/s"
+                      " (no PS floor: a reference only)")
         # The same ratio from CPU time (events are equal, so it is a CPU-time ratio).
         if res["bwsim"].get("cpu_s") and all(res[t].get("cpu_s") for t in peers):
             cpu = [f"bwsim/{NAMES[t]} = {res[t]['cpu_s'] / res['bwsim']['cpu_s']:.2f}x" for t in peers]
@@ -251,7 +266,7 @@ def main():
     if bwsim_missing:
         print("SimPy and nexosim agree with the analytic values; bwsim's rows are PENDING (bwsim could not be run, see above).")
         sys.exit(3)
-    print(f"All three tools agree with the analytic mean response times and with each other (|z| <= {Z:g}).")
+    print(f"All tools agree with the analytic mean response times and with each other (|z| <= {Z:g}).")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Peer benchmark: bwsim vs SimPy vs nexosim on the same two models, same machine,
-# one run. Builds everything, runs each tool REPEATS times per model (the run
-# with the median wall time is reported), measures peak RSS with
-# /usr/bin/time -v, and prints one table (report.py).
+# Peer benchmark: bwsim vs SimPy vs nexosim on the same two models, and against the
+# floor (a bare Rust M/M/16 loop, src/floor.rs), same machine, one run. Builds
+# everything, runs each tool REPEATS times per model (the run with the median
+# wall time is reported), measures peak RSS with /usr/bin/time -v, and prints
+# one table (report.py).
 #
 #   benches/peers/run.sh                 # 10^6 jobs per model, 3 repeats
 #   JOBS=100000 REPEATS=1 benches/peers/run.sh   # quick smoke run
@@ -44,6 +45,7 @@ PY=$HERE/.venv/bin/python
 say "building the nexosim peer (benches/peers, release)"
 (cd "$HERE" && cargo build --release --quiet) || { say "nexosim peer build failed"; exit 1; }
 NEXOSIM=$HERE/target/release/nexosim-peers
+FLOOR=$HERE/target/release/floor-mm16
 
 BWSIM_OK=1
 if [ -n "${BWSIM:-}" ]; then
@@ -84,6 +86,11 @@ for model in mm16 ps; do
         say "$model run $r/$REPEATS: nexosim"
         measure "nexosim-$model.r$r" "$NEXOSIM" $model "$JOBS" "$WARMUP" "$SEED" \
             || say "nexosim $model failed: $(head -c 400 "$RES/nexosim-$model.r$r.err")"
+        if [ "$model" = mm16 ]; then
+            say "$model run $r/$REPEATS: floor (bare Rust loop)"
+            measure "floor-$model.r$r" "$FLOOR" "$JOBS" "$WARMUP" "$SEED" \
+                || say "floor $model failed: $(head -c 400 "$RES/floor-$model.r$r.err")"
+        fi
         if [ "$BWSIM_OK" = 1 ]; then
             say "$model run $r/$REPEATS: bwsim"
             if ! bwsim_run "bwsim-$model.r$r" $model "$JOBS"; then

@@ -216,6 +216,7 @@ impl Fluid {
         }
         class.last = now;
     }
+
     /// The member of `class` that finishes next (to name it when its end is out of range).
     pub fn next_member(&self, class: ClassId) -> Option<MemberId> {
         self.classes[class.0]
@@ -329,6 +330,10 @@ impl Fluid {
     /// Hands each touched class's next completion to `schedule` (unless already queued
     /// for that time), and retires classes that emptied.
     pub fn reschedule(&mut self, now: SimTime, mut schedule: impl FnMut(Due)) {
+        if self.touched.is_empty() {
+            // The common case when only unshared activities started or ended.
+            return;
+        }
         let mut touched = std::mem::take(&mut self.touched);
         if touched.len() > 1 {
             touched.sort_unstable();

@@ -364,6 +364,14 @@ impl<T> Holdables<T> {
     #[inline]
     fn fit(&self, needs: &[(HoldSlot, u64)], bound: Option<u32>) -> Result<Option<u32>, HoldIndex> {
         let mut first_blocker = None;
+        if let [(HoldSlot::Global(i), a)] = *needs {
+            // One host-wide need (a lock, cores): the commonest case, one check.
+            return if self.inst[i].refuses(a, self.pass) {
+                Err(i)
+            } else {
+                Ok(bound)
+            };
+        }
         if let [(slot, a)] = *needs {
             // One need (a lock, a core): the common case, without the bookkeeping.
             for g in self.candidates(bound, needs) {

@@ -303,16 +303,27 @@ impl Engine<'_> {
     /// Releases the holds due at the end of this instance's slot.
     fn release_holds(&mut self, token: &Token) {
         let slot = self.slot(token.stage, token.scope);
+        let held = &mut self.jobs[token.job].held;
+        if held.is_empty() {
+            return;
+        }
         let mut released = std::mem::take(&mut self.released);
         released.clear();
-        let held = &mut self.jobs[token.job].held;
-        held.retain(|&(s, i, amount)| {
-            let due = s == slot;
-            if due {
+        if let [(s, i, amount)] = held[..] {
+            // One hold (a lock, a core): released here or not at all.
+            if s == slot {
+                held.clear();
                 released.push((i, amount));
             }
-            !due
-        });
+        } else {
+            held.retain(|&(s, i, amount)| {
+                let due = s == slot;
+                if due {
+                    released.push((i, amount));
+                }
+                !due
+            });
+        }
         if !released.is_empty() {
             self.holds
                 .release(&released, &mut StartWork(&mut self.work));
