@@ -3,8 +3,9 @@
 //! A few cases go through the binary, whose exit code must be 0, 1 or 2.
 //!
 //! CI runs a bounded number of cases (about a minute on 2 cores); set `PROPTEST_CASES`
-//! for longer runs. Inputs worth keeping live in `tests/fuzz_corpus/` and are replayed
-//! by `corpus_replays_without_panic`.
+//! for longer runs. Inputs worth keeping live in `tests/fuzz_corpus/` (scenario files as
+//! `.toml`, sweep `--param` arguments one per line as `.spec`) and are replayed by
+//! `corpus_replays_without_panic`.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -263,6 +264,19 @@ fn corpus_replays_without_panic() {
             let text = std::fs::read_to_string(&p).unwrap();
             load_and_run(text, Vec::new());
             n += 1;
+        }
+        // Sweep `--param` arguments, one per line: parsed, never a panic.
+        if p.extension().is_some_and(|e| e == "spec") {
+            for arg in std::fs::read_to_string(&p).unwrap().lines() {
+                let arg = arg.to_string();
+                let parsed = within(Duration::from_secs(5), move || {
+                    bwsim::sweep::parse_param(&arg).map(|p| p.values.len())
+                });
+                if let Ok(len) = parsed {
+                    assert!(len <= bwsim::sweep::spec::MAX_VALUES);
+                }
+                n += 1;
+            }
         }
     }
     assert!(n > 0, "no corpus in {}", dir.display());

@@ -22,7 +22,13 @@ pub(crate) fn expand(spec: &str, s: &str) -> Result<Vec<ParamValue>, SpecError> 
             "'...' is not a range; write START..END",
         ));
     }
-    let (start, end) = bounds.split_once("..").expect("caller checked for '..'");
+    // The caller saw '..' somewhere in the SPEC, but it may lie after the ':' (":..").
+    let Some((start, end)) = bounds.split_once("..") else {
+        return Err(SpecError::invalid(
+            spec,
+            "a range is START..END[:STEP]: no '..' before the ':'",
+        ));
+    };
     let (start, end) = (start.trim(), end.trim());
     if start.is_empty() {
         return Err(SpecError::invalid(

@@ -132,6 +132,9 @@ mod tests {
             ("4,abc", "'abc' is not an integer"),
             ("1..1000000", "more than"),
             ("1...5", "'...'"),
+            // Found by the fuzz harness: '..' only after the ':' panicked.
+            (":..", "no '..' before the ':'"),
+            ("1:..5", "no '..' before the ':'"),
         ];
         for (spec, needle) in cases {
             let err = parse_spec(spec).unwrap_err().to_string();
