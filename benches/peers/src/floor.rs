@@ -73,9 +73,11 @@ fn main() {
         } else {
             stats.record((now - (what - 1)) as f64 * 1e-9);
             match waiting.pop_front() {
-                Some(arrived) => {
-                    push(&mut heap, now + nanos(service.sample(&mut rng)), arrived + 1)
-                }
+                Some(arrived) => push(
+                    &mut heap,
+                    now + nanos(service.sample(&mut rng)),
+                    arrived + 1,
+                ),
                 None => busy -= 1,
             }
         }

@@ -121,7 +121,7 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            if x % 3 != 0 {
+            if !x.is_multiple_of(3) {
                 seq += 1;
                 let t = x % 50;
                 q.push(SimTime(t), seq);
