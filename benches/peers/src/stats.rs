@@ -18,12 +18,7 @@ pub struct ResponseStats {
 impl ResponseStats {
     pub fn new(jobs: u64, warmup: u64) -> Self {
         let batch_size = ((jobs - warmup) / BATCHES).max(1);
-        Self {
-            warmup,
-            batch_size,
-            completed: 0,
-            batch_sums: vec![0.0; BATCHES as usize],
-        }
+        Self { warmup, batch_size, completed: 0, batch_sums: vec![0.0; BATCHES as usize] }
     }
 
     /// Record one job's response time; the first `warmup` completions are dropped
@@ -43,11 +38,7 @@ impl ResponseStats {
     /// Grand mean and its standard error from the batch means.
     pub fn mean_and_se(&self) -> (f64, f64) {
         let n = BATCHES as f64;
-        let means: Vec<f64> = self
-            .batch_sums
-            .iter()
-            .map(|s| s / self.batch_size as f64)
-            .collect();
+        let means: Vec<f64> = self.batch_sums.iter().map(|s| s / self.batch_size as f64).collect();
         let mean = means.iter().sum::<f64>() / n;
         let var = means.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (n - 1.0);
         (mean, (var / n).sqrt())
