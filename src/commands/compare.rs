@@ -199,6 +199,12 @@ fn best_setting(
         daily_usd,
         usd_per_proof: daily_usd / proofs_per_day,
         points: table.rows.len(),
+        at_search_edge: plan
+            .grid
+            .params
+            .iter()
+            .zip(&row.values)
+            .any(|(p, v)| p.values.len() > 1 && p.values.last() == Some(v)),
     })
 }
 

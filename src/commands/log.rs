@@ -227,7 +227,15 @@ fn draw(source: &str, a: &LogAnalysis, file: &Path) -> anyhow::Result<Vec<PathBu
     crate::plot::render(
         &crate::plot::log::LogChart {
             source,
-            analysis: a,
+            end_ms: a.window_ms.1,
+            jobs: &a.jobs_in_flight.series,
+            stages: a
+                .stages
+                .iter()
+                .map(|s| (s.name.as_str(), s.in_flight.as_slice()))
+                .collect(),
+            gpus_busy: &a.gpus_busy,
+            gpus: a.gpus,
         },
         &dir,
         &stem,

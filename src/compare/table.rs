@@ -27,6 +27,8 @@ pub struct Outcome {
     pub usd_per_proof: f64,
     /// Settings searched.
     pub points: usize,
+    /// The best setting is the largest value searched of some knob: more might be better.
+    pub at_search_edge: bool,
 }
 
 /// One host's row: its profile, the overrides it became, and the result (or why none).
@@ -78,7 +80,7 @@ pub fn markdown(
                 h.dram_gbps(),
                 o.proofs_per_day,
                 o.seconds_per_proof,
-                o.best.join(", "),
+                o.best.join(", ") + if o.at_search_edge { " *" } else { "" },
                 o.bottleneck,
                 o.ram_needed_gib,
                 money(o.usd_per_proof)
@@ -114,6 +116,14 @@ pub fn markdown(
                 "No host reaches {asked:.0} proofs/day (none ran).\n"
             )),
         }
+    }
+    if rows
+        .iter()
+        .any(|r| r.outcome.as_ref().is_ok_and(|o| o.at_search_edge))
+    {
+        s.push_str(
+            "\n\\* the best setting is the largest value searched: widen the search (`--search`) to see whether more is better still.\n",
+        );
     }
     s.push_str("\nAssumptions:\n");
     s.push_str(&format!(

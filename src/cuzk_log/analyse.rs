@@ -343,7 +343,8 @@ pub fn analyse(log: &ParsedLog, warmup_jobs: usize) -> LogAnalysis {
         jobs: job_end.len(),
         warmup_jobs: warmup_jobs.min(job_end.len()),
         gpus,
-        gpu_bracketed_busy_frac: frac(busy.values().sum()),
+        // + 0.0: an empty f64 sum is -0.0, which would print as "-0.0%".
+        gpu_bracketed_busy_frac: frac(busy.values().sum::<f64>() + 0.0),
         gpu_gap_ms: Distribution::of(gaps),
         gpu_timer_busy_frac: gpu_total_in_window.map(frac),
         timers,

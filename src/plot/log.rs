@@ -9,14 +9,21 @@ use super::common::{axis_range, builder, layout, mesh};
 use super::legend::{Entry, Swatch};
 use super::render::Chart;
 use super::style::{INK, color, fmt_tick};
-use crate::cuzk_log::LogAnalysis;
 
-/// The log chart.
+/// The log chart's data: step series of (time ms, count) at every change.
 pub struct LogChart<'a> {
     /// The log file(s), for the title.
     pub source: &'a str,
-    /// The analysis.
-    pub analysis: &'a LogAnalysis,
+    /// End of the log, ms (the series hold their last level until then).
+    pub end_ms: f64,
+    /// Jobs in flight.
+    pub jobs: &'a [(f64, usize)],
+    /// Each stage's name and in-flight series.
+    pub stages: Vec<(&'a str, &'a [(f64, usize)])>,
+    /// GPUs with a bracket open.
+    pub gpus_busy: &'a [(f64, usize)],
+    /// GPUs in the log.
+    pub gpus: usize,
 }
 
 /// A step line through (time ms, level) changes, in seconds, held until `end_s`.
@@ -46,16 +53,13 @@ impl Chart for LogChart<'_> {
     where
         DB::ErrorType: 'static,
     {
-        let a = self.analysis;
-        let end_s = a.window_ms.1 / 1e3;
-        let mut lines: Vec<(String, Vec<(f64, f64)>)> = vec![(
-            "jobs in flight".into(),
-            steps(&a.jobs_in_flight.series, end_s),
-        )];
-        for s in &a.stages {
-            lines.push((format!("{} in flight", s.name), steps(&s.in_flight, end_s)));
+        let end_s = self.end_ms / 1e3;
+        let mut lines: Vec<(String, Vec<(f64, f64)>)> =
+            vec![("jobs in flight".into(), steps(self.jobs, end_s))];
+        for (name, series) in &self.stages {
+            lines.push((format!("{name} in flight"), steps(series, end_s)));
         }
-        let gpu = steps(&a.gpus_busy, end_s);
+        let gpu = steps(self.gpus_busy, end_s);
         let mut legend: Vec<Entry> = lines
             .iter()
             .enumerate()
@@ -72,13 +76,15 @@ impl Chart for LogChart<'_> {
             .fold(1.0_f64, f64::max);
         let mut chart = builder(&top).build_cartesian_2d(x.0..x.1, 0.0..top_hi * 1.1)?;
         mesh(&mut chart, "time (s)", "in flight", &|v| fmt_tick(*v))?;
-        for (i, (_, pts)) in lines.iter().enumerate() {
+        // Jobs last and thicker, so stages at the same level do not hide it.
+        for (i, (_, pts)) in lines.iter().enumerate().rev() {
+            let width = if i == 0 { 3 } else { 2 };
             chart.draw_series(LineSeries::new(
                 pts.iter().copied(),
-                color(i).stroke_width(2),
+                color(i).stroke_width(width),
             ))?;
         }
-        let gpus = a.gpus.max(1) as f64;
+        let gpus = self.gpus.max(1) as f64;
         let mut chart = builder(&bottom).build_cartesian_2d(x.0..x.1, 0.0..gpus * 1.15)?;
         mesh(&mut chart, "time (s)", "GPUs busy (bracketed)", &|v| {
             fmt_tick(*v)
