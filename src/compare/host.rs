@@ -340,7 +340,7 @@ power_w = 400
             (
                 "mts = 4800",
                 "mts = 4800\nspeed = 1",
-                "dram",
+                "dram.speed",
                 "unknown field `speed`",
             ),
             ("channels = 2\n", "", "dram", "give channels and mts"),
