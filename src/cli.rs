@@ -32,6 +32,9 @@ pub enum Command {
     /// Run a scenario over a parameter grid (several seeds per point, in parallel) and
     /// write sweep.csv, sweep.json and plots.
     Sweep(SweepCli),
+    /// Compare host profiles on a scenario: each host's best concurrency, proofs/day,
+    /// bottleneck, RAM and $/proof as a Markdown table (or JSON) and a chart.
+    Compare(CompareArgs),
     /// Redraw a sweep's plots from its sweep.csv without simulating.
     Plot(PlotCli),
     /// Read cuzk daemon logs (TIMELINE and CUZK_TIMING lines): GPU utilisation, gaps
@@ -235,7 +238,11 @@ pub struct CheckArgs {
 
 /// Arguments of `bwsim sweep`.
 #[derive(Debug, Clone, clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct SweepCli {
+    /// `merge`: join the folders of a sharded sweep (otherwise: run a sweep).
+    #[command(subcommand)]
+    pub action: Option<SweepAction>,
     /// Scenario file (TOML); not needed with --resume.
     #[arg(required_unless_present = "resume")]
     pub scenario: Option<PathBuf>,
@@ -265,9 +272,71 @@ pub struct SweepCli {
     /// points (the other flags come from its manifest).
     #[arg(long, value_name = "DIR", conflicts_with_all = ["scenario", "params", "sets", "seed"])]
     pub resume: Option<PathBuf>,
+    /// Run only slice I of N of the grid (I from 0 to N-1; point k belongs to shard
+    /// k mod N, with the seeds of the whole grid) and write shard.json; join the slices
+    /// with `bwsim sweep merge`.
+    #[arg(long, value_name = "I/N", value_parser = crate::sweep::ShardSpec::parse, conflicts_with = "resume")]
+    pub shard: Option<crate::sweep::ShardSpec>,
     /// Test hook: stop as if interrupted after N points are saved.
     #[arg(long, value_name = "N", hide = true)]
     pub stop_after: Option<usize>,
+}
+
+/// Subcommands of `bwsim sweep`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum SweepAction {
+    /// Join the folders of a sharded sweep (`--shard I/N` runs, every I once) into the
+    /// sweep.csv, sweep.json and plots a sweep on one machine writes.
+    Merge(SweepMergeCli),
+}
+
+/// Arguments of `bwsim sweep merge`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SweepMergeCli {
+    /// Shard output folders, in any order.
+    #[arg(required = true, value_name = "DIR")]
+    pub shards: Vec<PathBuf>,
+    /// Folder for the merged outputs, new or empty.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+/// Arguments of `bwsim compare`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CompareArgs {
+    /// Scenario file (TOML), e.g. scenarios/c2-32g-cuzk.toml.
+    pub scenario: PathBuf,
+    /// A host profile (repeatable), e.g. scenarios/hosts/c2-reference.toml.
+    #[arg(long = "host", value_name = "FILE", required = true)]
+    pub hosts: Vec<PathBuf>,
+    /// A knob to search per host, KEY=SPEC as for `sweep` (repeatable) [default: every
+    /// [params] knob named *concurrency, over 1..2 x its default in at most 16 steps].
+    #[arg(long = "search", value_name = "KEY=SPEC")]
+    pub search: Vec<String>,
+    /// Override a scenario key for every host (before the host's own overrides).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Seeds per searched setting.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub seeds: u32,
+    /// Worker threads [default: all cores].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
+    /// Years a purchase price is written off over.
+    #[arg(long, default_value_t = crate::compare::cost::DEFAULT_AMORTISE_YEARS)]
+    pub amortise_years: f64,
+    /// Electricity price, US dollars per kWh (for hosts with power_w).
+    #[arg(long, default_value_t = crate::compare::cost::DEFAULT_POWER_PRICE_PER_KWH)]
+    pub power_price_per_kwh: f64,
+    /// Name the cheapest fleet (k hosts of one kind) that reaches this many proofs/day.
+    #[arg(long, value_name = "N")]
+    pub target_proofs_per_day: Option<f64>,
+    /// Draw the chart to FILE (.png) and beside it the .svg.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
 }
 
 /// Arguments of `bwsim plot`.
@@ -316,6 +385,25 @@ pub struct LogArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Run this scenario at the log's concurrency (the time-weighted median of jobs in
+    /// flight, as arrivals.concurrency) and show log and model stage by stage.
+    #[arg(long, value_name = "SCENARIO")]
+    pub against: Option<PathBuf>,
+    /// Override a key of the --against scenario (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE", requires = "against")]
+    pub sets: Vec<String>,
+    /// Fit the --against scenario's durations that the log observes (a stage whose
+    /// duration_s is "$param", bracketed by markers or a timer) and write them to
+    /// --fit-out as a scenario that includes the original.
+    #[arg(long, requires = "against")]
+    pub fit: bool,
+    /// Where --fit writes [default: fit.toml].
+    #[arg(long, value_name = "FILE", requires = "fit")]
+    pub fit_out: Option<PathBuf>,
+    /// Draw jobs in flight, stages in flight and GPUs busy over time to FILE (.png, and
+    /// the .svg beside it).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
 }
 
 /// `--seed`: a whole number in the seed's range (u64), with a message that says so

@@ -11,6 +11,7 @@ pub mod analysis;
 pub mod calibrate;
 pub mod cli;
 pub mod commands;
+pub mod compare;
 pub mod cuzk_log;
 pub mod input_file;
 pub mod output;

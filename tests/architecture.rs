@@ -22,6 +22,7 @@ const LAYERS: &[&[&str]] = &[
     &["calibrate"],
     &["plot"],
     &["cuzk_log"],
+    &["compare"],
     &["replay"],
     &["cli"],
     &["commands"],

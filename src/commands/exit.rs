@@ -88,6 +88,21 @@ impl Classify for crate::replay::ReplayInputError {
         Kind::Input
     }
 }
+impl Classify for crate::sweep::MergeError {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
+impl Classify for crate::compare::HostError {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
+impl Classify for crate::compare::CompareInputError {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
 impl Classify for super::sweep::ResumeError {
     fn kind(&self) -> Kind {
         Kind::Input
@@ -119,6 +134,9 @@ classified_errors!(
     OutputError,
     crate::replay::ReplayInputError,
     super::sweep::ResumeError,
+    crate::sweep::MergeError,
+    crate::compare::HostError,
+    crate::compare::CompareInputError,
     crate::cuzk_log::LogInputError,
 );
 
@@ -158,6 +176,7 @@ mod tests {
             }
             .into(),
             super::super::sweep::ResumeError("x".into()).into(),
+            crate::sweep::MergeError("x".into()).into(),
             crate::replay::ReplayInputError("x".into()).into(),
         ];
         for e in input {

@@ -4,12 +4,14 @@
 
 pub mod calibrate;
 pub mod check;
+pub mod compare;
 pub mod exit;
 pub mod log;
 pub mod plot;
 pub mod replay;
 pub mod run;
 pub mod sweep;
+pub mod sweep_merge;
 pub mod validate;
 
 use crate::cli::Command;
@@ -19,6 +21,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Run(args) => run::run(args),
         Command::Check(args) => check::check(args),
+        Command::Compare(args) => compare::compare(args),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Plot(args) => plot::plot(args),
         Command::Log(args) => log::log(args),

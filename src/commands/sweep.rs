@@ -3,7 +3,9 @@
 //! folder beside it, saving each finished point to a journal, then write sweep.csv,
 //! sweep.json, the plots and a manifest and rename the staging folder into place. So a
 //! folder is whole or absent, and `--resume DIR` finishes an interrupted sweep to the
-//! same bytes as an uninterrupted one.
+//! same bytes as an uninterrupted one. With `--shard I/N` only that slice of the grid
+//! runs and the folder holds shard.json instead (`sweep merge`, in
+//! [`super::sweep_merge`], joins the slices).
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -15,14 +17,16 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::cli::SweepCli;
+use crate::cli::{SweepAction, SweepCli};
 use crate::output::{OutputError, StagedDir, default_folder, print_stdout, reserve_unique_folder};
 use crate::sweep::json::SweepMeta;
 use crate::sweep::knee::{self, KNEE_TOLERANCE, Knee};
 use crate::sweep::seeds::point_seeds;
+use crate::sweep::shard::SHARD_FORMAT;
 use crate::sweep::{
-    PointRun, ProgressMode, ScenarioSimulator, Simulator, SweepArgs, SweepPlan, SweepTable,
-    aggregate_table, execute, plan, write_results,
+    PointRun, ProgressMode, SHARD_FILE, ScenarioSimulator, ShardFile, ShardPoint, ShardSpec,
+    Simulator, SweepArgs, SweepIdentity, SweepPlan, SweepTable, aggregate_table, execute, plan,
+    write_results,
 };
 
 /// The manifest in every sweep folder: inputs, point count, seeds, files.
@@ -48,25 +52,32 @@ pub struct SweepOutcome {
     pub files: Vec<PathBuf>,
     /// Wall-clock seconds of the simulations (of this attempt, when resumed).
     pub wall_s: f64,
+    /// The slice that ran, for a `--shard` sweep (the table then holds its points only).
+    pub shard: Option<ShardSpec>,
+    /// Points in the whole grid.
+    pub grid_points: usize,
 }
 
 /// The manifest's content.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct Manifest {
+pub(crate) struct Manifest {
     /// "partial" while running, "complete" once renamed into place.
-    status: String,
-    bwsim_version: String,
+    pub status: String,
+    pub bwsim_version: String,
     /// The sweep's flags, enough to rerun or resume it.
-    inputs: SweepArgs,
+    pub inputs: SweepArgs,
     /// The base of the per-point seeds (the scenario's seed unless `--seed`).
-    base_seed: u64,
-    points: usize,
-    seeds_per_point: usize,
-    files: Vec<String>,
+    pub base_seed: u64,
+    pub points: usize,
+    pub seeds_per_point: usize,
+    pub files: Vec<String>,
 }
 
 /// Runs `bwsim sweep` with the real engine; exit 1 when any point stalled.
 pub fn sweep(cli: SweepCli) -> anyhow::Result<()> {
+    if let Some(SweepAction::Merge(merge)) = cli.action {
+        return super::sweep_merge::merge(merge);
+    }
     let stop_after = cli.stop_after;
     let (out, seeds) = match &cli.resume {
         Some(dir) => {
@@ -92,6 +103,7 @@ pub fn sweep(cli: SweepCli) -> anyhow::Result<()> {
                 out: cli.out,
                 sets: cli.sets,
                 seed: cli.seed,
+                shard: cli.shard,
             };
             let sim = ScenarioSimulator::new(&args.scenario);
             let out = start(&args, &sim, ProgressMode::Auto, stop_after)?;
@@ -198,6 +210,11 @@ fn finish(
     stop_after: Option<usize>,
     reserved: bool,
 ) -> anyhow::Result<SweepOutcome> {
+    // A shard's files must be known to the merge: hash them before simulating.
+    let scenario_hash = match plan.shard {
+        Some(_) => sim.fingerprint(&plan.opts.base_sets)?,
+        None => String::new(),
+    };
     let journal_path = staged.file(JOURNAL);
     let journal = Mutex::new(open_journal(&journal_path)?);
     let saved = AtomicUsize::new(0);
@@ -239,16 +256,25 @@ fn finish(
     drop(journal);
 
     let table = aggregate_table(plan, &runs);
-    let meta = SweepMeta {
-        scenario_path: manifest.inputs.scenario.display().to_string(),
-        base_seed: plan.opts.base_seed,
-        base_sets: plan.opts.base_sets.clone(),
-        seeds: plan.opts.seeds,
-        jobs: plan.opts.jobs,
-        wall_s,
+    let files = match plan.shard {
+        Some(shard) => {
+            let file = shard_file(plan, shard, &manifest.inputs, scenario_hash, &runs, wall_s);
+            vec![write_shard(&file, &staged.staging)?]
+        }
+        None => {
+            let meta = SweepMeta {
+                scenario_path: manifest.inputs.scenario.display().to_string(),
+                base_seed: plan.opts.base_seed,
+                base_sets: plan.opts.base_sets.clone(),
+                seeds: plan.opts.seeds,
+                jobs: plan.opts.jobs,
+                wall_s,
+            };
+            let mut files = write_results(plan, &table, &runs, &meta, &staged.staging)?;
+            files.extend(crate::plot::sweep_plots(&table, &staged.staging)?);
+            files
+        }
     };
-    let mut files = write_results(plan, &table, &runs, &meta, &staged.staging)?;
-    files.extend(crate::plot::sweep_plots(&table, &staged.staging)?);
     std::fs::remove_file(&journal_path).map_err(|e| OutputError::Io {
         path: journal_path.clone(),
         source: e,
@@ -265,15 +291,62 @@ fn finish(
     let mut files: Vec<PathBuf> = names.iter().map(|n| dir.join(n)).collect();
     files.push(dir.join(MANIFEST));
     Ok(SweepOutcome {
-        knees: knee::find_knees(&table, KNEE_TOLERANCE),
+        knees: match plan.shard {
+            Some(_) => Vec::new(), // a slice's knee is not the sweep's
+            None => knee::find_knees(&table, KNEE_TOLERANCE),
+        },
         dir,
         table,
         files,
         wall_s,
+        shard: plan.shard,
+        grid_points: plan.grid.len(),
     })
 }
 
-fn write_manifest(path: &Path, m: &Manifest) -> Result<(), OutputError> {
+/// A finished shard's record: its identity and its points with their reports.
+fn shard_file(
+    plan: &SweepPlan,
+    shard: ShardSpec,
+    inputs: &SweepArgs,
+    scenario_hash: String,
+    runs: &[PointRun],
+    wall_s: f64,
+) -> ShardFile {
+    ShardFile {
+        format: SHARD_FORMAT.into(),
+        shard,
+        sweep: SweepIdentity {
+            scenario: plan.info.name.clone(),
+            scenario_hash,
+            params: inputs.params.clone(),
+            sets: plan.opts.base_sets.clone(),
+            base_seed: plan.opts.base_seed,
+            seeds_per_point: plan.opts.seeds,
+            shards: shard.count,
+        },
+        scenario_path: inputs.scenario.display().to_string(),
+        jobs: plan.opts.jobs,
+        wall_s,
+        points: runs
+            .iter()
+            .map(|r| ShardPoint {
+                index: r.point.index,
+                seeds: r.seeds.clone(),
+                reports: r.reports.clone(),
+            })
+            .collect(),
+    }
+}
+
+fn write_shard(file: &ShardFile, dir: &Path) -> Result<PathBuf, OutputError> {
+    let path = dir.join(SHARD_FILE);
+    let text = serde_json::to_string(file).expect("a shard file serializes");
+    crate::output::write_atomic(&path, format!("{text}\n").as_bytes())?;
+    Ok(path)
+}
+
+pub(crate) fn write_manifest(path: &Path, m: &Manifest) -> Result<(), OutputError> {
     let text = serde_json::to_string_pretty(m).expect("a manifest serializes");
     crate::output::write_atomic(path, format!("{text}\n").as_bytes())
 }
@@ -333,11 +406,19 @@ fn read_journal(path: &Path, plan: &SweepPlan) -> Result<Vec<Option<Vec<Value>>>
 
 /// Prints a sweep's summary: timing, knee(s), files.
 pub fn print_outcome(out: &SweepOutcome, seeds: usize) -> Result<(), OutputError> {
-    let mut text = format!(
-        "sweep: {} points x {seeds} seeds in {:.2} s\n",
-        out.table.rows.len(),
-        out.wall_s
-    );
+    let mut text = match out.shard {
+        Some(shard) => format!(
+            "shard {shard}: {} of {} points x {seeds} seeds in {:.2} s\n",
+            out.table.rows.len(),
+            out.grid_points,
+            out.wall_s
+        ),
+        None => format!(
+            "sweep: {} points x {seeds} seeds in {:.2} s\n",
+            out.table.rows.len(),
+            out.wall_s
+        ),
+    };
     for k in &out.knees {
         text.push_str(&knee::describe(&out.table, k, KNEE_TOLERANCE));
         text.push('\n');
@@ -351,7 +432,7 @@ pub fn print_outcome(out: &SweepOutcome, seeds: usize) -> Result<(), OutputError
 }
 
 /// A stalled point is not a result: warn for each and fail (exit 1).
-fn check_stalls(out: &SweepOutcome) -> anyhow::Result<()> {
+pub(crate) fn check_stalls(out: &SweepOutcome) -> anyhow::Result<()> {
     let stalled: Vec<_> = out
         .table
         .rows

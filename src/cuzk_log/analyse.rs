@@ -66,6 +66,20 @@ pub struct StageStats {
     pub in_flight: Vec<(f64, usize)>,
 }
 
+/// Jobs in flight over time: a job is in flight from its first record to its last.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct JobsInFlight {
+    /// Time-weighted median over the window (the level the log spends most of its
+    /// window at or below half the time): the closed-loop concurrency `--against` uses.
+    pub median: usize,
+    /// Time-weighted mean over the window.
+    pub mean: f64,
+    /// Most at once.
+    pub max: usize,
+    /// (time ms, jobs in flight) at every change, for plots.
+    pub series: Vec<(f64, usize)>,
+}
+
 /// The analysis of a log.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogAnalysis {
@@ -88,6 +102,54 @@ pub struct LogAnalysis {
     pub timers: Vec<(String, Distribution)>,
     /// Stages, in first-seen order.
     pub stages: Vec<StageStats>,
+    /// Jobs in flight over time.
+    pub jobs_in_flight: JobsInFlight,
+    /// (time ms, GPUs with a bracket open) at every change, for plots.
+    pub gpus_busy: Vec<(f64, usize)>,
+}
+
+/// Jobs in flight from each job's first and last record, summarised over the window.
+fn jobs_in_flight(spans: &HashMap<u64, (f64, f64)>, start: f64, end: f64) -> JobsInFlight {
+    let mut steps: Vec<(f64, i64)> = spans
+        .values()
+        .flat_map(|&(a, b)| [(a, 1), (b, -1)])
+        .collect();
+    // Ends before starts at equal times: a job handing over to the next is not two.
+    steps.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+    let mut series = Vec::with_capacity(steps.len());
+    let mut level = 0_i64;
+    for (t, d) in steps {
+        level += d;
+        series.push((t, level.max(0) as usize));
+    }
+    let mut time_at: BTreeMap<usize, f64> = BTreeMap::new();
+    for (i, &(t, n)) in series.iter().enumerate() {
+        let next = series.get(i + 1).map_or(end, |s| s.0);
+        let d = (next.min(end) - t.max(start)).max(0.0);
+        *time_at.entry(n).or_default() += d;
+    }
+    let window: f64 = time_at.values().sum();
+    let max = series.iter().map(|s| s.1).max().unwrap_or(0);
+    let mut median = max;
+    let mut seen = 0.0;
+    for (&n, &d) in &time_at {
+        seen += d;
+        if window > 0.0 && seen >= window / 2.0 {
+            median = n;
+            break;
+        }
+    }
+    let mean = if window > 0.0 {
+        time_at.iter().map(|(&n, &d)| n as f64 * d).sum::<f64>() / window
+    } else {
+        0.0
+    };
+    JobsInFlight {
+        median,
+        mean,
+        max,
+        series,
+    }
 }
 
 /// Events that open and close a bracket, and the stage they belong to.
@@ -112,6 +174,7 @@ pub fn analyse(log: &ParsedLog, warmup_jobs: usize) -> LogAnalysis {
     markers.sort_by(|a, b| a.t_ms.total_cmp(&b.t_ms));
 
     let mut job_end: HashMap<u64, f64> = HashMap::new();
+    let mut job_span: HashMap<u64, (f64, f64)> = HashMap::new();
     for (job, t) in log
         .markers
         .iter()
@@ -120,6 +183,9 @@ pub fn analyse(log: &ParsedLog, warmup_jobs: usize) -> LogAnalysis {
     {
         let e = job_end.entry(job).or_insert(t);
         *e = e.max(t);
+        let s = job_span.entry(job).or_insert((t, t));
+        s.0 = s.0.min(t);
+        s.1 = s.1.max(t);
     }
     let mut ends: Vec<f64> = job_end.values().copied().collect();
     ends.sort_by(f64::total_cmp);
@@ -193,6 +259,8 @@ pub fn analyse(log: &ParsedLog, warmup_jobs: usize) -> LogAnalysis {
     let mut last_idle: BTreeMap<u32, f64> = BTreeMap::new();
     let mut gaps = Vec::new();
     let mut pending: HashMap<(u64, Option<u32>, u32), usize> = HashMap::new();
+    let mut gpus_busy: Vec<(f64, usize)> = Vec::new();
+    let mut busy_now = 0_usize;
     for m in &markers {
         let g = m.gpu.unwrap_or(0);
         match m.event.as_str() {
@@ -203,6 +271,8 @@ pub fn analyse(log: &ParsedLog, warmup_jobs: usize) -> LogAnalysis {
                     if let Some(idle) = last_idle.get(&g) {
                         gaps.push(m.t_ms - idle);
                     }
+                    busy_now += 1;
+                    gpus_busy.push((m.t_ms, busy_now));
                 }
                 o.0 += 1;
                 *pending.entry((m.job, m.partition, g)).or_default() += 1;
@@ -218,6 +288,8 @@ pub fn analyse(log: &ParsedLog, warmup_jobs: usize) -> LogAnalysis {
                 if o.0 == 0 {
                     *busy.entry(g).or_default() += clip(o.1, m.t_ms);
                     last_idle.insert(g, m.t_ms);
+                    busy_now = busy_now.saturating_sub(1);
+                    gpus_busy.push((m.t_ms, busy_now));
                 }
             }
             _ => {}
@@ -271,11 +343,14 @@ pub fn analyse(log: &ParsedLog, warmup_jobs: usize) -> LogAnalysis {
         jobs: job_end.len(),
         warmup_jobs: warmup_jobs.min(job_end.len()),
         gpus,
-        gpu_bracketed_busy_frac: frac(busy.values().sum()),
+        // + 0.0: an empty f64 sum is -0.0, which would print as "-0.0%".
+        gpu_bracketed_busy_frac: frac(busy.values().sum::<f64>() + 0.0),
         gpu_gap_ms: Distribution::of(gaps),
         gpu_timer_busy_frac: gpu_total_in_window.map(frac),
         timers,
         stages,
+        jobs_in_flight: jobs_in_flight(&job_span, start, end),
+        gpus_busy,
     }
 }
 
@@ -310,6 +385,23 @@ mod tests {
         assert_eq!(synth.duration_ms.as_ref().unwrap().p50, 40.0);
         assert_eq!(synth.max_in_flight, 2);
         assert!((synth.mean_in_flight - 1.0).abs() < 1e-12); // 2x40 + 1x20 over 100
+        assert_eq!(a.jobs_in_flight.max, 1);
+        assert_eq!(a.gpus_busy, [(40.0, 1), (60.0, 0), (70.0, 1), (100.0, 0)]);
+    }
+
+    #[test]
+    fn jobs_in_flight_median_is_time_weighted() {
+        // Job 0 spans 0..100, job 1 10..20, job 2 15..90: 2 or more in flight 10..90
+        // (80 of 100 ms), so the median is 2 and the maximum 3.
+        let a = analysed(
+            "TIMELINE,0,A_START,0,partition=0\nTIMELINE,100,A_END,0,partition=0\n\
+             TIMELINE,10,A_START,1,partition=0\nTIMELINE,20,A_END,1,partition=0\n\
+             TIMELINE,15,A_START,2,partition=0\nTIMELINE,90,A_END,2,partition=0\n",
+            0,
+        );
+        let j = &a.jobs_in_flight;
+        assert_eq!((j.median, j.max), (2, 3));
+        assert!((j.mean - (100.0 + 10.0 + 75.0) / 100.0).abs() < 1e-12);
     }
 
     #[test]

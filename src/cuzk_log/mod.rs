@@ -1,9 +1,12 @@
 //! `bwsim log`: reads cuzk daemon logs (TIMELINE markers and CUZK_TIMING timer lines, as
 //! the real daemon and `bwsim run --timeline-log` write them) and reports GPU
 //! utilisation, gaps, timer and stage statistics. Parsing ([`parse`]), analysis
-//! ([`analyse`]) and output ([`report`]) are separate; nothing here knows of clap.
+//! ([`analyse`]), output ([`report`]), the log beside a model run ([`against`]) and
+//! parameter fitting ([`fit`]) are separate; nothing here knows of clap or runs the model.
 
+pub mod against;
 pub mod analyse;
+pub mod fit;
 pub mod parse;
 pub mod report;
 

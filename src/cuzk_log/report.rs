@@ -63,6 +63,8 @@ pub fn to_json(files: &[String], log: &ParsedLog, a: &LogAnalysis) -> Value {
             "gap_ms": dist_json(&a.gpu_gap_ms),
             "timer_busy_frac": a.gpu_timer_busy_frac,
         },
+        "jobs_in_flight": {"median": a.jobs_in_flight.median, "mean": a.jobs_in_flight.mean,
+                           "max": a.jobs_in_flight.max},
         "timers": timers,
         "stages": stages,
     })
@@ -125,6 +127,12 @@ pub fn to_text(files: &[String], log: &ParsedLog, a: &LogAnalysis) -> String {
         let _ = write!(o, "   mean gap between GPU operations {:.1} ms", g.mean);
     }
     o.push('\n');
+    let j = &a.jobs_in_flight;
+    let _ = writeln!(
+        o,
+        "jobs in flight: median {} (time-weighted), mean {:.2}, max {}",
+        j.median, j.mean, j.max
+    );
     let head = format!(
         "{:>6} {:>10} {:>10} {:>10} {:>10} {:>10}",
         "n", "mean", "p50", "p90", "p99", "max"

@@ -4,11 +4,13 @@
 //! on machines without fonts.
 
 pub mod common;
+pub mod compare;
 pub mod dram;
 pub mod font;
 pub mod gpu;
 pub mod inflation;
 pub mod legend;
+pub mod log;
 pub mod render;
 pub mod style;
 pub mod throughput;

@@ -33,6 +33,7 @@ mod build;
 mod capacity;
 mod dag;
 mod error;
+mod fingerprint;
 pub mod include;
 pub mod limits;
 pub mod overrides;
@@ -50,6 +51,7 @@ use std::path::{Path, PathBuf};
 use crate::model::Model;
 
 pub use error::{ErrorKind, Loc, ScenarioError};
+pub use fingerprint::{fingerprint, fingerprint_files};
 pub use limits::Limits;
 pub use params::ParamInfo;
 pub use values::{UNLIMITED_DRAM, UNLIMITED_RAM};

@@ -33,6 +33,7 @@ pub mod runner;
 pub mod scenario_sim;
 pub mod seeds;
 pub mod session;
+pub mod shard;
 pub mod spec;
 pub mod spec_error;
 pub mod stats;
@@ -48,6 +49,7 @@ pub use session::{
     ScenarioInfo, Simulator, SweepArgs, SweepPlan, execute, plan, table as aggregate_table,
     write_results,
 };
+pub use shard::{MergeError, SHARD_FILE, ShardFile, ShardPoint, ShardSpec, SweepIdentity};
 pub use spec::{Param, parse_param, parse_spec};
 pub use spec_error::SpecError;
 pub use table::{Row, Series, Stat, SweepTable};

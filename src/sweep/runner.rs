@@ -60,9 +60,23 @@ pub fn run_sweep(
     finished: &[Option<Vec<Value>>],
     sink: &PointSink,
 ) -> anyhow::Result<Vec<PointRun>> {
+    run_points(grid, grid.points(), opts, runner, progress, finished, sink)
+}
+
+/// Runs only `points` (a shard's slice of the grid, in grid order) as [`run_sweep`] runs
+/// them all; `finished` is indexed by grid index. Seeds are those of the full grid, so a
+/// point's results do not depend on how the grid was sliced.
+pub fn run_points(
+    grid: &Grid,
+    points: Vec<Point>,
+    opts: &RunOptions,
+    runner: &RunFn,
+    progress: &Progress,
+    finished: &[Option<Vec<Value>>],
+    sink: &PointSink,
+) -> anyhow::Result<Vec<PointRun>> {
     anyhow::ensure!(opts.seeds >= 1, "--seeds must be at least 1");
     anyhow::ensure!(opts.jobs >= 1, "--jobs must be at least 1");
-    let points = grid.points();
     let plans: Vec<(Vec<String>, Vec<u64>)> = points
         .iter()
         .map(|p| {
@@ -71,7 +85,7 @@ pub fn run_sweep(
             (sets, point_seeds(opts.base_seed, p.index, opts.seeds))
         })
         .collect();
-    let is_finished = |p: usize| finished.get(p).is_some_and(Option::is_some);
+    let is_finished = |p: usize| finished.get(points[p].index).is_some_and(Option::is_some);
     let tasks: Vec<(usize, usize)> = (0..points.len())
         .filter(|&p| !is_finished(p))
         .flat_map(|p| (0..opts.seeds).map(move |r| (p, r)))
@@ -104,7 +118,7 @@ pub fn run_sweep(
                 let out = runner(sets, seeds[r]).with_context(|| {
                     format!(
                         "sweep point {} ({}), seed {}",
-                        p + 1,
+                        points[p].index + 1,
                         if sets.is_empty() {
                             "no overrides".into()
                         } else {
@@ -148,7 +162,7 @@ pub fn run_sweep(
         .iter()
         .enumerate()
         .map(
-            |(p, point)| match finished.get(p).and_then(Option::as_ref) {
+            |(p, point)| match finished.get(point.index).and_then(Option::as_ref) {
                 Some(reports) => PointRun {
                     point: point.clone(),
                     sets: plans[p].0.clone(),

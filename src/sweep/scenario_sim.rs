@@ -55,4 +55,9 @@ impl Simulator for ScenarioSimulator {
         let report = crate::run::run_model(&m).context("simulation failed")?;
         Ok(report.to_json())
     }
+
+    fn fingerprint(&self, sets: &[String]) -> anyhow::Result<String> {
+        let loaded = crate::scenario::load(&self.path, sets)?;
+        Ok(crate::scenario::fingerprint(&loaded)?)
+    }
 }

@@ -13,7 +13,8 @@ use super::csv;
 use super::grid::Grid;
 use super::json::{self, SweepMeta};
 use super::progress::{Progress, ProgressMode};
-use super::runner::{PointRun, PointSink, RunOptions, run_sweep};
+use super::runner::{PointRun, PointSink, RunOptions, run_points};
+use super::shard::ShardSpec;
 use super::spec::parse_param;
 use super::table::SweepTable;
 use crate::output::{OutputError, write_atomic};
@@ -35,6 +36,9 @@ pub struct SweepArgs {
     pub sets: Vec<String>,
     /// `--seed N`: replaces the scenario's seed as the base of per-point seeds.
     pub seed: Option<u64>,
+    /// `--shard I/N`: run only the points of this slice of the grid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardSpec>,
 }
 
 impl SweepArgs {
@@ -48,6 +52,7 @@ impl SweepArgs {
             out: None,
             sets: Vec::new(),
             seed: None,
+            shard: None,
         }
     }
 }
@@ -67,6 +72,11 @@ pub trait Simulator: Sync {
     fn describe(&self, sets: &[String]) -> anyhow::Result<ScenarioInfo>;
     /// Runs it with these overrides and seed; the run's JSON report.
     fn run(&self, sets: &[String], seed: u64) -> anyhow::Result<Value>;
+    /// A hash of everything the model was read from (shards of one sweep must agree on
+    /// it); empty when the simulator has no files.
+    fn fingerprint(&self, _sets: &[String]) -> anyhow::Result<String> {
+        Ok(String::new())
+    }
 }
 
 /// A validated sweep, ready to run.
@@ -78,6 +88,8 @@ pub struct SweepPlan {
     pub info: ScenarioInfo,
     /// Seeds, threads and base overrides.
     pub opts: RunOptions,
+    /// The slice of the grid to run (`--shard`), or all of it.
+    pub shard: Option<ShardSpec>,
 }
 
 /// Parses the `--param` SPECs and loads the scenario at every point (without running),
@@ -112,10 +124,15 @@ pub fn plan(args: &SweepArgs, sim: &dyn Simulator) -> anyhow::Result<SweepPlan> 
         jobs,
         base_sets: args.sets.clone(),
     };
-    Ok(SweepPlan { grid, info, opts })
+    Ok(SweepPlan {
+        grid,
+        info,
+        opts,
+        shard: args.shard,
+    })
 }
 
-/// Runs every point not in `finished`, handing each to `sink` when done; returns all
+/// Runs every point (of the shard, when sharded) not in `finished`, handing each to `sink` when done; returns all
 /// points' runs in grid order.
 pub fn execute(
     plan: &SweepPlan,
@@ -124,9 +141,14 @@ pub fn execute(
     finished: &[Option<Vec<Value>>],
     sink: &PointSink,
 ) -> anyhow::Result<Vec<PointRun>> {
-    let progress = Progress::new(plan.grid.len(), mode);
-    run_sweep(
+    let points = match plan.shard {
+        Some(shard) => shard.points(&plan.grid),
+        None => plan.grid.points(),
+    };
+    let progress = Progress::new(points.len(), mode);
+    run_points(
         &plan.grid,
+        points,
         &plan.opts,
         &|sets: &[String], seed| sim.run(sets, seed),
         &progress,

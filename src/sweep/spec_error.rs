@@ -33,6 +33,14 @@ pub enum SpecError {
         /// The limit.
         limit: u64,
     },
+    /// A malformed `--shard I/N`.
+    #[error("--shard '{arg}': {problem}; give I/N with 0 <= I < N, e.g. 0/4 .. 3/4")]
+    Shard {
+        /// The argument as given.
+        arg: String,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// The SPEC is malformed.
     #[error("invalid SPEC '{spec}': {problem}; a SPEC is {SPEC_FORMS}")]
     Invalid {

@@ -1,0 +1,274 @@
+//! `bwsim compare SCENARIO --host FILE...`: for each host profile, map it onto the
+//! scenario ([`crate::compare::host_overrides`]), search the scenario's concurrency knobs
+//! with the sweep machinery for the setting with the most proofs per day, price a proof,
+//! then print the Markdown table (or JSON), name the cheapest fleet for
+//! `--target-proofs-per-day`, and draw the chart (`--plot`).
+
+use std::path::{Path, PathBuf};
+
+use crate::cli::{CompareArgs, Format};
+use crate::compare::table::{markdown, to_json};
+use crate::compare::{
+    CompareInputError, CostAssumptions, HostResult, Outcome, ScenarioKnobs, cheapest_for_target,
+    host_overrides, load_host,
+};
+use crate::output::{check_file_target, print_stdout};
+use crate::plot::compare::{CompareChart, HostBar};
+use crate::sweep::{ProgressMode, ScenarioSimulator, SweepArgs, aggregate_table, execute, plan};
+
+/// Most values a default knob search takes (the range 1..=2 x default is stepped to fit).
+const DEFAULT_SEARCH_VALUES: i64 = 16;
+
+/// Runs `bwsim compare`.
+pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
+    if let Some(p) = &args.plot {
+        check_file_target(p)?;
+    }
+    let costs = CostAssumptions {
+        amortise_years: args.amortise_years,
+        power_price_per_kwh: args.power_price_per_kwh,
+    };
+    if !(costs.amortise_years.is_finite() && costs.amortise_years > 0.0) {
+        return Err(
+            CompareInputError::new("--amortise-years", "give a number of years > 0").into(),
+        );
+    }
+    if !(costs.power_price_per_kwh.is_finite() && costs.power_price_per_kwh >= 0.0) {
+        return Err(CompareInputError::new("--power-price-per-kwh", "give a price >= 0").into());
+    }
+    if let Some(t) = args.target_proofs_per_day
+        && !(t.is_finite() && t > 0.0)
+    {
+        return Err(CompareInputError::new("--target-proofs-per-day", "give a number > 0").into());
+    }
+    let hosts = args
+        .hosts
+        .iter()
+        .map(|f| load_host(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    let base = crate::scenario::load(&args.scenario, &args.sets)?;
+    let knobs = ScenarioKnobs {
+        params: base.params.iter().map(|p| p.name.clone()).collect(),
+        pools: base
+            .model
+            .hardware
+            .pools
+            .iter()
+            .map(|p| p.name.clone())
+            .collect(),
+        cpu_pool_stages: cpu_pool_stages(&base.model),
+    };
+    let search = if args.search.is_empty() {
+        default_search(&base.params)?
+    } else {
+        args.search.clone()
+    };
+    let sim = ScenarioSimulator::new(&args.scenario);
+    let mut rows = Vec::new();
+    for (file, host) in args.hosts.iter().zip(hosts) {
+        let mut sets = args.sets.clone();
+        sets.extend(host_overrides(&host, &knobs));
+        let sweep = SweepArgs {
+            seeds: args.seeds as usize,
+            jobs: args.jobs.map(|j| j as usize),
+            sets: sets.clone(),
+            ..SweepArgs::new(&args.scenario, search.clone())
+        };
+        let outcome = best_setting(&sweep, &sim, host.dram.ram_gib, costs.daily_usd(&host));
+        rows.push(HostResult {
+            file: file.display().to_string(),
+            host,
+            sets,
+            outcome,
+        });
+    }
+    let per_host: Vec<(f64, f64)> = rows
+        .iter()
+        .map(|r| match &r.outcome {
+            Ok(o) => (o.proofs_per_day, o.daily_usd),
+            Err(_) => (0.0, f64::INFINITY),
+        })
+        .collect();
+    let target = args
+        .target_proofs_per_day
+        .and_then(|t| cheapest_for_target(t, &per_host));
+    let name = base.model.name.clone();
+    let notes = assumptions(&args.scenario, &search, args.seeds);
+    if let Some(p) = &args.plot {
+        draw(&name, &rows, p)?;
+    }
+    let text = match args.format {
+        Format::Text => markdown(
+            &name,
+            &rows,
+            target.as_ref(),
+            args.target_proofs_per_day,
+            &costs,
+            &notes,
+        ),
+        Format::Json => {
+            let doc = to_json(
+                &name,
+                &rows,
+                target.as_ref(),
+                args.target_proofs_per_day,
+                &costs,
+                &notes,
+            );
+            format!("{doc:#}\n")
+        }
+    };
+    print_stdout(&text)?;
+    Ok(())
+}
+
+/// Stages drawing threads of the pool named `cpu`, with how many.
+fn cpu_pool_stages(model: &crate::model::Model) -> Vec<(String, f64)> {
+    let Some(cpu) = model.hardware.pools.iter().position(|p| p.name == "cpu") else {
+        return Vec::new();
+    };
+    model
+        .workload
+        .stages
+        .iter()
+        .filter_map(|s| {
+            s.demands
+                .iter()
+                .find(|d| d.target == crate::model::RateTarget::Pool(cpu))
+                .map(|d| (s.name.clone(), d.amount))
+        })
+        .collect()
+}
+
+/// Every `[params]` knob whose name ends in `concurrency`, over 1..=2 x its default in at
+/// most [`DEFAULT_SEARCH_VALUES`] steps.
+fn default_search(params: &[crate::scenario::ParamInfo]) -> Result<Vec<String>, CompareInputError> {
+    let found: Vec<String> = params
+        .iter()
+        .filter(|p| p.name.ends_with("concurrency"))
+        .filter_map(|p| {
+            let d = p.default.as_integer()?.max(1);
+            let hi = 2 * d;
+            let step = (hi + DEFAULT_SEARCH_VALUES - 1) / DEFAULT_SEARCH_VALUES;
+            Some(format!("params.{}=1..{hi}:{step}", p.name))
+        })
+        .collect();
+    if found.is_empty() {
+        return Err(CompareInputError::new(
+            "--search",
+            "the scenario declares no integer [params] knob named *concurrency; give \
+             --search KEY=SPEC, e.g. --search params.workers=1..16",
+        ));
+    }
+    Ok(found)
+}
+
+/// Searches one host's settings; the one with the most proofs per day that did not stall.
+fn best_setting(
+    sweep: &SweepArgs,
+    sim: &ScenarioSimulator,
+    ram_gib: f64,
+    daily_usd: f64,
+) -> Result<Outcome, String> {
+    let plan = plan(sweep, sim).map_err(|e| format!("{e:#}"))?;
+    let runs = execute(&plan, sim, ProgressMode::Hidden, &[], &|_| Ok(()))
+        .map_err(|e| format!("{e:#}"))?;
+    let table = aggregate_table(&plan, &runs);
+    let jph = |r: usize| table.stat(r, crate::keys::JOBS_PER_HOUR).map(|s| s.mean);
+    let best = (0..table.rows.len())
+        .filter(|&r| table.rows[r].stalled == 0)
+        .filter_map(|r| jph(r).filter(|j| *j > 0.0).map(|j| (r, j)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .ok_or_else(|| "every setting searched stalled or finished no proof".to_string())?;
+    let (r, jobs_per_hour) = best;
+    let row = &table.rows[r];
+    let stat = |k: &str| table.stat(r, k).map(|s| s.mean);
+    let proofs_per_day = jobs_per_hour * 24.0;
+    let reserved = ram_gib - stat("ram.capacity_gib").unwrap_or(ram_gib);
+    Ok(Outcome {
+        proofs_per_day,
+        seconds_per_proof: stat(crate::keys::SECONDS_PER_JOB).unwrap_or(f64::NAN),
+        best: table
+            .params
+            .iter()
+            .zip(&row.values)
+            .map(|(k, v)| format!("{}={v}", k.trim_start_matches("params.")))
+            .collect(),
+        bottleneck: row.bottleneck.clone(),
+        ram_needed_gib: stat("ram.peak_gib").unwrap_or(0.0) + reserved.max(0.0),
+        daily_usd,
+        usd_per_proof: daily_usd / proofs_per_day,
+        points: table.rows.len(),
+        at_search_edge: plan
+            .grid
+            .params
+            .iter()
+            .zip(&row.values)
+            .any(|(p, v)| p.values.len() > 1 && p.values.last() == Some(v)),
+    })
+}
+
+fn assumptions(scenario: &Path, search: &[String], seeds: u32) -> Vec<String> {
+    vec![
+        format!(
+            "A host profile changes the machine, not the work: stage durations and GPU kernel \
+             times are those of {} (its GPU model); another GPU model counts by number, \
+             memory and PCIe link only.",
+            scenario.display()
+        ),
+        format!(
+            "DRAM GB/s = channels x MT/s x 8 B x efficiency ({} unless the host file says), \
+             or the host's measured figure; PCIe GB/s per direction = lanes x lane rate x {} \
+             unless measured.",
+            crate::compare::host::DEFAULT_DRAM_EFFICIENCY,
+            crate::compare::host::DEFAULT_PCIE_EFFICIENCY
+        ),
+        format!(
+            "Best setting: the most simulated proofs/day over {} ({seeds} seed(s) per \
+             setting); settings that stalled are not results.",
+            search.join(" x ")
+        ),
+        "A stage that asks for more threads of the scenario's cpu pool than a host has is \
+         given the host's threads with its standalone time unchanged: optimistic for hosts \
+         with fewer threads than the scenario's stages ask for."
+            .into(),
+        "RAM needed: the modelled peak host RAM at the best setting plus what the scenario \
+         keeps resident (host RAM minus the RAM it leaves to jobs)."
+            .into(),
+        "Prices and power: from each host file, which cites its sources and marks estimates."
+            .into(),
+    ]
+}
+
+fn draw(scenario: &str, rows: &[HostResult], file: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let bars: Vec<HostBar> = rows
+        .iter()
+        .map(|r| match &r.outcome {
+            Ok(o) => HostBar {
+                label: format!("{} ({})", r.host.name, o.best.join(", ")),
+                proofs_per_day: Some(o.proofs_per_day),
+                usd_per_proof: Some(o.usd_per_proof),
+            },
+            Err(_) => HostBar {
+                label: format!("{} (does not run)", r.host.name),
+                proofs_per_day: None,
+                usd_per_proof: None,
+            },
+        })
+        .collect();
+    let dir = match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let stem = file
+        .file_stem()
+        .map_or_else(|| "compare".into(), |s| s.to_string_lossy().into_owned());
+    crate::plot::render(
+        &CompareChart {
+            scenario,
+            hosts: &bars,
+        },
+        &dir,
+        &stem,
+    )
+}

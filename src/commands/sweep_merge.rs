@@ -1,0 +1,154 @@
+//! `bwsim sweep merge DIR... --out DIR`: reads the shard.json of each folder written by
+//! `bwsim sweep --shard I/N`, checks that they are the slices of one sweep (same
+//! scenario bytes, grid, overrides and seeds; every shard once) and writes, into a staged
+//! `--out` folder, the sweep.csv, sweep.json, plots and manifest that the same sweep run
+//! on one machine writes (sweep.csv byte for byte; sweep.json but for its timing).
+
+use std::path::{Path, PathBuf};
+
+use super::sweep::{MANIFEST, Manifest, SweepOutcome, check_stalls, print_outcome, write_manifest};
+use crate::cli::SweepMergeCli;
+use crate::output::{StagedDir, print_stdout};
+use crate::sweep::json::SweepMeta;
+use crate::sweep::knee::{self, KNEE_TOLERANCE};
+use crate::sweep::{
+    Grid, MergeError, PointRun, RunOptions, SHARD_FILE, ScenarioInfo, ShardFile, SweepArgs,
+    SweepPlan, aggregate_table, parse_param, write_results,
+};
+
+/// Runs `bwsim sweep merge`.
+pub fn merge(cli: SweepMergeCli) -> anyhow::Result<()> {
+    let shards: Vec<ShardFile> = cli
+        .shards
+        .iter()
+        .map(|d| read_shard(d))
+        .collect::<Result<_, _>>()?;
+    let names: Vec<String> = cli.shards.iter().map(|d| d.display().to_string()).collect();
+    let first = shards
+        .first()
+        .ok_or_else(|| MergeError("give the shard folders to merge".into()))?;
+    let params = first
+        .sweep
+        .params
+        .iter()
+        .map(|p| parse_param(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let grid = Grid::new(params)?;
+    let reports = crate::sweep::shard::merge(&shards, &names, &grid)?;
+
+    let id = &first.sweep;
+    let plan = SweepPlan {
+        info: ScenarioInfo {
+            name: id.scenario.clone(),
+            seed: id.base_seed,
+        },
+        opts: RunOptions {
+            seeds: id.seeds_per_point,
+            base_seed: id.base_seed,
+            jobs: shards.iter().map(|s| s.jobs).max().unwrap_or(1),
+            base_sets: id.sets.clone(),
+        },
+        shard: None,
+        grid,
+    };
+    let runs: Vec<PointRun> = plan
+        .grid
+        .points()
+        .into_iter()
+        .zip(reports)
+        .map(|(point, reports)| {
+            let mut sets = id.sets.clone();
+            sets.extend(plan.grid.sets(&point));
+            PointRun {
+                seeds: crate::sweep::seeds::point_seeds(
+                    id.base_seed,
+                    point.index,
+                    id.seeds_per_point,
+                ),
+                point,
+                sets,
+                reports,
+            }
+        })
+        .collect();
+    let wall_s: f64 = shards.iter().map(|s| s.wall_s).sum();
+    let inputs = SweepArgs {
+        scenario: PathBuf::from(&first.scenario_path),
+        params: id.params.clone(),
+        seeds: id.seeds_per_point,
+        jobs: None,
+        out: Some(cli.out.clone()),
+        sets: id.sets.clone(),
+        seed: Some(id.base_seed),
+        shard: None,
+    };
+    let out = write_merged(&plan, &runs, inputs, wall_s, &cli.out)?;
+    print_stdout(&format!("merged {} shard folders\n", shards.len()))?;
+    print_outcome(&out, id.seeds_per_point)?;
+    check_stalls(&out)
+}
+
+fn read_shard(dir: &Path) -> Result<ShardFile, MergeError> {
+    let path = dir.join(SHARD_FILE);
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        MergeError(format!(
+            "{}: cannot read ({e}); give the folders written by `bwsim sweep --shard I/N`",
+            path.display()
+        ))
+    })?;
+    serde_json::from_str(&text).map_err(|e| {
+        MergeError(format!(
+            "{}: not a shard file written by `bwsim sweep --shard`: {e}",
+            path.display()
+        ))
+    })
+}
+
+/// Writes the merged sweep into a staged `out` folder, as a sweep on one machine does.
+fn write_merged(
+    plan: &SweepPlan,
+    runs: &[PointRun],
+    inputs: SweepArgs,
+    wall_s: f64,
+    out: &Path,
+) -> anyhow::Result<SweepOutcome> {
+    let staged = StagedDir::begin(out)?;
+    let table = aggregate_table(plan, runs);
+    let meta = SweepMeta {
+        scenario_path: inputs.scenario.display().to_string(),
+        base_seed: plan.opts.base_seed,
+        base_sets: plan.opts.base_sets.clone(),
+        seeds: plan.opts.seeds,
+        jobs: plan.opts.jobs,
+        wall_s,
+    };
+    let mut files = write_results(plan, &table, runs, &meta, &staged.staging)?;
+    files.extend(crate::plot::sweep_plots(&table, &staged.staging)?);
+    let names: Vec<String> = files
+        .iter()
+        .filter_map(|f| f.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .collect();
+    let manifest = Manifest {
+        status: "complete".into(),
+        bwsim_version: env!("CARGO_PKG_VERSION").into(),
+        inputs,
+        base_seed: plan.opts.base_seed,
+        points: plan.grid.len(),
+        seeds_per_point: plan.opts.seeds,
+        files: names.clone(),
+    };
+    write_manifest(&staged.file(MANIFEST), &manifest)?;
+    let dir = staged.commit()?;
+    let mut files: Vec<PathBuf> = names.iter().map(|n| dir.join(n)).collect();
+    files.push(dir.join(MANIFEST));
+    Ok(SweepOutcome {
+        knees: knee::find_knees(&table, KNEE_TOLERANCE),
+        dir,
+        table,
+        files,
+        wall_s,
+        shard: None,
+        grid_points: plan.grid.len(),
+    })
+}

@@ -1,0 +1,140 @@
+//! How a host profile becomes `--set` overrides of a scenario, in one place:
+//!
+//! | host | scenario key |
+//! |---|---|
+//! | `cpu.threads` | `hardware.cpu_cores`, and `hardware.pools.cpu` when the scenario has a `cpu` pool; a stage asking for more threads of that pool than the host has gets `workload.stages.<name>.pool.threads` = the host's threads, its standalone time unchanged |
+//! | `dram.ram_gib` | `params.host_ram_gib` when the scenario declares that knob (it may reserve resident data from it), else `hardware.host_ram_gib` |
+//! | DRAM bandwidth | `hardware.dram.capacity_gbps` = channels x MT/s x 8 B x efficiency (or `measured_gbps`) |
+//! | `gpu.count`, `gpu.vram_gib` | `hardware.gpu.count`, `hardware.gpu.vram_gib` |
+//! | PCIe generation x lanes | `params.pcie_gbps` when declared, else `hardware.gpu.pcie_h2d_gbps` and `pcie_d2h_gbps` |
+//!
+//! Everything else (stage durations, GPU kernel times, the latency curve) stays the
+//! scenario's: a host profile changes the machine, not the work.
+
+use super::host::HostProfile;
+
+/// What a scenario offers to be overridden: its `[params]` knob names and pool names.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ScenarioKnobs {
+    /// Declared `[params]` names.
+    pub params: Vec<String>,
+    /// Thread pool names of `[hardware.pools]`.
+    pub pools: Vec<String>,
+    /// Stages that draw threads of the `cpu` pool, with how many.
+    pub cpu_pool_stages: Vec<(String, f64)>,
+}
+
+impl ScenarioKnobs {
+    fn has_param(&self, name: &str) -> bool {
+        self.params.iter().any(|p| p == name)
+    }
+}
+
+/// Writes a number as a TOML value: integers without a fraction.
+fn num(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
+/// The `--set KEY=VALUE` overrides that put `host` under `knobs`' scenario.
+pub fn host_overrides(host: &HostProfile, knobs: &ScenarioKnobs) -> Vec<String> {
+    let mut sets = vec![format!("hardware.cpu_cores={}", host.cpu.threads)];
+    if knobs.pools.iter().any(|p| p == "cpu") {
+        sets.push(format!("hardware.pools.cpu={}", host.cpu.threads));
+        for (stage, threads) in &knobs.cpu_pool_stages {
+            if *threads > f64::from(host.cpu.threads) {
+                sets.push(format!(
+                    "workload.stages.{stage}.pool.threads={}",
+                    host.cpu.threads
+                ));
+            }
+        }
+    }
+    let ram_key = if knobs.has_param("host_ram_gib") {
+        "params.host_ram_gib"
+    } else {
+        "hardware.host_ram_gib"
+    };
+    sets.push(format!("{ram_key}={}", num(host.dram.ram_gib)));
+    sets.push(format!(
+        "hardware.dram.capacity_gbps={}",
+        num((host.dram_gbps() * 1000.0).round() / 1000.0)
+    ));
+    sets.push(format!("hardware.gpu.count={}", host.gpu.count));
+    sets.push(format!("hardware.gpu.vram_gib={}", num(host.gpu.vram_gib)));
+    let pcie = num((host.pcie_gbps() * 1000.0).round() / 1000.0);
+    if knobs.has_param("pcie_gbps") {
+        sets.push(format!("params.pcie_gbps={pcie}"));
+    } else {
+        sets.push(format!("hardware.gpu.pcie_h2d_gbps={pcie}"));
+        sets.push(format!("hardware.gpu.pcie_d2h_gbps={pcie}"));
+    }
+    sets
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::host::{Cost, Cpu, DramSpec, GpuSpec};
+
+    fn host() -> HostProfile {
+        HostProfile {
+            name: "h".into(),
+            description: String::new(),
+            cpu: Cpu {
+                model: "c".into(),
+                cores: 96,
+                threads: 192,
+            },
+            dram: DramSpec {
+                ram_gib: 755.0,
+                channels: Some(8),
+                mts: Some(5200),
+                efficiency: Some(0.75),
+                measured_gbps: None,
+            },
+            gpu: GpuSpec {
+                model: "g".into(),
+                count: 2,
+                vram_gib: 16.0,
+                pcie_gen: 5,
+                pcie_lanes: None,
+                measured_pcie_gbps: Some(53.0),
+            },
+            cost: Cost {
+                price_usd: Some(1.0),
+                power_w: None,
+                hourly_usd: None,
+            },
+        }
+    }
+
+    #[test]
+    fn knobs_win_over_hardware_keys_where_declared() {
+        let knobs = ScenarioKnobs {
+            params: vec!["host_ram_gib".into(), "pcie_gbps".into()],
+            pools: vec!["cpu".into(), "groth16".into()],
+            cpu_pool_stages: vec![("spmv".into(), 96.0), ("big".into(), 256.0)],
+        };
+        assert_eq!(
+            host_overrides(&host(), &knobs),
+            [
+                "hardware.cpu_cores=192",
+                "hardware.pools.cpu=192",
+                "workload.stages.big.pool.threads=192",
+                "params.host_ram_gib=755",
+                "hardware.dram.capacity_gbps=249.6",
+                "hardware.gpu.count=2",
+                "hardware.gpu.vram_gib=16",
+                "params.pcie_gbps=53",
+            ]
+        );
+        let bare = host_overrides(&host(), &ScenarioKnobs::default());
+        assert!(bare.contains(&"hardware.host_ram_gib=755".to_string()));
+        assert!(bare.contains(&"hardware.gpu.pcie_h2d_gbps=53".to_string()));
+        assert!(!bare.iter().any(|s| s.starts_with("hardware.pools")));
+    }
+}

@@ -1,0 +1,182 @@
+//! The comparison as a purchase proposal reads it: one Markdown row per host (proofs/day,
+//! s/proof, best concurrency, bottleneck, RAM needed, $/proof), the cheapest fleet for a
+//! target, and the assumptions under the table; the same as JSON.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::cost::{CostAssumptions, Target};
+use super::host::HostProfile;
+
+/// The best setting found for one host.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outcome {
+    /// Proofs per day at the best setting.
+    pub proofs_per_day: f64,
+    /// Seconds per proof (steady state).
+    pub seconds_per_proof: f64,
+    /// The searched knobs at their best values, `KEY=VALUE`.
+    pub best: Vec<String>,
+    /// The limiting resource there.
+    pub bottleneck: String,
+    /// Host RAM the run needs, GiB: the modelled peak plus what the scenario reserves.
+    pub ram_needed_gib: f64,
+    /// US dollars per day of the host.
+    pub daily_usd: f64,
+    /// US dollars per proof.
+    pub usd_per_proof: f64,
+    /// Settings searched.
+    pub points: usize,
+    /// The best setting is the largest value searched of some knob: more might be better.
+    pub at_search_edge: bool,
+}
+
+/// One host's row: its profile, the overrides it became, and the result (or why none).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HostResult {
+    /// The host file as given.
+    pub file: String,
+    /// The profile.
+    pub host: HostProfile,
+    /// The `--set` overrides it maps to.
+    pub sets: Vec<String>,
+    /// The best setting, or why the scenario cannot run on the host.
+    pub outcome: Result<Outcome, String>,
+}
+
+fn money(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// The Markdown table, the target line (if any) and the assumptions.
+pub fn markdown(
+    scenario: &str,
+    rows: &[HostResult],
+    target: Option<&Target>,
+    target_asked: Option<f64>,
+    costs: &CostAssumptions,
+    assumptions: &[String],
+) -> String {
+    let mut s = format!("Scenario `{scenario}`, best setting per host:\n\n");
+    s.push_str("| host | CPU | DRAM GB/s | GPUs | proofs/day | s/proof | best setting | bottleneck | RAM needed (GiB) | $/proof |\n");
+    s.push_str("|---|---|---:|---|---:|---:|---|---|---:|---:|\n");
+    for r in rows {
+        let h = &r.host;
+        let gpus = format!(
+            "{} x {} (PCIe {}.0)",
+            h.gpu.count, h.gpu.model, h.gpu.pcie_gen
+        );
+        let cpu = format!("{}C/{}T", h.cpu.cores, h.cpu.threads);
+        match &r.outcome {
+            Ok(o) => s.push_str(&format!(
+                "| {} | {cpu} | {:.0} | {gpus} | {:.0} | {:.1} | {} | {} | {:.0} | {} |\n",
+                h.name,
+                h.dram_gbps(),
+                o.proofs_per_day,
+                o.seconds_per_proof,
+                o.best.join(", ") + if o.at_search_edge { " *" } else { "" },
+                o.bottleneck,
+                o.ram_needed_gib,
+                money(o.usd_per_proof)
+            )),
+            Err(why) => s.push_str(&format!(
+                "| {} | {cpu} | {:.0} | {gpus} | - | - | - | does not run: {} | - | - |\n",
+                h.name,
+                h.dram_gbps(),
+                why.replace('|', "/").replace('\n', " ")
+            )),
+        }
+    }
+    if let Some(asked) = target_asked {
+        s.push('\n');
+        match target {
+            Some(t) => {
+                let r = &rows[t.host];
+                let best = r
+                    .outcome
+                    .as_ref()
+                    .map(|o| o.best.join(", "))
+                    .unwrap_or_default();
+                s.push_str(&format!(
+                    "Cheapest way to {asked:.0} proofs/day: {} x {} ({best}): {:.0} proofs/day for ${}/day (${}/proof).\n",
+                    t.count,
+                    r.host.name,
+                    t.total_proofs_per_day,
+                    money(t.daily_usd),
+                    money(t.daily_usd / t.total_proofs_per_day)
+                ));
+            }
+            None => s.push_str(&format!(
+                "No host reaches {asked:.0} proofs/day (none ran).\n"
+            )),
+        }
+    }
+    if rows
+        .iter()
+        .any(|r| r.outcome.as_ref().is_ok_and(|o| o.at_search_edge))
+    {
+        s.push_str(
+            "\n\\* the best setting is the largest value searched: widen the search (`--search`) to see whether more is better still.\n",
+        );
+    }
+    s.push_str("\nAssumptions:\n");
+    s.push_str(&format!(
+        "- $/proof = (price / ({} years x 365 days) + power_w x 24 h x ${}/kWh) / proofs per day; a rented host: hourly rent x 24 / proofs per day.\n",
+        costs.amortise_years, costs.power_price_per_kwh
+    ));
+    for a in assumptions {
+        s.push_str(&format!("- {a}\n"));
+    }
+    s
+}
+
+/// The comparison as JSON.
+pub fn to_json(
+    scenario: &str,
+    rows: &[HostResult],
+    target: Option<&Target>,
+    target_asked: Option<f64>,
+    costs: &CostAssumptions,
+    assumptions: &[String],
+) -> Value {
+    let hosts: Vec<Value> = rows
+        .iter()
+        .map(|r| {
+            let mut v = json!({
+                "name": r.host.name,
+                "file": r.file,
+                "profile": r.host,
+                "dram_gbps": r.host.dram_gbps(),
+                "pcie_gbps": r.host.pcie_gbps(),
+                "sets": r.sets,
+            });
+            match &r.outcome {
+                Ok(o) => v["result"] = json!(o),
+                Err(why) => v["error"] = json!(why),
+            }
+            v
+        })
+        .collect();
+    json!({
+        "scenario": scenario,
+        "amortise_years": costs.amortise_years,
+        "power_price_per_kwh": costs.power_price_per_kwh,
+        "hosts": hosts,
+        "target": target_asked.map(|asked| json!({
+            "proofs_per_day": asked,
+            "cheapest": target.map(|t| json!({
+                "host": rows[t.host].host.name,
+                "count": t.count,
+                "total_proofs_per_day": t.total_proofs_per_day,
+                "daily_usd": t.daily_usd,
+            })),
+        })),
+        "assumptions": assumptions,
+    })
+}

@@ -1,0 +1,246 @@
+//! `--fit`: which scenario parameters a log can estimate, and the include file that sets
+//! them. A parameter is fittable when a stage's `duration_s` is exactly `"$name"` and the
+//! log observes that stage alone: a marker pair `X_START` at `stage:start` and `X_END`
+//! at `stage:end`, or a timer from `stage:start` to `stage:end`. Its value is corrected
+//! by the ratio of the log's median to the model's at the same concurrency (the caller
+//! iterates: contention makes the observed time a function of every stage's).
+
+use std::fmt::Write as _;
+
+use toml::{Table, Value};
+
+use super::analyse::LogAnalysis;
+
+/// What observes a stage in a log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Observable {
+    /// An `X_START`..`X_END` bracket (its stage name `X`).
+    Bracket(String),
+    /// A timer of the timing lines.
+    Timer(String),
+}
+
+impl Observable {
+    /// The median of this observable in an analysed log, ms.
+    pub fn p50_ms(&self, a: &LogAnalysis) -> Option<f64> {
+        match self {
+            Observable::Bracket(x) => a
+                .stages
+                .iter()
+                .find(|s| &s.name == x)
+                .and_then(|s| s.duration_ms.as_ref())
+                .map(|d| d.p50),
+            Observable::Timer(t) => a.timers.iter().find(|(n, _)| n == t).map(|(_, d)| d.p50),
+        }
+    }
+
+    /// How it is named in outputs.
+    pub fn describe(&self) -> String {
+        match self {
+            Observable::Bracket(x) => format!("{x}_START..{x}_END"),
+            Observable::Timer(t) => format!("timer {t}"),
+        }
+    }
+}
+
+/// A parameter the log can estimate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FitTarget {
+    /// The `[params]` knob.
+    pub param: String,
+    /// The stage whose `duration_s` it is.
+    pub stage: String,
+    /// What observes that stage.
+    pub observable: Observable,
+}
+
+fn tables<'a>(t: &'a Table, path: &[&str]) -> Vec<&'a Table> {
+    let mut v: Option<&Value> = None;
+    let mut cur = t;
+    for (i, k) in path.iter().enumerate() {
+        let Some(x) = cur.get(*k) else {
+            return Vec::new();
+        };
+        if i + 1 == path.len() {
+            v = Some(x);
+        } else if let Some(t) = x.as_table() {
+            cur = t;
+        } else {
+            return Vec::new();
+        }
+    }
+    v.and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_table).collect())
+        .unwrap_or_default()
+}
+
+fn str_of<'a>(t: &'a Table, k: &str) -> Option<&'a str> {
+    t.get(k).and_then(Value::as_str)
+}
+
+/// The fittable parameters of a scenario document (its merged TOML, before `[params]`
+/// substitution).
+pub fn fit_targets(doc: &Table) -> Vec<FitTarget> {
+    let markers: Vec<(&str, &str)> = tables(doc, &["instrumentation", "markers"])
+        .into_iter()
+        .filter_map(|m| Some((str_of(m, "name")?, str_of(m, "at")?)))
+        .collect();
+    let timers: Vec<(&str, &str, &str)> = tables(doc, &["instrumentation", "timers"])
+        .into_iter()
+        .filter_map(|m| Some((str_of(m, "name")?, str_of(m, "from")?, str_of(m, "to")?)))
+        .collect();
+    let mut out = Vec::new();
+    for stage in tables(doc, &["workload", "stages"]) {
+        let (Some(name), Some(dur)) = (str_of(stage, "name"), str_of(stage, "duration_s")) else {
+            continue;
+        };
+        let Some(param) = dur.trim().strip_prefix('$') else {
+            continue;
+        };
+        if param.is_empty() || !param.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let (start, end) = (format!("{name}:start"), format!("{name}:end"));
+        let bracket = markers.iter().find_map(|(m, at)| {
+            let x = m.strip_suffix("_START")?;
+            let closes = markers
+                .iter()
+                .any(|(m2, at2)| *m2 == format!("{x}_END") && *at2 == end);
+            (*at == start && closes).then(|| Observable::Bracket(x.to_string()))
+        });
+        let timer = timers
+            .iter()
+            .find(|(_, f, t)| *f == start && *t == end)
+            .map(|(n, _, _)| Observable::Timer(n.to_string()));
+        if let Some(observable) = bracket.or(timer) {
+            out.push(FitTarget {
+                param: param.to_string(),
+                stage: name.to_string(),
+                observable,
+            });
+        }
+    }
+    out
+}
+
+/// One fitted value and the evidence for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fitted {
+    /// What was fitted.
+    pub target: FitTarget,
+    /// The scenario's value before.
+    pub was: f64,
+    /// The fitted value.
+    pub value: f64,
+    /// The log's median of the observable, ms.
+    pub log_p50_ms: f64,
+    /// The model's median with the fitted value, ms.
+    pub model_p50_ms: f64,
+}
+
+/// The include file: the scenario (by `include_path`, relative to the file) with the
+/// fitted knobs set, so `bwsim run FILE` runs the fitted scenario.
+pub fn render_include(
+    include_path: &str,
+    source: &str,
+    concurrency: usize,
+    fitted: &[Fitted],
+) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "# Written by `bwsim log --fit` from {source}, the model at concurrency {concurrency}."
+    );
+    let _ = writeln!(
+        o,
+        "# Run it as a scenario (`bwsim run THIS_FILE`): it includes the scenario and sets"
+    );
+    let _ = writeln!(
+        o,
+        "# the fitted knobs, which win over the scenario's defaults."
+    );
+    let _ = writeln!(
+        o,
+        "include = [{}]\n\n[params]",
+        Value::String(include_path.to_string())
+    );
+    for f in fitted {
+        let _ = writeln!(
+            o,
+            "# stage {}: {} p50 {:.3} ms in the log, {:.3} ms in the model (was {})",
+            f.target.stage,
+            f.target.observable.describe(),
+            f.log_p50_ms,
+            f.model_p50_ms,
+            f.was
+        );
+        let _ = writeln!(o, "{} = {{ default = {} }}", f.target.param, f.value);
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_directly_parameterised_stages_observed_alone_are_fittable() {
+        let doc: Table = toml::from_str(
+            r#"
+[[workload.stages]]
+name = "a"
+duration_s = "$a_s"
+[[workload.stages]]
+name = "b"
+duration_s = "$b_s"
+[[workload.stages]]
+name = "c"
+duration_s = "= 2 * $c_s"
+[[workload.stages]]
+name = "d"
+duration_s = "$d_s"
+[[instrumentation.markers]]
+name = "A_START"
+at = "a:start"
+[[instrumentation.markers]]
+name = "A_END"
+at = "a:end"
+[[instrumentation.markers]]
+name = "C_START"
+at = "c:start"
+[[instrumentation.markers]]
+name = "C_END"
+at = "c:end"
+[[instrumentation.timers]]
+name = "b_ms"
+from = "b:start"
+to = "b:end"
+[[instrumentation.timers]]
+name = "d_wait_ms"
+from = "d:ready"
+to = "d:end"
+"#,
+        )
+        .unwrap();
+        let t = fit_targets(&doc);
+        assert_eq!(t.len(), 2, "{t:?}");
+        assert_eq!(t[0].param, "a_s");
+        assert_eq!(t[0].observable, Observable::Bracket("A".into()));
+        assert_eq!(t[1].observable, Observable::Timer("b_ms".into()));
+        let text = render_include(
+            "../s.toml",
+            "x.log",
+            3,
+            &[Fitted {
+                target: t[0].clone(),
+                was: 1.0,
+                value: 1.25,
+                log_p50_ms: 1250.0,
+                model_p50_ms: 1249.0,
+            }],
+        );
+        let back: Table = toml::from_str(&text).unwrap();
+        assert_eq!(back["include"][0].as_str(), Some("../s.toml"));
+        assert_eq!(back["params"]["a_s"]["default"].as_float(), Some(1.25));
+    }
+}

@@ -1,0 +1,342 @@
+//! Sharded sweeps: `--shard I/N` runs a deterministic slice of the grid and records its
+//! point runs in `shard.json`; [`merge`] checks that a set of shard files are the slices
+//! of one sweep, each present once, and puts their points back in grid order so that the
+//! merged sweep writes the same bytes as a sweep on one machine.
+//!
+//! Point `k` of the grid belongs to shard `k mod N` (round robin, so every shard gets a
+//! share of the cheap and the expensive points). Seeds are those of the full grid, so a
+//! point's results do not depend on how the grid was cut.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::grid::{Grid, Point};
+use super::seeds::point_seeds;
+use super::spec_error::SpecError;
+
+/// The file a shard writes into its output folder.
+pub const SHARD_FILE: &str = "shard.json";
+
+/// What a shard file says it is (checked on merge).
+pub const SHARD_FORMAT: &str = "bwsim-sweep-shard/1";
+
+/// `--shard I/N`: slice `index` (0-based, as Slurm's array task id and Kubernetes'
+/// completion index are) of `count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardSpec {
+    /// This shard, 0..count.
+    pub index: usize,
+    /// How many shards the grid is cut into.
+    pub count: usize,
+}
+
+impl ShardSpec {
+    /// Parses `I/N` with 0 <= I < N.
+    pub fn parse(text: &str) -> Result<ShardSpec, SpecError> {
+        let bad = |problem: &str| SpecError::Shard {
+            arg: text.to_string(),
+            problem: problem.to_string(),
+        };
+        let (i, n) = text.split_once('/').ok_or_else(|| bad("no '/'"))?;
+        let index: usize = i
+            .trim()
+            .parse()
+            .map_err(|_| bad("I is not a whole number"))?;
+        let count: usize = n
+            .trim()
+            .parse()
+            .map_err(|_| bad("N is not a whole number"))?;
+        if count == 0 {
+            return Err(bad("N must be at least 1"));
+        }
+        if index >= count {
+            return Err(bad("I must be below N"));
+        }
+        Ok(ShardSpec { index, count })
+    }
+
+    /// True when grid point `index` belongs to this shard.
+    pub fn contains(&self, index: usize) -> bool {
+        index % self.count == self.index
+    }
+
+    /// The grid points of this shard, in grid order.
+    pub fn points(&self, grid: &Grid) -> Vec<Point> {
+        grid.points()
+            .into_iter()
+            .filter(|p| self.contains(p.index))
+            .collect()
+    }
+}
+
+impl std::fmt::Display for ShardSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// What must agree between the shards of one sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepIdentity {
+    /// Scenario name.
+    pub scenario: String,
+    /// Hash of the bytes of the scenario and every file it includes
+    /// ([`crate::scenario::fingerprint`]), so shards run on different machines are
+    /// known to have simulated the same model whatever the path.
+    pub scenario_hash: String,
+    /// `--param` arguments, in order.
+    pub params: Vec<String>,
+    /// `--set` arguments applied at every point.
+    pub sets: Vec<String>,
+    /// Base of the per-point seeds.
+    pub base_seed: u64,
+    /// Seeds per point.
+    pub seeds_per_point: usize,
+    /// N of `--shard I/N`.
+    pub shards: usize,
+}
+
+/// One point's runs as stored in a shard file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShardPoint {
+    /// The point's index in the whole grid.
+    pub index: usize,
+    /// The seed of each replicate.
+    pub seeds: Vec<u64>,
+    /// The report of each replicate.
+    pub reports: Vec<Value>,
+}
+
+/// The contents of `shard.json`: everything the merge needs to rebuild the sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShardFile {
+    /// [`SHARD_FORMAT`].
+    pub format: String,
+    /// Which slice this is.
+    pub shard: ShardSpec,
+    /// The sweep it is a slice of.
+    pub sweep: SweepIdentity,
+    /// The scenario file as given to this shard (sweep.json quotes the first shard's).
+    pub scenario_path: String,
+    /// Worker threads (timing only).
+    pub jobs: usize,
+    /// Wall-clock seconds of its simulations (timing only).
+    pub wall_s: f64,
+    /// Its points, in grid order.
+    pub points: Vec<ShardPoint>,
+}
+
+/// Shards that cannot be merged: the user's input (exit 2).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("sweep merge: {0}")]
+pub struct MergeError(pub String);
+
+/// Checks that `shards` (each named by `names[i]` in errors) are the N slices of one
+/// sweep, each once, and returns every point's reports in grid order.
+pub fn merge(
+    shards: &[ShardFile],
+    names: &[String],
+    grid: &Grid,
+) -> Result<Vec<Vec<Value>>, MergeError> {
+    let Some(first) = shards.first() else {
+        return Err(MergeError("give the shard folders to merge".into()));
+    };
+    for (s, name) in shards.iter().zip(names) {
+        if s.format != SHARD_FORMAT {
+            return Err(MergeError(format!(
+                "{name}: format '{}', expected '{SHARD_FORMAT}'",
+                s.format
+            )));
+        }
+        if s.sweep != first.sweep {
+            return Err(MergeError(format!(
+                "{name} is a shard of another sweep than {}: {}",
+                names[0],
+                identity_difference(&first.sweep, &s.sweep)
+            )));
+        }
+    }
+    let count = first.sweep.shards;
+    let mut seen_shard: Vec<Option<&str>> = vec![None; count];
+    for (s, name) in shards.iter().zip(names) {
+        if s.shard.count != count || s.shard.index >= count {
+            return Err(MergeError(format!(
+                "{name}: shard {} does not belong to a sweep of {count} shards",
+                s.shard
+            )));
+        }
+        if let Some(other) = seen_shard[s.shard.index] {
+            return Err(MergeError(format!(
+                "shard {} is given twice ({other} and {name})",
+                s.shard
+            )));
+        }
+        seen_shard[s.shard.index] = Some(name);
+    }
+    let absent: Vec<String> = (0..count)
+        .filter(|&i| seen_shard[i].is_none())
+        .map(|i| format!("{i}/{count}"))
+        .collect();
+    if !absent.is_empty() {
+        return Err(MergeError(format!(
+            "shard(s) {} of {count} not given; a merge needs every shard",
+            absent.join(", ")
+        )));
+    }
+    let mut slots: Vec<Option<Vec<Value>>> = vec![None; grid.len()];
+    for (s, name) in shards.iter().zip(names) {
+        for p in &s.points {
+            let bad = |what: &str| MergeError(format!("{name}: point {} {what}", p.index + 1));
+            if p.index >= grid.len() {
+                return Err(bad("is outside the grid"));
+            }
+            if !s.shard.contains(p.index) {
+                return Err(bad(&format!("does not belong to shard {}", s.shard)));
+            }
+            if slots[p.index].is_some() {
+                return Err(bad("appears twice"));
+            }
+            let seeds = point_seeds(first.sweep.base_seed, p.index, first.sweep.seeds_per_point);
+            if p.seeds != seeds || p.reports.len() != seeds.len() {
+                return Err(bad("has other seeds than the sweep gives it"));
+            }
+            slots[p.index] = Some(p.reports.clone());
+        }
+    }
+    let missing: Vec<usize> = (0..grid.len()).filter(|&i| slots[i].is_none()).collect();
+    if let Some(&i) = missing.first() {
+        return Err(MergeError(format!(
+            "{} of {} points are missing (first: point {} of shard {}/{count}); was a shard \
+             cut short?",
+            missing.len(),
+            grid.len(),
+            i + 1,
+            i % count
+        )));
+    }
+    Ok(slots.into_iter().flatten().collect())
+}
+
+/// The first field in which two sweep identities differ, for the error message.
+fn identity_difference(a: &SweepIdentity, b: &SweepIdentity) -> String {
+    if a.scenario != b.scenario {
+        format!("scenario '{}' vs '{}'", a.scenario, b.scenario)
+    } else if a.scenario_hash != b.scenario_hash {
+        "the scenario files (or their includes) differ in content".into()
+    } else if a.params != b.params {
+        format!("--param {:?} vs {:?}", a.params, b.params)
+    } else if a.sets != b.sets {
+        format!("--set {:?} vs {:?}", a.sets, b.sets)
+    } else if a.base_seed != b.base_seed {
+        format!("base seed {} vs {}", a.base_seed, b.base_seed)
+    } else if a.seeds_per_point != b.seeds_per_point {
+        format!("--seeds {} vs {}", a.seeds_per_point, b.seeds_per_point)
+    } else {
+        format!("N of --shard I/N: {} vs {}", a.shards, b.shards)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::parse_param;
+
+    #[test]
+    fn shard_specs_parse_and_reject_nonsense() {
+        assert_eq!(
+            ShardSpec::parse("2/4").unwrap(),
+            ShardSpec { index: 2, count: 4 }
+        );
+        for bad in ["4/4", "1", "a/2", "0/0", "-1/2"] {
+            let e = ShardSpec::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("I/N"), "{bad}: {e}");
+        }
+    }
+
+    fn grid() -> Grid {
+        Grid::new(vec![
+            parse_param("a=1..5").unwrap(),
+            parse_param("b=1,2,3").unwrap(),
+        ])
+        .unwrap()
+    }
+
+    #[test]
+    fn shards_partition_the_grid() {
+        let g = grid();
+        let mut seen: Vec<usize> = (0..4)
+            .flat_map(|i| ShardSpec { index: i, count: 4 }.points(&g))
+            .map(|p| p.index)
+            .collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..15).collect::<Vec<_>>());
+        // More shards than points: the extra shards are empty, not an error.
+        let far = ShardSpec {
+            index: 20,
+            count: 21,
+        };
+        assert!(far.points(&g).is_empty());
+    }
+
+    fn shard(index: usize, count: usize, g: &Grid) -> ShardFile {
+        let spec = ShardSpec { index, count };
+        ShardFile {
+            format: SHARD_FORMAT.into(),
+            shard: spec,
+            sweep: SweepIdentity {
+                scenario: "s".into(),
+                scenario_hash: "h".into(),
+                params: vec!["a=1..5".into(), "b=1,2,3".into()],
+                sets: vec![],
+                base_seed: 7,
+                seeds_per_point: 2,
+                shards: count,
+            },
+            scenario_path: "s.toml".into(),
+            jobs: 1,
+            wall_s: 0.0,
+            points: spec
+                .points(g)
+                .iter()
+                .map(|p| ShardPoint {
+                    index: p.index,
+                    seeds: point_seeds(7, p.index, 2),
+                    reports: vec![Value::from(p.index), Value::from(p.index + 100)],
+                })
+                .collect(),
+        }
+    }
+
+    fn names(n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("dir{i}")).collect()
+    }
+
+    #[test]
+    fn merge_restores_grid_order_and_names_what_is_wrong() {
+        let g = grid();
+        let all: Vec<ShardFile> = (0..3).rev().map(|i| shard(i, 3, &g)).collect();
+        let merged = merge(&all, &names(3), &g).unwrap();
+        assert_eq!(merged.len(), 15);
+        for (i, r) in merged.iter().enumerate() {
+            assert_eq!(r[0], Value::from(i));
+        }
+        let err = |files: &[ShardFile]| merge(files, &names(files.len()), &g).unwrap_err().0;
+        assert!(err(&all[..2]).contains("shard(s) 0/3 of 3 not given"));
+        assert!(err(&[all[0].clone(), all[0].clone()]).contains("given twice"));
+        let mut other = all.clone();
+        other[1].sweep.scenario_hash = "x".into();
+        assert!(err(&other).contains("differ in content"));
+        let mut other = all.clone();
+        other[2].sweep.seeds_per_point = 3;
+        assert!(err(&other).contains("--seeds 2 vs 3"));
+        let mut cut = all.clone();
+        cut[0].points.pop();
+        assert!(err(&cut).contains("1 of 15 points are missing"));
+        let mut wrong = all.clone();
+        wrong[0].points[0].seeds[0] ^= 1;
+        assert!(err(&wrong).contains("other seeds"));
+        let mut fmt = all;
+        fmt[0].format = "nope".into();
+        assert!(err(&fmt).contains("expected 'bwsim-sweep-shard/1'"));
+    }
+}

@@ -1,0 +1,168 @@
+//! `bwsim compare`: the bundled hosts on the C2 scenario (README's table is this
+//! command's output), JSON, the target fleet, the chart, and bad host files as input
+//! errors naming file and key.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+const HOSTS: [&str; 4] = [
+    "scenarios/hosts/c2-reference.toml",
+    "scenarios/hosts/h200-host.toml",
+    "scenarios/hosts/epyc-9555-2x5090.toml",
+    "scenarios/hosts/tr-7970x-5070ti.toml",
+];
+
+fn compare(extra: &[&str]) -> Command {
+    let mut c = Command::cargo_bin("bwsim").unwrap();
+    c.args(["compare", "scenarios/c2-32g-cuzk.toml"]);
+    for h in HOSTS {
+        c.args(["--host", h]);
+    }
+    c.args(extra);
+    c
+}
+
+#[test]
+fn readme_shows_the_table_the_command_prints() {
+    let out = compare(&["--target-proofs-per-day", "5000"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    assert!(
+        readme.contains(&text),
+        "README.md's compare table differs from the command's output; paste this:\n{text}"
+    );
+}
+
+#[test]
+fn json_has_every_host_the_target_and_the_assumptions() {
+    let dir = tempfile::tempdir().unwrap();
+    let plot = dir.path().join("hosts.png");
+    let out = compare(&[
+        "--format",
+        "json",
+        "--target-proofs-per-day",
+        "3000",
+        "--plot",
+    ])
+    .arg(&plot)
+    .assert()
+    .success()
+    .get_output()
+    .stdout
+    .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let hosts = v["hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), 4);
+    for h in hosts {
+        let r = &h["result"];
+        let ppd = r["proofs_per_day"].as_f64().unwrap();
+        let spp = r["seconds_per_proof"].as_f64().unwrap();
+        // proofs/day and s/proof describe the same steady state.
+        assert!((ppd * spp / 86400.0 - 1.0).abs() < 0.05, "{h}");
+        assert!(r["usd_per_proof"].as_f64().unwrap() > 0.0);
+        assert!(
+            r["ram_needed_gib"].as_f64().unwrap()
+                <= h["profile"]["dram"]["ram_gib"].as_f64().unwrap() + 1e-9
+        );
+        assert!(!r["bottleneck"].as_str().unwrap().is_empty());
+    }
+    // The reference box's knee is near the scenario's documented 14-17.
+    let best = hosts[0]["result"]["best"][0].as_str().unwrap();
+    let c: u32 = best.split('=').nth(1).unwrap().parse().unwrap();
+    assert!((11..=21).contains(&c), "{best}");
+    let cheapest = &v["target"]["cheapest"];
+    assert!(cheapest["total_proofs_per_day"].as_f64().unwrap() >= 3000.0);
+    assert_eq!(v["amortise_years"], 3.0);
+    assert!(!v["assumptions"].as_array().unwrap().is_empty());
+    assert!(plot.is_file() && dir.path().join("hosts.svg").is_file());
+}
+
+#[test]
+fn cost_flags_change_dollars_not_throughput() {
+    let run = |extra: &[&str]| -> Value {
+        let mut args = vec!["--format", "json"];
+        args.extend_from_slice(extra);
+        let out = compare(&args)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice(&out).unwrap()
+    };
+    let a = run(&[]);
+    let b = run(&["--amortise-years", "6", "--power-price-per-kwh", "0"]);
+    let r = |v: &Value, k: &str| v["hosts"][0]["result"][k].as_f64().unwrap();
+    assert_eq!(r(&a, "proofs_per_day"), r(&b, "proofs_per_day"));
+    // Reference box: 17000 / (3 x 365) + 0.8 kW x 24 h x 0.15 vs 17000 / (6 x 365).
+    assert!((r(&a, "daily_usd") - (17000.0 / 1095.0 + 0.8 * 24.0 * 0.15)).abs() < 1e-9);
+    assert!((r(&b, "daily_usd") - 17000.0 / 2190.0).abs() < 1e-9);
+    // A rented host ignores both.
+    let h = |v: &Value| v["hosts"][1]["result"]["daily_usd"].as_f64().unwrap();
+    assert_eq!(h(&a), 3.5 * 24.0);
+    assert_eq!(h(&b), 3.5 * 24.0);
+}
+
+#[test]
+fn bad_host_files_and_flags_are_input_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = std::fs::read_to_string(HOSTS[0]).unwrap();
+    let cases = [
+        (
+            "pcie_gen = 5",
+            "pcie_gen = 9",
+            "gpu.pcie_gen",
+            "give 3, 4, 5 or 6",
+        ),
+        (
+            "channels = 8",
+            "chanels = 8",
+            "dram",
+            "unknown field `chanels`",
+        ),
+        (
+            "price_usd = 17000",
+            "price_usd = -1",
+            "cost.price_usd",
+            "> 0",
+        ),
+    ];
+    for (from, to, key, allowed) in cases {
+        assert!(good.contains(from), "{from}");
+        let f = dir.path().join("bad.toml");
+        std::fs::write(&f, good.replacen(from, to, 1)).unwrap();
+        Command::cargo_bin("bwsim")
+            .unwrap()
+            .args(["compare", "scenarios/c2-32g-cuzk.toml", "--host"])
+            .arg(&f)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("bad.toml"))
+            .stderr(predicate::str::contains(key))
+            .stderr(predicate::str::contains(allowed));
+    }
+    Command::cargo_bin("bwsim")
+        .unwrap()
+        .args([
+            "compare",
+            "scenarios/c2-32g-cuzk.toml",
+            "--host",
+            "/nonexistent.toml",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("/nonexistent.toml"));
+    compare(&["--amortise-years", "0"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--amortise-years"));
+}

@@ -1,0 +1,204 @@
+//! `bwsim log --against`, `--fit` and `--plot`: a log written by `bwsim run
+//! --timeline-log` with perturbed stage durations is set beside the unperturbed scenario
+//! at the log's concurrency, and the fit recovers the perturbed durations (within 1%).
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+/// Two CPU stages whose durations are knobs, each bracketed by markers, sharing a DRAM
+/// that three jobs in flight oversubscribe (so the fit must see through contention).
+const SCENARIO: &str = r#"
+name = "fit-test"
+seed = 1
+
+[params]
+a_s = { default = 1.0, doc = "stage a alone, s" }
+b_s = { default = 2.0, doc = "stage b alone, s" }
+
+[hardware]
+cpu_cores = 8
+host_ram_gib = 16
+dram = { capacity_gbps = 20 }
+
+[[workload.stages]]
+name = "a"
+duration_s = "$a_s"
+cores = 1
+dram_gbps = 8
+
+[[workload.stages]]
+name = "b"
+after = ["a"]
+duration_s = "$b_s"
+cores = 1
+dram_gbps = 8
+
+[arrivals]
+kind = "closed"
+concurrency = 3
+jobs = 40
+warmup_jobs = 5
+
+[[instrumentation.markers]]
+name = "A_START"
+at = "a:start"
+
+[[instrumentation.markers]]
+name = "A_END"
+at = "a:end"
+
+[[instrumentation.markers]]
+name = "B_START"
+at = "b:start"
+
+[[instrumentation.markers]]
+name = "B_END"
+at = "b:end"
+"#;
+
+fn bwsim() -> Command {
+    Command::cargo_bin("bwsim").unwrap()
+}
+
+fn perturbed_log(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let scenario = dir.join("s.toml");
+    std::fs::write(&scenario, SCENARIO).unwrap();
+    let log = dir.join("run.log");
+    bwsim()
+        .arg("run")
+        .arg(&scenario)
+        .args([
+            "--set",
+            "params.a_s=1.3",
+            "--set",
+            "params.b_s=1.5",
+            "--timeline-log",
+        ])
+        .arg(&log)
+        .assert()
+        .success();
+    (scenario, log)
+}
+
+#[test]
+fn fit_recovers_perturbed_durations_and_the_fitted_scenario_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (scenario, log) = perturbed_log(dir.path());
+    let fit = dir.path().join("fitted").join("fit.toml");
+    std::fs::create_dir_all(fit.parent().unwrap()).unwrap();
+    let out = bwsim()
+        .arg("log")
+        .arg(&log)
+        .args(["--warmup-jobs", "5", "--format", "json", "--against"])
+        .arg(&scenario)
+        .args(["--fit", "--fit-out"])
+        .arg(&fit)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["jobs_in_flight"]["median"], 3);
+    assert_eq!(v["against"]["concurrency"], 3);
+    // Before fitting, the model (a 1 s, b 2 s) disagrees with the log stage by stage.
+    let stages = v["against"]["stages"].as_array().unwrap();
+    let ratio = |n: &str| {
+        stages.iter().find(|s| s["name"] == n).unwrap()["model_over_log_p50"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(ratio("A") < 0.9 && ratio("B") > 1.1, "{stages:?}");
+    let fitted: std::collections::HashMap<String, f64> = v["fit"]["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap().to_string(),
+                p["value"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    for (name, truth) in [("a_s", 1.3), ("b_s", 1.5)] {
+        let got = fitted[name];
+        assert!(
+            (got / truth - 1.0).abs() < 0.01,
+            "{name}: fitted {got}, truth {truth}"
+        );
+    }
+    // The fit file is a scenario that includes the original: running it reproduces the
+    // perturbed run's throughput.
+    let text = std::fs::read_to_string(&fit).unwrap();
+    assert!(text.contains("include = [\"../s.toml\"]"), "{text}");
+    let run = |args: &[&str]| -> f64 {
+        let out = bwsim()
+            .args(args)
+            .args(["--format", "json"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        v["jobs_per_hour"].as_f64().unwrap()
+    };
+    let fitted_jph = run(&["run", fit.to_str().unwrap()]);
+    let truth_jph = run(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "--set",
+        "params.a_s=1.3",
+        "--set",
+        "params.b_s=1.5",
+    ]);
+    assert!(
+        (fitted_jph / truth_jph - 1.0).abs() < 0.01,
+        "{fitted_jph} vs {truth_jph}"
+    );
+}
+
+#[test]
+fn against_text_and_plot_and_unfittable_scenarios() {
+    let dir = tempfile::tempdir().unwrap();
+    let (scenario, log) = perturbed_log(dir.path());
+    let plot = dir.path().join("log.png");
+    bwsim()
+        .arg("log")
+        .arg(&log)
+        .arg("--against")
+        .arg(&scenario)
+        .arg("--plot")
+        .arg(&plot)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("against"))
+        .stdout(predicate::str::contains("at concurrency 3"))
+        .stdout(predicate::str::contains("jobs in flight: median 3"));
+    assert!(plot.is_file() && dir.path().join("log.svg").is_file());
+    // A scenario without a directly parameterised, bracketed stage cannot be fitted.
+    let plain = dir.path().join("plain.toml");
+    std::fs::write(
+        &plain,
+        SCENARIO
+            .replace("\"$a_s\"", "1.0")
+            .replace("\"$b_s\"", "2.0"),
+    )
+    .unwrap();
+    bwsim()
+        .arg("log")
+        .arg(&log)
+        .arg("--against")
+        .arg(&plain)
+        .arg("--fit")
+        .arg("--fit-out")
+        .arg(dir.path().join("f.toml"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no parameter this log observes"));
+    // --fit needs --against.
+    bwsim().arg("log").arg(&log).arg("--fit").assert().code(2);
+}
