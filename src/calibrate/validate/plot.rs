@@ -1,12 +1,12 @@
 //! Predicted-vs-measured chart of a validation table: one point per comparison, as
 //! predicted / measured on a log axis per row, with ±10% bands.
 
-use super::validate::Table;
+use super::table::Table;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 use std::path::Path;
 
-static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 
 fn ensure_font() {
     static ONCE: std::sync::Once = std::sync::Once::new();

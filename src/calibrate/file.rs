@@ -2,8 +2,8 @@
 //! scenario can `include`, plus a `[calibration]` table with provenance, the fits with
 //! their residuals, and every raw measurement. Written atomically (temp file + rename).
 
-use super::data::Measurements;
 use super::fit::Fitted;
+use super::measurements::Measurements;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -46,7 +46,10 @@ fn esc(s: &str) -> String {
 /// Renders the whole file.
 pub fn render(m: &Measurements, fit: &Fitted) -> anyhow::Result<String> {
     let mut o = String::new();
-    let host = m.host.clone().unwrap_or_else(super::sys::HostInfo::gather);
+    let host = m
+        .host
+        .clone()
+        .unwrap_or_else(super::probe::sys::HostInfo::gather);
     let gpu_name = m.gpu.as_ref().map_or("none", |g| g.name.as_str());
     let summary = format!(
         "{} ({} CPUs, {}), GPU {}, THP {}{}, measured {} by bwsim {} ({} mode)",
@@ -135,14 +138,14 @@ pub fn render(m: &Measurements, fit: &Fitted) -> anyhow::Result<String> {
         fit.idle_latency_ns,
         "unloaded DRAM latency (pointer chase), ns",
     );
-    if let Some(r) = m.bw_at(super::stream::Kernel::Copy, 1) {
+    if let Some(r) = m.bw_at(super::probe::stream::Kernel::Copy, 1) {
         param(
             "cpu_copy_thread_gbps",
             r,
             "DRAM GB/s one thread draws running a copy (write-allocate counted)",
         );
     }
-    if let Some(r) = m.bw_at(super::stream::Kernel::Triad, 1) {
+    if let Some(r) = m.bw_at(super::probe::stream::Kernel::Triad, 1) {
         param(
             "cpu_triad_thread_gbps",
             r,
