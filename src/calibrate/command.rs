@@ -1,12 +1,13 @@
 //! `bwsim calibrate` end to end: measure the host (or re-read saved measurements), fit,
 //! and write the calibration file.
 
+use super::file::CalibrationFile;
 use super::probe::harness as gpu;
 use super::probe::host as probes;
 use super::probe::plan::{Mode, Plan};
 use super::probe::{gpu_runs, sys};
 use super::summary::print_summary;
-use super::{InputError, file, fit, measurements};
+use super::{InputError, fit, measurements};
 use std::path::PathBuf;
 
 /// Arguments of `bwsim calibrate`.
@@ -87,9 +88,10 @@ pub fn calibrate_command(args: CalibrateArgs) -> anyhow::Result<()> {
             .map_err(|e| input_err(format!("{}: {e}", path.display())))?;
         let fitted = fit::fit(&m)
             .map_err(|e| input_err(format!("{}: cannot fit: {e:#}", path.display())))?;
-        let text = file::render(&m, &fitted)
+        let text = CalibrationFile::new(&m, &fitted)
+            .render()
             .map_err(|e| input_err(format!("{}: {e:#}", path.display())))?;
-        file::write_atomic(&args.out, &text)?;
+        crate::output::write_atomic(&args.out, text.as_bytes())?;
         print_summary(&m, &fitted);
         println!("re-fitted {} into {}", path.display(), args.out.display());
         return Ok(());
@@ -126,11 +128,11 @@ pub fn calibrate_command(args: CalibrateArgs) -> anyhow::Result<()> {
     drop(workers);
 
     if let Some(j) = &args.json {
-        file::write_atomic(j, &serde_json::to_string_pretty(&m)?)?;
+        crate::output::write_atomic(j, serde_json::to_string_pretty(&m)?.as_bytes())?;
     }
     let fitted = fit::fit(&m)?;
-    let text = file::render(&m, &fitted)?;
-    file::write_atomic(&args.out, &text)?;
+    let text = CalibrationFile::new(&m, &fitted).render()?;
+    crate::output::write_atomic(&args.out, text.as_bytes())?;
     print_summary(&m, &fitted);
     println!("wrote {}", args.out.display());
     Ok(())
@@ -164,7 +166,7 @@ mod tests {
         let text = std::fs::read_to_string(&out).unwrap();
         let t: toml::Table = toml::from_str(&text).unwrap();
         assert!(t["hardware"]["dram"]["capacity_gbps"].as_float().unwrap() > 0.0);
-        let p = file::read_provenance(&text).unwrap();
+        let p = CalibrationFile::parse(&text).unwrap().calibration;
         assert!(p.measurements.skipped[0].contains("--no-gpu"));
     }
 }

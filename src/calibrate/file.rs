@@ -1,13 +1,94 @@
-//! Writes `calibration.toml`: `[hardware.dram]`, `[hardware.gpu]` and `[params]` that a
-//! scenario can `include`, plus a `[calibration]` table with provenance, the fits with
-//! their residuals, and every raw measurement. Written atomically (temp file + rename).
+//! The calibration file, read and written through one type, [`CalibrationFile`]:
+//! `[hardware]` (cores, `[hardware.dram]`, `[hardware.gpu]`) and `[params]` that a scenario
+//! can `include`, plus a `[calibration]` table with provenance, the fits with their
+//! residuals, and every raw measurement. Defaults it shares with the scenario layer
+//! (PCIe DRAM factors, pageable rates) come from the model's [`PcieLink`].
 
 use super::fit::Fitted;
 use super::measurements::Measurements;
-use serde::{Deserialize, Serialize};
+use super::probe::stream::Kernel;
+use super::probe::sys::HostInfo;
+use crate::model::{LatencyCurve, PcieLink};
+use serde::de::{MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::Path;
+
+/// A whole calibration file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CalibrationFile {
+    /// What a scenario including the file takes as its hardware.
+    pub hardware: HardwareTable,
+    /// Named values a scenario can use as `$name` (kernel times, per-thread rates).
+    #[serde(default)]
+    pub params: Params,
+    /// Provenance, fits and raw measurements (the scenario loader ignores it).
+    pub calibration: Provenance,
+}
+
+/// `[hardware]`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HardwareTable {
+    /// Cores of the host.
+    pub cpu_cores: usize,
+    /// `[hardware.dram]`.
+    pub dram: DramTable,
+    /// `[hardware.gpu]`, when a GPU was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<GpuTable>,
+}
+
+/// `[hardware.dram]`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DramTable {
+    /// DRAM bytes per second, GB/s, write-allocate counted.
+    pub capacity_gbps: f64,
+    /// (utilisation, ns) points of the loaded-latency curve.
+    pub latency_curve: Vec<(f64, f64)>,
+}
+
+/// `[hardware.gpu]`: the GPU and its PCIe link. Keys left out take the scenario layer's
+/// defaults (see [`GpuTable::link`]).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct GpuTable {
+    /// GPUs (calibrate measures one).
+    pub count: u32,
+    /// Memory of each GPU, GiB.
+    pub vram_gib: f64,
+    /// Pinned host-to-device rate, GB/s.
+    pub pcie_h2d_gbps: f64,
+    /// Pinned device-to-host rate, GB/s.
+    pub pcie_d2h_gbps: f64,
+    /// Both directions at once, GB/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcie_duplex_gbps: Option<f64>,
+    /// Pageable host-to-device rate, GB/s.
+    pub pageable_h2d_gbps: Option<f64>,
+    /// Pageable device-to-host rate, GB/s.
+    pub pageable_d2h_gbps: Option<f64>,
+    /// DRAM bytes per byte of a pinned H2D DMA.
+    pub h2d_dram_factor: Option<f64>,
+    /// DRAM bytes per byte of a pinned D2H DMA.
+    pub d2h_dram_factor: Option<f64>,
+    /// Extra DRAM bytes per byte of a pageable copy's memcpy.
+    pub pageable_copy_dram_factor: Option<f64>,
+}
+
+/// One `[params]` entry: `name = { default = ..., doc = "..." }`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Param {
+    /// Name, used as `$name` in a scenario.
+    pub name: String,
+    /// Value.
+    pub default: f64,
+    /// What it is, with its unit.
+    pub doc: String,
+}
+
+/// `[params]`, in the order written (a TOML table, one entry per [`Param`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Params(pub Vec<Param>);
 
 /// The `[calibration]` table.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -21,131 +102,307 @@ pub struct Provenance {
 }
 
 #[derive(Serialize, Deserialize)]
-struct Wrapper {
-    calibration: Provenance,
+struct ParamValue {
+    default: f64,
+    #[serde(default)]
+    doc: String,
 }
 
-fn f(x: f64) -> String {
-    // Up to 6 significant digits, always a float literal.
-    if x == 0.0 {
-        return "0.0".into();
-    }
-    let digits = (6 - x.abs().log10().floor() as i32 - 1).clamp(0, 12) as usize;
-    let s = format!("{x:.digits$}");
-    if s.contains('.') || s.contains('e') {
-        s
-    } else {
-        format!("{s}.0")
-    }
-}
-
-fn esc(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('"', "\\\"")
-}
-
-/// Renders the whole file.
-pub fn render(m: &Measurements, fit: &Fitted) -> anyhow::Result<String> {
-    let mut o = String::new();
-    let host = m
-        .host
-        .clone()
-        .unwrap_or_else(super::probe::sys::HostInfo::gather);
-    let gpu_name = m.gpu.as_ref().map_or("none", |g| g.name.as_str());
-    let summary = format!(
-        "{} ({} CPUs, {}), GPU {}, THP {}{}, measured {} by bwsim {} ({} mode)",
-        host.hostname,
-        host.cores,
-        host.cpu_model,
-        gpu_name,
-        host.thp_mode(),
-        if m.hugepages_advised {
-            ", buffers advised MADV_HUGEPAGE"
-        } else {
-            ""
-        },
-        m.date,
-        m.bwsim_version,
-        m.mode
-    );
-    writeln!(o, "# bwsim calibration: {summary}")?;
-    writeln!(
-        o,
-        "# Include it from a scenario: include = [\"calibration/<this file>\"]. Written by\n\
-         # `bwsim calibrate`; [calibration] at the end holds provenance and raw data.\n"
-    )?;
-    writeln!(o, "[hardware]")?;
-    writeln!(o, "cpu_cores = {}", host.cores)?;
-    writeln!(o)?;
-    writeln!(o, "[hardware.dram]")?;
-    writeln!(
-        o,
-        "# DRAM bytes per second, write-allocate counted. {}",
-        fit.capacity_basis
-    )?;
-    writeln!(o, "capacity_gbps = {}", f(fit.capacity_gbps))?;
-    writeln!(
-        o,
-        "# Loaded latency vs utilisation (achieved / capacity), pointer chase behind {} \
-         streams",
-        fit.latency_curve_mix
-    )?;
-    let pts: Vec<String> = fit
-        .latency_curve
-        .iter()
-        .map(|&(u, ns)| format!("[{}, {}]", f(u), f(ns)))
-        .collect();
-    writeln!(o, "latency_curve = [{}]", pts.join(", "))?;
-    writeln!(o)?;
-    if let (Some(g), Some(p)) = (&m.gpu, &fit.pcie) {
-        writeln!(o, "[hardware.gpu]")?;
-        writeln!(o, "# {} (driver {})", g.name, g.driver_version)?;
-        writeln!(o, "count = 1")?;
-        writeln!(
-            o,
-            "vram_gib = {}",
-            f((g.vram_bytes as f64 / (1u64 << 30) as f64 * 10.0).floor() / 10.0)
-        )?;
-        writeln!(o, "pcie_h2d_gbps = {}", f(p.h2d_gbps))?;
-        writeln!(o, "pcie_d2h_gbps = {}", f(p.d2h_gbps))?;
-        if let Some(d) = p.duplex_gbps {
-            writeln!(o, "pcie_duplex_gbps = {}", f(d))?;
+impl Serialize for Params {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for p in &self.0 {
+            map.serialize_entry(
+                &p.name,
+                &ParamValue {
+                    default: p.default,
+                    doc: p.doc.clone(),
+                },
+            )?;
         }
-        writeln!(o, "pageable_h2d_gbps = {}", f(p.pageable_h2d_gbps))?;
-        writeln!(o, "pageable_d2h_gbps = {}", f(p.pageable_d2h_gbps))?;
-        for n in &p.notes {
-            writeln!(o, "# {n}")?;
-        }
-        writeln!(o, "h2d_dram_factor = {}", f(p.h2d_dram_factor))?;
-        writeln!(o, "d2h_dram_factor = {}", f(p.d2h_dram_factor))?;
-        writeln!(
-            o,
-            "pageable_copy_dram_factor = {}",
-            f(p.pageable_copy_dram_factor)
-        )?;
-        writeln!(o)?;
+        map.end()
     }
-    writeln!(o, "[params]")?;
-    let mut param = |name: &str, v: f64, doc: &str| {
-        let _ = writeln!(
-            o,
-            "{name} = {{ default = {}, doc = \"{}\" }}",
-            f(v),
-            esc(doc)
+}
+
+impl<'de> Deserialize<'de> for Params {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Params;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a table of name = { default = number, doc = \"text\" }")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Params, A::Error> {
+                let mut out = Vec::new();
+                while let Some((name, v)) = map.next_entry::<String, ParamValue>()? {
+                    out.push(Param {
+                        name,
+                        default: v.default,
+                        doc: v.doc,
+                    });
+                }
+                Ok(Params(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl GpuTable {
+    /// The link as the scenario layer builds it from the same keys, with the same
+    /// defaults: pageable rates a quarter of the pinned ones, DMA factors 1 and the
+    /// pageable memcpy factor 2 (one read, one write).
+    pub fn link(&self) -> PcieLink {
+        PcieLink {
+            h2d_gbps: self.pcie_h2d_gbps,
+            d2h_gbps: self.pcie_d2h_gbps,
+            duplex_gbps: self.pcie_duplex_gbps,
+            pageable_h2d_gbps: self
+                .pageable_h2d_gbps
+                .unwrap_or(self.pcie_h2d_gbps * PcieLink::DEFAULT_PAGEABLE_SHARE),
+            pageable_d2h_gbps: self
+                .pageable_d2h_gbps
+                .unwrap_or(self.pcie_d2h_gbps * PcieLink::DEFAULT_PAGEABLE_SHARE),
+            h2d_dram_factor: self
+                .h2d_dram_factor
+                .unwrap_or(PcieLink::DEFAULT_DMA_DRAM_FACTOR),
+            d2h_dram_factor: self
+                .d2h_dram_factor
+                .unwrap_or(PcieLink::DEFAULT_DMA_DRAM_FACTOR),
+            pageable_copy_dram_factor: self
+                .pageable_copy_dram_factor
+                .unwrap_or(PcieLink::DEFAULT_PAGEABLE_COPY_DRAM_FACTOR),
+        }
+    }
+}
+
+impl CalibrationFile {
+    /// The file for measurements `m` and their fit.
+    pub fn new(m: &Measurements, fit: &Fitted) -> Self {
+        let host = m.host.clone().unwrap_or_else(HostInfo::gather);
+        let gpu_name = m.gpu.as_ref().map_or("none", |g| g.name.as_str());
+        let summary = format!(
+            "{} ({} CPUs, {}), GPU {}, THP {}{}, measured {} by bwsim {} ({} mode)",
+            host.hostname,
+            host.cores,
+            host.cpu_model,
+            gpu_name,
+            host.thp_mode(),
+            if m.hugepages_advised {
+                ", buffers advised MADV_HUGEPAGE"
+            } else {
+                ""
+            },
+            m.date,
+            m.bwsim_version,
+            m.mode
         );
+        let gpu = match (&m.gpu, &fit.pcie) {
+            (Some(g), Some(p)) => Some(GpuTable {
+                count: 1,
+                vram_gib: (g.vram_bytes as f64 / (1u64 << 30) as f64 * 10.0).floor() / 10.0,
+                pcie_h2d_gbps: p.h2d_gbps,
+                pcie_d2h_gbps: p.d2h_gbps,
+                pcie_duplex_gbps: p.duplex_gbps,
+                pageable_h2d_gbps: Some(p.pageable_h2d_gbps),
+                pageable_d2h_gbps: Some(p.pageable_d2h_gbps),
+                h2d_dram_factor: Some(p.h2d_dram_factor),
+                d2h_dram_factor: Some(p.d2h_dram_factor),
+                pageable_copy_dram_factor: Some(p.pageable_copy_dram_factor),
+            }),
+            _ => None,
+        };
+        CalibrationFile {
+            hardware: HardwareTable {
+                cpu_cores: host.cores,
+                dram: DramTable {
+                    capacity_gbps: fit.capacity_gbps,
+                    latency_curve: fit.latency_curve.clone(),
+                },
+                gpu,
+            },
+            params: Params(params(m, fit)),
+            calibration: Provenance {
+                summary,
+                fitted: fit.clone(),
+                measurements: m.clone(),
+            },
+        }
+    }
+
+    /// Reads a file's text. Refuses a DRAM capacity or a PCIe rate or factor that is
+    /// not a finite number > 0, naming the key.
+    pub fn parse(text: &str) -> anyhow::Result<Self> {
+        let de = toml::Deserializer::parse(text)
+            .map_err(|e| anyhow::anyhow!("calibration file is not valid TOML: {e}"))?;
+        let file: CalibrationFile = serde_path_to_error::deserialize(de).map_err(|e| {
+            let at = e.path().to_string();
+            if at == "." {
+                anyhow::anyhow!("{}", e.inner())
+            } else {
+                anyhow::anyhow!("[{at}]: {}", e.inner())
+            }
+        })?;
+        file.check()?;
+        Ok(file)
+    }
+
+    fn check(&self) -> anyhow::Result<()> {
+        let capacity = self.hardware.dram.capacity_gbps;
+        if !(capacity.is_finite() && capacity > 0.0) {
+            anyhow::bail!(
+                "[hardware.dram] capacity_gbps = {capacity}: must be a finite number of GB/s \
+                 greater than 0"
+            );
+        }
+        if let Some(g) = &self.hardware.gpu {
+            let l = g.link();
+            for (key, v) in [
+                ("pcie_h2d_gbps", l.h2d_gbps),
+                ("pcie_d2h_gbps", l.d2h_gbps),
+                ("pageable_h2d_gbps", l.pageable_h2d_gbps),
+                ("pageable_d2h_gbps", l.pageable_d2h_gbps),
+                ("h2d_dram_factor", l.h2d_dram_factor),
+                ("d2h_dram_factor", l.d2h_dram_factor),
+                ("pageable_copy_dram_factor", l.pageable_copy_dram_factor),
+            ] {
+                if !(v.is_finite() && v > 0.0) {
+                    anyhow::bail!(
+                        "[hardware.gpu] {key} = {v}: must be a finite number greater than 0"
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The loaded-latency curve as the model takes it.
+    pub fn latency_curve(&self) -> anyhow::Result<LatencyCurve> {
+        LatencyCurve::new(self.hardware.dram.latency_curve.clone())
+            .map_err(|e| anyhow::anyhow!("latency_curve: {e}"))
+    }
+
+    /// The file's text: commented `[hardware]` and `[params]` tables (numbers to 6
+    /// significant digits), then `[calibration]`. Refuses a non-finite number.
+    pub fn render(&self) -> anyhow::Result<String> {
+        let mut o = String::new();
+        let prov = &self.calibration;
+        let (fit, m) = (&prov.fitted, &prov.measurements);
+        let hw = &self.hardware;
+        writeln!(o, "# bwsim calibration: {}", prov.summary)?;
+        writeln!(
+            o,
+            "# Include it from a scenario: include = [\"calibration/<this file>\"]. Written by\n\
+             # `bwsim calibrate`; [calibration] at the end holds provenance and raw data.\n"
+        )?;
+        writeln!(o, "[hardware]")?;
+        writeln!(o, "cpu_cores = {}", hw.cpu_cores)?;
+        writeln!(o)?;
+        writeln!(o, "[hardware.dram]")?;
+        writeln!(
+            o,
+            "# DRAM bytes per second, write-allocate counted. {}",
+            fit.capacity_basis
+        )?;
+        writeln!(o, "capacity_gbps = {}", f(hw.dram.capacity_gbps))?;
+        writeln!(
+            o,
+            "# Loaded latency vs utilisation (achieved / capacity), pointer chase behind {} \
+             streams",
+            fit.latency_curve_mix
+        )?;
+        let pts: Vec<String> = hw
+            .dram
+            .latency_curve
+            .iter()
+            .map(|&(u, ns)| format!("[{}, {}]", f(u), f(ns)))
+            .collect();
+        writeln!(o, "latency_curve = [{}]", pts.join(", "))?;
+        writeln!(o)?;
+        if let Some(g) = &hw.gpu {
+            writeln!(o, "[hardware.gpu]")?;
+            if let Some(info) = &m.gpu {
+                writeln!(o, "# {} (driver {})", info.name, info.driver_version)?;
+            }
+            writeln!(o, "count = {}", g.count)?;
+            writeln!(o, "vram_gib = {}", f(g.vram_gib))?;
+            writeln!(o, "pcie_h2d_gbps = {}", f(g.pcie_h2d_gbps))?;
+            writeln!(o, "pcie_d2h_gbps = {}", f(g.pcie_d2h_gbps))?;
+            if let Some(d) = g.pcie_duplex_gbps {
+                writeln!(o, "pcie_duplex_gbps = {}", f(d))?;
+            }
+            let opt = |o: &mut String, key: &str, v: Option<f64>| -> std::fmt::Result {
+                match v {
+                    Some(v) => writeln!(o, "{key} = {}", f(v)),
+                    None => Ok(()),
+                }
+            };
+            opt(&mut o, "pageable_h2d_gbps", g.pageable_h2d_gbps)?;
+            opt(&mut o, "pageable_d2h_gbps", g.pageable_d2h_gbps)?;
+            for n in fit.pcie.iter().flat_map(|p| &p.notes) {
+                writeln!(o, "# {n}")?;
+            }
+            opt(&mut o, "h2d_dram_factor", g.h2d_dram_factor)?;
+            opt(&mut o, "d2h_dram_factor", g.d2h_dram_factor)?;
+            opt(
+                &mut o,
+                "pageable_copy_dram_factor",
+                g.pageable_copy_dram_factor,
+            )?;
+            writeln!(o)?;
+        }
+        writeln!(o, "[params]")?;
+        for p in &self.params.0 {
+            writeln!(
+                o,
+                "{} = {{ default = {}, doc = \"{}\" }}",
+                p.name,
+                f(p.default),
+                esc(&p.doc)
+            )?;
+        }
+        writeln!(o)?;
+        #[derive(Serialize)]
+        struct Wrapper<'a> {
+            calibration: &'a Provenance,
+        }
+        o.push_str(&toml::to_string(&Wrapper { calibration: prov })?);
+        check_finite(&o)?;
+        Ok(o)
+    }
+
+    /// Renders the file and writes it atomically (temp file + rename).
+    pub fn write(&self, path: &Path) -> anyhow::Result<()> {
+        let text = self.render()?;
+        crate::output::write_atomic(path, text.as_bytes())?;
+        Ok(())
+    }
+}
+
+/// The `[params]` of measurements `m` and their fit. Sizes that were measured are given
+/// as measured; others from the model.
+fn params(m: &Measurements, fit: &Fitted) -> Vec<Param> {
+    let mut out = Vec::new();
+    let mut param = |name: &str, v: f64, doc: &str| {
+        out.push(Param {
+            name: name.into(),
+            default: v,
+            doc: doc.into(),
+        });
     };
     param(
         "dram_idle_latency_ns",
         fit.idle_latency_ns,
         "unloaded DRAM latency (pointer chase), ns",
     );
-    if let Some(r) = m.bw_at(super::probe::stream::Kernel::Copy, 1) {
+    if let Some(r) = m.bw_at(Kernel::Copy, 1) {
         param(
             "cpu_copy_thread_gbps",
             r,
             "DRAM GB/s one thread draws running a copy (write-allocate counted)",
         );
     }
-    if let Some(r) = m.bw_at(super::probe::stream::Kernel::Triad, 1) {
+    if let Some(r) = m.bw_at(Kernel::Triad, 1) {
         param(
             "cpu_triad_thread_gbps",
             r,
@@ -247,17 +504,25 @@ pub fn render(m: &Measurements, fit: &Fitted) -> anyhow::Result<String> {
             );
         }
     }
-    writeln!(o)?;
-    let wrapper = Wrapper {
-        calibration: Provenance {
-            summary,
-            fitted: fit.clone(),
-            measurements: m.clone(),
-        },
-    };
-    o.push_str(&toml::to_string(&wrapper)?);
-    check_finite(&o)?;
-    Ok(o)
+    out
+}
+
+fn f(x: f64) -> String {
+    // Up to 6 significant digits, always a float literal.
+    if x == 0.0 {
+        return "0.0".into();
+    }
+    let digits = (6 - x.abs().log10().floor() as i32 - 1).clamp(0, 12) as usize;
+    let s = format!("{x:.digits$}");
+    if s.contains('.') || s.contains('e') {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
+fn esc(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
 /// Refuses a rendered file that is not valid TOML or holds a non-finite number (an
@@ -288,37 +553,6 @@ pub fn check_finite(text: &str) -> anyhow::Result<()> {
         .map_err(anyhow::Error::msg)
 }
 
-/// Writes `text` to `path` atomically: a temp file in the same folder, then a rename.
-/// An interruption leaves either the old file or the new one, never a partial one.
-pub fn write_atomic(path: &Path, text: &str) -> anyhow::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir)
-        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".calibration-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(|e| anyhow::anyhow!("cannot create a temp file in {}: {e}", dir.display()))?;
-    tmp.write_all(text.as_bytes())?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {}", path.display(), e.error))?;
-    Ok(())
-}
-
-/// Reads back the `[calibration]` table of a calibration file.
-pub fn read_provenance(text: &str) -> anyhow::Result<Provenance> {
-    #[derive(Deserialize)]
-    struct W {
-        calibration: Provenance,
-    }
-    let w: W = toml::from_str(text)?;
-    Ok(w.calibration)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -342,13 +576,50 @@ mod tests {
     }
 
     #[test]
-    fn atomic_write_replaces_whole_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("sub/cal.toml");
-        write_atomic(&p, "a = 1\n").unwrap();
-        write_atomic(&p, "a = 2\n").unwrap();
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "a = 2\n");
-        let leftovers = std::fs::read_dir(p.parent().unwrap()).unwrap().count();
-        assert_eq!(leftovers, 1);
+    fn a_written_file_reads_back_as_written() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scenarios/calibration/h200-host.toml"
+        ))
+        .unwrap();
+        let file = CalibrationFile::parse(&text).unwrap();
+        // Rendering what was read gives the same text back, byte for byte.
+        assert_eq!(file.render().unwrap(), text);
+        let g = file.hardware.gpu.as_ref().unwrap();
+        assert_eq!(g.link().pageable_copy_dram_factor, 2.0);
+        assert_eq!(file.params.0[0].name, "dram_idle_latency_ns");
+    }
+
+    #[test]
+    fn left_out_gpu_keys_take_the_scenario_defaults() {
+        let g = GpuTable {
+            count: 1,
+            vram_gib: 80.0,
+            pcie_h2d_gbps: 40.0,
+            pcie_d2h_gbps: 48.0,
+            pcie_duplex_gbps: None,
+            pageable_h2d_gbps: None,
+            pageable_d2h_gbps: None,
+            h2d_dram_factor: None,
+            d2h_dram_factor: None,
+            pageable_copy_dram_factor: None,
+        };
+        let l = g.link();
+        assert_eq!((l.pageable_h2d_gbps, l.pageable_d2h_gbps), (10.0, 12.0));
+        assert_eq!((l.h2d_dram_factor, l.d2h_dram_factor), (1.0, 1.0));
+        assert_eq!(l.pageable_copy_dram_factor, 2.0);
+    }
+
+    #[test]
+    fn bad_files_name_the_key() {
+        let e = CalibrationFile::parse("x = 1").unwrap_err().to_string();
+        assert!(e.contains("hardware"), "{e}");
+        let e = CalibrationFile::parse(
+            "[hardware]\ncpu_cores = 4\n[hardware.dram]\ncapacity_gbps = 10.0\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("latency_curve"), "{e}");
+        assert!(CalibrationFile::parse("not toml [").is_err());
     }
 }

@@ -301,6 +301,15 @@ pub struct CopyDemand {
 }
 
 impl PcieLink {
+    /// DRAM bytes per byte of a pinned DMA, unless measured: one read (H2D) or one write
+    /// (D2H).
+    pub const DEFAULT_DMA_DRAM_FACTOR: f64 = 1.0;
+    /// Extra DRAM bytes per byte of a pageable copy's memcpy, unless measured: one read
+    /// and one write.
+    pub const DEFAULT_PAGEABLE_COPY_DRAM_FACTOR: f64 = 2.0;
+    /// A pageable copy's rate as a share of the pinned one, unless measured.
+    pub const DEFAULT_PAGEABLE_SHARE: f64 = 0.25;
+
     /// A copy's standalone rate, GB/s: the pinned or pageable rate of its direction.
     pub fn copy_gbps(&self, c: LinkCopy) -> f64 {
         match (c.dir, c.pinned) {

@@ -2,11 +2,10 @@
 //! refitting): DRAM, the PCIe link, per-kernel stream rates, NTT models, and the model
 //! v2 rules the calibration pins down.
 
-use crate::calibrate::file::read_provenance;
+use crate::calibrate::file::{CalibrationFile, GpuTable};
 use crate::calibrate::fit::KernelFit;
 use crate::calibrate::measurements::Measurements;
 use crate::model::{DramPolicy, LatencyCurve, PcieLink};
-use anyhow::{Context, anyhow, bail};
 use std::collections::BTreeMap;
 
 /// What the model knows about the host, read from a calibration file.
@@ -45,78 +44,18 @@ pub struct V2Rules {
 
 /// Builds the predictor's view of the host from a calibration file's text.
 pub fn load_calib(text: &str) -> anyhow::Result<Calib> {
-    let t: toml::Table = toml::from_str(text).context("calibration file is not valid TOML")?;
-    let hw = t
-        .get("hardware")
-        .and_then(|v| v.as_table())
-        .ok_or_else(|| anyhow!("calibration file has no [hardware] table"))?;
-    let dram = hw
-        .get("dram")
-        .and_then(|v| v.as_table())
-        .ok_or_else(|| anyhow!("calibration file has no [hardware.dram] table"))?;
-    let fnum = |tab: &toml::Table, k: &str| -> Option<f64> {
-        tab.get(k)
-            .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
-    };
-    let capacity = fnum(dram, "capacity_gbps")
-        .ok_or_else(|| anyhow!("[hardware.dram] lacks capacity_gbps"))?;
-    if !(capacity.is_finite() && capacity > 0.0) {
-        bail!(
-            "[hardware.dram] capacity_gbps = {capacity}: must be a finite number of GB/s \
-             greater than 0"
-        );
-    }
-    let pts: Vec<(f64, f64)> = dram
-        .get("latency_curve")
-        .and_then(|v| v.as_array())
-        .ok_or_else(|| anyhow!("[hardware.dram] lacks latency_curve"))?
-        .iter()
-        .filter_map(|p| {
-            let a = p.as_array()?;
-            let g = |i: usize| {
-                a.get(i)
-                    .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|x| x as f64)))
-            };
-            Some((g(0)?, g(1)?))
-        })
-        .collect();
-    let curve = LatencyCurve::new(pts.clone()).map_err(|e| anyhow!("latency_curve: {e}"))?;
-    let offered_curve = LatencyCurve::offered(pts).map_err(|e| anyhow!("latency_curve: {e}"))?;
-    let link = hw.get("gpu").and_then(|v| v.as_table()).and_then(|g| {
-        Some(PcieLink {
-            h2d_gbps: fnum(g, "pcie_h2d_gbps")?,
-            d2h_gbps: fnum(g, "pcie_d2h_gbps")?,
-            duplex_gbps: fnum(g, "pcie_duplex_gbps"),
-            pageable_h2d_gbps: fnum(g, "pageable_h2d_gbps")?,
-            pageable_d2h_gbps: fnum(g, "pageable_d2h_gbps")?,
-            h2d_dram_factor: fnum(g, "h2d_dram_factor").unwrap_or(1.0),
-            d2h_dram_factor: fnum(g, "d2h_dram_factor").unwrap_or(1.0),
-            pageable_copy_dram_factor: fnum(g, "pageable_copy_dram_factor").unwrap_or(2.0),
-        })
-    });
-    if let Some(l) = &link {
-        for (key, v) in [
-            ("pcie_h2d_gbps", l.h2d_gbps),
-            ("pcie_d2h_gbps", l.d2h_gbps),
-            ("pageable_h2d_gbps", l.pageable_h2d_gbps),
-            ("pageable_d2h_gbps", l.pageable_d2h_gbps),
-            ("h2d_dram_factor", l.h2d_dram_factor),
-            ("d2h_dram_factor", l.d2h_dram_factor),
-            ("pageable_copy_dram_factor", l.pageable_copy_dram_factor),
-        ] {
-            if !(v.is_finite() && v > 0.0) {
-                bail!("[hardware.gpu] {key} = {v}: must be a finite number greater than 0");
-            }
-        }
-    }
-    let prov = read_provenance(text).context("calibration file's [calibration] table")?;
+    let file = CalibrationFile::parse(text)?;
+    let curve = file.latency_curve()?;
+    let offered_curve = LatencyCurve::offered(file.hardware.dram.latency_curve.clone())
+        .map_err(|e| anyhow::anyhow!("latency_curve: {e}"))?;
+    let prov = file.calibration;
     let lat = prov.fitted.pcie.as_ref().map_or((0.0, 0.0), |p| {
         (p.pageable_h2d_latency_frac, p.pageable_d2h_latency_frac)
     });
     Ok(Calib {
-        capacity_gbps: capacity,
+        capacity_gbps: file.hardware.dram.capacity_gbps,
         curve,
-        link,
+        link: file.hardware.gpu.as_ref().map(GpuTable::link),
         meas: prov.measurements,
         ntt: prov.fitted.ntt,
         pageable_latency_frac: lat,
@@ -157,7 +96,7 @@ mod tests {
     #[test]
     fn bad_calibration_files_give_clear_errors() {
         let e = load_calib("x = 1").unwrap_err().to_string();
-        assert!(e.contains("[hardware]"), "{e}");
+        assert!(e.contains("hardware"), "{e}");
         let e = load_calib("[hardware.dram]\ncapacity_gbps = 10.0\n")
             .unwrap_err()
             .to_string();

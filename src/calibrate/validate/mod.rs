@@ -151,13 +151,13 @@ fn run_experiments(args: &ValidateArgs, calib: &Calib, name: &str) -> anyhow::Re
 }
 
 fn write_outputs(t: &Table, dir: &Path) -> anyhow::Result<()> {
-    use crate::calibrate::file::write_atomic;
-    write_atomic(&dir.join("validate.csv"), &csv(t))?;
+    use crate::output::write_atomic;
+    write_atomic(&dir.join("validate.csv"), csv(t).as_bytes())?;
     write_atomic(
         &dir.join("validate.json"),
-        &serde_json::to_string_pretty(t)?,
+        serde_json::to_string_pretty(t)?.as_bytes(),
     )?;
-    write_atomic(&dir.join("validate.md"), &markdown(t))?;
+    write_atomic(&dir.join("validate.md"), markdown(t).as_bytes())?;
     plot::predicted_vs_measured(t, &dir.join("validate.png"))?;
     Ok(())
 }
