@@ -1,13 +1,14 @@
 //! `bwsim calibrate` end to end: measure the host (or re-read saved measurements), fit,
 //! and write the calibration file.
 
+use super::error::{CalibrateError, Result};
 use super::file::CalibrationFile;
 use super::probe::harness as gpu;
 use super::probe::host as probes;
 use super::probe::plan::{Mode, Plan};
 use super::probe::{gpu_runs, sys};
 use super::summary::print_summary;
-use super::{InputError, fit, measurements};
+use super::{fit, measurements};
 use std::path::PathBuf;
 
 /// Arguments of `bwsim calibrate`.
@@ -43,8 +44,8 @@ impl Default for CalibrateArgs {
     }
 }
 
-fn input_err(msg: String) -> anyhow::Error {
-    anyhow::Error::new(InputError(msg))
+fn input_err(msg: String) -> CalibrateError {
+    CalibrateError::Input(msg)
 }
 
 /// UTC now as RFC 3339 (seconds precision), without extra dependencies.
@@ -74,7 +75,7 @@ pub fn utc_now() -> String {
 }
 
 /// Runs all probes, fits, and writes the calibration file. Prints what was skipped.
-pub fn calibrate_command(args: CalibrateArgs) -> anyhow::Result<()> {
+pub fn calibrate_command(args: CalibrateArgs) -> Result<()> {
     if let Some(path) = &args.refit {
         let text = std::fs::read_to_string(path)
             .map_err(|e| input_err(format!("cannot read {}: {e}", path.display())))?;

@@ -8,6 +8,7 @@ use super::fit::Fitted;
 use super::measurements::Measurements;
 use super::probe::stream::Kernel;
 use super::probe::sys::HostInfo;
+use crate::calibrate::error::{CalibrateError, Result, fail, failed};
 use crate::model::{LatencyCurve, PcieLink};
 use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
@@ -232,25 +233,25 @@ impl CalibrationFile {
 
     /// Reads a file's text. Refuses a DRAM capacity or a PCIe rate or factor that is
     /// not a finite number > 0, naming the key.
-    pub fn parse(text: &str) -> anyhow::Result<Self> {
+    pub fn parse(text: &str) -> Result<Self> {
         let de = toml::Deserializer::parse(text)
-            .map_err(|e| anyhow::anyhow!("calibration file is not valid TOML: {e}"))?;
+            .map_err(|e| failed!("calibration file is not valid TOML: {e}"))?;
         let file: CalibrationFile = serde_path_to_error::deserialize(de).map_err(|e| {
             let at = e.path().to_string();
             if at == "." {
-                anyhow::anyhow!("{}", e.inner())
+                failed!("{}", e.inner())
             } else {
-                anyhow::anyhow!("[{at}]: {}", e.inner())
+                failed!("[{at}]: {}", e.inner())
             }
         })?;
         file.check()?;
         Ok(file)
     }
 
-    fn check(&self) -> anyhow::Result<()> {
+    fn check(&self) -> Result<()> {
         let capacity = self.hardware.dram.capacity_gbps;
         if !(capacity.is_finite() && capacity > 0.0) {
-            anyhow::bail!(
+            fail!(
                 "[hardware.dram] capacity_gbps = {capacity}: must be a finite number of GB/s \
                  greater than 0"
             );
@@ -267,9 +268,7 @@ impl CalibrationFile {
                 ("pageable_copy_dram_factor", l.pageable_copy_dram_factor),
             ] {
                 if !(v.is_finite() && v > 0.0) {
-                    anyhow::bail!(
-                        "[hardware.gpu] {key} = {v}: must be a finite number greater than 0"
-                    );
+                    fail!("[hardware.gpu] {key} = {v}: must be a finite number greater than 0");
                 }
             }
         }
@@ -277,14 +276,14 @@ impl CalibrationFile {
     }
 
     /// The loaded-latency curve as the model takes it.
-    pub fn latency_curve(&self) -> anyhow::Result<LatencyCurve> {
+    pub fn latency_curve(&self) -> Result<LatencyCurve> {
         LatencyCurve::new(self.hardware.dram.latency_curve.clone())
-            .map_err(|e| anyhow::anyhow!("latency_curve: {e}"))
+            .map_err(|e| failed!("latency_curve: {e}"))
     }
 
     /// The file's text: commented `[hardware]` and `[params]` tables (numbers to 6
     /// significant digits), then `[calibration]`. Refuses a non-finite number.
-    pub fn render(&self) -> anyhow::Result<String> {
+    pub fn render(&self) -> Result<String> {
         let mut o = String::new();
         let prov = &self.calibration;
         let (fit, m) = (&prov.fitted, &prov.measurements);
@@ -372,7 +371,7 @@ impl CalibrationFile {
     }
 
     /// Renders the file and writes it atomically (temp file + rename).
-    pub fn write(&self, path: &Path) -> anyhow::Result<()> {
+    pub fn write(&self, path: &Path) -> Result<()> {
         let text = self.render()?;
         crate::output::write_atomic(path, text.as_bytes())?;
         Ok(())
@@ -528,10 +527,9 @@ fn esc(s: &str) -> String {
 /// Refuses a rendered file that is not valid TOML or holds a non-finite number (an
 /// `inf` or `nan` would be read back as a capacity or a rate): the caller gets an error
 /// naming the key instead of a file that breaks every scenario including it.
-pub fn check_finite(text: &str) -> anyhow::Result<()> {
-    let t: toml::Table = toml::from_str(text).map_err(|e| {
-        anyhow::anyhow!("refusing to write a calibration file that is not valid TOML: {e}")
-    })?;
+pub fn check_finite(text: &str) -> Result<()> {
+    let t: toml::Table = toml::from_str(text)
+        .map_err(|e| failed!("refusing to write a calibration file that is not valid TOML: {e}"))?;
     fn walk(v: &toml::Value, path: &str) -> Result<(), String> {
         match v {
             toml::Value::Float(x) if !x.is_finite() => Err(format!(
@@ -550,7 +548,7 @@ pub fn check_finite(text: &str) -> anyhow::Result<()> {
     }
     t.iter()
         .try_for_each(|(k, v)| walk(v, k))
-        .map_err(anyhow::Error::msg)
+        .map_err(CalibrateError::Failed)
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 
 use super::probe::stream::Kernel;
 use super::probe::sys::HostInfo;
+use crate::calibrate::error::Result;
 use serde::{Deserialize, Serialize};
 
 /// Aggregate bandwidth of `threads` workers running one kernel.

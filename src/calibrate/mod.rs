@@ -8,8 +8,10 @@
 //! - [`file`]: the calibration file, written and read by one type.
 //! - [`validate`]: experiments, engine predictions, comparison tables and chart.
 //! - [`command`]: `bwsim calibrate` end to end; [`summary`] prints what it found.
+//! - [`error`]: [`CalibrateError`], the one error type of both commands.
 
 pub mod command;
+pub mod error;
 pub mod file;
 pub mod fit;
 pub mod measurements;
@@ -18,10 +20,5 @@ pub mod summary;
 pub mod validate;
 
 pub use command::{CalibrateArgs, calibrate_command, utc_now};
+pub use error::CalibrateError;
 pub use validate::{ValidateArgs, validate_command};
-
-/// A problem with the user's input (a missing or malformed calibration, measurements or
-/// validate file), as opposed to a failure while measuring. The CLI maps it to exit 2.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct InputError(pub String);

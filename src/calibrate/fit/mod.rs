@@ -16,6 +16,7 @@ pub use kernel::{KernelFit, Line, fit_kernel, fit_line, fit_msm, fit_ntt};
 pub use latency::{isotonic, latency_curve, latency_medians};
 pub use pcie::{COUPLING_NOISE, PcieFit, fit_capacity, fit_pcie, latency_frac, saturated};
 
+use crate::calibrate::error::{Result, fail, failed};
 use crate::calibrate::measurements::Measurements;
 use crate::calibrate::probe::stream::Kernel;
 use serde::{Deserialize, Serialize};
@@ -61,7 +62,7 @@ pub struct Fitted {
 }
 
 /// Fits all parameters.
-pub fn fit(m: &Measurements) -> anyhow::Result<Fitted> {
+pub fn fit(m: &Measurements) -> Result<Fitted> {
     let peak_stream = m
         .bandwidth
         .iter()
@@ -69,15 +70,15 @@ pub fn fit(m: &Measurements) -> anyhow::Result<Fitted> {
         .chain(m.latency.iter().map(|p| p.total_gbps))
         .fold(0.0f64, f64::max);
     if peak_stream <= 0.0 {
-        anyhow::bail!("no bandwidth measurements to fit a DRAM capacity from");
+        fail!("no bandwidth measurements to fit a DRAM capacity from");
     }
     if !peak_stream.is_finite() {
-        anyhow::bail!("the measured bandwidths include a non-finite value");
+        fail!("the measured bandwidths include a non-finite value");
     }
     let (mut pcie, capacity, basis) = fit_pcie(m, peak_stream);
     let capacity_rounded = (capacity * 100.0).round() / 100.0;
     if !(capacity_rounded.is_finite() && capacity_rounded > 0.0) {
-        anyhow::bail!("the fitted DRAM capacity {capacity} GB/s is not a finite number > 0");
+        fail!("the fitted DRAM capacity {capacity} GB/s is not a finite number > 0");
     }
     let mut curves = BTreeMap::new();
     for mix in [Kernel::Read, Kernel::Copy] {
@@ -91,12 +92,12 @@ pub fn fit(m: &Measurements) -> anyhow::Result<Fitted> {
     } else if let Some(c) = curves.get("read") {
         ("read (reads only)", c.clone())
     } else {
-        anyhow::bail!("no latency measurements to fit a latency curve from");
+        fail!("no latency measurements to fit a latency curve from");
     };
     let idle = curve.first().map_or(100.0, |p| p.1);
     if let Some(pf) = pcie.as_mut() {
         let lc = crate::model::LatencyCurve::new(curve.clone())
-            .map_err(|e| anyhow::anyhow!("fitted latency curve: {e}"))?;
+            .map_err(|e| failed!("fitted latency curve: {e}"))?;
         for h2d in [true, false] {
             let dir = if h2d { "h2d" } else { "d2h" };
             let fr: Vec<f64> = m

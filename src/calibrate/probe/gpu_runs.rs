@@ -4,6 +4,7 @@
 use super::harness::{GpuProbe, check_verify, num};
 use super::plan::{Plan, bar};
 use super::stream::{Kernel, Workers};
+use crate::calibrate::error::Result;
 use crate::calibrate::measurements::{
     DmaAlonePoint, DmaStreamPoint, GpuInfo, Measurements, MsmPoint, NttPoint, PciePoint,
 };
@@ -38,7 +39,7 @@ pub fn pcie_once(
     pinned: bool,
     secs: f64,
     mib: u64,
-) -> anyhow::Result<(f64, f64)> {
+) -> Result<(f64, f64)> {
     let cmd = format!("pcie {dir} {} {secs} {mib}", pinned as u8);
     let v = probe.request(&cmd)?;
     Ok((num(&v, "h2d_gbps")?, num(&v, "d2h_gbps")?))
@@ -50,7 +51,7 @@ pub fn gpu_probes(
     plan: &Plan,
     probe: &mut GpuProbe,
     workers: &Workers,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     let mut info = gpu_info(probe);
     let pb = bar(1, "verify");
     let v = probe.request("verify")?;
@@ -134,7 +135,7 @@ fn dma_probe(
     plan: &Plan,
     probe: &mut GpuProbe,
     workers: &Workers,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     let mut configs: Vec<(&str, bool, u64, &[usize])> = Vec::new();
     for dir in ["h2d", "d2h"] {
         configs.push((dir, true, plan.pcie_mib, &plan.dma_threads));

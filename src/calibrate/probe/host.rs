@@ -7,6 +7,7 @@ use super::latency::Chaser;
 use super::plan::{Plan, bar};
 use super::stream::{Kernel, Workers};
 use super::sys::{HostInfo, PageAdvice, allowed_cpus, meminfo_bytes, smt_groups};
+use crate::calibrate::error::Result;
 use crate::calibrate::measurements::{
     BwPoint, ComputePoint, LatPoint, Measurements, PagePoint, SettlePoint, StandalonePoint,
 };
@@ -15,12 +16,7 @@ use std::time::Duration;
 /// Runs all streams (copy) and an idle chase in rounds until two consecutive rounds
 /// agree within 3% (at least three rounds) or `plan.settle_max` has passed. Freshly
 /// mapped memory on a VM (nested page tables, host huge pages) is slower for a while.
-pub fn settle(
-    m: &mut Measurements,
-    plan: &Plan,
-    workers: &Workers,
-    chaser: &Chaser,
-) -> anyhow::Result<()> {
+pub fn settle(m: &mut Measurements, plan: &Plan, workers: &Workers, chaser: &Chaser) -> Result<()> {
     if plan.settle_max.is_zero() {
         return Ok(());
     }
@@ -69,7 +65,7 @@ pub fn host_probes(
     plan: &Plan,
     workers: &Workers,
     chaser: &Chaser,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     let pb = bar(
         (plan.bw_threads.len() * Kernel::ALL.len()) as u64,
         "bandwidth",
@@ -135,7 +131,7 @@ fn loaded_latency_probe(
     plan: &Plan,
     workers: &Workers,
     chaser: &Chaser,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     // Passes interleave the mixes and rotate their order, so slow drifts of the host's
     // memory speed spread over all curves; the fit takes medians per point.
     let mixes = Kernel::LATENCY_MIXES;
@@ -187,7 +183,7 @@ fn loaded_latency_probe(
 
 /// The pointer chase over a MADV_HUGEPAGE and a MADV_NOHUGEPAGE buffer (same size as the
 /// main chase), idle and next to `plan.page_loaded_threads` copy streams, per pass.
-pub fn page_size_probe(m: &mut Measurements, plan: &Plan, workers: &Workers) -> anyhow::Result<()> {
+pub fn page_size_probe(m: &mut Measurements, plan: &Plan, workers: &Workers) -> Result<()> {
     let cpu = workers.cpus().first().copied().unwrap_or(0);
     let before = meminfo_bytes("AnonHugePages").unwrap_or(0);
     let no_huge = Chaser::start_with(cpu, plan.chase_bytes, PageAdvice::NoHuge, 0x5eed)?;
@@ -272,11 +268,7 @@ pub fn compute_probe(m: &mut Measurements, plan: &Plan) {
 
 /// Starts the streaming workers (one per allowed CPU) and the pointer chaser (CPU 0),
 /// recording host facts and huge-page use in `m`.
-pub fn start_host(
-    m: &mut Measurements,
-    plan: &Plan,
-    hugepages: bool,
-) -> anyhow::Result<(Workers, Chaser)> {
+pub fn start_host(m: &mut Measurements, plan: &Plan, hugepages: bool) -> Result<(Workers, Chaser)> {
     let host = HostInfo::gather();
     let cpus = allowed_cpus();
     let before = meminfo_bytes("AnonHugePages").unwrap_or(0);

@@ -2,6 +2,7 @@
 //! refitting): DRAM, the PCIe link, per-kernel stream rates, NTT models, and the model
 //! v2 rules the calibration pins down.
 
+use crate::calibrate::error::{Result, failed};
 use crate::calibrate::file::{CalibrationFile, GpuTable};
 use crate::calibrate::fit::KernelFit;
 use crate::calibrate::measurements::Measurements;
@@ -40,11 +41,11 @@ pub struct V2Rules {
 }
 
 /// Builds the predictor's view of the host from a calibration file's text.
-pub fn load_calib(text: &str) -> anyhow::Result<Calib> {
+pub fn load_calib(text: &str) -> Result<Calib> {
     let file = CalibrationFile::parse(text)?;
     let curve = file.latency_curve()?;
     let offered_curve = LatencyCurve::offered(file.hardware.dram.latency_curve.clone())
-        .map_err(|e| anyhow::anyhow!("latency_curve: {e}"))?;
+        .map_err(|e| failed!("latency_curve: {e}"))?;
     let prov = file.calibration;
     let lat = prov.fitted.pcie.as_ref().map_or((0.0, 0.0), |p| {
         (p.pageable_h2d_latency_frac, p.pageable_d2h_latency_frac)

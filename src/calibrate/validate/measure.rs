@@ -2,6 +2,7 @@
 //! workers, the pointer chase, and a copy loop or pipeline in the GPU probe harness.
 
 use super::experiment::{Outcome, Setup};
+use crate::calibrate::error::Result;
 use crate::calibrate::probe::harness::{GpuProbe, num};
 use crate::calibrate::probe::latency::Chaser;
 use crate::calibrate::probe::plan::Plan;
@@ -16,7 +17,7 @@ pub fn measure(
     workers: &Workers,
     chaser: &Chaser,
     probe: Option<&mut GpuProbe>,
-) -> anyhow::Result<Outcome> {
+) -> Result<Outcome> {
     let k = s.streams.map_or(0, |(_, k)| k);
     if let Some((kernel, k)) = s.streams {
         workers.run(1..1 + k, Some(kernel));
@@ -39,7 +40,7 @@ pub fn measure(
     } else {
         plan.dur.as_secs_f64()
     });
-    let result = (|| -> anyhow::Result<Outcome> {
+    let result = (|| -> Result<Outcome> {
         if let (Some(c), Some(p)) = (&cmd, probe.as_deref_mut()) {
             p.begin(c)?;
         }

@@ -28,6 +28,7 @@ mod steady_state_tests;
 pub use calib::{Calib, load_calib};
 pub use table::{Measured, Row, Table, csv, markdown, summarise};
 
+use crate::calibrate::error::{CalibrateError, Result};
 use crate::calibrate::measurements::Measurements;
 use crate::calibrate::probe::harness::{self as gpu, GpuProbe};
 use crate::calibrate::probe::host as probes;
@@ -57,7 +58,7 @@ pub struct ValidateArgs {
     pub remeasured: Option<PathBuf>,
 }
 
-fn predictions(calib: &Calib, s: &Setup) -> anyhow::Result<Predictions> {
+fn predictions(calib: &Calib, s: &Setup) -> Result<Predictions> {
     Ok(Predictions {
         engine: calib.predict_engine(s)?,
         v1: Calib {
@@ -69,8 +70,8 @@ fn predictions(calib: &Calib, s: &Setup) -> anyhow::Result<Predictions> {
 }
 
 /// Runs the experiments, prints the table, writes CSV / JSON / PNG into `out_dir`.
-pub fn validate_command(args: ValidateArgs) -> anyhow::Result<()> {
-    let bad = |e: String| anyhow::Error::new(crate::calibrate::InputError(e));
+pub fn validate_command(args: ValidateArgs) -> Result<()> {
+    let bad = CalibrateError::Input;
     let text = std::fs::read_to_string(&args.calibration)
         .map_err(|e| bad(format!("cannot read {}: {e}", args.calibration.display())))?;
     let calib = load_calib(&text).map_err(|e| {
@@ -110,7 +111,7 @@ pub fn validate_command(args: ValidateArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn run_experiments(args: &ValidateArgs, calib: &Calib, name: &str) -> anyhow::Result<Table> {
+fn run_experiments(args: &ValidateArgs, calib: &Calib, name: &str) -> Result<Table> {
     let mut skipped = Vec::new();
     let cores = crate::calibrate::probe::sys::allowed_cpus().len();
     let plan = Plan::new(args.mode, cores);
@@ -153,7 +154,7 @@ fn run_experiments(args: &ValidateArgs, calib: &Calib, name: &str) -> anyhow::Re
     Ok(summarise(name, rows, skipped, done))
 }
 
-fn write_outputs(t: &Table, dir: &Path) -> anyhow::Result<()> {
+fn write_outputs(t: &Table, dir: &Path) -> Result<()> {
     use crate::output::write_atomic;
     write_atomic(&dir.join("validate.csv"), csv(t).as_bytes())?;
     write_atomic(

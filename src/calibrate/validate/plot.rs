@@ -2,6 +2,7 @@
 //! predicted / measured on a log axis per row, with ±10% bands.
 
 use super::table::Table;
+use crate::calibrate::error::{Result, failed};
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 use std::path::Path;
@@ -16,18 +17,19 @@ fn ensure_font() {
 }
 
 /// Draws the table as a PNG at `path` (written through a temp file, then renamed).
-pub fn predicted_vs_measured(t: &Table, path: &Path) -> anyhow::Result<()> {
+pub fn predicted_vs_measured(t: &Table, path: &Path) -> Result<()> {
     ensure_font();
-    crate::output::write_atomic_with(path, |tmp| draw(t, tmp))?;
+    // The output layer still takes an anyhow closure; the error is ours inside it.
+    crate::output::write_atomic_with(path, |tmp| draw(t, tmp).map_err(anyhow::Error::new))?;
     Ok(())
 }
 
-fn draw(t: &Table, tmp: &Path) -> anyhow::Result<()> {
+fn draw(t: &Table, tmp: &Path) -> Result<()> {
     let n = t.rows.len().max(1);
     let height = (140 + 26 * n) as u32;
     {
         let root = BitMapBackend::new(tmp, (1100, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| anyhow::anyhow!("{e}"))?;
+        root.fill(&WHITE).map_err(|e| failed!("{e}"))?;
         let lo = t
             .rows
             .iter()
@@ -52,7 +54,7 @@ fn draw(t: &Table, tmp: &Path) -> anyhow::Result<()> {
             .x_label_area_size(35)
             .y_label_area_size(470)
             .build_cartesian_2d((lo..hi).log_scale(), 0..n)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+            .map_err(|e| failed!("{e}"))?;
         let labels: Vec<String> = t
             .rows
             .iter()
@@ -65,19 +67,19 @@ fn draw(t: &Table, tmp: &Path) -> anyhow::Result<()> {
             .y_label_formatter(&|i| labels.get(*i).cloned().unwrap_or_default())
             .label_style(("sans-serif", 13))
             .draw()
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+            .map_err(|e| failed!("{e}"))?;
         for (x, c) in [(0.9, &RED), (1.0, &BLACK), (1.1, &RED)] {
             chart
                 .draw_series(LineSeries::new(vec![(x, 0), (x, n)], c.stroke_width(1)))
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
+                .map_err(|e| failed!("{e}"))?;
         }
         chart
             .draw_series(t.rows.iter().enumerate().map(|(i, r)| {
                 let ratio = (r.predicted / r.measured).clamp(lo, hi);
                 Circle::new((ratio, i), 5, BLUE.filled())
             }))
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        root.present().map_err(|e| anyhow::anyhow!("{e}"))?;
+            .map_err(|e| failed!("{e}"))?;
+        root.present().map_err(|e| failed!("{e}"))?;
     }
     Ok(())
 }

@@ -15,6 +15,7 @@
 
 use super::calib::Calib;
 use super::experiment::{Copy, Outcome, Setup};
+use crate::calibrate::error::{Result, fail, failed};
 use crate::engine::{Observer, StageRecord, simulate};
 use crate::model::{
     ArrivalKind, Arrivals, Demand, Dram, DramSharing, Duration, Gpu, Hardware, Hold, HoldResource,
@@ -136,28 +137,28 @@ impl Calib {
         Some(self.link.as_ref()?.copy_gbps(c.into()))
     }
 
-    fn run(&self, stages: Vec<Stage>, lines: Option<f64>) -> anyhow::Result<Vec<(f64, f64)>> {
+    fn run(&self, stages: Vec<Stage>, lines: Option<f64>) -> Result<Vec<(f64, f64)>> {
         let n = stages.len();
         let model = self.model(stages, lines);
         let mut rec = Records::default();
-        let summary = simulate(&model, &mut rec).map_err(|e| anyhow::anyhow!("engine: {e}"))?;
+        let summary = simulate(&model, &mut rec).map_err(|e| failed!("engine: {e}"))?;
         if let Some(why) = summary.stalled {
-            anyhow::bail!("engine run stalled: {why}");
+            fail!("engine run stalled: {why}");
         }
         rec.0.resize(n, None);
         rec.0
             .into_iter()
-            .map(|r| r.ok_or_else(|| anyhow::anyhow!("engine: a stage did not finish")))
+            .map(|r| r.ok_or_else(|| failed!("engine: a stage did not finish")))
             .collect()
     }
 
     /// Predicts an experiment with the engine.
-    pub fn predict_engine(&self, s: &Setup) -> anyhow::Result<Outcome> {
+    pub fn predict_engine(&self, s: &Setup) -> Result<Outcome> {
         let l0 = self.curve.latency_ns(0.0);
         let bw = |k: crate::calibrate::probe::stream::Kernel, n: usize| {
             self.meas
                 .bw_at(k, n)
-                .ok_or_else(|| anyhow::anyhow!("calibration has no {} bandwidth", k.name()))
+                .ok_or_else(|| failed!("calibration has no {} bandwidth", k.name()))
         };
         // v2: n threads at the one-thread rate, each keeping the lines in flight that
         // rate implies at idle latency (Little's law: lines = rate x latency / 64 B).
@@ -177,7 +178,7 @@ impl Calib {
                     self.ntt
                         .get(v)
                         .map(|f| f.seconds(lg))
-                        .ok_or_else(|| anyhow::anyhow!("calibration has no {v} NTT model"))
+                        .ok_or_else(|| failed!("calibration has no {v} NTT model"))
                 };
                 let k_s = kern("inv_nr")? + kern("fwd_coset_rn")?;
                 Some((bytes, pinned, k_s))
@@ -186,7 +187,7 @@ impl Calib {
         };
         // Builds the experiment with `short` naming the activity given SHORT_S and the
         // pipeline unrolled `iters` times; returns the stages and the pipe's indices.
-        let build = |short: &str, iters: usize| -> anyhow::Result<(Vec<Stage>, Vec<usize>)> {
+        let build = |short: &str, iters: usize| -> Result<(Vec<Stage>, Vec<usize>)> {
             let dur = |who: &str| if who == short { SHORT_S } else { LONG_S };
             let mut st = Vec::new();
             if s.streams.is_some() {
@@ -225,7 +226,7 @@ impl Calib {
                 let secs = if short == "dma" { SHORT_S } else { LONG_S };
                 st.push(
                     self.copy_stage("dma", c, secs, vec![])
-                        .ok_or_else(|| anyhow::anyhow!("calibration has no PCIe link"))?,
+                        .ok_or_else(|| failed!("calibration has no PCIe link"))?,
                 );
             }
             let mut pipe_idx = Vec::new();
@@ -239,7 +240,7 @@ impl Calib {
                     let a = st.len();
                     st.push(
                         self.copy_stage(&format!("up{i}"), up, bytes / r_up, prev.clone())
-                            .ok_or_else(|| anyhow::anyhow!("calibration has no PCIe link"))?,
+                            .ok_or_else(|| failed!("calibration has no PCIe link"))?,
                     );
                     let mut k = stage(
                         &format!("ntt{i}"),
@@ -255,7 +256,7 @@ impl Calib {
                     st.push(k);
                     st.push(
                         self.copy_stage(&format!("down{i}"), down, bytes / r_down, vec![a + 1])
-                            .ok_or_else(|| anyhow::anyhow!("calibration has no PCIe link"))?,
+                            .ok_or_else(|| failed!("calibration has no PCIe link"))?,
                     );
                     pipe_idx.extend([a, a + 1, a + 2]);
                     prev = vec![a + 2];
