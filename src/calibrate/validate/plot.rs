@@ -19,8 +19,7 @@ fn ensure_font() {
 /// Draws the table as a PNG at `path` (written through a temp file, then renamed).
 pub fn predicted_vs_measured(t: &Table, path: &Path) -> Result<()> {
     ensure_font();
-    // The output layer still takes an anyhow closure; the error is ours inside it.
-    crate::output::write_atomic_with(path, |tmp| draw(t, tmp).map_err(anyhow::Error::new))?;
+    crate::output::write_atomic_with(path, |tmp| draw(t, tmp))?;
     Ok(())
 }
 
