@@ -1,6 +1,6 @@
 //! `bwsim calibrate`: check the output files' locations, then measure and fit.
 
-use crate::calibrate::probes::Mode;
+use crate::calibrate::probe::plan::Mode;
 use crate::calibrate::{CalibrateArgs, calibrate_command};
 use crate::cli::{CalibrateCliArgs, ProbeMode};
 use crate::output::check_file_target;
@@ -21,7 +21,7 @@ pub fn calibrate(a: CalibrateCliArgs) -> anyhow::Result<()> {
     if let Some(j) = &a.json {
         check_file_target(j)?;
     }
-    calibrate_command(CalibrateArgs {
+    Ok(calibrate_command(CalibrateArgs {
         mode: probe_mode(a.probe.mode()),
         out: a.out,
         hugepages: !a.probe.no_hugepages,
@@ -29,5 +29,5 @@ pub fn calibrate(a: CalibrateCliArgs) -> anyhow::Result<()> {
         gpu_probe: a.probe.gpu_probe,
         json: a.json,
         refit: a.refit,
-    })
+    })?)
 }

@@ -47,9 +47,14 @@ impl Classify for crate::sweep::csv::CsvError {
         Kind::Input
     }
 }
-impl Classify for crate::calibrate::InputError {
+impl Classify for crate::calibrate::CalibrateError {
     fn kind(&self) -> Kind {
-        Kind::Input
+        use crate::calibrate::CalibrateError as E;
+        match self {
+            E::Input(_) => Kind::Input,
+            E::Output(e) => e.kind(),
+            _ => Kind::Run,
+        }
     }
 }
 /// Out-of-range times and runs past their event limit are the input's fault; the
@@ -128,7 +133,7 @@ classified_errors!(
     crate::scenario::ScenarioError,
     crate::sweep::SpecError,
     crate::sweep::csv::CsvError,
-    crate::calibrate::InputError,
+    crate::calibrate::CalibrateError,
     crate::engine::EngineError,
     crate::engine::DistributionError,
     OutputError,
@@ -166,7 +171,7 @@ mod tests {
             },
             crate::sweep::parse_param("nokey").unwrap_err().into(),
             crate::sweep::csv::CsvError("x".into()).into(),
-            crate::calibrate::InputError("x".into()).into(),
+            crate::calibrate::CalibrateError::Input("x".into()).into(),
             OutputError::Symlink {
                 path: PathBuf::from("x"),
             }

@@ -17,7 +17,7 @@ pub fn validate(a: ValidateCliArgs) -> anyhow::Result<()> {
     ] {
         check_file_target(&a.out_dir.join(name))?;
     }
-    validate_command(ValidateArgs {
+    Ok(validate_command(ValidateArgs {
         calibration: a.calibration,
         mode: probe_mode(a.probe.mode()),
         out_dir: a.out_dir,
@@ -25,5 +25,5 @@ pub fn validate(a: ValidateCliArgs) -> anyhow::Result<()> {
         no_gpu: a.probe.no_gpu,
         gpu_probe: a.probe.gpu_probe,
         remeasured: a.remeasured,
-    })
+    })?)
 }

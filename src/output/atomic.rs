@@ -10,17 +10,16 @@ use super::target::{check_file_target, parent_of};
 
 /// Writes `bytes` to `path` atomically, creating the parent folder if needed.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
-    write_atomic_with(path, |tmp| {
-        std::fs::write(tmp, bytes)?;
-        Ok(())
-    })
+    write_atomic_with(path, |tmp| std::fs::write(tmp, bytes))
 }
 
 /// Lets `fill` write the content to a temporary path (same folder, same extension, so
 /// writers that pick a format by extension work), then renames it to `path`.
-pub fn write_atomic_with(
+/// `fill` may fail with any error; an I/O error keeps its kind, any other becomes
+/// [`OutputError::Render`] with the whole chain of causes.
+pub fn write_atomic_with<E: Into<Box<dyn std::error::Error + Send + Sync>>>(
     path: &Path,
-    fill: impl FnOnce(&Path) -> anyhow::Result<()>,
+    fill: impl FnOnce(&Path) -> Result<(), E>,
 ) -> Result<(), OutputError> {
     check_file_target(path)?;
     let dir = parent_of(path);
@@ -35,11 +34,11 @@ pub fn write_atomic_with(
         .tempfile_in(&dir)
         .map_err(|e| OutputError::io(&dir, e))?;
     tmp.flush().map_err(|e| OutputError::io(path, e))?;
-    fill(tmp.path()).map_err(|e| match e.downcast::<std::io::Error>() {
-        Ok(io) => OutputError::io(path, io),
+    fill(tmp.path()).map_err(|e| match e.into().downcast::<std::io::Error>() {
+        Ok(io) => OutputError::io(path, *io),
         Err(e) => OutputError::Render {
             path: path.to_path_buf(),
-            why: format!("{e:#}"),
+            why: causes(e.as_ref()),
         },
     })?;
     tmp.as_file()
@@ -57,6 +56,18 @@ pub fn write_atomic_with(
     tmp.persist(path)
         .map_err(|e| OutputError::io(path, e.error))?;
     Ok(())
+}
+
+/// An error and its causes, "outer: inner: ...".
+fn causes(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut s = e.to_string();
+    let mut next = e.source();
+    while let Some(c) = next {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        next = c.source();
+    }
+    s
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ pub fn render(chart: &impl Chart, dir: &Path, stem: &str) -> anyhow::Result<Vec<
     ensure_fonts();
     let size = chart.size();
     let png = dir.join(format!("{stem}.png"));
-    write_atomic_with(&png, |tmp| {
+    write_atomic_with(&png, |tmp| -> anyhow::Result<()> {
         let root = BitMapBackend::new(tmp, size).into_drawing_area();
         root.fill(&WHITE)?;
         chart.draw(&root)?;

@@ -15,6 +15,7 @@
 //! [`Kernel::stream_fraction`] converts back to STREAM's convention.
 
 use super::sys::{Buf, pin_to};
+use crate::calibrate::error::{Result, fail};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
@@ -135,7 +136,7 @@ impl Snapshot {
 impl Workers {
     /// Starts one worker per CPU in `cpus`; each maps and first-touches three arrays of
     /// `array_bytes` (huge pages advised when `hugepages`). Returns once all are ready.
-    pub fn start(cpus: &[usize], array_bytes: usize, hugepages: bool) -> anyhow::Result<Self> {
+    pub fn start(cpus: &[usize], array_bytes: usize, hugepages: bool) -> Result<Self> {
         let n = cpus.len();
         let shared = Arc::new(Shared {
             cmd: (0..n).map(|_| AtomicU8::new(IDLE)).collect(),
@@ -148,7 +149,7 @@ impl Workers {
             let sh = Arc::clone(&shared);
             handles.push(std::thread::spawn(move || {
                 pin_to(cpu);
-                let bufs: anyhow::Result<Vec<Buf>> =
+                let bufs: Result<Vec<Buf>> =
                     (0..3).map(|_| Buf::new(array_bytes, hugepages)).collect();
                 let Ok(mut bufs) = bufs else {
                     sh.failed.fetch_add(1, Ordering::SeqCst);
@@ -169,7 +170,7 @@ impl Workers {
             std::thread::sleep(Duration::from_millis(2));
         }
         if w.shared.failed.load(Ordering::SeqCst) > 0 {
-            anyhow::bail!(
+            fail!(
                 "{} of {n} streaming threads could not map 3 x {} MiB",
                 w.shared.failed.load(Ordering::SeqCst),
                 array_bytes >> 20

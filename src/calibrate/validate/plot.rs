@@ -1,12 +1,13 @@
 //! Predicted-vs-measured chart of a validation table: one point per comparison, as
 //! predicted / measured on a log axis per row, with ±10% bands.
 
-use super::validate::Table;
+use super::table::Table;
+use crate::calibrate::error::{Result, failed};
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 use std::path::Path;
 
-static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 
 fn ensure_font() {
     static ONCE: std::sync::Once = std::sync::Once::new();
@@ -16,22 +17,18 @@ fn ensure_font() {
 }
 
 /// Draws the table as a PNG at `path` (written through a temp file, then renamed).
-pub fn predicted_vs_measured(t: &Table, path: &Path) -> anyhow::Result<()> {
+pub fn predicted_vs_measured(t: &Table, path: &Path) -> Result<()> {
     ensure_font();
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let tmp = tempfile::Builder::new()
-        .prefix(".validate-")
-        .suffix(".png")
-        .tempfile_in(dir)?
-        .into_temp_path();
+    crate::output::write_atomic_with(path, |tmp| draw(t, tmp))?;
+    Ok(())
+}
+
+fn draw(t: &Table, tmp: &Path) -> Result<()> {
     let n = t.rows.len().max(1);
     let height = (140 + 26 * n) as u32;
     {
-        let root = BitMapBackend::new(&tmp, (1100, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let root = BitMapBackend::new(tmp, (1100, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| failed!("{e}"))?;
         let lo = t
             .rows
             .iter()
@@ -56,7 +53,7 @@ pub fn predicted_vs_measured(t: &Table, path: &Path) -> anyhow::Result<()> {
             .x_label_area_size(35)
             .y_label_area_size(470)
             .build_cartesian_2d((lo..hi).log_scale(), 0..n)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+            .map_err(|e| failed!("{e}"))?;
         let labels: Vec<String> = t
             .rows
             .iter()
@@ -69,21 +66,19 @@ pub fn predicted_vs_measured(t: &Table, path: &Path) -> anyhow::Result<()> {
             .y_label_formatter(&|i| labels.get(*i).cloned().unwrap_or_default())
             .label_style(("sans-serif", 13))
             .draw()
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+            .map_err(|e| failed!("{e}"))?;
         for (x, c) in [(0.9, &RED), (1.0, &BLACK), (1.1, &RED)] {
             chart
                 .draw_series(LineSeries::new(vec![(x, 0), (x, n)], c.stroke_width(1)))
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
+                .map_err(|e| failed!("{e}"))?;
         }
         chart
             .draw_series(t.rows.iter().enumerate().map(|(i, r)| {
                 let ratio = (r.predicted / r.measured).clamp(lo, hi);
                 Circle::new((ratio, i), 5, BLUE.filled())
             }))
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        root.present().map_err(|e| anyhow::anyhow!("{e}"))?;
+            .map_err(|e| failed!("{e}"))?;
+        root.present().map_err(|e| failed!("{e}"))?;
     }
-    tmp.persist(path)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {}", path.display(), e.error))?;
     Ok(())
 }

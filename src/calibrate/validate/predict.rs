@@ -13,11 +13,13 @@
 //! flight that rate implies): they slow as latency rises, as calibrate's
 //! bandwidth-vs-threads curve does. With v1 rules they draw the measured `n`-thread rate.
 
-use super::predict::{Calib, Copy, Outcome, Setup};
+use super::calib::Calib;
+use super::experiment::{Copy, Outcome, Setup};
+use crate::calibrate::error::{Result, fail, failed};
 use crate::engine::{Observer, StageRecord, simulate};
 use crate::model::{
     ArrivalKind, Arrivals, Demand, Dram, DramSharing, Duration, Gpu, Hardware, Hold, HoldResource,
-    Instrumentation, Model, RateTarget, Stage, StageId, Workload,
+    Instrumentation, LinkCopy, Model, RateTarget, Stage, StageId, Workload,
 };
 
 const SHORT_S: f64 = 1.0;
@@ -102,38 +104,12 @@ impl Calib {
         }
     }
 
-    /// A copy stage as the scenario layer builds a `transfer`: the link direction at
-    /// its rate, DRAM at rate x DMA factor (+ the memcpy's factor when pageable); a
+    /// A copy stage as the scenario layer builds a `transfer` (the link's copy rule); a
     /// pageable copy is latency bound by the calibrated fraction.
     fn copy_stage(&self, name: &str, c: Copy, secs: f64, after: Vec<StageId>) -> Option<Stage> {
         let l = self.link.as_ref()?;
-        let (rate, target, f) = if c.h2d {
-            (
-                if c.pinned {
-                    l.h2d_gbps
-                } else {
-                    l.pageable_h2d_gbps
-                },
-                RateTarget::PcieH2d,
-                l.h2d_dram_factor,
-            )
-        } else {
-            (
-                if c.pinned {
-                    l.d2h_gbps
-                } else {
-                    l.pageable_d2h_gbps
-                },
-                RateTarget::PcieD2h,
-                l.d2h_dram_factor,
-            )
-        };
-        let dram = rate
-            * (f + if c.pinned {
-                0.0
-            } else {
-                l.pageable_copy_dram_factor
-            });
+        let copy = LinkCopy::from(c);
+        let d = l.copy_demand(copy, l.copy_gbps(copy));
         let lat = match (c.pinned, c.h2d) {
             (true, _) => 0.0,
             (false, true) => self.pageable_latency_frac.0,
@@ -144,12 +120,12 @@ impl Calib {
             secs,
             vec![
                 Demand {
-                    target,
-                    amount: rate,
+                    target: d.link,
+                    amount: d.link_gbps,
                 },
                 Demand {
                     target: RateTarget::Dram,
-                    amount: dram,
+                    amount: d.dram_gbps,
                 },
             ],
             lat,
@@ -158,37 +134,31 @@ impl Calib {
     }
 
     fn copy_rate(&self, c: Copy) -> Option<f64> {
-        let l = self.link.as_ref()?;
-        Some(match (c.h2d, c.pinned) {
-            (true, true) => l.h2d_gbps,
-            (false, true) => l.d2h_gbps,
-            (true, false) => l.pageable_h2d_gbps,
-            (false, false) => l.pageable_d2h_gbps,
-        })
+        Some(self.link.as_ref()?.copy_gbps(c.into()))
     }
 
-    fn run(&self, stages: Vec<Stage>, lines: Option<f64>) -> anyhow::Result<Vec<(f64, f64)>> {
+    fn run(&self, stages: Vec<Stage>, lines: Option<f64>) -> Result<Vec<(f64, f64)>> {
         let n = stages.len();
         let model = self.model(stages, lines);
         let mut rec = Records::default();
-        let summary = simulate(&model, &mut rec).map_err(|e| anyhow::anyhow!("engine: {e}"))?;
+        let summary = simulate(&model, &mut rec).map_err(|e| failed!("engine: {e}"))?;
         if let Some(why) = summary.stalled {
-            anyhow::bail!("engine run stalled: {why}");
+            fail!("engine run stalled: {why}");
         }
         rec.0.resize(n, None);
         rec.0
             .into_iter()
-            .map(|r| r.ok_or_else(|| anyhow::anyhow!("engine: a stage did not finish")))
+            .map(|r| r.ok_or_else(|| failed!("engine: a stage did not finish")))
             .collect()
     }
 
     /// Predicts an experiment with the engine.
-    pub fn predict_engine(&self, s: &Setup) -> anyhow::Result<Outcome> {
+    pub fn predict_engine(&self, s: &Setup) -> Result<Outcome> {
         let l0 = self.curve.latency_ns(0.0);
-        let bw = |k: crate::calibrate::stream::Kernel, n: usize| {
+        let bw = |k: crate::calibrate::probe::stream::Kernel, n: usize| {
             self.meas
                 .bw_at(k, n)
-                .ok_or_else(|| anyhow::anyhow!("calibration has no {} bandwidth", k.name()))
+                .ok_or_else(|| failed!("calibration has no {} bandwidth", k.name()))
         };
         // v2: n threads at the one-thread rate, each keeping the lines in flight that
         // rate implies at idle latency (Little's law: lines = rate x latency / 64 B).
@@ -208,7 +178,7 @@ impl Calib {
                     self.ntt
                         .get(v)
                         .map(|f| f.seconds(lg))
-                        .ok_or_else(|| anyhow::anyhow!("calibration has no {v} NTT model"))
+                        .ok_or_else(|| failed!("calibration has no {v} NTT model"))
                 };
                 let k_s = kern("inv_nr")? + kern("fwd_coset_rn")?;
                 Some((bytes, pinned, k_s))
@@ -217,7 +187,7 @@ impl Calib {
         };
         // Builds the experiment with `short` naming the activity given SHORT_S and the
         // pipeline unrolled `iters` times; returns the stages and the pipe's indices.
-        let build = |short: &str, iters: usize| -> anyhow::Result<(Vec<Stage>, Vec<usize>)> {
+        let build = |short: &str, iters: usize| -> Result<(Vec<Stage>, Vec<usize>)> {
             let dur = |who: &str| if who == short { SHORT_S } else { LONG_S };
             let mut st = Vec::new();
             if s.streams.is_some() {
@@ -256,7 +226,7 @@ impl Calib {
                 let secs = if short == "dma" { SHORT_S } else { LONG_S };
                 st.push(
                     self.copy_stage("dma", c, secs, vec![])
-                        .ok_or_else(|| anyhow::anyhow!("calibration has no PCIe link"))?,
+                        .ok_or_else(|| failed!("calibration has no PCIe link"))?,
                 );
             }
             let mut pipe_idx = Vec::new();
@@ -270,7 +240,7 @@ impl Calib {
                     let a = st.len();
                     st.push(
                         self.copy_stage(&format!("up{i}"), up, bytes / r_up, prev.clone())
-                            .ok_or_else(|| anyhow::anyhow!("calibration has no PCIe link"))?,
+                            .ok_or_else(|| failed!("calibration has no PCIe link"))?,
                     );
                     let mut k = stage(
                         &format!("ntt{i}"),
@@ -286,7 +256,7 @@ impl Calib {
                     st.push(k);
                     st.push(
                         self.copy_stage(&format!("down{i}"), down, bytes / r_down, vec![a + 1])
-                            .ok_or_else(|| anyhow::anyhow!("calibration has no PCIe link"))?,
+                            .ok_or_else(|| failed!("calibration has no PCIe link"))?,
                     );
                     pipe_idx.extend([a, a + 1, a + 2]);
                     prev = vec![a + 2];
@@ -332,8 +302,8 @@ impl Calib {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calibrate::predict::fixtures::calib;
-    use crate::calibrate::stream::Kernel;
+    use crate::calibrate::probe::stream::Kernel;
+    use crate::calibrate::validate::steady_state_tests::fixtures::calib;
 
     #[test]
     fn engine_shares_dram_and_reports_rates() {

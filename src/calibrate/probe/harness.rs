@@ -4,7 +4,7 @@
 //! With the `cuda` feature the harness is built by `build.rs` and embedded in the bwsim
 //! binary; `--gpu-probe PATH` (or `BWSIM_GPU_PROBE`) points to a separately built one.
 
-use anyhow::{Context, anyhow, bail};
+use crate::calibrate::error::{CalibrateError, Context, Result, fail, failed};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Lines, Write};
 use std::path::{Path, PathBuf};
@@ -138,7 +138,7 @@ impl GpuProbe {
     /// Pins every thread of the harness (CUDA's and sppark's included) to `cpus`, so
     /// that its copy threads stay off the streaming threads' cores. Kernel timings are
     /// taken unpinned: sppark's MSM finishes on a host thread pool.
-    pub fn pin(&self, cpus: &[usize]) -> anyhow::Result<()> {
+    pub fn pin(&self, cpus: &[usize]) -> Result<()> {
         if cpus.is_empty() {
             return Ok(());
         }
@@ -162,13 +162,13 @@ impl GpuProbe {
     }
 
     /// Sends one command and returns its reply (an error if the reply says `ok: false`).
-    pub fn request(&mut self, cmd: &str) -> anyhow::Result<Value> {
+    pub fn request(&mut self, cmd: &str) -> Result<Value> {
         self.send(cmd)?;
         self.reply(cmd)
     }
 
     /// Sends a command that first announces `{"event":"begin"}`; returns once it has.
-    pub fn begin(&mut self, cmd: &str) -> anyhow::Result<()> {
+    pub fn begin(&mut self, cmd: &str) -> Result<()> {
         self.send(cmd)?;
         let v = read_json(&mut self.lines)?;
         if v.get("event").and_then(Value::as_str) == Some("begin") {
@@ -178,18 +178,18 @@ impl GpuProbe {
     }
 
     /// Waits for the result of a command started with [`GpuProbe::begin`].
-    pub fn end(&mut self, cmd: &str) -> anyhow::Result<Value> {
+    pub fn end(&mut self, cmd: &str) -> Result<Value> {
         self.reply(cmd)
     }
 
-    fn send(&mut self, cmd: &str) -> anyhow::Result<()> {
+    fn send(&mut self, cmd: &str) -> Result<()> {
         writeln!(self.stdin, "{cmd}").context("GPU probe stopped reading commands")?;
         self.stdin
             .flush()
             .context("GPU probe stopped reading commands")
     }
 
-    fn reply(&mut self, cmd: &str) -> anyhow::Result<Value> {
+    fn reply(&mut self, cmd: &str) -> Result<Value> {
         loop {
             let v = read_json(&mut self.lines)?;
             if v.get("event").is_some() {
@@ -203,20 +203,20 @@ impl GpuProbe {
     }
 }
 
-fn reply_error(cmd: &str, v: &Value) -> anyhow::Error {
+fn reply_error(cmd: &str, v: &Value) -> CalibrateError {
     let err = v
         .get("error")
         .and_then(Value::as_str)
         .map(str::to_string)
         .unwrap_or_else(|| v.to_string());
-    anyhow!("GPU probe `{cmd}` failed: {err}")
+    failed!("GPU probe `{cmd}` failed: {err}")
 }
 
-fn read_json(lines: &mut Lines<BufReader<ChildStdout>>) -> anyhow::Result<Value> {
+fn read_json(lines: &mut Lines<BufReader<ChildStdout>>) -> Result<Value> {
     loop {
         let line = lines
             .next()
-            .ok_or_else(|| anyhow!("GPU probe exited unexpectedly"))?
+            .ok_or_else(|| failed!("GPU probe exited unexpectedly"))?
             .context("reading the GPU probe's output")?;
         let t = line.trim();
         if t.is_empty() {
@@ -251,18 +251,18 @@ pub fn harness_cpus() -> Vec<usize> {
 }
 
 /// Reads a number field, with a clear error.
-pub fn num(v: &Value, key: &str) -> anyhow::Result<f64> {
+pub fn num(v: &Value, key: &str) -> Result<f64> {
     v.get(key)
         .and_then(Value::as_f64)
-        .ok_or_else(|| anyhow!("GPU probe reply lacks `{key}`: {v}"))
+        .ok_or_else(|| failed!("GPU probe reply lacks `{key}`: {v}"))
 }
 
 /// Fails unless the harness's `verify` reply says everything matched.
-pub fn check_verify(v: &Value) -> anyhow::Result<()> {
+pub fn check_verify(v: &Value) -> Result<()> {
     if v.get("all_ok") == Some(&Value::Bool(true)) {
         Ok(())
     } else {
-        bail!("GPU kernels failed verification (NTT round trip or MSM vs blst): {v}")
+        fail!("GPU kernels failed verification (NTT round trip or MSM vs blst): {v}")
     }
 }
 

@@ -1,6 +1,7 @@
 //! Host facts (CPU model, cores, page size, transparent huge pages), thread pinning and
 //! page-backed buffers that their owner thread first-touches.
 
+use crate::calibrate::error::{Result, fail};
 use serde::{Deserialize, Serialize};
 
 /// What the host says about itself.
@@ -170,7 +171,7 @@ unsafe impl Send for Buf {}
 
 impl Buf {
     /// Maps, advises and touches `len` bytes (rounded up to 2 MiB).
-    pub fn new(len: usize, hugepages: bool) -> anyhow::Result<Self> {
+    pub fn new(len: usize, hugepages: bool) -> Result<Self> {
         let advice = if hugepages {
             PageAdvice::Huge
         } else {
@@ -180,7 +181,7 @@ impl Buf {
     }
 
     /// Maps `len` bytes (rounded up to 2 MiB), applies `advice`, and touches them.
-    pub fn with_advice(len: usize, advice: PageAdvice) -> anyhow::Result<Self> {
+    pub fn with_advice(len: usize, advice: PageAdvice) -> Result<Self> {
         let align = 2 << 20;
         let len = len.div_ceil(align).max(1) * align;
         // SAFETY: anonymous private mapping; result checked below.
@@ -195,7 +196,7 @@ impl Buf {
             )
         };
         if ptr == libc::MAP_FAILED {
-            anyhow::bail!(
+            fail!(
                 "could not map {} MiB: {}",
                 len >> 20,
                 std::io::Error::last_os_error()

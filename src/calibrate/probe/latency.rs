@@ -3,6 +3,7 @@
 //! depends on the previous load, so the time per step is the loaded memory latency.
 
 use super::sys::{Buf, PageAdvice, pin_to};
+use crate::calibrate::error::{Result, fail, failed};
 use rand::{Rng, SeedableRng};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
@@ -27,7 +28,7 @@ pub struct Chaser {
 impl Chaser {
     /// Starts the thread on `cpu`, maps `bytes` (huge pages advised when asked) and builds
     /// the permutation (Sattolo's algorithm: one cycle through every line).
-    pub fn start(cpu: usize, bytes: usize, hugepages: bool, seed: u64) -> anyhow::Result<Self> {
+    pub fn start(cpu: usize, bytes: usize, hugepages: bool, seed: u64) -> Result<Self> {
         let advice = if hugepages {
             PageAdvice::Huge
         } else {
@@ -37,12 +38,7 @@ impl Chaser {
     }
 
     /// Like [`Chaser::start`] with an explicit page-size advice for the buffer.
-    pub fn start_with(
-        cpu: usize,
-        bytes: usize,
-        advice: PageAdvice,
-        seed: u64,
-    ) -> anyhow::Result<Self> {
+    pub fn start_with(cpu: usize, bytes: usize, advice: PageAdvice, seed: u64) -> Result<Self> {
         let (tx, crx) = mpsc::channel::<Cmd>();
         let (ctx, rx) = mpsc::channel::<f64>();
         let (init_tx, init_rx) = mpsc::channel::<Result<usize, String>>();
@@ -75,8 +71,8 @@ impl Chaser {
         });
         let bytes = match init_rx.recv() {
             Ok(Ok(len)) => len,
-            Ok(Err(e)) => anyhow::bail!("pointer-chase buffer: {e}"),
-            Err(_) => anyhow::bail!("pointer-chase thread died while starting"),
+            Ok(Err(e)) => fail!("pointer-chase buffer: {e}"),
+            Err(_) => fail!("pointer-chase thread died while starting"),
         };
         Ok(Self {
             tx,
@@ -87,21 +83,21 @@ impl Chaser {
     }
 
     /// Starts a chase of `dur` in the background; collect it with [`Chaser::finish`].
-    pub fn begin(&self, dur: Duration) -> anyhow::Result<()> {
+    pub fn begin(&self, dur: Duration) -> Result<()> {
         self.tx
             .send(Cmd::Chase(dur))
-            .map_err(|_| anyhow::anyhow!("pointer-chase thread is gone"))
+            .map_err(|_| failed!("pointer-chase thread is gone"))
     }
 
     /// Waits for the chase started by [`Chaser::begin`]: nanoseconds per access.
-    pub fn finish(&self) -> anyhow::Result<f64> {
+    pub fn finish(&self) -> Result<f64> {
         self.rx
             .recv()
-            .map_err(|_| anyhow::anyhow!("pointer-chase thread is gone"))
+            .map_err(|_| failed!("pointer-chase thread is gone"))
     }
 
     /// Chases for `dur` and returns nanoseconds per access.
-    pub fn measure(&self, dur: Duration) -> anyhow::Result<f64> {
+    pub fn measure(&self, dur: Duration) -> Result<f64> {
         self.begin(dur)?;
         self.finish()
     }
