@@ -6,45 +6,8 @@
 //! The experiments are steady (constant sets of activities, or a repeating sequence of
 //! phases), so one max-min solve per phase gives the fluid engine's answer directly.
 
-use super::data::Measurements;
-use super::fit::KernelFit;
-use super::stream::Kernel;
-use crate::model::{LatencyCurve, PcieLink};
-use std::collections::BTreeMap;
-
-/// What the model knows about the host, read from a calibration file.
-#[derive(Debug, Clone)]
-pub struct Calib {
-    /// DRAM capacity, GB/s.
-    pub capacity_gbps: f64,
-    /// Loaded-latency curve.
-    pub curve: LatencyCurve,
-    /// The GPU's link, if the calibration has one.
-    pub link: Option<PcieLink>,
-    /// Raw calibration measurements (per-kernel stream rates vs threads).
-    pub meas: Measurements,
-    /// NTT models per variant.
-    pub ntt: BTreeMap<String, KernelFit>,
-    /// Latency-bound fraction of pageable (H2D, D2H) copies.
-    pub pageable_latency_frac: (f64, f64),
-    /// The measured curves of the read-only and the 2:1 read:write mixes, for the
-    /// mix-aware variant of the predictions (a possible model extension).
-    pub mix_curves: Option<(LatencyCurve, LatencyCurve)>,
-    /// Model v2 rules for the engine's predictions; None: model v1 (the old rules).
-    pub v2: Option<V2Rules>,
-}
-
-/// The model v2 mechanisms as the calibration pins them down (see docs/model-v2.md).
-#[derive(Debug, Clone)]
-pub struct V2Rules {
-    /// DRAM policy of pinned H2D and D2H DMAs.
-    pub dma_h2d: crate::model::DramPolicy,
-    /// See `dma_h2d`.
-    pub dma_d2h: crate::model::DramPolicy,
-    /// The latency curve read as a function of offered load (extrapolated past its
-    /// last point: latency keeps rising while queues build).
-    pub offered_curve: LatencyCurve,
-}
+use super::calib::Calib;
+use super::experiment::{Copy, Outcome, Setup};
 
 /// One rate constraint: capacity and the draw of each activity at standalone speed.
 #[derive(Debug, Clone)]
@@ -97,43 +60,6 @@ pub fn max_min(n: usize, cons: &[Constraint]) -> Vec<f64> {
             }
         }
     }
-}
-
-/// A PCIe copy activity.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Copy {
-    /// Host to device (else device to host).
-    pub h2d: bool,
-    /// Pinned host buffer (else pageable).
-    pub pinned: bool,
-}
-
-/// A validation experiment's setup.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Setup {
-    /// Streaming threads' kernel and count.
-    pub streams: Option<(Kernel, usize)>,
-    /// A pointer-chase victim runs.
-    pub chase: bool,
-    /// A PCIe copy loop runs throughout.
-    pub dma: Option<Copy>,
-    /// An upload / NTT / download loop runs: (log2 size, pinned host buffers).
-    pub pipe: Option<(u32, bool)>,
-}
-
-/// Predicted (or measured) outcomes; None where the setup has no such activity.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Outcome {
-    /// Streams' DRAM GB/s.
-    pub stream_gbps: Option<f64>,
-    /// Pointer-chase ns per access.
-    pub chase_ns: Option<f64>,
-    /// The DMA loop's GB/s.
-    pub dma_gbps: Option<f64>,
-    /// Pipeline iteration, ms.
-    pub pipe_iter_ms: Option<f64>,
-    /// Pipeline upload, ms.
-    pub pipe_h2d_ms: Option<f64>,
 }
 
 struct Phase {
@@ -327,8 +253,8 @@ impl Calib {
 #[cfg(test)]
 pub(crate) mod fixtures {
     use super::*;
-    use crate::calibrate::data::{BwPoint, Measurements};
-    use crate::calibrate::stream::Kernel;
+    use crate::calibrate::measurements::{BwPoint, Measurements};
+    use crate::calibrate::probe::stream::Kernel;
     use crate::model::{LatencyCurve, PcieLink};
     use std::collections::BTreeMap;
 
@@ -369,6 +295,7 @@ pub(crate) mod fixtures {
 mod tests {
     use super::fixtures::calib;
     use super::*;
+    use crate::calibrate::probe::stream::Kernel;
 
     #[test]
     fn max_min_equal_shares_and_bounds() {
