@@ -199,7 +199,8 @@ impl CalibrationFile {
         );
         let gpu = match (&m.gpu, &fit.pcie) {
             (Some(g), Some(p)) => Some(GpuTable {
-                count: 1,
+                // GPUs the multi-GPU probes drove (1 when they did not run).
+                count: m.multi_pcie.iter().map(|p| p.gpus).max().unwrap_or(1) as u32,
                 vram_gib: (g.vram_bytes as f64 / (1u64 << 30) as f64 * 10.0).floor() / 10.0,
                 pcie_h2d_gbps: p.h2d_gbps,
                 pcie_d2h_gbps: p.d2h_gbps,

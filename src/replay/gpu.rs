@@ -95,23 +95,10 @@ pub fn start_harnesses(path: HarnessPath, gpus: usize) -> Result<Vec<GpuHarness>
     if gpus <= 1 {
         return Ok(vec![GpuHarness::start(path, None)?]);
     }
-    let visible: Option<Vec<String>> = std::env::var("CUDA_VISIBLE_DEVICES").ok().map(|v| {
-        v.split(',')
-            .map(|d| d.trim().to_string())
-            .filter(|d| !d.is_empty())
-            .collect()
-    });
     (0..gpus)
         .map(|i| {
-            let device = match &visible {
-                Some(list) => list.get(i).cloned().ok_or_else(|| {
-                    anyhow!(
-                        "the scenario has {gpus} GPUs, but CUDA_VISIBLE_DEVICES lists {}",
-                        list.len()
-                    )
-                })?,
-                None => i.to_string(),
-            };
+            let device =
+                crate::calibrate::probe::sys::visible_device(i, gpus).map_err(|e| anyhow!(e))?;
             GpuHarness::start(path.clone(), Some(&device))
                 .with_context(|| format!("GPU {i} of {gpus} (CUDA device {device})"))
         })

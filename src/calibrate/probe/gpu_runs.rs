@@ -122,7 +122,8 @@ pub fn gpu_probes(
     }
     pb.finish_with_message("done");
 
-    dma_probe(m, plan, probe, workers)
+    dma_probe(m, plan, probe, workers)?;
+    super::multi_gpu::multi_gpu_probes(m, plan, probe, workers)
 }
 
 /// DMA copy loops alone and next to k copy streams, per pass (interleaved: odd passes

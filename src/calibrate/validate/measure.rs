@@ -9,14 +9,22 @@ use crate::calibrate::probe::stream::Workers;
 use std::time::Duration;
 
 /// Runs `s` on the host (streams on CPUs 1..=k, the chase on CPU 0, a copy loop or
-/// pipeline in the harness) and returns what was measured; the workers end idle.
+/// pipeline in the harness of GPU 0, a copy loop in each of the first `gpus` harnesses
+/// for a multi-GPU DMA) and returns what was measured; the workers end idle.
 pub fn measure(
     s: &Setup,
     plan: &Plan,
     workers: &Workers,
     chaser: &Chaser,
-    probe: Option<&mut GpuProbe>,
+    probes: &mut [GpuProbe],
 ) -> anyhow::Result<Outcome> {
+    let gpus = s.dma.map_or(1, |c| c.gpus.max(1) as usize);
+    if gpus > probes.len() {
+        anyhow::bail!(
+            "the experiment needs {gpus} GPUs, and {} GPU probe(s) are running",
+            probes.len()
+        );
+    }
     let k = s.streams.map_or(0, |(_, k)| k);
     if let Some((kernel, k)) = s.streams {
         workers.run(1..1 + k, Some(kernel));
@@ -33,7 +41,10 @@ pub fn measure(
         (None, Some((lg, pinned))) => Some(format!("pipe {lg} {} {secs}", pinned as u8)),
         _ => None,
     };
-    let mut probe = probe;
+    let (mut probe, others) = match probes.split_first_mut() {
+        Some((first, rest)) => (Some(first), &mut rest[..gpus - 1]),
+        None => (None, &mut [][..]),
+    };
     let chase_dur = Duration::from_secs_f64(if cmd.is_some() {
         secs * 0.8
     } else {
@@ -42,6 +53,9 @@ pub fn measure(
     let result = (|| -> anyhow::Result<Outcome> {
         if let (Some(c), Some(p)) = (&cmd, probe.as_deref_mut()) {
             p.begin(c)?;
+            for o in others.iter_mut() {
+                o.begin(c)?;
+            }
         }
         let s0 = workers.snapshot();
         let ns = if s.chase {
@@ -54,6 +68,12 @@ pub fn measure(
             (Some(c), Some(p)) => Some(p.end(c)?),
             _ => None,
         };
+        let mut other_replies = Vec::new();
+        if let Some(c) = &cmd {
+            for o in others.iter_mut() {
+                other_replies.push(o.end(c)?);
+            }
+        }
         let mut o = Outcome {
             chase_ns: ns,
             stream_gbps: (k > 0).then(|| s1.gbps_since(&s0)),
@@ -61,7 +81,13 @@ pub fn measure(
         };
         if let Some(v) = reply {
             if let Some(c) = s.dma {
-                o.dma_gbps = Some(num(&v, if c.h2d { "h2d_gbps" } else { "d2h_gbps" })?);
+                // Several GPUs: the mean of their loops' rates.
+                let key = if c.h2d { "h2d_gbps" } else { "d2h_gbps" };
+                let mut sum = num(&v, key)?;
+                for r in &other_replies {
+                    sum += num(r, key)?;
+                }
+                o.dma_gbps = Some(sum / (1 + other_replies.len()) as f64);
             } else {
                 o.pipe_iter_ms = Some(num(&v, "iter_ms")?);
                 o.pipe_h2d_ms = Some(num(&v, "h2d_ms")?);

@@ -181,8 +181,8 @@ impl Calib {
         let mut out = Outcome::default();
         if let Some((lg, pinned)) = s.pipe {
             let bytes = (lg as f64).exp2() * 32.0 / 1e9;
-            let up = Copy { h2d: true, pinned };
-            let down = Copy { h2d: false, pinned };
+            let up = Copy::one(true, pinned);
+            let down = Copy::one(false, pinned);
             let (r_up, _) = self
                 .copy_rates(up)
                 .ok_or_else(|| anyhow::anyhow!("calibration has no PCIe link"))?;
@@ -343,10 +343,7 @@ mod tests {
             .predict(&Setup {
                 streams: Some((Kernel::Copy, 8)),
                 chase: true,
-                dma: Some(Copy {
-                    h2d: true,
-                    pinned: true,
-                }),
+                dma: Some(Copy::one(true, true)),
                 pipe: None,
             })
             .unwrap();
