@@ -23,9 +23,6 @@ pub struct Calib {
     pub ntt: BTreeMap<String, KernelFit>,
     /// Latency-bound fraction of pageable (H2D, D2H) copies.
     pub pageable_latency_frac: (f64, f64),
-    /// The measured curves of the read-only and the 2:1 read:write mixes, for the
-    /// mix-aware variant of the predictions (a possible model extension).
-    pub mix_curves: Option<(LatencyCurve, LatencyCurve)>,
     /// Model v2 rules for the engine's predictions; None: model v1 (the old rules).
     pub v2: Option<V2Rules>,
 }
@@ -59,7 +56,6 @@ pub fn load_calib(text: &str) -> anyhow::Result<Calib> {
         meas: prov.measurements,
         ntt: prov.fitted.ntt,
         pageable_latency_frac: lat,
-        mix_curves: mix_curves(&prov.fitted.curves),
         v2: Some(V2Rules {
             dma_h2d: dma_policy(&prov.fitted.contention, "h2d", DramPolicy::Proportional),
             dma_d2h: dma_policy(&prov.fitted.contention, "d2h", DramPolicy::Priority),
@@ -79,14 +75,6 @@ fn dma_policy(
         .get(dir)
         .and_then(|f| DramPolicy::parse(&f.policy))
         .unwrap_or(default)
-}
-
-fn mix_curves(
-    curves: &std::collections::BTreeMap<String, Vec<(f64, f64)>>,
-) -> Option<(LatencyCurve, LatencyCurve)> {
-    let r = LatencyCurve::new(curves.get("read")?.clone()).ok()?;
-    let c = LatencyCurve::new(curves.get("copy")?.clone()).ok()?;
-    Some((r, c))
 }
 
 #[cfg(test)]

@@ -10,6 +10,9 @@
 //! - [`predict`]: predicting one with the engine.
 //! - [`table`]: predicted vs measured rows, statistics, Markdown and CSV.
 //! - [`plot`]: the predicted-vs-measured chart.
+//!
+//! Every prediction goes through the engine; `steady_state_tests` keeps a steady-state
+//! max-min solver as a test oracle that cross-checks it.
 
 pub mod calib;
 pub mod experiment;
@@ -17,8 +20,10 @@ pub mod experiment_list;
 pub mod measure;
 pub mod plot;
 pub mod predict;
-pub mod steady_state;
 pub mod table;
+
+#[cfg(test)]
+mod steady_state_tests;
 
 pub use calib::{Calib, load_calib};
 pub use table::{Measured, Row, Table, csv, markdown, summarise};
@@ -61,8 +66,6 @@ fn predictions(calib: &Calib, s: &Setup) -> anyhow::Result<Predictions> {
             ..calib.clone()
         }
         .predict_engine(s)?,
-        equal: calib.predict(s)?,
-        mix: calib.predict_with(s, true)?,
     })
 }
 

@@ -331,7 +331,7 @@ impl Calib {
 mod tests {
     use super::*;
     use crate::calibrate::probe::stream::Kernel;
-    use crate::calibrate::validate::steady_state::fixtures::calib;
+    use crate::calibrate::validate::steady_state_tests::fixtures::calib;
 
     #[test]
     fn engine_shares_dram_and_reports_rates() {

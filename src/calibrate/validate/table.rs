@@ -24,20 +24,6 @@ pub struct Row {
     /// Its error, percent.
     #[serde(default)]
     pub error_v1_pct: f64,
-    /// Steady-state prediction with equal fractional slowdown for all activities on a
-    /// saturated resource (the design note's max-min rule), one latency curve.
-    #[serde(default)]
-    pub predicted_equal_share: f64,
-    /// Its error, percent.
-    #[serde(default)]
-    pub error_equal_share_pct: f64,
-    /// As the equal-share prediction, but with per-mix latency curves (a possible model
-    /// extension; not what the engine does).
-    #[serde(default)]
-    pub predicted_mix_aware: f64,
-    /// Its error, percent.
-    #[serde(default)]
-    pub error_mix_aware_pct: f64,
 }
 
 /// All rows plus summary statistics.
@@ -57,18 +43,6 @@ pub struct Table {
     /// Max of |error %| of the engine with the model v1 rules.
     #[serde(default)]
     pub max_abs_error_v1_pct: f64,
-    /// Median of |error %| of the equal-share steady-state variant.
-    #[serde(default)]
-    pub median_abs_error_equal_share_pct: f64,
-    /// Max of |error %| of the equal-share steady-state variant.
-    #[serde(default)]
-    pub max_abs_error_equal_share_pct: f64,
-    /// Median of |error %| of the mix-aware variant.
-    #[serde(default)]
-    pub median_abs_error_mix_aware_pct: f64,
-    /// Max of |error %| of the mix-aware variant.
-    #[serde(default)]
-    pub max_abs_error_mix_aware_pct: f64,
     /// What was skipped and why.
     pub skipped: Vec<String>,
     /// Each experiment's setup and measured outcome (to re-predict from another
@@ -88,16 +62,12 @@ pub struct Measured {
     pub outcome: Outcome,
 }
 
-/// Predictions of one experiment: engine, equal-share steady state, mix-aware.
+/// Predictions of one experiment, both by the engine.
 pub struct Predictions {
     /// The bwsim engine (model v2 rules when the calibration gives them).
     pub engine: Outcome,
     /// The bwsim engine with the model v1 rules.
     pub v1: Outcome,
-    /// Equal fractional shares, one latency curve.
-    pub equal: Outcome,
-    /// Equal shares, per-mix latency curves.
-    pub mix: Outcome,
 }
 
 /// The rows comparing `m` (measured) with `p` for every quantity both have.
@@ -108,8 +78,6 @@ pub fn rows_for(name: &str, m: &Outcome, p: &Predictions) -> Vec<Row> {
         if let (Some(a), Some(b)) = (f(m), f(&p.engine))
             && a > 0.0
         {
-            let e = f(&p.equal).unwrap_or(b);
-            let c = f(&p.mix).unwrap_or(e);
             let v1 = f(&p.v1).unwrap_or(b);
             rows.push(Row {
                 experiment: name.into(),
@@ -119,10 +87,6 @@ pub fn rows_for(name: &str, m: &Outcome, p: &Predictions) -> Vec<Row> {
                 error_pct: err(b, a),
                 predicted_v1: v1,
                 error_v1_pct: err(v1, a),
-                predicted_equal_share: e,
-                error_equal_share_pct: err(e, a),
-                predicted_mix_aware: c,
-                error_mix_aware_pct: err(c, a),
             });
         }
     };
@@ -155,8 +119,6 @@ pub fn summarise(
     experiments: Vec<Measured>,
 ) -> Table {
     let abs: Vec<f64> = rows.iter().map(|r| r.error_pct.abs()).collect();
-    let abs2: Vec<f64> = rows.iter().map(|r| r.error_mix_aware_pct.abs()).collect();
-    let abs3: Vec<f64> = rows.iter().map(|r| r.error_equal_share_pct.abs()).collect();
     let abs1: Vec<f64> = rows.iter().map(|r| r.error_v1_pct.abs()).collect();
     Table {
         calibration: calibration.into(),
@@ -164,10 +126,6 @@ pub fn summarise(
         max_abs_error_v1_pct: abs1.iter().copied().fold(0.0, f64::max),
         median_abs_error_pct: median(abs.clone()),
         max_abs_error_pct: abs.iter().copied().fold(0.0, f64::max),
-        median_abs_error_equal_share_pct: median(abs3.clone()),
-        max_abs_error_equal_share_pct: abs3.iter().copied().fold(0.0, f64::max),
-        median_abs_error_mix_aware_pct: median(abs2.clone()),
-        max_abs_error_mix_aware_pct: abs2.iter().copied().fold(0.0, f64::max),
         rows,
         skipped,
         experiments,
@@ -177,42 +135,30 @@ pub fn summarise(
 /// The table as Markdown.
 pub fn markdown(t: &Table) -> String {
     let mut s = String::from(
-        "| experiment | metric | measured | engine | error % | engine v1 | error % | \
-         equal-share | error % | mix-aware | error % |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| experiment | metric | measured | engine | error % | engine v1 | error % |\n\
+         |---|---|---:|---:|---:|---:|---:|\n",
     );
     for r in &t.rows {
         s.push_str(&format!(
-            "| {} | {} | {:.2} | {:.2} | {:+.1} | {:.2} | {:+.1} | {:.2} | {:+.1} | {:.2} | \
-             {:+.1} |\n",
+            "| {} | {} | {:.2} | {:.2} | {:+.1} | {:.2} | {:+.1} |\n",
             r.experiment,
             r.metric,
             r.measured,
             r.predicted,
             r.error_pct,
             r.predicted_v1,
-            r.error_v1_pct,
-            r.predicted_equal_share,
-            r.error_equal_share_pct,
-            r.predicted_mix_aware,
-            r.error_mix_aware_pct
+            r.error_v1_pct
         ));
     }
     s.push_str(&format!(
         "\nengine (the model as simulated): median |error| {:.1}%, max |error| {:.1}% over {} \
          comparisons\nengine v1 (the old rules: max-min for every DRAM consumer, latency \
-         of utilisation): median {:.1}%, max {:.1}%\nequal-share steady state (max-min with equal slowdown, one latency \
-         curve): median {:.1}%, max {:.1}%\nmix-aware latency (per-mix curves, a model \
-         extension): median {:.1}%, max {:.1}%\n",
+         of utilisation): median {:.1}%, max {:.1}%\n",
         t.median_abs_error_pct,
         t.max_abs_error_pct,
         t.rows.len(),
         t.median_abs_error_v1_pct,
-        t.max_abs_error_v1_pct,
-        t.median_abs_error_equal_share_pct,
-        t.max_abs_error_equal_share_pct,
-        t.median_abs_error_mix_aware_pct,
-        t.max_abs_error_mix_aware_pct
+        t.max_abs_error_v1_pct
     ));
     s
 }
@@ -221,23 +167,18 @@ pub fn markdown(t: &Table) -> String {
 pub fn csv(t: &Table) -> String {
     let mut s = String::from(
         "experiment,metric,measured,predicted_engine,error_pct,predicted_engine_v1,\
-         error_v1_pct,predicted_equal_share,error_equal_share_pct,predicted_mix_aware,\
-         error_mix_aware_pct\n",
+         error_v1_pct\n",
     );
     for r in &t.rows {
         s.push_str(&format!(
-            "\"{}\",\"{}\",{},{},{:.3},{},{:.3},{},{:.3},{},{:.3}\n",
+            "\"{}\",\"{}\",{},{},{:.3},{},{:.3}\n",
             r.experiment,
             r.metric,
             r.measured,
             r.predicted,
             r.error_pct,
             r.predicted_v1,
-            r.error_v1_pct,
-            r.predicted_equal_share,
-            r.error_equal_share_pct,
-            r.predicted_mix_aware,
-            r.error_mix_aware_pct
+            r.error_v1_pct
         ));
     }
     s
@@ -257,16 +198,12 @@ mod tests {
             error_pct: e,
             predicted_v1: 100.0,
             error_v1_pct: 0.0,
-            predicted_equal_share: 100.0,
-            error_equal_share_pct: 0.0,
-            predicted_mix_aware: 100.0,
-            error_mix_aware_pct: 0.0,
         };
         let t = summarise("c", vec![row(-5.0), row(2.0), row(20.0)], vec![], vec![]);
         assert_eq!(t.median_abs_error_pct, 5.0);
         assert_eq!(t.max_abs_error_pct, 20.0);
         assert!(markdown(&t).contains("median |error| 5.0%"));
-        assert_eq!(t.max_abs_error_mix_aware_pct, 0.0);
+        assert_eq!(t.max_abs_error_v1_pct, 0.0);
         assert_eq!(csv(&t).lines().count(), 4);
     }
 }
