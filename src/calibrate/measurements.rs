@@ -296,10 +296,10 @@ pub struct Measurements {
     #[serde(default)]
     pub dma_alone: Vec<DmaAlonePoint>,
     /// Several GPUs: pinned copies on each GPU alone and on all at once.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub multi_pcie: Vec<MultiPciePoint>,
     /// Several GPUs: pinned DMA on every GPU at once next to k copy streams.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub multi_dma_stream: Vec<MultiDmaStreamPoint>,
     /// NTT timings.
     pub ntt: Vec<NttPoint>,

@@ -176,7 +176,8 @@ mod tests {
 
     /// A stand-in harness: announces `devices` GPUs, answers `info`, and runs `pcie`
     /// as begin + a reply whose rate is 50 GB/s divided by the harnesses copying at
-    /// once (counted through a shared folder), so "at once" is visible in the result.
+    /// once (counted through a shared folder midway through a 0.6 s copy), so "at once"
+    /// is visible in the result.
     fn fake_harness(dir: &std::path::Path, devices: usize) -> std::path::PathBuf {
         let path = dir.join("fake-probe.sh");
         let lock = dir.join("copying");
@@ -189,7 +190,7 @@ while read -r cmd rest; do
     info) echo '{{"ok":true,"gpu":"fake","vis":"'"$CUDA_VISIBLE_DEVICES"'"}}' ;;
     pcie)
       me="{lock}/$$"; touch "$me"; echo '{{"event":"begin"}}'
-      sleep 0.3; n=$(ls "{lock}" | wc -l); rm -f "$me"
+      sleep 0.3; n=$(ls "{lock}" | wc -l); sleep 0.3; rm -f "$me"
       echo '{{"ok":true,"h2d_gbps":'$((50 / n))',"d2h_gbps":'$((40 / n))',"h2d_s":0.3,"d2h_s":0.3}}' ;;
     quit) exit 0 ;;
     *) echo '{{"ok":false,"error":"unknown"}}' ;;

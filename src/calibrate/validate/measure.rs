@@ -18,7 +18,11 @@ pub fn measure(
     chaser: &Chaser,
     probes: &mut [GpuProbe],
 ) -> anyhow::Result<Outcome> {
-    let gpus = s.dma.map_or(1, |c| c.gpus.max(1) as usize);
+    let gpus = match (s.dma, s.pipe) {
+        (Some(c), _) => c.gpus.max(1) as usize,
+        (None, Some(_)) => 1,
+        (None, None) => 0,
+    };
     if gpus > probes.len() {
         anyhow::bail!(
             "the experiment needs {gpus} GPUs, and {} GPU probe(s) are running",
@@ -42,7 +46,7 @@ pub fn measure(
         _ => None,
     };
     let (mut probe, others) = match probes.split_first_mut() {
-        Some((first, rest)) => (Some(first), &mut rest[..gpus - 1]),
+        Some((first, rest)) => (Some(first), &mut rest[..gpus.saturating_sub(1)]),
         None => (None, &mut [][..]),
     };
     let chase_dur = Duration::from_secs_f64(if cmd.is_some() {
