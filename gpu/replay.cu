@@ -553,6 +553,15 @@ static void cmd_nvml_stop(unsigned long long id)
 
 // --------------------------------------------------------------- info ----
 
+// PCI bus id of CUDA device 0 (the one GPU this harness sees when bwsim starts one
+// harness per GPU), so a multi-GPU replay can tell its harnesses apart.
+static std::string pci_bus()
+{
+    char bus[32] = {0};
+    if (cudaDeviceGetPCIBusId(bus, sizeof bus, 0) != cudaSuccess) return "unknown";
+    return bus;
+}
+
 static void cmd_info(unsigned long long id)
 {
     cudaDeviceProp p;
