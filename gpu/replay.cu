@@ -480,8 +480,15 @@ static bool nvml_load()
         g_nvml.error = "nvmlInit_v2 failed with code " + std::to_string(r);
         return false;
     }
-    // NVML numbers devices by PCI order; the harness uses CUDA device 0 (set
-    // CUDA_VISIBLE_DEVICES to pick another GPU and NVML index 0 follows on one-GPU hosts).
+    // NVML numbers devices by PCI order, CUDA by its own order and CUDA_VISIBLE_DEVICES
+    // (bwsim starts one harness per GPU with that set): find the NVML device of CUDA
+    // device 0 by its PCI bus id, falling back to NVML index 0.
+    typedef int (*nvml_by_pci_t)(const char*, void**);
+    auto by_pci = (nvml_by_pci_t)dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2");
+    char bus[32] = {0};
+    if (by_pci && cudaDeviceGetPCIBusId(bus, sizeof bus, 0) == cudaSuccess &&
+        by_pci(bus, &g_nvml.dev) == 0)
+        return true;
     r = handle(0, &g_nvml.dev);
     if (r != 0) {
         g_nvml.error = "nvmlDeviceGetHandleByIndex_v2(0) failed with code " + std::to_string(r);
@@ -546,6 +553,15 @@ static void cmd_nvml_stop(unsigned long long id)
 
 // --------------------------------------------------------------- info ----
 
+// PCI bus id of CUDA device 0 (the one GPU this harness sees when bwsim starts one
+// harness per GPU), so a multi-GPU replay can tell its harnesses apart.
+static std::string pci_bus()
+{
+    char bus[32] = {0};
+    if (cudaDeviceGetPCIBusId(bus, sizeof bus, 0) != cudaSuccess) return "unknown";
+    return bus;
+}
+
 static void cmd_info(unsigned long long id)
 {
     cudaDeviceProp p;
@@ -558,7 +574,7 @@ static void cmd_info(unsigned long long id)
     std::ostringstream out;
     out << "\"ok\":true,\"gpu\":\"" << p.name << "\",\"cc\":\"" << p.major << "." << p.minor
         << "\",\"vram_bytes\":" << total_b << ",\"free_bytes\":" << free_b
-        << ",\"driver_api\":" << drv << ",\"nvml\":" << (nvml ? "true" : "false");
+        << ",\"driver_api\":" << drv << ",\"pci_bus\":\"" << pci_bus() << "\"" << ",\"nvml\":" << (nvml ? "true" : "false");
     reply(id, out.str());
 }
 

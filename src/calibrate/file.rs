@@ -200,7 +200,8 @@ impl CalibrationFile {
         );
         let gpu = match (&m.gpu, &fit.pcie) {
             (Some(g), Some(p)) => Some(GpuTable {
-                count: 1,
+                // GPUs the multi-GPU probes drove (1 when they did not run).
+                count: m.multi_pcie.iter().map(|p| p.gpus).max().unwrap_or(1) as u32,
                 vram_gib: (g.vram_bytes as f64 / (1u64 << 30) as f64 * 10.0).floor() / 10.0,
                 pcie_h2d_gbps: p.h2d_gbps,
                 pcie_d2h_gbps: p.d2h_gbps,
@@ -288,7 +289,7 @@ impl CalibrationFile {
         let prov = &self.calibration;
         let (fit, m) = (&prov.fitted, &prov.measurements);
         let hw = &self.hardware;
-        writeln!(o, "# bwsim calibration: {}", prov.summary)?;
+        writeln!(o, "# bwsim calibration: {}", one_line(&prov.summary))?;
         writeln!(
             o,
             "# Include it from a scenario: include = [\"calibration/<this file>\"]. Written by\n\
@@ -321,7 +322,12 @@ impl CalibrationFile {
         if let Some(g) = &hw.gpu {
             writeln!(o, "[hardware.gpu]")?;
             if let Some(info) = &m.gpu {
-                writeln!(o, "# {} (driver {})", info.name, info.driver_version)?;
+                writeln!(
+                    o,
+                    "# {} (driver {})",
+                    one_line(&info.name),
+                    one_line(&info.driver_version)
+                )?;
             }
             writeln!(o, "count = {}", g.count)?;
             writeln!(o, "vram_gib = {}", f(g.vram_gib))?;
@@ -339,7 +345,7 @@ impl CalibrationFile {
             opt(&mut o, "pageable_h2d_gbps", g.pageable_h2d_gbps)?;
             opt(&mut o, "pageable_d2h_gbps", g.pageable_d2h_gbps)?;
             for n in fit.pcie.iter().flat_map(|p| &p.notes) {
-                writeln!(o, "# {n}")?;
+                writeln!(o, "# {}", one_line(n))?;
             }
             opt(&mut o, "h2d_dram_factor", g.h2d_dram_factor)?;
             opt(&mut o, "d2h_dram_factor", g.d2h_dram_factor)?;
@@ -551,6 +557,12 @@ pub fn check_finite(text: &str) -> Result<()> {
         .map_err(CalibrateError::Failed)
 }
 
+/// Text measured on the host (a driver version read once per GPU, a CPU model) as one
+/// comment line: line breaks would end the comment and break the file.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -634,5 +646,21 @@ mod tests {
         .to_string();
         assert!(e.contains("latency_curve"), "{e}");
         assert!(CalibrationFile::parse("not toml [").is_err());
+    }
+}
+
+#[cfg(test)]
+mod one_line_tests {
+    use super::one_line;
+
+    #[test]
+    fn host_text_with_line_breaks_stays_one_comment_line() {
+        // nvidia-smi prints the driver version once per GPU.
+        assert_eq!(
+            one_line("580.159.04\n580.159.04\n"),
+            "580.159.04 580.159.04"
+        );
+        let comment = format!("# NVIDIA H200 (driver {})", one_line("580.1\r\n580.1"));
+        assert!(toml::from_str::<toml::Table>(&comment).unwrap().is_empty());
     }
 }

@@ -197,6 +197,41 @@ pub struct GpuInfo {
     pub verification: String,
 }
 
+/// Pinned copies on several GPUs: one GPU alone (`gpus` = 1, `first_gpu` its index) or
+/// `gpus` GPUs at once from 0.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MultiPciePoint {
+    /// "h2d", "d2h" or "both".
+    pub dir: String,
+    /// Copy size, MiB.
+    pub mib: u64,
+    /// The first GPU that copied.
+    pub first_gpu: usize,
+    /// GPUs copying at once.
+    pub gpus: usize,
+    /// Per copying GPU, host-to-device GB/s (0 where the direction did not run).
+    pub h2d_gbps: Vec<f64>,
+    /// Per copying GPU, device-to-host GB/s.
+    pub d2h_gbps: Vec<f64>,
+}
+
+/// Pinned DMA on `gpus` GPUs at once next to `stream_threads` copy streams.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MultiDmaStreamPoint {
+    /// "h2d" or "d2h".
+    pub dir: String,
+    /// GPUs copying at once.
+    pub gpus: usize,
+    /// Copy-stream threads.
+    pub stream_threads: usize,
+    /// The streams' GB/s without the DMAs.
+    pub stream_alone_gbps: f64,
+    /// The streams' GB/s next to the DMAs.
+    pub stream_with_gbps: f64,
+    /// Per GPU, its DMA GB/s next to the streams.
+    pub dma_with_gbps: Vec<f64>,
+}
+
 /// One round of the settling phase: all streams running, then an idle chase.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SettlePoint {
@@ -261,6 +296,12 @@ pub struct Measurements {
     /// DMA loops alone, per pass, direction, pinning and copy size.
     #[serde(default)]
     pub dma_alone: Vec<DmaAlonePoint>,
+    /// Several GPUs: pinned copies on each GPU alone and on all at once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub multi_pcie: Vec<MultiPciePoint>,
+    /// Several GPUs: pinned DMA on every GPU at once next to k copy streams.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub multi_dma_stream: Vec<MultiDmaStreamPoint>,
     /// NTT timings.
     pub ntt: Vec<NttPoint>,
     /// MSM timings.
@@ -316,6 +357,27 @@ impl Measurements {
             )?;
             rate(format!("dma_stream[{i}].dma_alone_gbps"), p.dma_alone_gbps)?;
             rate(format!("dma_stream[{i}].dma_with_gbps"), p.dma_with_gbps)?;
+        }
+        for (i, p) in self.multi_pcie.iter().enumerate() {
+            for (g, v) in p.h2d_gbps.iter().enumerate() {
+                rate(format!("multi_pcie[{i}].h2d_gbps[{g}]"), *v)?;
+            }
+            for (g, v) in p.d2h_gbps.iter().enumerate() {
+                rate(format!("multi_pcie[{i}].d2h_gbps[{g}]"), *v)?;
+            }
+        }
+        for (i, p) in self.multi_dma_stream.iter().enumerate() {
+            rate(
+                format!("multi_dma_stream[{i}].stream_alone_gbps"),
+                p.stream_alone_gbps,
+            )?;
+            rate(
+                format!("multi_dma_stream[{i}].stream_with_gbps"),
+                p.stream_with_gbps,
+            )?;
+            for (g, v) in p.dma_with_gbps.iter().enumerate() {
+                rate(format!("multi_dma_stream[{i}].dma_with_gbps[{g}]"), *v)?;
+            }
         }
         for (i, p) in self.ntt.iter().enumerate() {
             time(format!("ntt[{i}].ms"), p.ms)?;

@@ -106,6 +106,36 @@ pub fn print_summary(m: &Measurements, f: &Fitted) {
             d.dma_with_gbps
         );
     }
+    let sum = |v: &[f64]| v.iter().sum::<f64>();
+    let each = |v: &[f64]| {
+        v.iter()
+            .map(|x| format!("{x:.1}"))
+            .collect::<Vec<_>>()
+            .join("/")
+    };
+    for p in &m.multi_pcie {
+        println!(
+            "  pcie {} on {} GPU(s) from GPU {}: h2d {:.1} ({}) d2h {:.1} ({}) GB/s",
+            p.dir,
+            p.gpus,
+            p.first_gpu,
+            sum(&p.h2d_gbps),
+            each(&p.h2d_gbps),
+            sum(&p.d2h_gbps),
+            each(&p.d2h_gbps)
+        );
+    }
+    for d in &m.multi_dma_stream {
+        println!(
+            "  dma {} pinned on {} GPUs x{} copy: streams {:.1} -> {:.1} GB/s, dma {:.1} GB/s in all",
+            d.dir,
+            d.gpus,
+            d.stream_threads,
+            d.stream_alone_gbps,
+            d.stream_with_gbps,
+            sum(&d.dma_with_gbps)
+        );
+    }
     for (v, k) in &f.ntt {
         println!(
             "NTT {v:13} a={:.4} ns*n*log2n b={:.2e} s, 2^27 {:.2} ms, rms resid {:.1}%",

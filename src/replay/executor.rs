@@ -4,10 +4,10 @@
 //! and every stage boundary and marker time-stamped. CPU stages run the synthetic
 //! kernels; copies and GPU kernels go to a [`GpuBackend`].
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::sync::{Condvar, Mutex};
 use std::time::{Duration as StdDuration, Instant};
 
 use anyhow::{Result, anyhow};
@@ -15,7 +15,8 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, Exp};
 use rand_pcg::Pcg64;
 
-use crate::engine::Scope;
+use crate::engine::holdable::{HoldIndex, HoldSlot};
+use crate::engine::{Resources, Scope};
 
 /// The executor's partition index for a job-level instance (turned into [`Scope::Job`]
 /// where it meets the trace recorder).
@@ -33,6 +34,7 @@ use crate::scenario::replay_info::{KernelKind, TransferInfo};
 use crate::time::SimTime;
 use crate::trace::recorder::{MarkerEvent, StageInstance};
 
+use super::holds::{self, HoldClient, HoldServer};
 use super::kernels::{CpuStageShape, KernelHost};
 use super::plan::{StagePlan, sample_duration};
 
@@ -60,6 +62,17 @@ pub struct JobRecord {
     pub finished_s: f64,
 }
 
+/// One kernel's device-busy interval, seconds from the start of the replay.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KernelSpan {
+    /// The GPU it ran on.
+    pub gpu: u32,
+    /// When the device started it (its reply time less its device time).
+    pub start_s: f64,
+    /// When its reply arrived.
+    pub end_s: f64,
+}
+
 /// Everything a replay recorded.
 #[derive(Debug, Clone, Default)]
 pub struct Recording {
@@ -69,9 +82,9 @@ pub struct Recording {
     pub markers: Vec<MarkerEvent>,
     /// Jobs, in completion order.
     pub jobs: Vec<JobRecord>,
-    /// Device-busy intervals of GPU kernels, seconds `(start, end)`, from the kernel's
-    /// device time ending when its reply arrived.
-    pub kernels: Vec<(f64, f64)>,
+    /// Device-busy intervals of GPU kernels, from the kernel's device time ending when
+    /// its reply arrived.
+    pub kernels: Vec<KernelSpan>,
     /// DRAM bytes moved by CPU kernels and copies, with the time their stage ended.
     pub dram_bytes: Vec<(f64, f64)>,
     /// Wall-clock length of the replay, seconds.
@@ -81,107 +94,29 @@ pub struct Recording {
 /// Host RAM touched per page, so that a RAM permit is real resident memory.
 const PAGE: usize = 4096;
 
-/// Holdable resources as real FIFO semaphores: index 0 cores, 1 host RAM, 2 VRAM, then
-/// the locks. A request is granted all-or-nothing; a waiter blocks later waiters on
-/// each resource it is short of (strict FIFO per resource), not on the others.
-struct HoldTable {
-    state: Mutex<HoldState>,
-    cv: Condvar,
-}
-
-struct HoldState {
-    free: Vec<u64>,
-    queue: VecDeque<(u64, Vec<(usize, u64)>)>,
-    granted: Vec<u64>,
-    next_ticket: u64,
-}
-
-impl HoldTable {
-    fn new(capacity: Vec<u64>) -> HoldTable {
-        HoldTable {
-            state: Mutex::new(HoldState {
-                free: capacity,
-                queue: VecDeque::new(),
-                granted: Vec::new(),
-                next_ticket: 0,
-            }),
-            cv: Condvar::new(),
-        }
-    }
-
-    fn acquire(&self, needs: &[(usize, u64)], abort: &AtomicBool) -> Result<()> {
-        if needs.is_empty() {
-            return Ok(());
-        }
-        let mut st = self.state.lock().expect("hold table poisoned");
-        let ticket = st.next_ticket;
-        st.next_ticket += 1;
-        st.queue.push_back((ticket, needs.to_vec()));
-        Self::grant(&mut st);
-        self.cv.notify_all();
-        loop {
-            if let Some(i) = st.granted.iter().position(|&t| t == ticket) {
-                st.granted.swap_remove(i);
-                return Ok(());
-            }
-            if abort.load(Ordering::Relaxed) {
-                st.queue.retain(|(t, _)| *t != ticket);
-                return Err(anyhow!("replay aborted while waiting for holds"));
-            }
-            st = self
-                .cv
-                .wait_timeout(st, StdDuration::from_millis(100))
-                .expect("hold table poisoned")
-                .0;
-        }
-    }
-
-    fn release(&self, resource: usize, amount: u64) {
-        let mut st = self.state.lock().expect("hold table poisoned");
-        st.free[resource] += amount;
-        Self::grant(&mut st);
-        self.cv.notify_all();
-    }
-
-    fn grant(st: &mut HoldState) {
-        let mut blocked = vec![false; st.free.len()];
-        let mut i = 0;
-        while i < st.queue.len() {
-            let fits = st.queue[i]
-                .1
-                .iter()
-                .all(|&(r, a)| !blocked[r] && st.free[r] >= a);
-            if fits {
-                let (ticket, needs) = st.queue.remove(i).expect("index in range");
-                for (r, a) in needs {
-                    st.free[r] -= a;
-                }
-                st.granted.push(ticket);
-            } else {
-                for &(r, a) in &st.queue[i].1 {
-                    if st.free[r] < a {
-                        blocked[r] = true;
-                    }
-                }
-                i += 1;
-            }
-        }
-    }
-}
-
 /// A held permit and what backs it.
 struct Held {
     /// Slot whose end releases it.
     until_slot: usize,
-    resource: usize,
-    amount: u64,
+    /// The instance taken and the amount.
+    taken: (HoldIndex, u64),
     backing: Backing,
 }
 
 enum Backing {
     None,
     Ram(#[allow(dead_code)] Vec<u8>),
-    Vram(u64),
+    /// A device allocation: (GPU index, handle).
+    Vram(usize, u64),
+}
+
+/// One hold of a stage, laid out as the engine lays it out.
+#[derive(Debug, Clone, Copy)]
+struct StageHold {
+    slot: HoldSlot,
+    amount: u64,
+    until: StageId,
+    resource: HoldResource,
 }
 
 /// A finished stage instance, sent to its job's thread.
@@ -195,10 +130,15 @@ pub struct Executor<'a> {
     model: &'a Model,
     stages: &'a [StagePlan],
     cpu: &'a KernelHost,
-    gpu: Option<&'a dyn GpuBackend>,
-    holds: HoldTable,
-    /// Per stage: its holds as (resource index, amount, until stage).
-    needs: Vec<Vec<(usize, u64, StageId)>>,
+    /// One backend per GPU, by GPU index (empty: no GPU).
+    gpus: Vec<&'a dyn GpuBackend>,
+    holds: HoldClient,
+    /// The table's side until `run` starts it.
+    hold_server: Mutex<Option<HoldServer>>,
+    /// Holdable instance capacities, in the engine's order.
+    hold_capacity: Vec<u64>,
+    /// Per stage: its holds.
+    needs: Vec<Vec<StageHold>>,
     children: Vec<Vec<StageId>>,
     slot_offset: Vec<usize>,
     slots: usize,
@@ -226,46 +166,38 @@ impl From<Edge> for EdgeKey {
     }
 }
 
-const CORES: usize = 0;
-const RAM: usize = 1;
-const VRAM: usize = 2;
-const LOCKS: usize = 3;
-
 impl<'a> Executor<'a> {
-    /// Prepares a replay of `model` with the per-stage `stages` plan. Replay drives one
-    /// GPU: a model with more than one is refused by the caller.
+    /// Prepares a replay of `model` with the per-stage `stages` plan, one GPU backend per
+    /// GPU of the model (GPU stages of a partition bound to GPU `g` run on `gpus[g]`).
     pub fn new(
         model: &'a Model,
         stages: &'a [StagePlan],
         cpu: &'a KernelHost,
-        gpu: Option<&'a dyn GpuBackend>,
-    ) -> Executor<'a> {
+        gpus: Vec<&'a dyn GpuBackend>,
+    ) -> Result<Executor<'a>> {
         let hw = &model.hardware;
-        let mut capacity = vec![
-            u64::from(hw.cpu_cores),
-            hw.host_ram_bytes,
-            hw.gpus.first().map(|g| g.vram_bytes).unwrap_or(0),
-        ];
-        capacity.extend(hw.locks.iter().map(|l| l.capacity));
+        let table = Resources::from_hardware(hw);
+        let hold_capacity = table.holds.iter().map(|h| h.capacity).collect();
         let w = &model.workload;
-        let needs = w
-            .stages
-            .iter()
-            .map(|s| {
-                s.holds
-                    .iter()
-                    .map(|h| {
-                        let r = match h.resource {
-                            HoldResource::Cores => CORES,
-                            HoldResource::HostRam => RAM,
-                            HoldResource::Vram => VRAM,
-                            HoldResource::Lock(l) => LOCKS + l,
-                        };
-                        (r, h.amount, h.until)
-                    })
-                    .collect()
-            })
-            .collect();
+        let mut needs = Vec::with_capacity(w.stages.len());
+        for s in &w.stages {
+            let mut v = Vec::with_capacity(s.holds.len());
+            for h in &s.holds {
+                let slot = table.hold_slot(h.resource).map_err(|why| {
+                    anyhow!(
+                        "stage {:?} holds a resource this host lacks ({why:?})",
+                        s.name
+                    )
+                })?;
+                v.push(StageHold {
+                    slot,
+                    amount: h.amount,
+                    until: h.until,
+                    resource: h.resource,
+                });
+            }
+            needs.push(v);
+        }
         let mut children = vec![Vec::new(); w.stages.len()];
         for (i, s) in w.stages.iter().enumerate() {
             for &a in &s.after {
@@ -286,12 +218,15 @@ impl<'a> Executor<'a> {
         for (i, m) in model.instrumentation.markers.iter().enumerate() {
             markers.entry((m.stage, m.edge.into())).or_default().push(i);
         }
-        Executor {
+        let (holds, hold_server) = holds::channel();
+        Ok(Executor {
             model,
             stages,
             cpu,
-            gpu,
-            holds: HoldTable::new(capacity),
+            gpus,
+            holds,
+            hold_server: Mutex::new(Some(hold_server)),
+            hold_capacity,
             needs,
             children,
             slot_offset,
@@ -301,7 +236,7 @@ impl<'a> Executor<'a> {
             abort: AtomicBool::new(false),
             error: Mutex::new(None),
             rec: Mutex::new(Recording::default()),
-        }
+        })
     }
 
     /// Runs every job of the model's arrivals; gives up (with an error) after
@@ -310,7 +245,15 @@ impl<'a> Executor<'a> {
         self.t0 = Instant::now();
         let jobs = self.model.arrivals.jobs;
         let finished = AtomicBool::new(false);
+        let server = self
+            .hold_server
+            .lock()
+            .expect("poisoned")
+            .take()
+            .ok_or_else(|| anyhow!("an executor runs once"))?;
+        let (capacity, gpus) = (self.hold_capacity.clone(), self.gpus_in_model());
         std::thread::scope(|s| {
+            s.spawn(move || holds::serve(capacity, gpus, server));
             let this = &self;
             let finished = &finished;
             s.spawn(move || {
@@ -369,6 +312,7 @@ impl<'a> Executor<'a> {
                 }
             }
             finished.store(true, Ordering::Relaxed);
+            self.holds.close();
         });
         if let Some(e) = self.error.lock().expect("poisoned").take() {
             return Err(anyhow!(e));
@@ -459,7 +403,7 @@ impl<'a> Executor<'a> {
                 }
             }
         }
-        let bound = Mutex::new(vec![false; parts as usize + 1]);
+        let bound = Mutex::new(vec![None; parts as usize + 1]);
         let (tx, rx) = mpsc::channel::<Done>();
         let mut held: Vec<Held> = Vec::new();
         let mut remaining = self.slots;
@@ -531,22 +475,42 @@ impl<'a> Executor<'a> {
         (stage, (slot - self.slot_offset[stage]) as u32)
     }
 
-    fn gpu_of(&self, bound: &Mutex<Vec<bool>>, partition: u32) -> Option<u32> {
+    /// GPUs as the engine counts them (per-GPU hold families have this many instances).
+    fn gpus_in_model(&self) -> u32 {
+        self.model.hardware.gpus.len() as u32
+    }
+
+    /// Where a partition's GPU binding lives: its own slot, or the job's (last) slot.
+    fn binding_index(&self, partition: u32) -> usize {
+        if partition == JOB_LEVEL {
+            self.model.workload.partitions as usize
+        } else {
+            partition as usize
+        }
+    }
+
+    /// The GPU an instance is bound to: its partition's, else the job's (as the engine).
+    fn gpu_of(&self, bound: &Mutex<Vec<Option<u32>>>, partition: u32) -> Option<u32> {
         let b = bound.lock().expect("poisoned");
-        let i = (partition as usize).min(b.len() - 1);
-        b[i].then_some(0)
+        b[self.binding_index(partition)].or(b[b.len() - 1])
+    }
+
+    /// The backend that runs work bound to `gpu` (unbound GPU work runs on GPU 0, as the
+    /// engine charges it).
+    fn backend(&self, gpu: Option<u32>) -> Option<&'a dyn GpuBackend> {
+        self.gpus.get(gpu.unwrap_or(0) as usize).copied()
     }
 
     fn release(&self, h: Held) {
         match h.backing {
-            Backing::Vram(handle) => {
-                if let Some(g) = self.gpu {
-                    g.free(handle);
+            Backing::Vram(g, handle) => {
+                if let Some(b) = self.gpus.get(g) {
+                    b.free(handle);
                 }
             }
             Backing::Ram(_) | Backing::None => {}
         }
-        self.holds.release(h.resource, h.amount);
+        self.holds.release(vec![h.taken]);
     }
 
     fn run_instance(
@@ -555,47 +519,57 @@ impl<'a> Executor<'a> {
         stage: StageId,
         partition: u32,
         ready: SimTime,
-        bound: &Mutex<Vec<bool>>,
+        bound: &Mutex<Vec<Option<u32>>>,
     ) -> Done {
         let slot = self.slot(stage, partition);
         let mut held = Vec::new();
         let needs = &self.needs[stage];
-        let request: Vec<(usize, u64)> = needs.iter().map(|&(r, a, _)| (r, a)).collect();
+        let request: Vec<(HoldSlot, u64)> = needs.iter().map(|h| (h.slot, h.amount)).collect();
         let aborted = self.abort.load(Ordering::Relaxed);
-        if !aborted && self.holds.acquire(&request, &self.abort).is_ok() {
-            for &(r, a, until) in needs {
-                let p = if self.model.workload.stages[until].per_partition {
-                    partition
-                } else {
-                    0
-                };
-                let backing = match r {
-                    RAM => Backing::Ram(touched(a)),
-                    VRAM => match self.gpu.map(|g| g.alloc(a)) {
-                        Some(Ok(h)) => Backing::Vram(h),
-                        Some(Err(e)) => {
-                            self.fail(format!("VRAM permit of {a} bytes: {e:#}"));
-                            Backing::None
-                        }
-                        None => Backing::None,
-                    },
-                    _ => Backing::None,
-                };
-                if r == VRAM || (r >= LOCKS && self.model.hardware.locks[r - LOCKS].per_gpu) {
-                    let mut b = bound.lock().expect("poisoned");
-                    let i = (partition as usize).min(b.len() - 1);
-                    b[i] = true;
-                }
-                held.push(Held {
-                    until_slot: self.slot(until, p),
-                    resource: r,
-                    amount: a,
-                    backing,
-                });
-            }
+        let granted = if aborted {
+            None
         } else {
+            self.holds
+                .acquire(&request, self.gpu_of(bound, partition), &self.abort)
+                .ok()
+        };
+        let Some(granted_gpu) = granted else {
             // Aborted: finish the DAG quickly without work so that threads end.
             return Done { slot, held };
+        };
+        if let Some(g) = granted_gpu {
+            // The first per-GPU grant binds the partition (or the job), as in the engine.
+            let mut b = bound.lock().expect("poisoned");
+            let i = self.binding_index(partition);
+            b[i].get_or_insert(g);
+        }
+        for h in needs {
+            let p = if self.model.workload.stages[h.until].per_partition {
+                partition
+            } else {
+                0
+            };
+            let g = granted_gpu.unwrap_or(0) as usize;
+            let backing = match h.resource {
+                HoldResource::HostRam => Backing::Ram(touched(h.amount)),
+                HoldResource::Vram => match self.gpus.get(g).map(|b| b.alloc(h.amount)) {
+                    Some(Ok(handle)) => Backing::Vram(g, handle),
+                    Some(Err(e)) => {
+                        self.fail(format!(
+                            "VRAM permit of {} bytes on GPU {g}: {e:#}",
+                            h.amount
+                        ));
+                        Backing::None
+                    }
+                    None => Backing::None,
+                },
+                HoldResource::Cores | HoldResource::Lock(_) => Backing::None,
+            };
+            held.push(Held {
+                until_slot: self.slot(h.until, p),
+                taken: (h.slot.instance(granted_gpu), h.amount),
+                backing,
+            });
         }
         let gpu = self.gpu_of(bound, partition);
         let start = self.now();
@@ -607,7 +581,7 @@ impl<'a> Executor<'a> {
         let mut rng = Pcg64::seed_from_u64(seed);
         let standalone_s = sample_duration(&self.model.workload.stages[stage].duration, &mut rng);
         if !self.abort.load(Ordering::Relaxed)
-            && let Err(e) = self.work(stage, standalone_s)
+            && let Err(e) = self.work(stage, standalone_s, gpu)
         {
             self.fail(format!(
                 "stage {:?} of job {job}: {e:#}",
@@ -633,8 +607,8 @@ impl<'a> Executor<'a> {
         Done { slot, held }
     }
 
-    /// The stage's real work.
-    fn work(&self, stage: StageId, standalone_s: f64) -> Result<()> {
+    /// The stage's real work (GPU work on the backend of the GPU it is bound to).
+    fn work(&self, stage: StageId, standalone_s: f64, bound_gpu: Option<u32>) -> Result<()> {
         let plan = &self.stages[stage];
         if let Some(shape) = &plan.cpu {
             let scale = if plan.mean_s > 0.0 {
@@ -662,8 +636,9 @@ impl<'a> Executor<'a> {
             return Ok(());
         }
         let gpu = self
-            .gpu
+            .backend(bound_gpu)
             .ok_or_else(|| anyhow!("the stage needs a GPU, and this replay has none"))?;
+        let gpu_index = bound_gpu.unwrap_or(0);
         std::thread::scope(|s| -> Result<()> {
             let copy = plan.copy.map(|t| {
                 s.spawn(move || -> Result<f64> {
@@ -674,11 +649,11 @@ impl<'a> Executor<'a> {
             if let Some(k) = plan.kernel {
                 let dev_s = gpu.kernel(k, standalone_s)?;
                 let end = self.now().as_secs();
-                self.rec
-                    .lock()
-                    .expect("poisoned")
-                    .kernels
-                    .push(((end - dev_s).max(0.0), end));
+                self.rec.lock().expect("poisoned").kernels.push(KernelSpan {
+                    gpu: gpu_index,
+                    start_s: (end - dev_s).max(0.0),
+                    end_s: end,
+                });
             }
             if let Some(h) = copy {
                 let bytes = h.join().map_err(|_| anyhow!("copy thread panicked"))??;
@@ -706,36 +681,125 @@ fn touched(bytes: u64) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
+    use crate::replay::kernels::BufferSizes;
+    use crate::replay::plan::stage_plans;
+    use crate::scenario::load_str;
+    use std::path::Path;
+    use std::sync::atomic::AtomicU32;
 
-    #[test]
-    fn holds_are_fifo_per_resource_and_all_or_nothing() {
-        let t = Arc::new(HoldTable::new(vec![2, 1]));
-        let abort = AtomicBool::new(false);
-        t.acquire(&[(0, 2)], &abort).unwrap();
-        // A waiter short of resource 0 blocks later waiters on 0 but not on 1.
-        let t2 = t.clone();
-        let h = std::thread::spawn(move || {
-            t2.acquire(&[(0, 1), (1, 1)], &AtomicBool::new(false))
-                .unwrap();
-        });
-        std::thread::sleep(StdDuration::from_millis(50));
-        {
-            let st = t.state.lock().unwrap();
-            assert_eq!(st.queue.len(), 1);
-            assert_eq!(st.free, vec![0, 1]);
-        }
-        t.release(0, 1);
-        h.join().unwrap();
-        let st = t.state.lock().unwrap();
-        assert_eq!(st.free, vec![0, 0]);
+    /// A GPU that sleeps for its work and counts what it was given.
+    struct FakeGpu {
+        kernels: AtomicU32,
+        copies: AtomicU32,
+        live_allocs: AtomicU32,
     }
 
+    impl FakeGpu {
+        fn new() -> FakeGpu {
+            FakeGpu {
+                kernels: AtomicU32::new(0),
+                copies: AtomicU32::new(0),
+                live_allocs: AtomicU32::new(0),
+            }
+        }
+    }
+
+    impl GpuBackend for FakeGpu {
+        fn copy(&self, _t: &TransferInfo) -> Result<f64> {
+            self.copies.fetch_add(1, Ordering::Relaxed);
+            std::thread::sleep(StdDuration::from_millis(2));
+            Ok(0.002)
+        }
+        fn kernel(&self, _k: KernelKind, standalone_s: f64) -> Result<f64> {
+            self.kernels.fetch_add(1, Ordering::Relaxed);
+            std::thread::sleep(StdDuration::from_secs_f64(standalone_s));
+            Ok(standalone_s)
+        }
+        fn alloc(&self, _bytes: u64) -> Result<u64> {
+            self.live_allocs.fetch_add(1, Ordering::Relaxed);
+            Ok(1)
+        }
+        fn free(&self, _handle: u64) {
+            self.live_allocs.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Two GPUs, a mutex per GPU, VRAM per partition: partitions spread over both GPUs.
+    const TWO_GPUS: &str = r#"
+[hardware]
+cpu_cores = 4
+host_ram_gib = 4
+dram = { capacity_gbps = 50 }
+[hardware.gpu]
+count = 2
+vram_gib = 1
+pcie_h2d_gbps = 25
+pcie_d2h_gbps = 25
+[hardware.locks]
+gpu_mutex = { capacity = 1, per_gpu = true }
+[workload]
+partitions = 4
+[[workload.stages]]
+name = "prep"
+duration_s = 0.001
+cores = 1
+[[workload.stages]]
+name = "up"
+after = ["prep"]
+transfer = { dir = "h2d", gb = 0.001, pinned = true }
+holds = [{ resource = "vram", gib = 0.4, until = "kernel" }]
+[[workload.stages]]
+name = "kernel"
+after = ["up"]
+duration_s = 0.03
+gpu_kernel = true
+holds = [{ resource = "gpu_mutex" }]
+[arrivals]
+kind = "closed"
+concurrency = 2
+jobs = 3
+"#;
+
     #[test]
-    fn an_aborted_wait_returns_an_error() {
-        let t = HoldTable::new(vec![0]);
-        let abort = AtomicBool::new(true);
-        assert!(t.acquire(&[(0, 1)], &abort).is_err());
-        assert!(t.state.lock().unwrap().queue.is_empty());
+    fn partitions_bind_to_gpus_and_their_work_runs_on_that_gpu() {
+        let l = load_str(TWO_GPUS, Path::new("t.toml"), &[]).unwrap();
+        let plans = stage_plans(&l.model, &l.replay);
+        let cpu = KernelHost::new(BufferSizes::TEST, 2);
+        let (g0, g1) = (FakeGpu::new(), FakeGpu::new());
+        let exec = Executor::new(&l.model, &plans, &cpu, vec![&g0, &g1]).unwrap();
+        let rec = exec.run(60.0).unwrap();
+        assert_eq!(rec.jobs.len(), 3);
+        let (k0, k1) = (
+            g0.kernels.load(Ordering::Relaxed),
+            g1.kernels.load(Ordering::Relaxed),
+        );
+        // 3 jobs x 4 partitions; VRAM for two 0.4 GiB partitions per GPU forces both in use.
+        assert_eq!(k0 + k1, 12);
+        assert!(k0 > 0 && k1 > 0, "both GPUs work: {k0} / {k1}");
+        assert_eq!(g0.live_allocs.load(Ordering::Relaxed), 0);
+        assert_eq!(g1.live_allocs.load(Ordering::Relaxed), 0);
+        // Every kernel ran on the GPU its partition was bound to when it started.
+        let kernel = l
+            .model
+            .workload
+            .stages
+            .iter()
+            .position(|s| s.name == "kernel");
+        for s in rec.stages.iter().filter(|s| Some(s.stage) == kernel) {
+            assert!(s.gpu.is_some(), "a kernel instance without a GPU: {s:?}");
+        }
+        let per_gpu = |g: u32| rec.kernels.iter().filter(|k| k.gpu == g).count() as u32;
+        assert_eq!((per_gpu(0), per_gpu(1)), (k0, k1));
+        // One mutex per GPU: kernels on one GPU never overlap.
+        for g in 0..2 {
+            let mut iv: Vec<_> = rec.kernels.iter().filter(|k| k.gpu == g).collect();
+            iv.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
+            for w in iv.windows(2) {
+                assert!(
+                    w[1].start_s >= w[0].end_s - 0.002,
+                    "GPU {g} overlaps: {w:?}"
+                );
+            }
+        }
     }
 }

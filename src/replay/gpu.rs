@@ -86,6 +86,25 @@ fn embedded() -> Result<HarnessPath, String> {
     )
 }
 
+/// Starts one harness per GPU of the model, harness `i` seeing only GPU `i`: the `i`-th
+/// entry of the caller's `CUDA_VISIBLE_DEVICES`, else CUDA device `i`. One GPU keeps the
+/// process's default device. Each harness is then a one-GPU process, as a prover's GPU
+/// workers are, and NVML follows it by PCI bus id.
+pub fn start_harnesses(path: HarnessPath, gpus: usize) -> Result<Vec<GpuHarness>> {
+    let path = Arc::new(path);
+    if gpus <= 1 {
+        return Ok(vec![GpuHarness::start(path, None)?]);
+    }
+    (0..gpus)
+        .map(|i| {
+            let device =
+                crate::calibrate::probe::sys::visible_device(i, gpus).map_err(|e| anyhow!(e))?;
+            GpuHarness::start(path.clone(), Some(&device))
+                .with_context(|| format!("GPU {i} of {gpus} (CUDA device {device})"))
+        })
+        .collect()
+}
+
 type Waiters = Arc<Mutex<HashMap<u64, Sender<Result<Value, String>>>>>;
 
 /// A running harness.
@@ -94,7 +113,7 @@ pub struct GpuHarness {
     stdin: Mutex<ChildStdin>,
     waiters: Waiters,
     next_id: AtomicU64,
-    _path: HarnessPath,
+    _path: Arc<HarnessPath>,
     /// The `info` reply: GPU name, VRAM, driver, whether NVML loaded.
     pub info: Value,
     /// Measured standalone time of each kernel kind used, seconds (see [`Self::prepare`]).
@@ -109,9 +128,15 @@ pub struct NvmlSamples {
 }
 
 impl GpuHarness {
-    /// Starts the harness. `Err` with the reason when it cannot start or finds no GPU.
-    pub fn start(path: HarnessPath) -> Result<GpuHarness> {
-        let mut child = Command::new(path.path())
+    /// Starts the harness on the GPU `device` names (a `CUDA_VISIBLE_DEVICES` entry; None:
+    /// the process's default GPU). `Err` with the reason when it cannot start or finds no
+    /// GPU.
+    pub fn start(path: Arc<HarnessPath>, device: Option<&str>) -> Result<GpuHarness> {
+        let mut cmd = Command::new(path.path());
+        if let Some(d) = device {
+            cmd.env("CUDA_VISIBLE_DEVICES", d);
+        }
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -351,7 +376,10 @@ mod tests {
 
     #[test]
     fn a_missing_harness_is_an_error_not_a_panic() {
-        let r = GpuHarness::start(HarnessPath::Disk("/nonexistent/bwsim-gpu-replay".into()));
+        let r = GpuHarness::start(
+            Arc::new(HarnessPath::Disk("/nonexistent/bwsim-gpu-replay".into())),
+            None,
+        );
         assert!(r.is_err());
     }
 
@@ -378,7 +406,7 @@ done
         .unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let h = GpuHarness::start(HarnessPath::Disk(script)).unwrap();
+        let h = GpuHarness::start(Arc::new(HarnessPath::Disk(script)), None).unwrap();
         assert_eq!(h.vram_bytes(), Some(1000.0));
         let t = TransferInfo {
             dir: CopyDir::H2d,

@@ -79,13 +79,28 @@ pub fn measure(model: &Model, rec: &Recording, nvml: Option<&NvmlTrace>) -> Meas
     };
 
     let has_kernels = model.workload.stages.iter().any(|s| s.gpu_kernel);
+    // Per GPU, then averaged over the model's GPUs, as the simulator reports it.
+    let gpus = model.hardware.gpus.len().max(1);
+    let per_gpu_mean = |iv: Vec<(u32, f64, f64)>| -> Option<f64> {
+        let mut by_gpu = vec![Vec::new(); gpus];
+        for (g, a, b) in iv {
+            by_gpu[(g as usize).min(gpus - 1)].push((a, b));
+        }
+        let fracs: Option<Vec<f64>> = by_gpu.iter_mut().map(|v| frac(v)).collect();
+        fracs.map(|f| f.iter().sum::<f64>() / gpus as f64)
+    };
     let gpu_true_busy_frac = if has_kernels {
-        frac(&mut rec.kernels.clone())
+        per_gpu_mean(
+            rec.kernels
+                .iter()
+                .map(|k| (k.gpu, k.start_s, k.end_s))
+                .collect(),
+        )
     } else {
         None
     };
 
-    let gpu_bracketed_busy_frac = bracketed(model, rec).and_then(|mut iv| frac(&mut iv));
+    let gpu_bracketed_busy_frac = bracketed(model, rec).and_then(per_gpu_mean);
 
     let in_window: Vec<&(f64, f64, f64)> = nvml
         .unwrap_or(&[])
@@ -157,9 +172,10 @@ pub fn measure(model: &Model, rec: &Recording, nvml: Option<&NvmlTrace>) -> Meas
     }
 }
 
-/// Intervals of the `gpu_busy` spans, pairing each span's markers by job and
-/// partition (a job-level marker pairs with every partition's). None: no such span.
-fn bracketed(model: &Model, rec: &Recording) -> Option<Vec<(f64, f64)>> {
+/// Intervals `(gpu, from, to)` of the `gpu_busy` spans, pairing each span's markers by
+/// job and partition (a job-level marker pairs with every partition's), each on the GPU
+/// its opening marker named. None: no such span.
+fn bracketed(model: &Model, rec: &Recording) -> Option<Vec<(u32, f64, f64)>> {
     let spans: Vec<_> = model
         .instrumentation
         .spans
@@ -182,7 +198,7 @@ fn bracketed(model: &Model, rec: &Recording) -> Option<Vec<(f64, f64)>> {
             if let Some(&e) = end
                 && e >= m.t.as_secs()
             {
-                out.push((m.t.as_secs(), e));
+                out.push((m.gpu.unwrap_or(0), m.t.as_secs(), e));
             }
         }
     }

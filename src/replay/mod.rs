@@ -4,14 +4,15 @@
 //! The steps, one module each: the scenario becomes a per-stage plan and each point's
 //! memory need ([`plan`]); CPU stages become self-calibrated synthetic kernels
 //! ([`kernels`]); GPU stages and copies go to a harness process ([`gpu`], built from
-//! `gpu/replay.cu` with the `cuda` feature); [`executor`] runs the DAG with real holds
-//! and arrivals; [`record`] writes the TIMELINE log; [`measure`] turns a run into the
+//! `gpu/replay.cu` with the `cuda` feature, one process per GPU); [`executor`] runs the
+//! DAG with real holds ([`holds`], granted by the engine's own rule) and arrivals; [`record`] writes the TIMELINE log; [`measure`] turns a run into the
 //! simulator's metrics; [`compare`] and [`chart`] set measured beside predicted.
 
 pub mod chart;
 pub mod compare;
 pub mod executor;
 pub mod gpu;
+pub mod holds;
 pub mod kernels;
 pub mod measure;
 pub mod plan;
@@ -289,14 +290,6 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
     let points = plan_points(opts)?;
     let first = &points[0];
     let model = &first.loaded.model;
-    if model.hardware.gpus.len() > 1 {
-        return Err(ReplayInputError(format!(
-            "{}: replay drives one GPU, and the scenario has {}; set hardware.gpu.count = 1",
-            opts.scenario.display(),
-            model.hardware.gpus.len()
-        ))
-        .into());
-    }
     let gpu_stages: Vec<&str> = first
         .stages
         .iter()
@@ -335,17 +328,25 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
                 gpu_stages.join(", ")
             )
         })?;
-        Some(gpu::GpuHarness::start(path).with_context(|| {
-            format!(
-                "{} has GPU stages ({}), which need a GPU to replay",
-                opts.scenario.display(),
-                gpu_stages.join(", ")
-            )
-        })?)
+        Some(
+            gpu::start_harnesses(path, model.hardware.gpus.len()).with_context(|| {
+                format!(
+                    "{} has GPU stages ({}), which need {} GPU(s) to replay",
+                    opts.scenario.display(),
+                    gpu_stages.join(", "),
+                    model.hardware.gpus.len()
+                )
+            })?,
+        )
     };
+    // The smallest GPU bounds every point (partitions may bind to any of them).
     let vram_limit = harness
         .as_ref()
-        .and_then(|h| h.vram_bytes())
+        .and_then(|hs| {
+            hs.iter()
+                .map(|h| h.vram_bytes())
+                .try_fold(f64::INFINITY, |m, v| v.map(|v| m.min(v)))
+        })
         .unwrap_or(declared_vram);
     print!("{}", describe_plan(&points, ram_limit, vram_limit));
     check_fit(&points, ram_limit, vram_limit)?;
@@ -363,7 +364,7 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
         threads,
         cpu.rates.compute_iters_per_s / 1e6
     );
-    if let Some(h) = &harness {
+    for h in harness.iter().flatten() {
         let mut kinds: Vec<_> = points
             .iter()
             .flat_map(|p| p.stages.iter().filter_map(|s| s.kernel))
@@ -401,7 +402,12 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
                 opts.runs.max(1),
                 p.expected_wall_s()
             );
-            let (m, log) = replay_point(p, &cpu, harness.as_ref(), opts.nvml_period_ms)?;
+            let (m, log) = replay_point(
+                p,
+                &cpu,
+                harness.as_deref().unwrap_or(&[]),
+                opts.nvml_period_ms,
+            )?;
             let path = dir.join(format!("timeline-p{i}-r{r}.log"));
             crate::output::write_atomic(&path, log.as_bytes())?;
             files.push(path);
@@ -420,7 +426,8 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
         "chase_ns_per_step": cpu.rates.chase_ns_per_step,
         "stream_gbps_per_thread": cpu.rates.stream_gbps_per_thread,
         "compute_iters_per_s": cpu.rates.compute_iters_per_s,
-        "gpu": harness.as_ref().map(|h| h.info.clone()),
+        "gpu": harness.as_ref().and_then(|hs| hs.first()).map(|h| h.info.clone()),
+        "gpus": harness.as_ref().map(|hs| hs.len()).unwrap_or(0),
     });
     let csv = dir.join("replay.csv");
     crate::output::write_atomic(&csv, compare::to_csv(&results).as_bytes())?;
@@ -449,42 +456,39 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
     })
 }
 
-/// Replays one point once: returns what was measured and the TIMELINE log.
+/// Replays one point once on `harnesses` (one per GPU of the model, or none): returns
+/// what was measured and the TIMELINE log.
 pub fn replay_point(
     p: &PointPlan,
     cpu: &KernelHost,
-    harness: Option<&gpu::GpuHarness>,
+    harnesses: &[gpu::GpuHarness],
     nvml_period_ms: u32,
 ) -> Result<(measure::Measured, String)> {
     let model = &p.loaded.model;
-    let nvml_on = match harness {
-        Some(h) => match h.nvml_start(nvml_period_ms) {
-            Ok(()) => true,
-            Err(e) => {
-                eprintln!("warning: no nvidia-smi view for this run: {e:#}");
-                false
-            }
-        },
-        None => false,
-    };
+    let mut nvml_on = !harnesses.is_empty();
+    for h in harnesses {
+        if let Err(e) = h.nvml_start(nvml_period_ms) {
+            eprintln!("warning: no nvidia-smi view for this run: {e:#}");
+            nvml_on = false;
+        }
+    }
     let nvml_t0 = Instant::now();
-    let backend: Option<&dyn GpuBackend> = harness.map(|h| h as &dyn GpuBackend);
-    let exec = Executor::new(model, &p.stages, cpu, backend);
+    let backends: Vec<&dyn GpuBackend> = harnesses.iter().map(|h| h as &dyn GpuBackend).collect();
+    let exec = Executor::new(model, &p.stages, cpu, backends)?;
     let offset = nvml_t0.elapsed().as_secs_f64();
     let max_wall = (p.expected_wall_s() * 4.0 + 60.0).max(60.0);
     let rec = exec.run(max_wall);
-    let samples = match (harness, nvml_on) {
-        (Some(h), true) => h
-            .nvml_stop()
-            .map(|s| {
-                s.samples
-                    .into_iter()
-                    .map(|(t, u, w)| (t - offset, u, w))
-                    .collect::<Vec<_>>()
-            })
-            .ok(),
-        _ => None,
-    };
+    // Every GPU's samples, pooled: their mean is the mean over GPUs (equal periods).
+    let mut samples: Option<Vec<(f64, f64, f64)>> = nvml_on.then(Vec::new);
+    for h in harnesses {
+        match (h.nvml_stop(), samples.as_mut()) {
+            (Ok(s), Some(all)) => {
+                all.extend(s.samples.into_iter().map(|(t, u, w)| (t - offset, u, w)))
+            }
+            (Err(_), _) => samples = None,
+            (Ok(_), None) => {}
+        }
+    }
     let rec = rec?;
     let m = measure::measure(model, &rec, samples.as_deref());
     Ok((m, record::timeline_log(model, &rec)))

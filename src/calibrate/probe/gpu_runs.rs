@@ -18,7 +18,13 @@ fn gpu_info(probe: &GpuProbe) -> GpuInfo {
         .output()
         .ok()
         .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        // One line per GPU: every GPU of a host runs the same driver; keep the first.
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .next()
+                .map(|l| l.trim().to_string())
+        })
         .unwrap_or_else(|| "unknown".into());
     GpuInfo {
         name: s("gpu"),
@@ -123,7 +129,8 @@ pub fn gpu_probes(
     }
     pb.finish_with_message("done");
 
-    dma_probe(m, plan, probe, workers)
+    dma_probe(m, plan, probe, workers)?;
+    super::multi_gpu::multi_gpu_probes(m, plan, probe, workers)
 }
 
 /// DMA copy loops alone and next to k copy streams, per pass (interleaved: odd passes

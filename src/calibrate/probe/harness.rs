@@ -68,6 +68,10 @@ pub struct GpuProbe {
     stdin: ChildStdin,
     lines: Lines<BufReader<ChildStdout>>,
     _source: Source,
+    /// The executable, to start a sibling on another GPU.
+    exe: PathBuf,
+    /// CUDA devices the harness saw at start-up (its `ready` line).
+    pub devices: usize,
     /// The `info` reply (GPU name, driver, VRAM, ...).
     pub info: Value,
 }
@@ -80,12 +84,25 @@ impl GpuProbe {
     /// Starts the harness, pinned to `cpus` (empty: anywhere; see also [`GpuProbe::pin`]).
     /// `Err(Skip)` when there is no harness or no usable GPU.
     pub fn start(source: Source, cpus: &[usize]) -> Result<Self, Skip> {
+        Self::start_on(source, cpus, None)
+    }
+
+    /// Another harness of the same executable that sees only CUDA device `device` (a
+    /// `CUDA_VISIBLE_DEVICES` entry): one process per GPU, as a prover's GPU workers are.
+    pub fn sibling(&self, device: &str, cpus: &[usize]) -> Result<Self, Skip> {
+        Self::start_on(Source::Path(self.exe.clone()), cpus, Some(device))
+    }
+
+    fn start_on(source: Source, cpus: &[usize], device: Option<&str>) -> Result<Self, Skip> {
         let path: PathBuf = match &source {
             Source::Path(p) => p.clone(),
             Source::Embedded(p) => p.to_path_buf(),
             Source::Missing(why) => return Err(Skip(why.clone())),
         };
         let mut cmd = Command::new(&path);
+        if let Some(d) = device {
+            cmd.env("CUDA_VISIBLE_DEVICES", d);
+        }
         if !cpus.is_empty() {
             use std::os::unix::process::CommandExt;
             let cpus = cpus.to_vec();
@@ -122,11 +139,14 @@ impl GpuProbe {
             let _ = child.wait();
             return Err(Skip(format!("no usable CUDA GPU ({err})")));
         }
+        let devices = first.get("devices").and_then(Value::as_u64).unwrap_or(1) as usize;
         let mut p = Self {
             child,
             stdin,
             lines,
             _source: source,
+            exe: path,
+            devices,
             info: Value::Null,
         };
         p.info = p

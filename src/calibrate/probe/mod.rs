@@ -7,13 +7,15 @@
 //! - [`compute`]: compute-bound hash loop (throughput vs active threads, SMT).
 //! - [`harness`]: the CUDA probe harness (real sppark NTT and MSM, PCIe copies).
 //! - [`plan`]: mode, sizes and durations of one calibration's probes.
-//! - [`host`]: the CPU-side probe runs; [`gpu_runs`]: the GPU-side ones.
+//! - [`host`]: the CPU-side probe runs; [`gpu_runs`]: the GPU-side ones;
+//!   [`multi_gpu`]: the same on several GPUs at once.
 
 pub mod compute;
 pub mod gpu_runs;
 pub mod harness;
 pub mod host;
 pub mod latency;
+pub mod multi_gpu;
 pub mod plan;
 pub mod stream;
 pub mod sys;

@@ -4,13 +4,35 @@
 use crate::calibrate::probe::stream::Kernel;
 use crate::model::{CopyDir, LinkCopy};
 
-/// A PCIe copy activity.
+/// A PCIe copy activity: one copy loop on each of `gpus` GPUs at once.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Copy {
     /// Host to device (else device to host).
     pub h2d: bool,
     /// Pinned host buffer (else pageable).
     pub pinned: bool,
+    /// GPUs copying at once, each its own loop (absent in files from one-GPU days: 1).
+    #[serde(default = "one_gpu", skip_serializing_if = "is_one_gpu")]
+    pub gpus: u32,
+}
+
+impl Copy {
+    /// One copy loop on one GPU.
+    pub fn one(h2d: bool, pinned: bool) -> Copy {
+        Copy {
+            h2d,
+            pinned,
+            gpus: 1,
+        }
+    }
+}
+
+fn one_gpu() -> u32 {
+    1
+}
+
+fn is_one_gpu(g: &u32) -> bool {
+    *g == 1
 }
 
 /// A validation experiment's setup.
@@ -33,7 +55,7 @@ pub struct Outcome {
     pub stream_gbps: Option<f64>,
     /// Pointer-chase ns per access.
     pub chase_ns: Option<f64>,
-    /// The DMA loop's GB/s.
+    /// The DMA loop's GB/s (with several GPUs, the mean of their loops).
     pub dma_gbps: Option<f64>,
     /// Pipeline iteration, ms.
     pub pipe_iter_ms: Option<f64>,

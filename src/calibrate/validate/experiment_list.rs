@@ -14,8 +14,11 @@ pub struct Exp {
     pub setup: Setup,
 }
 
-/// The experiments of `mode` on a host with `cores` CPUs; the GPU ones only with `gpu`.
-pub fn experiments(mode: Mode, cores: usize, gpu: bool) -> Vec<Exp> {
+/// The experiments of `mode` on a host with `cores` CPUs; the GPU ones only with `gpus`
+/// >= 1, and DMA on every GPU at once (next to 0..k copy streams, both directions) with
+/// `gpus` >= 2.
+pub fn experiments(mode: Mode, cores: usize, gpus: usize) -> Vec<Exp> {
+    let gpu = gpus >= 1;
     // CPU 0: the chase; CPUs 1..=k: streams; at least one CPU left for the GPU harness.
     let kmax = cores.saturating_sub(2).max(1);
     let pick = |list: &[usize]| -> Vec<usize> {
@@ -59,10 +62,7 @@ pub fn experiments(mode: Mode, cores: usize, gpu: bool) -> Vec<Exp> {
             setup: Setup {
                 streams: Some((Kernel::Copy, k)),
                 chase: true,
-                dma: Some(Copy {
-                    h2d: true,
-                    pinned: true,
-                }),
+                dma: Some(Copy::one(true, true)),
                 pipe: None,
             },
         });
@@ -73,13 +73,35 @@ pub fn experiments(mode: Mode, cores: usize, gpu: bool) -> Vec<Exp> {
             setup: Setup {
                 streams: Some((Kernel::Read, k)),
                 chase: true,
-                dma: Some(Copy {
-                    h2d: true,
-                    pinned: false,
-                }),
+                dma: Some(Copy::one(true, false)),
                 pipe: None,
             },
         });
+    }
+    if gpus >= 2 {
+        let n = gpus as u32;
+        for h2d in [true, false] {
+            let dir = if h2d { "h2d" } else { "d2h" };
+            for k in std::iter::once(0).chain(dma_k.iter().copied()) {
+                out.push(Exp {
+                    name: if k == 0 {
+                        format!("pinned {dir} on {n} GPUs + chase")
+                    } else {
+                        format!("copy x{k} + pinned {dir} on {n} GPUs + chase")
+                    },
+                    setup: Setup {
+                        streams: (k > 0).then_some((Kernel::Copy, k)),
+                        chase: true,
+                        dma: Some(Copy {
+                            h2d,
+                            pinned: true,
+                            gpus: n,
+                        }),
+                        pipe: None,
+                    },
+                });
+            }
+        }
     }
     for k in pipe_k {
         out.push(Exp {
@@ -105,16 +127,35 @@ mod tests {
 
     #[test]
     fn experiment_list_fits_the_cores() {
-        let e = experiments(Mode::Quick, 16, true);
+        let e = experiments(Mode::Quick, 16, 1);
         assert!(
             e.iter()
                 .all(|x| x.setup.streams.is_none_or(|(_, k)| k <= 14))
         );
         assert!(e.iter().any(|x| x.setup.pipe.is_some()));
-        let e = experiments(Mode::Quick, 16, false);
+        assert!(e.iter().all(|x| x.setup.dma.is_none_or(|c| c.gpus == 1)));
+        let e = experiments(Mode::Quick, 16, 0);
         assert!(
             e.iter()
                 .all(|x| x.setup.dma.is_none() && x.setup.pipe.is_none())
         );
+    }
+
+    #[test]
+    fn several_gpus_add_all_gpu_dma_experiments_in_both_directions() {
+        let e = experiments(Mode::Quick, 32, 4);
+        let multi: Vec<_> = e
+            .iter()
+            .filter(|x| x.setup.dma.is_some_and(|c| c.gpus == 4))
+            .collect();
+        // Alone and next to each DMA stream count, per direction.
+        assert_eq!(
+            multi.len(),
+            2 * 3,
+            "{:?}",
+            multi.iter().map(|x| &x.name).collect::<Vec<_>>()
+        );
+        assert!(multi.iter().any(|x| !x.setup.dma.unwrap().h2d));
+        assert!(multi.iter().all(|x| x.setup.dma.unwrap().pinned));
     }
 }

@@ -2,7 +2,7 @@
 //! workers, the pointer chase, and a copy loop or pipeline in the GPU probe harness.
 
 use super::experiment::{Outcome, Setup};
-use crate::calibrate::error::Result;
+use crate::calibrate::error::{Result, fail};
 use crate::calibrate::probe::harness::{GpuProbe, num};
 use crate::calibrate::probe::latency::Chaser;
 use crate::calibrate::probe::plan::Plan;
@@ -10,14 +10,26 @@ use crate::calibrate::probe::stream::Workers;
 use std::time::Duration;
 
 /// Runs `s` on the host (streams on CPUs 1..=k, the chase on CPU 0, a copy loop or
-/// pipeline in the harness) and returns what was measured; the workers end idle.
+/// pipeline in the harness of GPU 0, a copy loop in each of the first `gpus` harnesses
+/// for a multi-GPU DMA) and returns what was measured; the workers end idle.
 pub fn measure(
     s: &Setup,
     plan: &Plan,
     workers: &Workers,
     chaser: &Chaser,
-    probe: Option<&mut GpuProbe>,
+    probes: &mut [GpuProbe],
 ) -> Result<Outcome> {
+    let gpus = match (s.dma, s.pipe) {
+        (Some(c), _) => c.gpus.max(1) as usize,
+        (None, Some(_)) => 1,
+        (None, None) => 0,
+    };
+    if gpus > probes.len() {
+        fail!(
+            "the experiment needs {gpus} GPUs, and {} GPU probe(s) are running",
+            probes.len()
+        );
+    }
     let k = s.streams.map_or(0, |(_, k)| k);
     if let Some((kernel, k)) = s.streams {
         workers.run(1..1 + k, Some(kernel));
@@ -34,7 +46,10 @@ pub fn measure(
         (None, Some((lg, pinned))) => Some(format!("pipe {lg} {} {secs}", pinned as u8)),
         _ => None,
     };
-    let mut probe = probe;
+    let (mut probe, others) = match probes.split_first_mut() {
+        Some((first, rest)) => (Some(first), &mut rest[..gpus.saturating_sub(1)]),
+        None => (None, &mut [][..]),
+    };
     let chase_dur = Duration::from_secs_f64(if cmd.is_some() {
         secs * 0.8
     } else {
@@ -43,6 +58,9 @@ pub fn measure(
     let result = (|| -> Result<Outcome> {
         if let (Some(c), Some(p)) = (&cmd, probe.as_deref_mut()) {
             p.begin(c)?;
+            for o in others.iter_mut() {
+                o.begin(c)?;
+            }
         }
         let s0 = workers.snapshot();
         let ns = if s.chase {
@@ -55,6 +73,12 @@ pub fn measure(
             (Some(c), Some(p)) => Some(p.end(c)?),
             _ => None,
         };
+        let mut other_replies = Vec::new();
+        if let Some(c) = &cmd {
+            for o in others.iter_mut() {
+                other_replies.push(o.end(c)?);
+            }
+        }
         let mut o = Outcome {
             chase_ns: ns,
             stream_gbps: (k > 0).then(|| s1.gbps_since(&s0)),
@@ -62,7 +86,13 @@ pub fn measure(
         };
         if let Some(v) = reply {
             if let Some(c) = s.dma {
-                o.dma_gbps = Some(num(&v, if c.h2d { "h2d_gbps" } else { "d2h_gbps" })?);
+                // Several GPUs: the mean of their loops' rates.
+                let key = if c.h2d { "h2d_gbps" } else { "d2h_gbps" };
+                let mut sum = num(&v, key)?;
+                for r in &other_replies {
+                    sum += num(r, key)?;
+                }
+                o.dma_gbps = Some(sum / (1 + other_replies.len()) as f64);
             } else {
                 o.pipe_iter_ms = Some(num(&v, "iter_ms")?);
                 o.pipe_h2d_ms = Some(num(&v, "h2d_ms")?);

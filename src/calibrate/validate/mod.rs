@@ -32,6 +32,7 @@ use crate::calibrate::error::{CalibrateError, Result};
 use crate::calibrate::measurements::Measurements;
 use crate::calibrate::probe::harness::{self as gpu, GpuProbe};
 use crate::calibrate::probe::host as probes;
+use crate::calibrate::probe::multi_gpu;
 use crate::calibrate::probe::plan::{Mode, Plan, bar};
 use experiment::Setup;
 use experiment_list::experiments;
@@ -118,25 +119,30 @@ fn run_experiments(args: &ValidateArgs, calib: &Calib, name: &str) -> Result<Tab
     let mut scratch = Measurements::default();
     let (workers, chaser) = probes::start_host(&mut scratch, &plan, args.hugepages)?;
     probes::settle(&mut scratch, &plan, &workers, &chaser)?;
-    let mut probe = None;
+    let mut probes: Vec<GpuProbe> = Vec::new();
     if args.no_gpu {
         skipped.push("GPU experiments: skipped on request (--no-gpu)".to_string());
     } else if calib.link.is_none() {
         skipped.push("GPU experiments: the calibration has no [hardware.gpu]".to_string());
     } else {
         match GpuProbe::start(gpu::locate(args.gpu_probe.as_deref()), &gpu::harness_cpus()) {
-            Ok(p) => probe = Some(p),
+            Ok(p) => {
+                // Several GPUs: one harness each, for the all-GPU DMA experiments.
+                let others = multi_gpu::siblings(&p, &mut skipped);
+                probes.push(p);
+                probes.extend(others);
+            }
             Err(gpu::Skip(why)) => skipped.push(format!("GPU experiments: skipped, {why}")),
         }
     }
-    let exps = experiments(args.mode, cores, probe.is_some());
+    let exps = experiments(args.mode, cores, probes.len());
     let pb = bar(exps.len() as u64, "validate");
     let mut rows = Vec::new();
     let mut done = Vec::new();
     for e in &exps {
         pb.set_message(e.name.clone());
         let p = predictions(calib, &e.setup)?;
-        match measure(&e.setup, &plan, &workers, &chaser, probe.as_mut()) {
+        match measure(&e.setup, &plan, &workers, &chaser, &mut probes) {
             Ok(measured) => {
                 rows.extend(rows_for(&e.name, &measured, &p));
                 done.push(Measured {

@@ -19,23 +19,26 @@ use crate::calibrate::error::{Result, fail, failed};
 use crate::engine::{Observer, StageRecord, simulate};
 use crate::model::{
     ArrivalKind, Arrivals, Demand, Dram, DramSharing, Duration, Gpu, Hardware, Hold, HoldResource,
-    Instrumentation, LinkCopy, Model, RateTarget, Stage, StageId, Workload,
+    Instrumentation, LinkCopy, Lock, Model, RateTarget, Stage, StageId, Workload,
 };
 
 const SHORT_S: f64 = 1.0;
 const LONG_S: f64 = 1.0e5;
 const PIPE_ITERS: usize = 8;
+/// The per-GPU lock that puts one instance of a multi-GPU DMA on each GPU.
+const DMA_SLOT: &str = "dma_slot";
 
+/// Every finished instance's (start, end), per stage (a per-GPU DMA has one per GPU).
 #[derive(Default)]
-struct Records(Vec<Option<(f64, f64)>>);
+struct Records(Vec<Vec<(f64, f64)>>);
 
 impl Observer for Records {
     fn stage_finished(&mut self, r: &StageRecord) {
         let i = r.stage_ref.stage;
         if self.0.len() <= i {
-            self.0.resize(i + 1, None);
+            self.0.resize(i + 1, Vec::new());
         }
-        self.0[i] = Some((r.start.as_secs(), r.end.as_secs()));
+        self.0[i].push((r.start.as_secs(), r.end.as_secs()));
     }
 }
 
@@ -53,9 +56,10 @@ fn stage(name: &str, secs: f64, demands: Vec<Demand>, lat: f64, after: Vec<Stage
 }
 
 impl Calib {
-    /// The experiment's model; `lines` is the Little's-law bound of the streams' threads
-    /// (v2 only).
-    fn model(&self, stages: Vec<Stage>, lines: Option<f64>) -> Model {
+    /// The experiment's model on `gpus` GPUs (each with the calibrated link; a per-GPU
+    /// `dma_slot` lock spreads a per-GPU DMA's instances one to a GPU); `lines` is the
+    /// Little's-law bound of the streams' threads (v2 only).
+    fn model(&self, stages: Vec<Stage>, lines: Option<f64>, gpus: u32) -> Model {
         let (latency, sharing) = match &self.v2 {
             Some(v2) => (
                 v2.offered_curve.clone(),
@@ -82,17 +86,23 @@ impl Calib {
                 gpus: self
                     .link
                     .iter()
-                    .map(|l| Gpu {
-                        name: "gpu0".into(),
-                        vram_bytes: 1 << 40,
-                        link: l.clone(),
+                    .flat_map(|l| {
+                        (0..gpus.max(1)).map(|g| Gpu {
+                            name: format!("gpu{g}"),
+                            vram_bytes: 1 << 40,
+                            link: l.clone(),
+                        })
                     })
                     .collect(),
-                locks: vec![],
+                locks: vec![Lock {
+                    name: DMA_SLOT.into(),
+                    capacity: 1,
+                    per_gpu: true,
+                }],
                 pools: vec![],
             },
             workload: Workload {
-                partitions: 1,
+                partitions: gpus.max(1),
                 stages,
             },
             arrivals: Arrivals {
@@ -137,19 +147,25 @@ impl Calib {
         Some(self.link.as_ref()?.copy_gbps(c.into()))
     }
 
-    fn run(&self, stages: Vec<Stage>, lines: Option<f64>) -> Result<Vec<(f64, f64)>> {
+    /// Simulates the stages on `gpus` GPUs; per stage, every instance's (start, end).
+    fn run(
+        &self,
+        stages: Vec<Stage>,
+        lines: Option<f64>,
+        gpus: u32,
+    ) -> Result<Vec<Vec<(f64, f64)>>> {
         let n = stages.len();
-        let model = self.model(stages, lines);
+        let model = self.model(stages, lines, gpus);
         let mut rec = Records::default();
         let summary = simulate(&model, &mut rec).map_err(|e| failed!("engine: {e}"))?;
         if let Some(why) = summary.stalled {
             fail!("engine run stalled: {why}");
         }
-        rec.0.resize(n, None);
-        rec.0
-            .into_iter()
-            .map(|r| r.ok_or_else(|| failed!("engine: a stage did not finish")))
-            .collect()
+        rec.0.resize(n, Vec::new());
+        if rec.0.iter().any(Vec::is_empty) {
+            fail!("engine: a stage did not finish");
+        }
+        Ok(rec.0)
     }
 
     /// Predicts an experiment with the engine.
@@ -224,15 +240,25 @@ impl Calib {
             }
             if let Some(c) = s.dma {
                 let secs = if short == "dma" { SHORT_S } else { LONG_S };
-                st.push(
-                    self.copy_stage("dma", c, secs, vec![])
-                        .ok_or_else(|| failed!("calibration has no PCIe link"))?,
-                );
+                let mut dma = self
+                    .copy_stage("dma", c, secs, vec![])
+                    .ok_or_else(|| failed!("calibration has no PCIe link"))?;
+                if c.gpus > 1 {
+                    // One loop per GPU: per partition, each partition bound to its own GPU
+                    // by the per-GPU slot it holds.
+                    dma.per_partition = true;
+                    dma.holds.push(Hold {
+                        resource: HoldResource::Lock(0),
+                        amount: 1,
+                        until: st.len(),
+                    });
+                }
+                st.push(dma);
             }
             let mut pipe_idx = Vec::new();
             if let Some((bytes, pinned, k_s)) = pipe {
-                let up = Copy { h2d: true, pinned };
-                let down = Copy { h2d: false, pinned };
+                let up = Copy::one(true, pinned);
+                let down = Copy::one(false, pinned);
                 let r_up = self.copy_rate(up).unwrap_or(1.0);
                 let r_down = self.copy_rate(down).unwrap_or(1.0);
                 let mut prev: Vec<StageId> = vec![];
@@ -264,33 +290,36 @@ impl Calib {
             }
             Ok((st, pipe_idx))
         };
-        let elapsed = |r: &[(f64, f64)], i: usize| r[i].1 - r[i].0;
+        let gpus = s.dma.map_or(1, |c| c.gpus.max(1));
+        let elapsed = |r: &[Vec<(f64, f64)>], i: usize| r[i][0].1 - r[i][0].0;
         let mut out = Outcome::default();
         // With a pipeline, the other activities are measured over many iterations.
         let many = PIPE_ITERS * 10;
         if s.streams.is_some() {
             let (st, _) = build("streams", many)?;
-            let r = self.run(st, lines)?;
+            let r = self.run(st, lines, gpus)?;
             out.stream_gbps = Some(demand * SHORT_S / elapsed(&r, 0));
         }
         if s.chase {
             let (st, _) = build("chase", many)?;
             let i = st.iter().position(|x| x.name == "chase").unwrap_or(0);
-            let r = self.run(st, lines)?;
+            let r = self.run(st, lines, gpus)?;
             out.chase_ns = Some(l0 * elapsed(&r, i) / SHORT_S);
         }
         if let Some(c) = s.dma {
             let (st, _) = build("dma", 0)?;
             let i = st.iter().position(|x| x.name == "dma").unwrap_or(0);
-            let r = self.run(st, lines)?;
+            let r = self.run(st, lines, gpus)?;
             let rate = self.copy_rate(c).unwrap_or(0.0);
-            out.dma_gbps = Some(rate * SHORT_S / elapsed(&r, i));
+            // Several GPUs: the mean of their loops' rates, as measured.
+            let rates: Vec<f64> = r[i].iter().map(|(a, b)| rate * SHORT_S / (b - a)).collect();
+            out.dma_gbps = Some(rates.iter().sum::<f64>() / rates.len() as f64);
         }
         if pipe.is_some() {
             let (st, idx) = build("pipe", PIPE_ITERS)?;
-            let r = self.run(st, lines)?;
-            let first = r[idx[0]].0;
-            let last = r[idx[idx.len() - 1]].1;
+            let r = self.run(st, lines, gpus)?;
+            let first = r[idx[0]][0].0;
+            let last = r[idx[idx.len() - 1]][0].1;
             out.pipe_iter_ms = Some((last - first) / PIPE_ITERS as f64 * 1e3);
             let ups: f64 = idx.iter().step_by(3).map(|&i| elapsed(&r, i)).sum();
             out.pipe_h2d_ms = Some(ups / PIPE_ITERS as f64 * 1e3);
@@ -311,10 +340,7 @@ mod tests {
         let s = Setup {
             streams: Some((Kernel::Copy, 8)),
             chase: true,
-            dma: Some(Copy {
-                h2d: true,
-                pinned: true,
-            }),
+            dma: Some(Copy::one(true, true)),
             pipe: None,
         };
         let e = c.predict_engine(&s).unwrap();
@@ -334,5 +360,43 @@ mod tests {
             })
             .unwrap();
         assert!((idle.chase_ns.unwrap() - 100.0).abs() < 2.0, "{idle:?}");
+    }
+
+    #[test]
+    fn dma_on_several_gpus_shares_dram_one_loop_per_gpu() {
+        // Links of 50 GB/s, DRAM factor 1, DRAM 120 GB/s (v1 rules: equal speed fractions).
+        let c = calib();
+        let dma = |gpus: u32, streams: Option<(Kernel, usize)>| {
+            c.predict_engine(&Setup {
+                streams,
+                chase: false,
+                dma: Some(Copy {
+                    h2d: true,
+                    pinned: true,
+                    gpus,
+                }),
+                pipe: None,
+            })
+            .unwrap()
+        };
+        // Two loops ask 100 of 120: each keeps its link's 50.
+        let two = dma(2, None);
+        assert!((two.dma_gbps.unwrap() - 50.0).abs() < 0.01, "{two:?}");
+        // Three ask 150 of 120: each gets 120 / 3 = 40.
+        let three = dma(3, None);
+        assert!((three.dma_gbps.unwrap() - 40.0).abs() < 0.01, "{three:?}");
+        // Two loops next to 4 copy threads (80 GB/s as one activity): 180 asked of 120,
+        // max-min water-filling gives each of the three activities 40 (all ask more).
+        let mixed = dma(2, Some((Kernel::Copy, 4)));
+        assert!((mixed.dma_gbps.unwrap() - 40.0).abs() < 0.05, "{mixed:?}");
+        assert!(
+            (mixed.stream_gbps.unwrap() - 40.0).abs() < 0.05,
+            "{mixed:?}"
+        );
+        // One GPU's loop next to the same streams: 130 asked of 120; water-filling gives
+        // the DMA its 50 (under the equal 60) and the streams the remaining 70.
+        let one = dma(1, Some((Kernel::Copy, 4)));
+        assert!((one.dma_gbps.unwrap() - 50.0).abs() < 0.05, "{one:?}");
+        assert!((one.stream_gbps.unwrap() - 70.0).abs() < 0.05, "{one:?}");
     }
 }

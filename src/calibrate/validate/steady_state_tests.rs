@@ -138,8 +138,8 @@ impl SteadyState<'_> {
         let mut out = Outcome::default();
         if let Some((lg, pinned)) = s.pipe {
             let bytes = (lg as f64).exp2() * 32.0 / 1e9;
-            let up = Copy { h2d: true, pinned };
-            let down = Copy { h2d: false, pinned };
+            let up = Copy::one(true, pinned);
+            let down = Copy::one(false, pinned);
             let r_up = self.copy_rates(up).expect("a PCIe link").0;
             let r_down = self.copy_rates(down).expect("a PCIe link").0;
             let kern = |v: &str| c.ntt.get(v).expect("an NTT model").seconds(lg);
@@ -287,10 +287,7 @@ mod tests {
         let o = SteadyState(&c).predict(&Setup {
             streams: Some((Kernel::Copy, 8)),
             chase: true,
-            dma: Some(Copy {
-                h2d: true,
-                pinned: true,
-            }),
+            dma: Some(Copy::one(true, true)),
             pipe: None,
         });
         // 120 + 50 demanded on 120: x = 120/170 for both.

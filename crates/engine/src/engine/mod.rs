@@ -78,7 +78,7 @@ pub use observer::{
     HoldResourceInfo, Limiter, Loss, NullObserver, Observer, RateId, RateKind, RateResourceInfo,
     Scope, StageRecord, StageRef, Tee,
 };
-pub use resources::{GpuRates, Resources};
+pub use resources::{GpuRates, MissingHold, Resources};
 pub use sampler::DistributionError;
 
 use crate::model::{ArrivalKind, LockId, Model, RateTarget, StageId};

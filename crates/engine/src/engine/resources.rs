@@ -193,8 +193,9 @@ impl Resources {
         self.rates.iter().map(|r| r.capacity).collect()
     }
 
-    /// Where a hold on `resource` is taken, or why it cannot be.
-    pub(super) fn hold_slot(&self, resource: HoldResource) -> Result<HoldSlot, MissingHold> {
+    /// Where a hold on `resource` is taken, or why it cannot be. Public so that a real
+    /// executor (bwsim replay) lays out its holds exactly as the simulation does.
+    pub fn hold_slot(&self, resource: HoldResource) -> Result<HoldSlot, MissingHold> {
         match resource {
             HoldResource::Cores => Ok(self.cores),
             HoldResource::HostRam => Ok(self.host_ram),
@@ -228,7 +229,7 @@ impl Resources {
 
 /// Why a hold cannot be placed on this host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum MissingHold {
+pub enum MissingHold {
     /// A per-GPU resource on a host without GPUs.
     NoGpu,
     /// The lock id does not exist.
