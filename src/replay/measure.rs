@@ -86,7 +86,7 @@ pub fn measure(model: &Model, rec: &Recording, nvml: Option<&NvmlTrace>) -> Meas
         for (g, a, b) in iv {
             by_gpu[(g as usize).min(gpus - 1)].push((a, b));
         }
-        let fracs: Option<Vec<f64>> = by_gpu.iter_mut().map(|v| frac(v)).collect();
+        let fracs: Option<Vec<f64>> = by_gpu.iter_mut().map(&frac).collect();
         fracs.map(|f| f.iter().sum::<f64>() / gpus as f64)
     };
     let gpu_true_busy_frac = if has_kernels {

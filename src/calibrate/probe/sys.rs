@@ -255,6 +255,28 @@ impl Drop for Buf {
     }
 }
 
+/// The `CUDA_VISIBLE_DEVICES` entry that makes a one-GPU process see GPU `i` of the `n`
+/// this process may use: the `i`-th entry of the caller's own `CUDA_VISIBLE_DEVICES`, else
+/// CUDA device `i`. `Err` says why GPU `i` does not exist.
+pub fn visible_device(i: usize, n: usize) -> Result<String, String> {
+    match std::env::var("CUDA_VISIBLE_DEVICES") {
+        Ok(v) => {
+            let list: Vec<&str> = v
+                .split(',')
+                .map(str::trim)
+                .filter(|d| !d.is_empty())
+                .collect();
+            list.get(i).map(|d| d.to_string()).ok_or_else(|| {
+                format!(
+                    "{n} GPUs are needed, but CUDA_VISIBLE_DEVICES={v} lists {}",
+                    list.len()
+                )
+            })
+        }
+        Err(_) => Ok(i.to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,27 +300,5 @@ mod tests {
         let mut b = Buf::new(1000, true).unwrap();
         assert_eq!(b.len(), 2 << 20);
         assert!(b.as_u64_mut().iter().all(|&x| x == 0x0101_0101_0101_0101));
-    }
-}
-
-/// The `CUDA_VISIBLE_DEVICES` entry that makes a one-GPU process see GPU `i` of the `n`
-/// this process may use: the `i`-th entry of the caller's own `CUDA_VISIBLE_DEVICES`, else
-/// CUDA device `i`. `Err` says why GPU `i` does not exist.
-pub fn visible_device(i: usize, n: usize) -> Result<String, String> {
-    match std::env::var("CUDA_VISIBLE_DEVICES") {
-        Ok(v) => {
-            let list: Vec<&str> = v
-                .split(',')
-                .map(str::trim)
-                .filter(|d| !d.is_empty())
-                .collect();
-            list.get(i).map(|d| d.to_string()).ok_or_else(|| {
-                format!(
-                    "{n} GPUs are needed, but CUDA_VISIBLE_DEVICES={v} lists {}",
-                    list.len()
-                )
-            })
-        }
-        Err(_) => Ok(i.to_string()),
     }
 }

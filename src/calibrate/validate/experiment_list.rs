@@ -14,9 +14,9 @@ pub struct Exp {
     pub setup: Setup,
 }
 
-/// The experiments of `mode` on a host with `cores` CPUs; the GPU ones only with `gpus`
-/// >= 1, and DMA on every GPU at once (next to 0..k copy streams, both directions) with
-/// `gpus` >= 2.
+/// The experiments of `mode` on a host with `cores` CPUs; the GPU ones only with one
+/// GPU or more, and DMA on every GPU at once (next to 0..k copy streams, both
+/// directions) with two or more.
 pub fn experiments(mode: Mode, cores: usize, gpus: usize) -> Vec<Exp> {
     let gpu = gpus >= 1;
     // CPU 0: the chase; CPUs 1..=k: streams; at least one CPU left for the GPU harness.
