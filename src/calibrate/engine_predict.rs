@@ -46,6 +46,9 @@ fn stage(name: &str, secs: f64, demands: Vec<Demand>, lat: f64, after: Vec<Stage
         holds: vec![],
         demands,
         latency_bound_frac: lat,
+        compute_bound_frac: 0.0,
+        dram_write_frac: None,
+        host_thread: None,
         gpu_kernel: false,
     }
 }

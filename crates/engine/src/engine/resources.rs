@@ -283,6 +283,8 @@ mod tests {
             pools: vec![Pool {
                 name: "p".into(),
                 threads: 16.0,
+                sharing: Default::default(),
+                cpu: None,
             }],
         }
     }
