@@ -37,7 +37,7 @@ impl SampleWindows {
 
     /// A kernel ran from `from_s` to `to_s`, seconds after the origin.
     pub fn busy(&mut self, from_s: f64, to_s: f64) {
-        if !(to_s > from_s) {
+        if to_s.partial_cmp(&from_s) != Some(std::cmp::Ordering::Greater) {
             return;
         }
         let first = (from_s / self.period_s).floor() as i64;

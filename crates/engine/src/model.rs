@@ -462,7 +462,7 @@ impl CpuThroughput {
             return Err("per_core needs at least one (active cores, relative) point".into());
         }
         for (i, &(n, r)) in self.per_core.iter().enumerate() {
-            if !(n >= 1.0 && n.is_finite()) || !(r > 0.0 && r.is_finite()) {
+            if !(n >= 1.0 && n.is_finite() && r > 0.0 && r.is_finite()) {
                 return Err(format!(
                     "point {i}: ({n}, {r}) needs active cores >= 1 and relative > 0"
                 ));
