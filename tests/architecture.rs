@@ -272,3 +272,192 @@ fn the_scanner_sees_crate_paths_and_skips_comments_and_tests() {
     assert_eq!(found, ["engine", "run"]);
     assert_eq!(canonical("metrics"), "analysis");
 }
+
+/// The module path of a source file under `src/` (`calibrate/validate/plot.rs` ->
+/// `calibrate::validate::plot`; a `mod.rs` names its folder).
+fn module_path(rel: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().to_string())
+        .collect();
+    let file = parts.pop().unwrap();
+    if file != "mod.rs" {
+        parts.push(file.trim_end_matches(".rs").to_string());
+    }
+    parts
+}
+
+/// Module paths that `source` (the file of module `own`) names: `crate::a::b`,
+/// `super::x` (relative to `own`'s parent) and `super::{x, y}` groups, outside comments
+/// and tests. Unresolved to a file yet; the caller keeps the longest known prefix.
+fn module_refs(source: &str, own: &[String]) -> Vec<Vec<String>> {
+    let code = source.split("#[cfg(test)]").next().unwrap_or("");
+    let parent: Vec<String> = own[..own.len().saturating_sub(1)].to_vec();
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut out = Vec::new();
+    for line in code.lines() {
+        let line = line.split("//").next().unwrap_or("");
+        for (prefix, base) in [("crate::", Vec::new()), ("super::", parent.clone())] {
+            let mut rest = line;
+            while let Some(at) = rest.find(prefix) {
+                let preceded_by_ident = rest[..at]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':');
+                rest = &rest[at + prefix.len()..];
+                if preceded_by_ident {
+                    continue;
+                }
+                let mut path = base.clone();
+                let mut tail = rest;
+                let mut grouped = false;
+                loop {
+                    if let Some(group) = tail.strip_prefix('{') {
+                        // `{a, b::c}`: each item's first segment.
+                        let inner = group.split('}').next().unwrap_or("");
+                        for item in inner.split(',') {
+                            let name = ident(item.trim());
+                            if !name.is_empty() {
+                                let mut p = path.clone();
+                                p.push(name);
+                                out.push(p);
+                            }
+                        }
+                        grouped = true;
+                        break;
+                    }
+                    let seg = ident(tail);
+                    if seg.is_empty() {
+                        break;
+                    }
+                    tail = &tail[seg.len()..];
+                    path.push(seg);
+                    match tail.strip_prefix("::") {
+                        Some(t) => tail = t,
+                        None => break,
+                    }
+                }
+                if grouped {
+                    continue;
+                }
+                if prefix == "crate::"
+                    && let Some(first) = path.first()
+                    && canonical(first) != first.as_str()
+                {
+                    let real = canonical(first).to_string();
+                    path.insert(0, real);
+                }
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+/// Within every folder module, its files and subfolders must not import each other in a
+/// circle (e.g. `calibrate/validate/plot.rs` <-> `table.rs`): per folder, the graph of
+/// its children, with an edge when anything under one names anything under another.
+#[test]
+fn there_are_no_import_circles_between_sibling_files() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let files: Vec<(PathBuf, Vec<String>)> = rust_files(&src)
+        .into_iter()
+        .filter(|p| !is_test_file(p))
+        .map(|p| {
+            let m = module_path(p.strip_prefix(&src).unwrap());
+            (p, m)
+        })
+        .filter(|(_, m)| !m.is_empty() && m[0] != "lib" && m[0] != "main")
+        .collect();
+    let known: BTreeSet<Vec<String>> = files.iter().map(|(_, m)| m.clone()).collect();
+    // Folder -> child -> (child it names -> the file that names it).
+    type Level = BTreeMap<String, BTreeMap<String, PathBuf>>;
+    let mut levels: BTreeMap<Vec<String>, Level> = BTreeMap::new();
+    for (path, own) in &files {
+        let text = fs::read_to_string(path).unwrap();
+        for mut target in module_refs(&text, own) {
+            while !target.is_empty() && !known.contains(&target) {
+                target.pop();
+            }
+            let common = own.iter().zip(&target).take_while(|(a, b)| a == b).count();
+            // Only siblings: neither is the other's ancestor (a folder's mod.rs may
+            // re-export its children, and they may use what it declares).
+            if common >= own.len() || common >= target.len() {
+                continue;
+            }
+            levels
+                .entry(own[..common].to_vec())
+                .or_default()
+                .entry(own[common].clone())
+                .or_default()
+                .entry(target[common].clone())
+                .or_insert_with(|| path.clone());
+        }
+    }
+    let mut circles = Vec::new();
+    for (folder, graph) in &levels {
+        for (a, deps) in graph {
+            for (b, file) in deps {
+                let back = graph.get(b).and_then(|d| d.get(a));
+                if let Some(back_file) = back
+                    && a < b
+                {
+                    circles.push(format!(
+                        "src/{}: {a} <-> {b} ({} and {})",
+                        folder.join("/"),
+                        file.display(),
+                        back_file.display()
+                    ));
+                }
+            }
+        }
+        // Longer circles: depth-first search from every child.
+        fn reaches(from: &str, to: &str, graph: &Level, seen: &mut BTreeSet<String>) -> bool {
+            graph
+                .get(from)
+                .into_iter()
+                .flat_map(|d| d.keys())
+                .any(|n| n == to || (seen.insert(n.clone()) && reaches(n, to, graph, seen)))
+        }
+        for a in graph.keys() {
+            if circles.iter().all(|c| !c.contains(&format!(" {a} "))) {
+                let mut seen = BTreeSet::new();
+                if reaches(a, a, graph, &mut seen) {
+                    circles.push(format!("src/{}: {a} is on a circle", folder.join("/")));
+                }
+            }
+        }
+    }
+    assert!(
+        circles.is_empty(),
+        "import circles between sibling files:\n{}",
+        circles.join("\n")
+    );
+}
+
+#[test]
+fn the_sibling_scanner_resolves_super_and_groups() {
+    let own: Vec<String> = ["calibrate", "validate", "plot"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let refs = module_refs(
+        "use super::table::Table;\nuse super::{calib, experiment::X};\nuse crate::metrics::M;\n\
+         let x = foo::super::nope;\n#[cfg(test)]\nuse super::measure;",
+        &own,
+    );
+    let s: Vec<String> = refs.iter().map(|p| p.join("::")).collect();
+    assert_eq!(
+        s,
+        [
+            "calibrate::validate::table::Table",
+            "calibrate::validate::calib",
+            "calibrate::validate::experiment",
+            "analysis::metrics::M"
+        ]
+    );
+}

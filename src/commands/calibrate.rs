@@ -1,6 +1,6 @@
 //! `bwsim calibrate`: check the output files' locations, then measure and fit.
 
-use crate::calibrate::probes::Mode;
+use crate::calibrate::probe::plan::Mode;
 use crate::calibrate::{CalibrateArgs, calibrate_command};
 use crate::cli::{CalibrateCliArgs, ProbeMode};
 use crate::output::check_file_target;

@@ -305,7 +305,7 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
         .map(|s| s.name.as_str())
         .collect();
     let ram_limit = opts.host_ram_bytes.unwrap_or_else(|| {
-        crate::calibrate::sys::meminfo_bytes("MemTotal")
+        crate::calibrate::probe::sys::meminfo_bytes("MemTotal")
             .map(|b| b as f64)
             .unwrap_or(f64::INFINITY)
     });

@@ -452,8 +452,16 @@ fn gpus(g: &GpuSpec, loc: &Locator) -> Result<Vec<Gpu>, ScenarioError> {
         Some(q) => Some(rate(&Some(q.clone()), "pcie_duplex_gbps", None)?),
         None => None,
     };
-    let pageable_h2d = rate(&g.pageable_h2d_gbps, "pageable_h2d_gbps", Some(h2d / 4.0))?;
-    let pageable_d2h = rate(&g.pageable_d2h_gbps, "pageable_d2h_gbps", Some(d2h / 4.0))?;
+    let pageable_h2d = rate(
+        &g.pageable_h2d_gbps,
+        "pageable_h2d_gbps",
+        Some(h2d * PcieLink::DEFAULT_PAGEABLE_SHARE),
+    )?;
+    let pageable_d2h = rate(
+        &g.pageable_d2h_gbps,
+        "pageable_d2h_gbps",
+        Some(d2h * PcieLink::DEFAULT_PAGEABLE_SHARE),
+    )?;
     let factor = |v: Option<f64>, name: &str, d: f64| {
         number(
             v.unwrap_or(d),
@@ -470,12 +478,20 @@ fn gpus(g: &GpuSpec, loc: &Locator) -> Result<Vec<Gpu>, ScenarioError> {
         duplex_gbps: duplex,
         pageable_h2d_gbps: pageable_h2d,
         pageable_d2h_gbps: pageable_d2h,
-        h2d_dram_factor: factor(g.h2d_dram_factor, "h2d_dram_factor", 1.0)?,
-        d2h_dram_factor: factor(g.d2h_dram_factor, "d2h_dram_factor", 1.0)?,
+        h2d_dram_factor: factor(
+            g.h2d_dram_factor,
+            "h2d_dram_factor",
+            PcieLink::DEFAULT_DMA_DRAM_FACTOR,
+        )?,
+        d2h_dram_factor: factor(
+            g.d2h_dram_factor,
+            "d2h_dram_factor",
+            PcieLink::DEFAULT_DMA_DRAM_FACTOR,
+        )?,
         pageable_copy_dram_factor: factor(
             g.pageable_copy_dram_factor,
             "pageable_copy_dram_factor",
-            2.0,
+            PcieLink::DEFAULT_PAGEABLE_COPY_DRAM_FACTOR,
         )?,
     };
     Ok((0..count)

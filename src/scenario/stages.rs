@@ -4,7 +4,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::model::{
-    Demand, Duration, Hardware, Hold, HoldResource, HostThread, RateTarget, Stage, Workload,
+    CopyDir, Demand, Duration, Hardware, Hold, HoldResource, HostThread, LinkCopy, RateTarget,
+    Stage, Workload,
 };
 
 use super::capacity::{capacity, check_live_holds, quantity};
@@ -186,25 +187,9 @@ impl StageCx<'_> {
             self.need_gpu("transfer", "a PCIe transfer")?;
             let link = &self.hw.gpus[0].link;
             let pinned = t.pinned.unwrap_or(true);
-            let (rate, target, dma_factor) = match t.dir.as_str() {
-                "h2d" => (
-                    if pinned {
-                        link.h2d_gbps
-                    } else {
-                        link.pageable_h2d_gbps
-                    },
-                    RateTarget::PcieH2d,
-                    link.h2d_dram_factor,
-                ),
-                "d2h" => (
-                    if pinned {
-                        link.d2h_gbps
-                    } else {
-                        link.pageable_d2h_gbps
-                    },
-                    RateTarget::PcieD2h,
-                    link.d2h_dram_factor,
-                ),
+            let dir = match t.dir.as_str() {
+                "h2d" => CopyDir::H2d,
+                "d2h" => CopyDir::D2h,
                 other => {
                     return Err(self.err(
                         ErrorKind::Value,
@@ -215,6 +200,8 @@ impl StageCx<'_> {
                     ));
                 }
             };
+            let copy = LinkCopy { dir, pinned };
+            let rate = link.copy_gbps(copy);
             let (kg, kgib) = (self.k("transfer.gb"), self.k("transfer.gib"));
             let bytes = match one_of((&t.gb, &kg), (&t.gib, &kgib), loc)? {
                 Some((q, 0)) => qty(q, Dim::Size, GB, &kg, loc)?,
@@ -248,17 +235,17 @@ impl StageCx<'_> {
                 }
             };
             duration = Some(standalone);
-            *demands.entry(target).or_default() += rate;
-            let mut dram = rate * dma_factor;
+            let demand = link.copy_demand(copy, rate);
+            *demands.entry(demand.link).or_default() += demand.link_gbps;
+            *demands.entry(RateTarget::Dram).or_default() += demand.dram_gbps;
             if !pinned {
-                dram += rate * link.pageable_copy_dram_factor;
+                // The driver's memcpy into the bounce buffer occupies a core.
                 holds.push(Hold {
                     resource: HoldResource::Cores,
                     amount: 1,
                     until: self.i,
                 });
             }
-            *demands.entry(RateTarget::Dram).or_default() += dram;
         }
         let Some(duration) = duration else {
             return Err(self.err(

@@ -374,6 +374,76 @@ pub struct PcieLink {
     pub pageable_copy_dram_factor: f64,
 }
 
+/// Which way a copy crosses a PCIe link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CopyDir {
+    /// Host to device.
+    H2d,
+    /// Device to host.
+    D2h,
+}
+
+/// A copy over a PCIe link: its direction and whether the host buffer is pinned (a
+/// DMA) or pageable (the driver's CPU memcpy through a pinned bounce buffer, then a DMA).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LinkCopy {
+    /// Direction.
+    pub dir: CopyDir,
+    /// Pinned host buffer (else pageable).
+    pub pinned: bool,
+}
+
+/// What a copy asks of the host while it moves data at some rate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CopyDemand {
+    /// The link direction it crosses.
+    pub link: RateTarget,
+    /// GB/s it draws on that direction.
+    pub link_gbps: f64,
+    /// GB/s it draws on host DRAM.
+    pub dram_gbps: f64,
+}
+
+impl PcieLink {
+    /// DRAM bytes per byte of a pinned DMA, unless measured: one read (H2D) or one write
+    /// (D2H).
+    pub const DEFAULT_DMA_DRAM_FACTOR: f64 = 1.0;
+    /// Extra DRAM bytes per byte of a pageable copy's memcpy, unless measured: one read
+    /// and one write.
+    pub const DEFAULT_PAGEABLE_COPY_DRAM_FACTOR: f64 = 2.0;
+    /// A pageable copy's rate as a share of the pinned one, unless measured.
+    pub const DEFAULT_PAGEABLE_SHARE: f64 = 0.25;
+
+    /// A copy's standalone rate, GB/s: the pinned or pageable rate of its direction.
+    pub fn copy_gbps(&self, c: LinkCopy) -> f64 {
+        match (c.dir, c.pinned) {
+            (CopyDir::H2d, true) => self.h2d_gbps,
+            (CopyDir::D2h, true) => self.d2h_gbps,
+            (CopyDir::H2d, false) => self.pageable_h2d_gbps,
+            (CopyDir::D2h, false) => self.pageable_d2h_gbps,
+        }
+    }
+
+    /// The demands of a copy moving `gbps` (its standalone rate, or less when it is
+    /// stretched over a longer stage): its link direction at `gbps`; DRAM at `gbps` x
+    /// the direction's DMA factor, plus `gbps` x the memcpy factor when pageable.
+    pub fn copy_demand(&self, c: LinkCopy, gbps: f64) -> CopyDemand {
+        let (link, dma_factor) = match c.dir {
+            CopyDir::H2d => (RateTarget::PcieH2d, self.h2d_dram_factor),
+            CopyDir::D2h => (RateTarget::PcieD2h, self.d2h_dram_factor),
+        };
+        let mut dram_gbps = gbps * dma_factor;
+        if !c.pinned {
+            dram_gbps += gbps * self.pageable_copy_dram_factor;
+        }
+        CopyDemand {
+            link,
+            link_gbps: gbps,
+            dram_gbps,
+        }
+    }
+}
+
 /// A named holdable lock or counting semaphore.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Lock {
@@ -797,6 +867,38 @@ mod tests {
         assert_eq!(c.latency_ns(0.75), 275.0);
         assert_eq!(c.latency_ns(2.0), 400.0);
         assert_eq!(c.slowdown(1.0), 4.0);
+    }
+
+    #[test]
+    fn copy_demands_follow_direction_and_buffer() {
+        let link = PcieLink {
+            h2d_gbps: 50.0,
+            d2h_gbps: 40.0,
+            duplex_gbps: None,
+            pageable_h2d_gbps: 10.0,
+            pageable_d2h_gbps: 8.0,
+            h2d_dram_factor: 1.5,
+            d2h_dram_factor: 1.25,
+            pageable_copy_dram_factor: 2.0,
+        };
+        let copy = |dir, pinned| LinkCopy { dir, pinned };
+        assert_eq!(link.copy_gbps(copy(CopyDir::H2d, true)), 50.0);
+        assert_eq!(link.copy_gbps(copy(CopyDir::D2h, false)), 8.0);
+        // Pinned: the DMA's DRAM bytes only.
+        let d = link.copy_demand(copy(CopyDir::H2d, true), 50.0);
+        assert_eq!(
+            (d.link, d.link_gbps, d.dram_gbps),
+            (RateTarget::PcieH2d, 50.0, 75.0)
+        );
+        // Pageable: the DMA's plus the memcpy's (one read, one write).
+        let d = link.copy_demand(copy(CopyDir::D2h, false), 8.0);
+        assert_eq!(
+            (d.link, d.link_gbps, d.dram_gbps),
+            (RateTarget::PcieD2h, 8.0, 26.0)
+        );
+        // A copy stretched over a longer stage asks proportionally less.
+        let d = link.copy_demand(copy(CopyDir::H2d, false), 5.0);
+        assert_eq!(d.dram_gbps, 17.5);
     }
 
     #[test]

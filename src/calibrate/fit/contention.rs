@@ -4,8 +4,8 @@
 //! copies as CPU staging. Every number carries its spread across passes; disagreeing
 //! passes and non-physical values become `warnings` (never a silent clamp).
 
-use super::data::{DmaStreamPoint, Measurements};
-use super::stream::Kernel;
+use crate::calibrate::measurements::{DmaStreamPoint, LatPoint, Measurements};
+use crate::calibrate::probe::stream::Kernel;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -192,7 +192,7 @@ pub fn fit_contention(m: &Measurements, capacity: f64) -> ContentionFit {
 
 fn offered(m: &Measurements, capacity: f64, f: &mut ContentionFit) {
     for mix in Kernel::LATENCY_MIXES {
-        let mut by_k: BTreeMap<usize, Vec<&super::data::LatPoint>> = BTreeMap::new();
+        let mut by_k: BTreeMap<usize, Vec<&LatPoint>> = BTreeMap::new();
         for p in m.latency.iter().filter(|p| p.mix == mix) {
             by_k.entry(p.stream_threads).or_default().push(p);
         }
@@ -525,7 +525,7 @@ fn staging(m: &Measurements, capacity: f64, f: &mut ContentionFit) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calibrate::data::DmaAlonePoint;
+    use crate::calibrate::measurements::DmaAlonePoint;
 
     #[test]
     fn spread_reports_median_and_relative_range() {

@@ -13,11 +13,12 @@
 //! flight that rate implies): they slow as latency rises, as calibrate's
 //! bandwidth-vs-threads curve does. With v1 rules they draw the measured `n`-thread rate.
 
-use super::predict::{Calib, Copy, Outcome, Setup};
+use super::calib::Calib;
+use super::experiment::{Copy, Outcome, Setup};
 use crate::engine::{Observer, StageRecord, simulate};
 use crate::model::{
     ArrivalKind, Arrivals, Demand, Dram, DramSharing, Duration, Gpu, Hardware, Hold, HoldResource,
-    Instrumentation, Model, RateTarget, Stage, StageId, Workload,
+    Instrumentation, LinkCopy, Model, RateTarget, Stage, StageId, Workload,
 };
 
 const SHORT_S: f64 = 1.0;
@@ -105,38 +106,12 @@ impl Calib {
         }
     }
 
-    /// A copy stage as the scenario layer builds a `transfer`: the link direction at
-    /// its rate, DRAM at rate x DMA factor (+ the memcpy's factor when pageable); a
+    /// A copy stage as the scenario layer builds a `transfer` (the link's copy rule); a
     /// pageable copy is latency bound by the calibrated fraction.
     fn copy_stage(&self, name: &str, c: Copy, secs: f64, after: Vec<StageId>) -> Option<Stage> {
         let l = self.link.as_ref()?;
-        let (rate, target, f) = if c.h2d {
-            (
-                if c.pinned {
-                    l.h2d_gbps
-                } else {
-                    l.pageable_h2d_gbps
-                },
-                RateTarget::PcieH2d,
-                l.h2d_dram_factor,
-            )
-        } else {
-            (
-                if c.pinned {
-                    l.d2h_gbps
-                } else {
-                    l.pageable_d2h_gbps
-                },
-                RateTarget::PcieD2h,
-                l.d2h_dram_factor,
-            )
-        };
-        let dram = rate
-            * (f + if c.pinned {
-                0.0
-            } else {
-                l.pageable_copy_dram_factor
-            });
+        let copy = LinkCopy::from(c);
+        let d = l.copy_demand(copy, l.copy_gbps(copy));
         let lat = match (c.pinned, c.h2d) {
             (true, _) => 0.0,
             (false, true) => self.pageable_latency_frac.0,
@@ -147,12 +122,12 @@ impl Calib {
             secs,
             vec![
                 Demand {
-                    target,
-                    amount: rate,
+                    target: d.link,
+                    amount: d.link_gbps,
                 },
                 Demand {
                     target: RateTarget::Dram,
-                    amount: dram,
+                    amount: d.dram_gbps,
                 },
             ],
             lat,
@@ -161,13 +136,7 @@ impl Calib {
     }
 
     fn copy_rate(&self, c: Copy) -> Option<f64> {
-        let l = self.link.as_ref()?;
-        Some(match (c.h2d, c.pinned) {
-            (true, true) => l.h2d_gbps,
-            (false, true) => l.d2h_gbps,
-            (true, false) => l.pageable_h2d_gbps,
-            (false, false) => l.pageable_d2h_gbps,
-        })
+        Some(self.link.as_ref()?.copy_gbps(c.into()))
     }
 
     fn run(&self, stages: Vec<Stage>, lines: Option<f64>) -> anyhow::Result<Vec<(f64, f64)>> {
@@ -188,7 +157,7 @@ impl Calib {
     /// Predicts an experiment with the engine.
     pub fn predict_engine(&self, s: &Setup) -> anyhow::Result<Outcome> {
         let l0 = self.curve.latency_ns(0.0);
-        let bw = |k: crate::calibrate::stream::Kernel, n: usize| {
+        let bw = |k: crate::calibrate::probe::stream::Kernel, n: usize| {
             self.meas
                 .bw_at(k, n)
                 .ok_or_else(|| anyhow::anyhow!("calibration has no {} bandwidth", k.name()))
@@ -335,8 +304,8 @@ impl Calib {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calibrate::predict::fixtures::calib;
-    use crate::calibrate::stream::Kernel;
+    use crate::calibrate::probe::stream::Kernel;
+    use crate::calibrate::validate::steady_state_tests::fixtures::calib;
 
     #[test]
     fn engine_shares_dram_and_reports_rates() {

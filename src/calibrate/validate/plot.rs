@@ -1,12 +1,12 @@
 //! Predicted-vs-measured chart of a validation table: one point per comparison, as
 //! predicted / measured on a log axis per row, with ±10% bands.
 
-use super::validate::Table;
+use super::table::Table;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 use std::path::Path;
 
-static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 
 fn ensure_font() {
     static ONCE: std::sync::Once = std::sync::Once::new();
@@ -18,19 +18,15 @@ fn ensure_font() {
 /// Draws the table as a PNG at `path` (written through a temp file, then renamed).
 pub fn predicted_vs_measured(t: &Table, path: &Path) -> anyhow::Result<()> {
     ensure_font();
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let tmp = tempfile::Builder::new()
-        .prefix(".validate-")
-        .suffix(".png")
-        .tempfile_in(dir)?
-        .into_temp_path();
+    crate::output::write_atomic_with(path, |tmp| draw(t, tmp))?;
+    Ok(())
+}
+
+fn draw(t: &Table, tmp: &Path) -> anyhow::Result<()> {
     let n = t.rows.len().max(1);
     let height = (140 + 26 * n) as u32;
     {
-        let root = BitMapBackend::new(&tmp, (1100, height)).into_drawing_area();
+        let root = BitMapBackend::new(tmp, (1100, height)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| anyhow::anyhow!("{e}"))?;
         let lo = t
             .rows
@@ -83,7 +79,5 @@ pub fn predicted_vs_measured(t: &Table, path: &Path) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         root.present().map_err(|e| anyhow::anyhow!("{e}"))?;
     }
-    tmp.persist(path)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {}", path.display(), e.error))?;
     Ok(())
 }

@@ -2,8 +2,8 @@
 //! into the `[calibration]` table of `calibration.toml`, so every fitted number can be
 //! traced back to (and re-fitted from) what was measured.
 
-use super::stream::Kernel;
-use super::sys::HostInfo;
+use super::probe::stream::Kernel;
+use super::probe::sys::HostInfo;
 use serde::{Deserialize, Serialize};
 
 /// Aggregate bandwidth of `threads` workers running one kernel.

@@ -1,0 +1,172 @@
+//! `bwsim calibrate` end to end: measure the host (or re-read saved measurements), fit,
+//! and write the calibration file.
+
+use super::file::CalibrationFile;
+use super::probe::harness as gpu;
+use super::probe::host as probes;
+use super::probe::plan::{Mode, Plan};
+use super::probe::{gpu_runs, sys};
+use super::summary::print_summary;
+use super::{InputError, fit, measurements};
+use std::path::PathBuf;
+
+/// Arguments of `bwsim calibrate`.
+#[derive(Debug, Clone)]
+pub struct CalibrateArgs {
+    /// Probe length: tiny (seconds, for tests), quick (< 2 min) or full (< 10 min).
+    pub mode: Mode,
+    /// Where to write the calibration file.
+    pub out: PathBuf,
+    /// Advise huge pages (MADV_HUGEPAGE) for the probe buffers.
+    pub hugepages: bool,
+    /// Skip the GPU probes even if a GPU is present.
+    pub no_gpu: bool,
+    /// A GPU probe harness built by gpu/build.sh (default: the embedded one).
+    pub gpu_probe: Option<PathBuf>,
+    /// Also write the raw measurements as JSON here.
+    pub json: Option<PathBuf>,
+    /// Re-fit measurements saved with `json` instead of measuring.
+    pub refit: Option<PathBuf>,
+}
+
+impl Default for CalibrateArgs {
+    fn default() -> Self {
+        Self {
+            mode: Mode::Quick,
+            out: PathBuf::from("calibration.toml"),
+            hugepages: true,
+            no_gpu: false,
+            gpu_probe: None,
+            json: None,
+            refit: None,
+        }
+    }
+}
+
+fn input_err(msg: String) -> anyhow::Error {
+    anyhow::Error::new(InputError(msg))
+}
+
+/// UTC now as RFC 3339 (seconds precision), without extra dependencies.
+pub fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs()) as i64;
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Runs all probes, fits, and writes the calibration file. Prints what was skipped.
+pub fn calibrate_command(args: CalibrateArgs) -> anyhow::Result<()> {
+    if let Some(path) = &args.refit {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| input_err(format!("cannot read {}: {e}", path.display())))?;
+        let m: measurements::Measurements = serde_json::from_str(&text).map_err(|e| {
+            input_err(format!(
+                "{} is not a measurements file: {e}",
+                path.display()
+            ))
+        })?;
+        m.check()
+            .map_err(|e| input_err(format!("{}: {e}", path.display())))?;
+        let fitted = fit::fit(&m)
+            .map_err(|e| input_err(format!("{}: cannot fit: {e:#}", path.display())))?;
+        let text = CalibrationFile::new(&m, &fitted)
+            .render()
+            .map_err(|e| input_err(format!("{}: {e:#}", path.display())))?;
+        crate::output::write_atomic(&args.out, text.as_bytes())?;
+        print_summary(&m, &fitted);
+        println!("re-fitted {} into {}", path.display(), args.out.display());
+        return Ok(());
+    }
+    let mut m = measurements::Measurements {
+        mode: args.mode.name().into(),
+        date: utc_now(),
+        bwsim_version: env!("CARGO_PKG_VERSION").into(),
+        ..Default::default()
+    };
+    let cores = sys::allowed_cpus().len();
+    let plan = Plan::new(args.mode, cores);
+    let (workers, chaser) = probes::start_host(&mut m, &plan, args.hugepages)?;
+    probes::settle(&mut m, &plan, &workers, &chaser)?;
+    probes::host_probes(&mut m, &plan, &workers, &chaser)?;
+    drop(chaser);
+    probes::page_size_probe(&mut m, &plan, &workers)?;
+    probes::compute_probe(&mut m, &plan);
+
+    if args.no_gpu {
+        m.skipped
+            .push("GPU probes: skipped on request (--no-gpu)".into());
+    } else {
+        match gpu::GpuProbe::start(gpu::locate(args.gpu_probe.as_deref()), &[]) {
+            Ok(mut probe) => {
+                if let Err(e) = gpu_runs::gpu_probes(&mut m, &plan, &mut probe, &workers) {
+                    workers.idle();
+                    m.skipped.push(format!("GPU probes stopped: {e:#}"));
+                }
+            }
+            Err(gpu::Skip(why)) => m.skipped.push(format!("GPU probes: skipped, {why}")),
+        }
+    }
+    drop(workers);
+
+    if let Some(j) = &args.json {
+        crate::output::write_atomic(j, serde_json::to_string_pretty(&m)?.as_bytes())?;
+    }
+    let fitted = fit::fit(&m)?;
+    let text = CalibrationFile::new(&m, &fitted).render()?;
+    crate::output::write_atomic(&args.out, text.as_bytes())?;
+    print_summary(&m, &fitted);
+    println!("wrote {}", args.out.display());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_now_is_rfc3339() {
+        let s = utc_now();
+        assert_eq!(s.len(), 20);
+        assert!(s.ends_with('Z') && s.as_bytes()[10] == b'T');
+    }
+
+    #[test]
+    fn tiny_calibration_writes_a_parseable_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("cal.toml");
+        calibrate_command(CalibrateArgs {
+            mode: Mode::Tiny,
+            out: out.clone(),
+            hugepages: false,
+            no_gpu: true,
+            gpu_probe: None,
+            json: None,
+            refit: None,
+        })
+        .unwrap();
+        let text = std::fs::read_to_string(&out).unwrap();
+        let t: toml::Table = toml::from_str(&text).unwrap();
+        assert!(t["hardware"]["dram"]["capacity_gbps"].as_float().unwrap() > 0.0);
+        let p = CalibrationFile::parse(&text).unwrap().calibration;
+        assert!(p.measurements.skipped[0].contains("--no-gpu"));
+    }
+}

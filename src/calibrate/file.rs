@@ -1,0 +1,640 @@
+//! The calibration file, read and written through one type, [`CalibrationFile`]:
+//! `[hardware]` (cores, `[hardware.dram]`, `[hardware.gpu]`) and `[params]` that a scenario
+//! can `include`, plus a `[calibration]` table with provenance, the fits with their
+//! residuals, and every raw measurement. Defaults it shares with the scenario layer
+//! (PCIe DRAM factors, pageable rates) come from the model's [`PcieLink`].
+
+use super::fit::Fitted;
+use super::measurements::Measurements;
+use super::probe::stream::Kernel;
+use super::probe::sys::HostInfo;
+use crate::model::{LatencyCurve, PcieLink};
+use serde::de::{MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// A whole calibration file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CalibrationFile {
+    /// What a scenario including the file takes as its hardware.
+    pub hardware: HardwareTable,
+    /// Named values a scenario can use as `$name` (kernel times, per-thread rates).
+    #[serde(default)]
+    pub params: Params,
+    /// Provenance, fits and raw measurements (the scenario loader ignores it).
+    pub calibration: Provenance,
+}
+
+/// `[hardware]`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HardwareTable {
+    /// Cores of the host.
+    pub cpu_cores: usize,
+    /// `[hardware.dram]`.
+    pub dram: DramTable,
+    /// `[hardware.gpu]`, when a GPU was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<GpuTable>,
+}
+
+/// `[hardware.dram]`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DramTable {
+    /// DRAM bytes per second, GB/s, write-allocate counted.
+    pub capacity_gbps: f64,
+    /// (utilisation, ns) points of the loaded-latency curve.
+    pub latency_curve: Vec<(f64, f64)>,
+}
+
+/// `[hardware.gpu]`: the GPU and its PCIe link. Keys left out take the scenario layer's
+/// defaults (see [`GpuTable::link`]).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct GpuTable {
+    /// GPUs (calibrate measures one).
+    pub count: u32,
+    /// Memory of each GPU, GiB.
+    pub vram_gib: f64,
+    /// Pinned host-to-device rate, GB/s.
+    pub pcie_h2d_gbps: f64,
+    /// Pinned device-to-host rate, GB/s.
+    pub pcie_d2h_gbps: f64,
+    /// Both directions at once, GB/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcie_duplex_gbps: Option<f64>,
+    /// Pageable host-to-device rate, GB/s.
+    pub pageable_h2d_gbps: Option<f64>,
+    /// Pageable device-to-host rate, GB/s.
+    pub pageable_d2h_gbps: Option<f64>,
+    /// DRAM bytes per byte of a pinned H2D DMA.
+    pub h2d_dram_factor: Option<f64>,
+    /// DRAM bytes per byte of a pinned D2H DMA.
+    pub d2h_dram_factor: Option<f64>,
+    /// Extra DRAM bytes per byte of a pageable copy's memcpy.
+    pub pageable_copy_dram_factor: Option<f64>,
+}
+
+/// One `[params]` entry: `name = { default = ..., doc = "..." }`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Param {
+    /// Name, used as `$name` in a scenario.
+    pub name: String,
+    /// Value.
+    pub default: f64,
+    /// What it is, with its unit.
+    pub doc: String,
+}
+
+/// `[params]`, one entry per [`Param`], written in this order (read back, by name).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Params(pub Vec<Param>);
+
+/// The `[calibration]` table.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Provenance {
+    /// One-line summary of the host.
+    pub summary: String,
+    /// The fitted values with their bases and residuals.
+    pub fitted: Fitted,
+    /// The raw measurements.
+    pub measurements: Measurements,
+}
+
+#[derive(Serialize, Deserialize)]
+struct ParamValue {
+    default: f64,
+    #[serde(default)]
+    doc: String,
+}
+
+impl Serialize for Params {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for p in &self.0 {
+            map.serialize_entry(
+                &p.name,
+                &ParamValue {
+                    default: p.default,
+                    doc: p.doc.clone(),
+                },
+            )?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Params {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Params;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a table of name = { default = number, doc = \"text\" }")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Params, A::Error> {
+                let mut out = Vec::new();
+                while let Some((name, v)) = map.next_entry::<String, ParamValue>()? {
+                    out.push(Param {
+                        name,
+                        default: v.default,
+                        doc: v.doc,
+                    });
+                }
+                Ok(Params(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl GpuTable {
+    /// The link as the scenario layer builds it from the same keys, with the same
+    /// defaults: pageable rates a quarter of the pinned ones, DMA factors 1 and the
+    /// pageable memcpy factor 2 (one read, one write).
+    pub fn link(&self) -> PcieLink {
+        PcieLink {
+            h2d_gbps: self.pcie_h2d_gbps,
+            d2h_gbps: self.pcie_d2h_gbps,
+            duplex_gbps: self.pcie_duplex_gbps,
+            pageable_h2d_gbps: self
+                .pageable_h2d_gbps
+                .unwrap_or(self.pcie_h2d_gbps * PcieLink::DEFAULT_PAGEABLE_SHARE),
+            pageable_d2h_gbps: self
+                .pageable_d2h_gbps
+                .unwrap_or(self.pcie_d2h_gbps * PcieLink::DEFAULT_PAGEABLE_SHARE),
+            h2d_dram_factor: self
+                .h2d_dram_factor
+                .unwrap_or(PcieLink::DEFAULT_DMA_DRAM_FACTOR),
+            d2h_dram_factor: self
+                .d2h_dram_factor
+                .unwrap_or(PcieLink::DEFAULT_DMA_DRAM_FACTOR),
+            pageable_copy_dram_factor: self
+                .pageable_copy_dram_factor
+                .unwrap_or(PcieLink::DEFAULT_PAGEABLE_COPY_DRAM_FACTOR),
+        }
+    }
+}
+
+impl CalibrationFile {
+    /// The file for measurements `m` and their fit.
+    pub fn new(m: &Measurements, fit: &Fitted) -> Self {
+        let host = m.host.clone().unwrap_or_else(HostInfo::gather);
+        let gpu_name = m.gpu.as_ref().map_or("none", |g| g.name.as_str());
+        let summary = format!(
+            "{} ({} CPUs, {}), GPU {}, THP {}{}, measured {} by bwsim {} ({} mode)",
+            host.hostname,
+            host.cores,
+            host.cpu_model,
+            gpu_name,
+            host.thp_mode(),
+            if m.hugepages_advised {
+                ", buffers advised MADV_HUGEPAGE"
+            } else {
+                ""
+            },
+            m.date,
+            m.bwsim_version,
+            m.mode
+        );
+        let gpu = match (&m.gpu, &fit.pcie) {
+            (Some(g), Some(p)) => Some(GpuTable {
+                count: 1,
+                vram_gib: (g.vram_bytes as f64 / (1u64 << 30) as f64 * 10.0).floor() / 10.0,
+                pcie_h2d_gbps: p.h2d_gbps,
+                pcie_d2h_gbps: p.d2h_gbps,
+                pcie_duplex_gbps: p.duplex_gbps,
+                pageable_h2d_gbps: Some(p.pageable_h2d_gbps),
+                pageable_d2h_gbps: Some(p.pageable_d2h_gbps),
+                h2d_dram_factor: Some(p.h2d_dram_factor),
+                d2h_dram_factor: Some(p.d2h_dram_factor),
+                pageable_copy_dram_factor: Some(p.pageable_copy_dram_factor),
+            }),
+            _ => None,
+        };
+        CalibrationFile {
+            hardware: HardwareTable {
+                cpu_cores: host.cores,
+                dram: DramTable {
+                    capacity_gbps: fit.capacity_gbps,
+                    latency_curve: fit.latency_curve.clone(),
+                },
+                gpu,
+            },
+            params: Params(params(m, fit)),
+            calibration: Provenance {
+                summary,
+                fitted: fit.clone(),
+                measurements: m.clone(),
+            },
+        }
+    }
+
+    /// Reads a file's text. Refuses a DRAM capacity or a PCIe rate or factor that is
+    /// not a finite number > 0, naming the key.
+    pub fn parse(text: &str) -> anyhow::Result<Self> {
+        let de = toml::Deserializer::parse(text)
+            .map_err(|e| anyhow::anyhow!("calibration file is not valid TOML: {e}"))?;
+        let file: CalibrationFile = serde_path_to_error::deserialize(de).map_err(|e| {
+            let at = e.path().to_string();
+            if at == "." {
+                anyhow::anyhow!("{}", e.inner())
+            } else {
+                anyhow::anyhow!("[{at}]: {}", e.inner())
+            }
+        })?;
+        file.check()?;
+        Ok(file)
+    }
+
+    fn check(&self) -> anyhow::Result<()> {
+        let capacity = self.hardware.dram.capacity_gbps;
+        if !(capacity.is_finite() && capacity > 0.0) {
+            anyhow::bail!(
+                "[hardware.dram] capacity_gbps = {capacity}: must be a finite number of GB/s \
+                 greater than 0"
+            );
+        }
+        if let Some(g) = &self.hardware.gpu {
+            let l = g.link();
+            for (key, v) in [
+                ("pcie_h2d_gbps", l.h2d_gbps),
+                ("pcie_d2h_gbps", l.d2h_gbps),
+                ("pageable_h2d_gbps", l.pageable_h2d_gbps),
+                ("pageable_d2h_gbps", l.pageable_d2h_gbps),
+                ("h2d_dram_factor", l.h2d_dram_factor),
+                ("d2h_dram_factor", l.d2h_dram_factor),
+                ("pageable_copy_dram_factor", l.pageable_copy_dram_factor),
+            ] {
+                if !(v.is_finite() && v > 0.0) {
+                    anyhow::bail!(
+                        "[hardware.gpu] {key} = {v}: must be a finite number greater than 0"
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The loaded-latency curve as the model takes it.
+    pub fn latency_curve(&self) -> anyhow::Result<LatencyCurve> {
+        LatencyCurve::new(self.hardware.dram.latency_curve.clone())
+            .map_err(|e| anyhow::anyhow!("latency_curve: {e}"))
+    }
+
+    /// The file's text: commented `[hardware]` and `[params]` tables (numbers to 6
+    /// significant digits), then `[calibration]`. Refuses a non-finite number.
+    pub fn render(&self) -> anyhow::Result<String> {
+        let mut o = String::new();
+        let prov = &self.calibration;
+        let (fit, m) = (&prov.fitted, &prov.measurements);
+        let hw = &self.hardware;
+        writeln!(o, "# bwsim calibration: {}", prov.summary)?;
+        writeln!(
+            o,
+            "# Include it from a scenario: include = [\"calibration/<this file>\"]. Written by\n\
+             # `bwsim calibrate`; [calibration] at the end holds provenance and raw data.\n"
+        )?;
+        writeln!(o, "[hardware]")?;
+        writeln!(o, "cpu_cores = {}", hw.cpu_cores)?;
+        writeln!(o)?;
+        writeln!(o, "[hardware.dram]")?;
+        writeln!(
+            o,
+            "# DRAM bytes per second, write-allocate counted. {}",
+            fit.capacity_basis
+        )?;
+        writeln!(o, "capacity_gbps = {}", f(hw.dram.capacity_gbps))?;
+        writeln!(
+            o,
+            "# Loaded latency vs utilisation (achieved / capacity), pointer chase behind {} \
+             streams",
+            fit.latency_curve_mix
+        )?;
+        let pts: Vec<String> = hw
+            .dram
+            .latency_curve
+            .iter()
+            .map(|&(u, ns)| format!("[{}, {}]", f(u), f(ns)))
+            .collect();
+        writeln!(o, "latency_curve = [{}]", pts.join(", "))?;
+        writeln!(o)?;
+        if let Some(g) = &hw.gpu {
+            writeln!(o, "[hardware.gpu]")?;
+            if let Some(info) = &m.gpu {
+                writeln!(o, "# {} (driver {})", info.name, info.driver_version)?;
+            }
+            writeln!(o, "count = {}", g.count)?;
+            writeln!(o, "vram_gib = {}", f(g.vram_gib))?;
+            writeln!(o, "pcie_h2d_gbps = {}", f(g.pcie_h2d_gbps))?;
+            writeln!(o, "pcie_d2h_gbps = {}", f(g.pcie_d2h_gbps))?;
+            if let Some(d) = g.pcie_duplex_gbps {
+                writeln!(o, "pcie_duplex_gbps = {}", f(d))?;
+            }
+            let opt = |o: &mut String, key: &str, v: Option<f64>| -> std::fmt::Result {
+                match v {
+                    Some(v) => writeln!(o, "{key} = {}", f(v)),
+                    None => Ok(()),
+                }
+            };
+            opt(&mut o, "pageable_h2d_gbps", g.pageable_h2d_gbps)?;
+            opt(&mut o, "pageable_d2h_gbps", g.pageable_d2h_gbps)?;
+            for n in fit.pcie.iter().flat_map(|p| &p.notes) {
+                writeln!(o, "# {n}")?;
+            }
+            opt(&mut o, "h2d_dram_factor", g.h2d_dram_factor)?;
+            opt(&mut o, "d2h_dram_factor", g.d2h_dram_factor)?;
+            opt(
+                &mut o,
+                "pageable_copy_dram_factor",
+                g.pageable_copy_dram_factor,
+            )?;
+            writeln!(o)?;
+        }
+        writeln!(o, "[params]")?;
+        for p in &self.params.0 {
+            writeln!(
+                o,
+                "{} = {{ default = {}, doc = \"{}\" }}",
+                p.name,
+                f(p.default),
+                esc(&p.doc)
+            )?;
+        }
+        writeln!(o)?;
+        #[derive(Serialize)]
+        struct Wrapper<'a> {
+            calibration: &'a Provenance,
+        }
+        o.push_str(&toml::to_string(&Wrapper { calibration: prov })?);
+        check_finite(&o)?;
+        Ok(o)
+    }
+
+    /// Renders the file and writes it atomically (temp file + rename).
+    pub fn write(&self, path: &Path) -> anyhow::Result<()> {
+        let text = self.render()?;
+        crate::output::write_atomic(path, text.as_bytes())?;
+        Ok(())
+    }
+}
+
+/// The `[params]` of measurements `m` and their fit. Sizes that were measured are given
+/// as measured; others from the model.
+fn params(m: &Measurements, fit: &Fitted) -> Vec<Param> {
+    let mut out = Vec::new();
+    let mut param = |name: &str, v: f64, doc: &str| {
+        out.push(Param {
+            name: name.into(),
+            default: v,
+            doc: doc.into(),
+        });
+    };
+    param(
+        "dram_idle_latency_ns",
+        fit.idle_latency_ns,
+        "unloaded DRAM latency (pointer chase), ns",
+    );
+    if let Some(r) = m.bw_at(Kernel::Copy, 1) {
+        param(
+            "cpu_copy_thread_gbps",
+            r,
+            "DRAM GB/s one thread draws running a copy (write-allocate counted)",
+        );
+    }
+    if let Some(r) = m.bw_at(Kernel::Triad, 1) {
+        param(
+            "cpu_triad_thread_gbps",
+            r,
+            "DRAM GB/s one thread draws running a triad (write-allocate counted)",
+        );
+    }
+    if let Some(p) = &fit.pcie {
+        param(
+            "pageable_h2d_latency_frac",
+            p.pageable_h2d_latency_frac,
+            "fraction of a pageable H2D copy's time that is DRAM-latency bound (its CPU memcpy); \
+             use as the transfer stage's latency_bound_frac",
+        );
+        param(
+            "pageable_d2h_latency_frac",
+            p.pageable_d2h_latency_frac,
+            "fraction of a pageable D2H copy's time that is DRAM-latency bound",
+        );
+    }
+    // Sizes that were measured are written as measured; others from the model.
+    let ntt_at = |variant: &str, lg: u32| -> Option<(f64, &'static str)> {
+        if let Some(p) = m.ntt.iter().find(|p| p.variant == variant && p.lg == lg) {
+            return Some((p.ms / 1e3, "measured"));
+        }
+        fit.ntt.get(variant).map(|k| (k.seconds(lg), "model"))
+    };
+    let msm_at = |lg: u32| -> Option<(f64, &'static str)> {
+        if let Some(p) = m.msm.iter().find(|p| p.lg == lg) {
+            return Some((p.ms / 1e3, "measured"));
+        }
+        fit.msm
+            .as_ref()
+            .map(|k| (k.seconds(lg), "model, extrapolated"))
+    };
+    if let Some(nr) = fit.ntt.get("fwd_nr") {
+        param(
+            "ntt_a_ns",
+            nr.a_ns,
+            "NTT (BLS12-381 Fr, forward NR, device-resident) time = ntt_a_ns * n*log2(n) + ntt_b_s",
+        );
+        param("ntt_b_s", nr.b_s, "NTT fixed cost, s");
+    }
+    if let Some((t, how)) = ntt_at("fwd_nr", 27) {
+        param(
+            "ntt_2p27_s",
+            t,
+            &format!("forward NR NTT at 2^27, s ({how})"),
+        );
+    }
+    for (variant, kf) in &fit.ntt {
+        param(
+            &format!("ntt_{variant}_a_ns"),
+            kf.a_ns,
+            &format!(
+                "{variant} NTT: t = a * n*log2(n) + b, ns (b = {:.3e} s; rms rel residual {:.1}%)",
+                kf.b_s,
+                kf.rms_rel_residual * 100.0
+            ),
+        );
+        if let Some((t, how)) = ntt_at(variant, 27) {
+            param(
+                &format!("ntt_{variant}_2p27_s"),
+                t,
+                &format!("{variant} NTT at 2^27, s ({how})"),
+            );
+        }
+    }
+    if let (Some((i, _)), Some((c, _)), Some((n, _))) = (
+        ntt_at("inv_nr", 27),
+        ntt_at("fwd_coset_rn", 27),
+        ntt_at("inv_coset_nn", 27),
+    ) {
+        param(
+            "h_ntt_2p27_s",
+            3.0 * (i + c) + n,
+            "NTT kernel time of supraseal's H phase at 2^27: 3 x (inverse NR + forward coset \
+             RN) + inverse coset NN, s (pointwise kernels and uploads not included)",
+        );
+    }
+    if let Some(kf) = &fit.msm {
+        param(
+            "msm_a_ns",
+            kf.a_ns,
+            &format!(
+                "G1 MSM (points on device, scalars pinned host) time = msm_a_ns * {} + msm_b_s \
+                 (rms rel residual {:.1}%)",
+                kf.model,
+                kf.rms_rel_residual * 100.0
+            ),
+        );
+        param("msm_b_s", kf.b_s, "MSM fixed cost, s");
+    }
+    for lg in [26, 27] {
+        if let Some((t, how)) = msm_at(lg) {
+            param(
+                &format!("msm_2p{lg}_s"),
+                t,
+                &format!("G1 MSM of 2^{lg} points, s ({how})"),
+            );
+        }
+    }
+    out
+}
+
+fn f(x: f64) -> String {
+    // Up to 6 significant digits, always a float literal.
+    if x == 0.0 {
+        return "0.0".into();
+    }
+    let digits = (6 - x.abs().log10().floor() as i32 - 1).clamp(0, 12) as usize;
+    let s = format!("{x:.digits$}");
+    if s.contains('.') || s.contains('e') {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
+fn esc(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// Refuses a rendered file that is not valid TOML or holds a non-finite number (an
+/// `inf` or `nan` would be read back as a capacity or a rate): the caller gets an error
+/// naming the key instead of a file that breaks every scenario including it.
+pub fn check_finite(text: &str) -> anyhow::Result<()> {
+    let t: toml::Table = toml::from_str(text).map_err(|e| {
+        anyhow::anyhow!("refusing to write a calibration file that is not valid TOML: {e}")
+    })?;
+    fn walk(v: &toml::Value, path: &str) -> Result<(), String> {
+        match v {
+            toml::Value::Float(x) if !x.is_finite() => Err(format!(
+                "refusing to write a calibration file with {path} = {x}: every number must \
+                 be finite (the measurements behind it are degenerate)"
+            )),
+            toml::Value::Table(t) => t
+                .iter()
+                .try_for_each(|(k, v)| walk(v, &format!("{path}.{k}"))),
+            toml::Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .try_for_each(|(i, v)| walk(v, &format!("{path}[{i}]"))),
+            _ => Ok(()),
+        }
+    }
+    t.iter()
+        .try_for_each(|(k, v)| walk(v, k))
+        .map_err(anyhow::Error::msg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_finite_numbers_are_refused() {
+        assert!(check_finite("[a]\nx = 1.0\n").is_ok());
+        let e = check_finite("[hardware.dram]\ncapacity_gbps = inf\n").unwrap_err();
+        assert!(e.to_string().contains("hardware.dram.capacity_gbps"), "{e}");
+        assert!(check_finite("x = inf.0\n").is_err());
+    }
+
+    #[test]
+    fn number_format_is_a_toml_float() {
+        assert_eq!(f(1.0), "1.00000");
+        assert_eq!(f(0.0), "0.0");
+        assert_eq!(f(123456.0), "123456.0");
+        assert_eq!(f(0.000123456789), "0.000123457");
+        let v: toml::Table = toml::from_str(&format!("x = {}", f(1234567.0))).unwrap();
+        assert!(v["x"].is_float());
+    }
+
+    #[test]
+    fn a_written_file_reads_back_as_written() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scenarios/calibration/h200-host.toml"
+        ))
+        .unwrap();
+        let file = CalibrationFile::parse(&text).unwrap();
+        // Rendering what was read gives every line back. TOML tables are unordered, so
+        // [params] reads back sorted by name; everything else in the order written.
+        let again = file.render().unwrap();
+        let sorted = |s: &str| {
+            let mut v: Vec<String> = s.lines().map(str::to_string).collect();
+            v.sort();
+            v
+        };
+        assert_eq!(sorted(&again), sorted(&text));
+        let params_at = |s: &str| s.find("[params]").unwrap();
+        assert_eq!(again[..params_at(&again)], text[..params_at(&text)]);
+        assert_eq!(CalibrationFile::parse(&again).unwrap(), file);
+        let g = file.hardware.gpu.as_ref().unwrap();
+        assert_eq!(g.link().pageable_copy_dram_factor, 2.0);
+        assert!(
+            file.params
+                .0
+                .iter()
+                .any(|p| p.name == "dram_idle_latency_ns")
+        );
+    }
+
+    #[test]
+    fn left_out_gpu_keys_take_the_scenario_defaults() {
+        let g = GpuTable {
+            count: 1,
+            vram_gib: 80.0,
+            pcie_h2d_gbps: 40.0,
+            pcie_d2h_gbps: 48.0,
+            pcie_duplex_gbps: None,
+            pageable_h2d_gbps: None,
+            pageable_d2h_gbps: None,
+            h2d_dram_factor: None,
+            d2h_dram_factor: None,
+            pageable_copy_dram_factor: None,
+        };
+        let l = g.link();
+        assert_eq!((l.pageable_h2d_gbps, l.pageable_d2h_gbps), (10.0, 12.0));
+        assert_eq!((l.h2d_dram_factor, l.d2h_dram_factor), (1.0, 1.0));
+        assert_eq!(l.pageable_copy_dram_factor, 2.0);
+    }
+
+    #[test]
+    fn bad_files_name_the_key() {
+        let e = CalibrationFile::parse("x = 1").unwrap_err().to_string();
+        assert!(e.contains("hardware"), "{e}");
+        let e = CalibrationFile::parse(
+            "[hardware]\ncpu_cores = 4\n[hardware.dram]\ncapacity_gbps = 10.0\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("latency_curve"), "{e}");
+        assert!(CalibrationFile::parse("not toml [").is_err());
+    }
+}

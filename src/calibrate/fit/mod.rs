@@ -1,0 +1,138 @@
+//! Turns [`Measurements`] into the model's parameters: DRAM capacity, the loaded-latency
+//! curve, PCIe rates and their coupling to DRAM, kernel time models, and the contention
+//! fits with their spreads and warnings.
+//!
+//! - [`kernel`]: NTT and MSM time models.
+//! - [`latency`]: the loaded-latency curve.
+//! - [`pcie`]: link rates, capacity and DMA coupling, pageable latency fraction.
+//! - [`contention`]: offered-load latency, pages, compute, DMA policy, staging.
+
+pub mod contention;
+pub mod kernel;
+pub mod latency;
+pub mod pcie;
+
+pub use kernel::{KernelFit, Line, fit_kernel, fit_line, fit_msm, fit_ntt};
+pub use latency::{isotonic, latency_curve, latency_medians};
+pub use pcie::{COUPLING_NOISE, PcieFit, fit_capacity, fit_pcie, latency_frac, saturated};
+
+use crate::calibrate::measurements::Measurements;
+use crate::calibrate::probe::stream::Kernel;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+pub(crate) fn median_of(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+/// Everything fitted.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Fitted {
+    /// DRAM capacity, GB/s (DRAM bytes, write-allocate counted).
+    pub capacity_gbps: f64,
+    /// How the capacity was obtained.
+    pub capacity_basis: String,
+    /// Unloaded latency, ns.
+    pub idle_latency_ns: f64,
+    /// The mix whose curve became `latency_curve`.
+    pub latency_curve_mix: String,
+    /// (utilisation, ns) of the model's curve.
+    pub latency_curve: Vec<(f64, f64)>,
+    /// Curves per mix.
+    pub curves: BTreeMap<String, Vec<(f64, f64)>>,
+    /// PCIe, when measured.
+    pub pcie: Option<PcieFit>,
+    /// NTT models per variant.
+    pub ntt: BTreeMap<String, KernelFit>,
+    /// MSM model.
+    pub msm: Option<KernelFit>,
+    /// Fits of the contention probes (offered-load latency, pages, compute, DMA policy,
+    /// pageable staging) with spreads, warnings and what could not be pinned down.
+    #[serde(default)]
+    pub contention: contention::ContentionFit,
+}
+
+/// Fits all parameters.
+pub fn fit(m: &Measurements) -> anyhow::Result<Fitted> {
+    let peak_stream = m
+        .bandwidth
+        .iter()
+        .map(|p| p.dram_gbps)
+        .chain(m.latency.iter().map(|p| p.total_gbps))
+        .fold(0.0f64, f64::max);
+    if peak_stream <= 0.0 {
+        anyhow::bail!("no bandwidth measurements to fit a DRAM capacity from");
+    }
+    if !peak_stream.is_finite() {
+        anyhow::bail!("the measured bandwidths include a non-finite value");
+    }
+    let (mut pcie, capacity, basis) = fit_pcie(m, peak_stream);
+    let capacity_rounded = (capacity * 100.0).round() / 100.0;
+    if !(capacity_rounded.is_finite() && capacity_rounded > 0.0) {
+        anyhow::bail!("the fitted DRAM capacity {capacity} GB/s is not a finite number > 0");
+    }
+    let mut curves = BTreeMap::new();
+    for mix in [Kernel::Read, Kernel::Copy] {
+        let pts = latency_medians(m, mix);
+        if !pts.is_empty() {
+            curves.insert(mix.name().to_string(), latency_curve(&pts, capacity));
+        }
+    }
+    let (mix, curve) = if let Some(c) = curves.get("copy") {
+        ("copy (2:1 reads:writes at DRAM)", c.clone())
+    } else if let Some(c) = curves.get("read") {
+        ("read (reads only)", c.clone())
+    } else {
+        anyhow::bail!("no latency measurements to fit a latency curve from");
+    };
+    let idle = curve.first().map_or(100.0, |p| p.1);
+    if let Some(pf) = pcie.as_mut() {
+        let lc = crate::model::LatencyCurve::new(curve.clone())
+            .map_err(|e| anyhow::anyhow!("fitted latency curve: {e}"))?;
+        for h2d in [true, false] {
+            let dir = if h2d { "h2d" } else { "d2h" };
+            let fr: Vec<f64> = m
+                .dma_stream
+                .iter()
+                .filter(|p| !p.pinned && p.dir == dir)
+                .filter_map(|p| latency_frac(p, pf, capacity, &lc))
+                .collect();
+            let v = if fr.is_empty() {
+                0.0
+            } else {
+                fr.iter().sum::<f64>() / fr.len() as f64
+            };
+            pf.notes.push(format!(
+                "pageable {dir}: {:.2} of the copy time latency bound (from {} runs next to \
+                 streams)",
+                v,
+                fr.len()
+            ));
+            if h2d {
+                pf.pageable_h2d_latency_frac = v;
+            } else {
+                pf.pageable_d2h_latency_frac = v;
+            }
+        }
+    }
+    Ok(Fitted {
+        capacity_gbps: capacity_rounded,
+        capacity_basis: basis,
+        idle_latency_ns: idle,
+        latency_curve_mix: mix.into(),
+        latency_curve: curve,
+        curves,
+        pcie,
+        ntt: fit_ntt(&m.ntt),
+        msm: fit_msm(&m.msm),
+        contention: contention::fit_contention(m, capacity),
+    })
+}

@@ -1,0 +1,324 @@
+//! The PCIe link and its coupling to DRAM: pinned and pageable rates, DRAM capacity and
+//! DRAM bytes per DMA byte from saturated stream + DMA runs, and the latency-bound
+//! fraction of pageable copies.
+
+use super::kernel::fit_line;
+use super::median_of;
+use crate::calibrate::measurements::{DmaStreamPoint, Measurements};
+use serde::{Deserialize, Serialize};
+
+/// PCIe parameters for the model.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PcieFit {
+    /// Pinned H2D GB/s.
+    pub h2d_gbps: f64,
+    /// Pinned D2H GB/s.
+    pub d2h_gbps: f64,
+    /// Both pinned directions at once, total GB/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duplex_gbps: Option<f64>,
+    /// Pageable H2D GB/s.
+    pub pageable_h2d_gbps: f64,
+    /// Pageable D2H GB/s.
+    pub pageable_d2h_gbps: f64,
+    /// DRAM bytes per pinned H2D byte.
+    pub h2d_dram_factor: f64,
+    /// DRAM bytes per pinned D2H byte.
+    pub d2h_dram_factor: f64,
+    /// Extra DRAM bytes per pageable byte (the CPU memcpy through the bounce buffer).
+    pub pageable_copy_dram_factor: f64,
+    /// Fraction of a pageable H2D copy's time that is DRAM-latency bound (its CPU memcpy).
+    pub pageable_h2d_latency_frac: f64,
+    /// The same for pageable D2H.
+    pub pageable_d2h_latency_frac: f64,
+    /// How each value was obtained.
+    pub notes: Vec<String>,
+}
+
+/// Relative slowdown below which a side counts as not slowed (measurement noise).
+pub const COUPLING_NOISE: f64 = 0.03;
+
+/// True when both the streams and the DMA slowed down measurably: DRAM was the shared
+/// bottleneck, so streams + factor x DMA = capacity holds for that run.
+pub fn saturated(p: &DmaStreamPoint) -> bool {
+    p.stream_alone_gbps > 0.0
+        && p.dma_alone_gbps > 0.0
+        && p.stream_with_gbps < p.stream_alone_gbps * (1.0 - COUPLING_NOISE)
+        && p.dma_with_gbps < p.dma_alone_gbps * (1.0 - COUPLING_NOISE)
+}
+
+/// Fits DRAM capacity C and DRAM bytes per pinned DMA byte f from saturated runs, where
+/// streams S and DMA D obey S + f*D = C: a least-squares line S = C - f*D. With one
+/// saturated run f is taken as 1.0 (one DRAM access per DMA byte) and C = S + D; with
+/// none, C is the highest total traffic seen. Returns (C, f, explanation).
+pub fn fit_capacity(peak_stream: f64, runs: &[&DmaStreamPoint]) -> (f64, f64, String) {
+    let sat: Vec<&&DmaStreamPoint> = runs.iter().filter(|p| saturated(p)).collect();
+    let seen = runs
+        .iter()
+        .map(|p| p.stream_with_gbps + p.dma_with_gbps)
+        .fold(peak_stream, f64::max);
+    if sat.len() >= 2 {
+        let ds: Vec<f64> = sat.iter().map(|p| p.dma_with_gbps).collect();
+        let ss: Vec<f64> = sat.iter().map(|p| p.stream_with_gbps).collect();
+        if let Some(l) = fit_line(&ds, &ss) {
+            let f = -l.a;
+            if (0.25..=4.0).contains(&f) {
+                let c = l.b.max(peak_stream);
+                return (
+                    c,
+                    f,
+                    format!(
+                        "fitted from {} saturated stream+pinned-DMA runs (streams + {f:.2} x DMA \
+                         = {c:.1} GB/s); CPU threads alone reached {peak_stream:.1}",
+                        sat.len()
+                    ),
+                );
+            }
+        }
+    }
+    if let Some(p) = sat.iter().max_by(|a, b| {
+        (a.stream_with_gbps + a.dma_with_gbps).total_cmp(&(b.stream_with_gbps + b.dma_with_gbps))
+    }) {
+        let c = (p.stream_with_gbps + p.dma_with_gbps).max(peak_stream);
+        return (
+            c,
+            1.0,
+            format!(
+                "one saturated stream+DMA run: {:.1} GB/s streams + 1.0 x {:.1} GB/s {} DMA; \
+                 CPU threads alone reached {peak_stream:.1}",
+                p.stream_with_gbps, p.dma_with_gbps, p.dir
+            ),
+        );
+    }
+    (
+        seen,
+        1.0,
+        format!(
+            "no saturated run: highest DRAM traffic seen ({seen:.1} GB/s, streams + DMA at 1.0 \
+             byte per byte) is a lower bound; CPU threads alone reached {peak_stream:.1}"
+        ),
+    )
+}
+
+fn max_rate(m: &Measurements, dir: &str, pinned: bool, h2d: bool) -> Option<f64> {
+    m.pcie
+        .iter()
+        .filter(|p| p.dir == dir && p.pinned == pinned)
+        .map(|p| if h2d { p.h2d_gbps } else { p.d2h_gbps })
+        .fold(None, |a: Option<f64>, x| Some(a.map_or(x, |a| a.max(x))))
+}
+
+/// Fits the PCIe link, the DRAM capacity and the DMA coupling. `curve` gives L(u) for
+/// the pageable copies' latency-bound fraction. Returns (pcie, capacity, basis).
+pub fn fit_pcie(m: &Measurements, peak_stream: f64) -> (Option<PcieFit>, f64, String) {
+    let pinned: Vec<&DmaStreamPoint> = m.dma_stream.iter().filter(|p| p.pinned).collect();
+    let (cap, f, basis) = fit_capacity(peak_stream, &pinned);
+    let (Some(h2d), Some(d2h)) = (
+        max_rate(m, "h2d", true, true),
+        max_rate(m, "d2h", true, false),
+    ) else {
+        return (None, cap, basis);
+    };
+    let duplex = m
+        .pcie
+        .iter()
+        .filter(|p| p.dir == "both" && p.pinned)
+        .map(|p| p.h2d_gbps + p.d2h_gbps)
+        .fold(None, |a: Option<f64>, x| Some(a.map_or(x, |a| a.max(x))));
+    let mut notes = vec![format!("capacity and common DMA factor {f:.2}: {basis}")];
+    // Per direction: runs whose demand exceeded C and whose streams slowed give
+    // f_dir = (C - S_with) / D_with (D2H writes can cost more than H2D reads).
+    let mut dir_factor = |dir: &str| -> f64 {
+        let v: Vec<f64> = m
+            .dma_stream
+            .iter()
+            .filter(|p| p.pinned && p.dir == dir && p.dma_with_gbps > 0.0)
+            .filter(|p| p.stream_alone_gbps + p.dma_alone_gbps > cap)
+            .filter(|p| p.stream_with_gbps < p.stream_alone_gbps * (1.0 - COUPLING_NOISE))
+            .map(|p| ((cap - p.stream_with_gbps) / p.dma_with_gbps).clamp(0.25, 4.0))
+            .collect();
+        if v.is_empty() {
+            notes.push(format!(
+                "{dir}_dram_factor: no {dir} run oversubscribed DRAM; common factor {f:.2} kept"
+            ));
+            return f;
+        }
+        let med = median_of(v.clone());
+        notes.push(format!(
+            "{dir}_dram_factor {med:.2}: (C - streams) / DMA over {} oversubscribed {dir} runs",
+            v.len()
+        ));
+        med
+    };
+    let (h2d_f, d2h_f) = (dir_factor("h2d"), dir_factor("d2h"));
+    // Pageable: extra DRAM bytes from saturated runs, given C and f.
+    let mut extra = Vec::new();
+    for p in m.dma_stream.iter().filter(|p| !p.pinned) {
+        if saturated(p) {
+            let e = (cap - p.stream_with_gbps) / p.dma_with_gbps
+                - if p.dir == "h2d" { h2d_f } else { d2h_f };
+            notes.push(format!(
+                "pageable {} x{}: streams {:.1} -> {:.1}, DMA {:.1} -> {:.1} GB/s: {e:.2} extra \
+                 DRAM bytes per byte",
+                p.dir,
+                p.stream_threads,
+                p.stream_alone_gbps,
+                p.stream_with_gbps,
+                p.dma_alone_gbps,
+                p.dma_with_gbps
+            ));
+            if (0.0..=4.0).contains(&e) {
+                extra.push(e);
+            }
+        }
+    }
+    let copy_f = if extra.is_empty() {
+        notes.push(
+            "pageable_copy_dram_factor: not observable (no saturated pageable run with a \
+             plausible value); physical default 2.0 (memcpy read + write) kept"
+                .into(),
+        );
+        2.0
+    } else {
+        extra.iter().sum::<f64>() / extra.len() as f64
+    };
+    (
+        Some(PcieFit {
+            h2d_gbps: h2d,
+            d2h_gbps: d2h,
+            duplex_gbps: duplex,
+            pageable_h2d_gbps: max_rate(m, "h2d", false, true).unwrap_or(h2d / 4.0),
+            pageable_d2h_gbps: max_rate(m, "d2h", false, false).unwrap_or(d2h / 4.0),
+            h2d_dram_factor: h2d_f,
+            d2h_dram_factor: d2h_f,
+            pageable_copy_dram_factor: copy_f,
+            pageable_h2d_latency_frac: 0.0,
+            pageable_d2h_latency_frac: 0.0,
+            notes,
+        }),
+        cap,
+        basis,
+    )
+}
+
+/// Fraction phi of a pageable copy's time that is latency bound, from its slowdown next
+/// to streams: D_alone / D_with = (1 - phi) + phi * L(u) / L(0). None if not observable.
+pub fn latency_frac(
+    p: &DmaStreamPoint,
+    pf: &PcieFit,
+    cap: f64,
+    curve: &crate::model::LatencyCurve,
+) -> Option<f64> {
+    if p.dma_with_gbps <= 0.0 || p.dma_alone_gbps <= 0.0 {
+        return None;
+    }
+    let slow = p.dma_alone_gbps / p.dma_with_gbps;
+    let dram_f = pf.h2d_dram_factor + pf.pageable_copy_dram_factor;
+    let u = ((p.stream_with_gbps + dram_f * p.dma_with_gbps) / cap).clamp(0.0, 1.0);
+    let ratio = curve.slowdown(u);
+    if ratio < 1.02 {
+        return None;
+    }
+    Some(((slow - 1.0) / (ratio - 1.0)).clamp(0.0, 1.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::measurements::PciePoint;
+    use crate::calibrate::probe::stream::Kernel;
+
+    fn run(dir: &str, pinned: bool, s: (f64, f64), d: (f64, f64)) -> DmaStreamPoint {
+        DmaStreamPoint {
+            dir: dir.into(),
+            pinned,
+            mix: Kernel::Copy,
+            stream_threads: 14,
+            stream_alone_gbps: s.0,
+            stream_with_gbps: s.1,
+            dma_alone_gbps: d.0,
+            dma_with_gbps: d.1,
+            mib: 2048,
+            pass: 0,
+            dma_seconds: 2.0,
+        }
+    }
+
+    #[test]
+    fn capacity_and_dma_factor_recovered_from_saturated_runs() {
+        // Truth: C = 180, f = 1.2. Streams alone 150; DMA alone 55.
+        let mk = |dir: &str, d: f64| run(dir, true, (150.0, 180.0 - 1.2 * d), (55.0, d));
+        let runs = [mk("h2d", 40.0), mk("d2h", 50.0)];
+        let refs: Vec<&DmaStreamPoint> = runs.iter().collect();
+        let (c, f, why) = fit_capacity(150.0, &refs);
+        assert!(
+            (c - 180.0).abs() < 1e-9 && (f - 1.2).abs() < 1e-9,
+            "{c} {f} {why}"
+        );
+        // One saturated run: f = 1 assumed, C = S + D.
+        let (c, f, _) = fit_capacity(150.0, &refs[..1]);
+        assert_eq!((c, f), (132.0 + 40.0, 1.0));
+        // Nothing saturated (streams did not slow): a lower bound.
+        let idle = [run("h2d", true, (100.0, 99.5), (55.0, 54.0))];
+        let refs: Vec<&DmaStreamPoint> = idle.iter().collect();
+        let (c, f, why) = fit_capacity(120.0, &refs);
+        assert_eq!((c, f), (153.5, 1.0));
+        assert!(why.contains("lower bound"));
+    }
+
+    #[test]
+    fn pcie_fit_reads_rates_and_pageable_factor() {
+        let mut m = Measurements::default();
+        for (dir, pinned, h, d) in [
+            ("h2d", true, 50.0, 0.0),
+            ("d2h", true, 0.0, 52.0),
+            ("both", true, 45.0, 47.0),
+            ("h2d", false, 7.0, 0.0),
+            ("d2h", false, 0.0, 14.0),
+        ] {
+            m.pcie.push(PciePoint {
+                dir: dir.into(),
+                pinned,
+                mib: 1024,
+                h2d_gbps: h,
+                d2h_gbps: d,
+            });
+        }
+        // C = 180, f = 1, pageable extra 2.5: S = 180 - 3.5 * 6.
+        m.dma_stream = vec![
+            run("h2d", true, (150.0, 140.0), (50.0, 40.0)),
+            run("d2h", true, (150.0, 130.0), (52.0, 50.0)),
+            run("h2d", false, (170.0, 180.0 - 3.5 * 6.0), (7.0, 6.0)),
+        ];
+        let (pf, c, _) = fit_pcie(&m, 150.0);
+        let pf = pf.unwrap();
+        assert!((c - 180.0).abs() < 1e-9);
+        assert!((pf.h2d_dram_factor - 1.0).abs() < 1e-9);
+        assert!((pf.pageable_copy_dram_factor - 2.5).abs() < 1e-9);
+        assert_eq!(pf.duplex_gbps, Some(92.0));
+        assert_eq!(pf.pageable_h2d_gbps, 7.0);
+    }
+
+    #[test]
+    fn latency_fraction_recovered() {
+        // L(u) doubles at u = 1; a copy 40% latency bound at u = 1 runs 1.4x slower.
+        let curve = crate::model::LatencyCurve::new(vec![(0.0, 100.0), (1.0, 200.0)]).unwrap();
+        let pf = PcieFit {
+            h2d_gbps: 50.0,
+            d2h_gbps: 50.0,
+            duplex_gbps: None,
+            pageable_h2d_gbps: 7.0,
+            pageable_d2h_gbps: 7.0,
+            h2d_dram_factor: 1.0,
+            d2h_dram_factor: 1.0,
+            pageable_copy_dram_factor: 2.0,
+            pageable_h2d_latency_frac: 0.0,
+            pageable_d2h_latency_frac: 0.0,
+            notes: vec![],
+        };
+        let d_with = 7.0 / 1.4;
+        let p = run("h2d", false, (200.0, 200.0 - 3.0 * d_with), (7.0, d_with));
+        let phi = latency_frac(&p, &pf, 200.0, &curve).unwrap();
+        assert!((phi - 0.4).abs() < 1e-9, "{phi}");
+    }
+}

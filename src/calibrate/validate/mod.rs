@@ -1,0 +1,203 @@
+//! `bwsim validate --calibration FILE`: runs mixed contention experiments on the real
+//! host (streaming threads + a pointer-chase victim + PCIe copy loops + an upload/NTT
+//! pipeline), predicts each from the calibration alone (no refitting), and reports
+//! predicted vs measured with the error.
+//!
+//! - [`calib`]: the calibration as validate reads it.
+//! - [`experiment`]: an experiment's setup and outcome.
+//! - [`experiment_list`]: the experiments run on a host.
+//! - [`measure`]: running one on the real host.
+//! - [`predict`]: predicting one with the engine.
+//! - [`table`]: predicted vs measured rows, statistics, Markdown and CSV.
+//! - [`plot`]: the predicted-vs-measured chart.
+//!
+//! Every prediction goes through the engine; `steady_state_tests` keeps a steady-state
+//! max-min solver as a test oracle that cross-checks it.
+
+pub mod calib;
+pub mod experiment;
+pub mod experiment_list;
+pub mod measure;
+pub mod plot;
+pub mod predict;
+pub mod table;
+
+#[cfg(test)]
+mod steady_state_tests;
+
+pub use calib::{Calib, load_calib};
+pub use table::{Measured, Row, Table, csv, markdown, summarise};
+
+use crate::calibrate::measurements::Measurements;
+use crate::calibrate::probe::harness::{self as gpu, GpuProbe};
+use crate::calibrate::probe::host as probes;
+use crate::calibrate::probe::plan::{Mode, Plan, bar};
+use experiment::Setup;
+use experiment_list::experiments;
+use measure::measure;
+use std::path::{Path, PathBuf};
+use table::{Predictions, rows_for};
+
+/// Arguments of `bwsim validate`.
+#[derive(Debug, Clone)]
+pub struct ValidateArgs {
+    /// The calibration file to predict from.
+    pub calibration: PathBuf,
+    /// Experiment length: tiny (tests), quick or full.
+    pub mode: Mode,
+    /// Folder for validate.csv, validate.json and validate.png.
+    pub out_dir: PathBuf,
+    /// Advise huge pages for the probe buffers.
+    pub hugepages: bool,
+    /// Skip the GPU experiments.
+    pub no_gpu: bool,
+    /// A GPU probe harness built by gpu/build.sh (default: the embedded one).
+    pub gpu_probe: Option<PathBuf>,
+    /// Re-predict the experiments of an earlier validate.json (no measuring).
+    pub remeasured: Option<PathBuf>,
+}
+
+fn predictions(calib: &Calib, s: &Setup) -> anyhow::Result<Predictions> {
+    Ok(Predictions {
+        engine: calib.predict_engine(s)?,
+        v1: Calib {
+            v2: None,
+            ..calib.clone()
+        }
+        .predict_engine(s)?,
+    })
+}
+
+/// Runs the experiments, prints the table, writes CSV / JSON / PNG into `out_dir`.
+pub fn validate_command(args: ValidateArgs) -> anyhow::Result<()> {
+    let bad = |e: String| anyhow::Error::new(crate::calibrate::InputError(e));
+    let text = std::fs::read_to_string(&args.calibration)
+        .map_err(|e| bad(format!("cannot read {}: {e}", args.calibration.display())))?;
+    let calib = load_calib(&text).map_err(|e| {
+        bad(format!(
+            "in calibration file {}: {e:#}",
+            args.calibration.display()
+        ))
+    })?;
+    let name = args.calibration.display().to_string();
+    let table = if let Some(path) = &args.remeasured {
+        let old: Table = serde_json::from_str(
+            &std::fs::read_to_string(path)
+                .map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?,
+        )
+        .map_err(|e| bad(format!("{} is not a validate.json: {e}", path.display())))?;
+        let mut rows = Vec::new();
+        for e in &old.experiments {
+            let p = predictions(&calib, &e.setup)?;
+            rows.extend(rows_for(&e.name, &e.outcome, &p));
+        }
+        let mut skipped = old.skipped.clone();
+        skipped.push(format!("measurements reused from {}", path.display()));
+        summarise(&name, rows, skipped, old.experiments)
+    } else {
+        run_experiments(&args, &calib, &name)?
+    };
+    let mut text = markdown(&table);
+    for s in &table.skipped {
+        text.push_str(&format!("skipped: {s}\n"));
+    }
+    crate::output::print_stdout(&text)?;
+    write_outputs(&table, &args.out_dir)?;
+    crate::output::print_stdout(&format!(
+        "wrote {}/validate.{{csv,json,md,png}}\n",
+        args.out_dir.display()
+    ))?;
+    Ok(())
+}
+
+fn run_experiments(args: &ValidateArgs, calib: &Calib, name: &str) -> anyhow::Result<Table> {
+    let mut skipped = Vec::new();
+    let cores = crate::calibrate::probe::sys::allowed_cpus().len();
+    let plan = Plan::new(args.mode, cores);
+    let mut scratch = Measurements::default();
+    let (workers, chaser) = probes::start_host(&mut scratch, &plan, args.hugepages)?;
+    probes::settle(&mut scratch, &plan, &workers, &chaser)?;
+    let mut probe = None;
+    if args.no_gpu {
+        skipped.push("GPU experiments: skipped on request (--no-gpu)".to_string());
+    } else if calib.link.is_none() {
+        skipped.push("GPU experiments: the calibration has no [hardware.gpu]".to_string());
+    } else {
+        match GpuProbe::start(gpu::locate(args.gpu_probe.as_deref()), &gpu::harness_cpus()) {
+            Ok(p) => probe = Some(p),
+            Err(gpu::Skip(why)) => skipped.push(format!("GPU experiments: skipped, {why}")),
+        }
+    }
+    let exps = experiments(args.mode, cores, probe.is_some());
+    let pb = bar(exps.len() as u64, "validate");
+    let mut rows = Vec::new();
+    let mut done = Vec::new();
+    for e in &exps {
+        pb.set_message(e.name.clone());
+        let p = predictions(calib, &e.setup)?;
+        match measure(&e.setup, &plan, &workers, &chaser, probe.as_mut()) {
+            Ok(measured) => {
+                rows.extend(rows_for(&e.name, &measured, &p));
+                done.push(Measured {
+                    name: e.name.clone(),
+                    setup: e.setup.clone(),
+                    outcome: measured,
+                });
+            }
+            Err(err) => skipped.push(format!("{}: {err:#}", e.name)),
+        }
+        pb.inc(1);
+    }
+    pb.finish_with_message("done");
+    skipped.extend(scratch.skipped);
+    Ok(summarise(name, rows, skipped, done))
+}
+
+fn write_outputs(t: &Table, dir: &Path) -> anyhow::Result<()> {
+    use crate::output::write_atomic;
+    write_atomic(&dir.join("validate.csv"), csv(t).as_bytes())?;
+    write_atomic(
+        &dir.join("validate.json"),
+        serde_json::to_string_pretty(t)?.as_bytes(),
+    )?;
+    write_atomic(&dir.join("validate.md"), markdown(t).as_bytes())?;
+    plot::predicted_vs_measured(t, &dir.join("validate.png"))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiny_validate_runs_host_experiments() {
+        let dir = tempfile::tempdir().unwrap();
+        let cal = dir.path().join("cal.toml");
+        crate::calibrate::calibrate_command(crate::calibrate::CalibrateArgs {
+            mode: Mode::Tiny,
+            out: cal.clone(),
+            hugepages: false,
+            no_gpu: true,
+            gpu_probe: None,
+            json: None,
+            refit: None,
+        })
+        .unwrap();
+        validate_command(ValidateArgs {
+            calibration: cal,
+            mode: Mode::Tiny,
+            out_dir: dir.path().to_path_buf(),
+            hugepages: false,
+            no_gpu: true,
+            gpu_probe: None,
+            remeasured: None,
+        })
+        .unwrap();
+        let j: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join("validate.json")).unwrap(),
+        )
+        .unwrap();
+        assert!(!j["rows"].as_array().unwrap().is_empty());
+        assert!(dir.path().join("validate.png").exists());
+    }
+}

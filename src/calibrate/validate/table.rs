@@ -1,0 +1,209 @@
+//! The comparison of predicted and measured outcomes: one row per compared quantity,
+//! summary statistics, and the table as Markdown and CSV.
+
+use super::experiment::{Outcome, Setup};
+use serde::{Deserialize, Serialize};
+
+/// One compared quantity.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Row {
+    /// Experiment name.
+    pub experiment: String,
+    /// What was compared (with unit).
+    pub metric: String,
+    /// Measured value.
+    pub measured: f64,
+    /// Predicted value.
+    pub predicted: f64,
+    /// (predicted - measured) / measured, percent.
+    pub error_pct: f64,
+    /// The engine's prediction with the model v1 rules (max-min for every DRAM
+    /// consumer, latency of utilisation capped at 1, no per-thread bound).
+    #[serde(default)]
+    pub predicted_v1: f64,
+    /// Its error, percent.
+    #[serde(default)]
+    pub error_v1_pct: f64,
+}
+
+/// All rows plus summary statistics.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Table {
+    /// Calibration file used.
+    pub calibration: String,
+    /// Rows.
+    pub rows: Vec<Row>,
+    /// Median of |error %|.
+    pub median_abs_error_pct: f64,
+    /// Max of |error %|.
+    pub max_abs_error_pct: f64,
+    /// Median of |error %| of the engine with the model v1 rules.
+    #[serde(default)]
+    pub median_abs_error_v1_pct: f64,
+    /// Max of |error %| of the engine with the model v1 rules.
+    #[serde(default)]
+    pub max_abs_error_v1_pct: f64,
+    /// What was skipped and why.
+    pub skipped: Vec<String>,
+    /// Each experiment's setup and measured outcome (to re-predict from another
+    /// calibration with `--remeasured`).
+    #[serde(default)]
+    pub experiments: Vec<Measured>,
+}
+
+/// One experiment as run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Measured {
+    /// Name.
+    pub name: String,
+    /// What ran.
+    pub setup: Setup,
+    /// What was measured.
+    pub outcome: Outcome,
+}
+
+/// Predictions of one experiment, both by the engine.
+pub struct Predictions {
+    /// The bwsim engine (model v2 rules when the calibration gives them).
+    pub engine: Outcome,
+    /// The bwsim engine with the model v1 rules.
+    pub v1: Outcome,
+}
+
+/// The rows comparing `m` (measured) with `p` for every quantity both have.
+pub fn rows_for(name: &str, m: &Outcome, p: &Predictions) -> Vec<Row> {
+    let mut rows = Vec::new();
+    let err = |b: f64, a: f64| (b - a) / a * 100.0;
+    let mut push = |metric: &str, f: fn(&Outcome) -> Option<f64>| {
+        if let (Some(a), Some(b)) = (f(m), f(&p.engine))
+            && a > 0.0
+        {
+            let v1 = f(&p.v1).unwrap_or(b);
+            rows.push(Row {
+                experiment: name.into(),
+                metric: metric.into(),
+                measured: a,
+                predicted: b,
+                error_pct: err(b, a),
+                predicted_v1: v1,
+                error_v1_pct: err(v1, a),
+            });
+        }
+    };
+    push("streams GB/s", |o| o.stream_gbps);
+    push("chase ns", |o| o.chase_ns);
+    push("dma GB/s", |o| o.dma_gbps);
+    push("pipe iteration ms", |o| o.pipe_iter_ms);
+    push("pipe upload ms", |o| o.pipe_h2d_ms);
+    rows
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Summarises rows into a table.
+pub fn summarise(
+    calibration: &str,
+    rows: Vec<Row>,
+    skipped: Vec<String>,
+    experiments: Vec<Measured>,
+) -> Table {
+    let abs: Vec<f64> = rows.iter().map(|r| r.error_pct.abs()).collect();
+    let abs1: Vec<f64> = rows.iter().map(|r| r.error_v1_pct.abs()).collect();
+    Table {
+        calibration: calibration.into(),
+        median_abs_error_v1_pct: median(abs1.clone()),
+        max_abs_error_v1_pct: abs1.iter().copied().fold(0.0, f64::max),
+        median_abs_error_pct: median(abs.clone()),
+        max_abs_error_pct: abs.iter().copied().fold(0.0, f64::max),
+        rows,
+        skipped,
+        experiments,
+    }
+}
+
+/// The table as Markdown.
+pub fn markdown(t: &Table) -> String {
+    let mut s = String::from(
+        "| experiment | metric | measured | engine | error % | engine v1 | error % |\n\
+         |---|---|---:|---:|---:|---:|---:|\n",
+    );
+    for r in &t.rows {
+        s.push_str(&format!(
+            "| {} | {} | {:.2} | {:.2} | {:+.1} | {:.2} | {:+.1} |\n",
+            r.experiment,
+            r.metric,
+            r.measured,
+            r.predicted,
+            r.error_pct,
+            r.predicted_v1,
+            r.error_v1_pct
+        ));
+    }
+    s.push_str(&format!(
+        "\nengine (the model as simulated): median |error| {:.1}%, max |error| {:.1}% over {} \
+         comparisons\nengine v1 (the old rules: max-min for every DRAM consumer, latency \
+         of utilisation): median {:.1}%, max {:.1}%\n",
+        t.median_abs_error_pct,
+        t.max_abs_error_pct,
+        t.rows.len(),
+        t.median_abs_error_v1_pct,
+        t.max_abs_error_v1_pct
+    ));
+    s
+}
+
+/// The table as CSV.
+pub fn csv(t: &Table) -> String {
+    let mut s = String::from(
+        "experiment,metric,measured,predicted_engine,error_pct,predicted_engine_v1,\
+         error_v1_pct\n",
+    );
+    for r in &t.rows {
+        s.push_str(&format!(
+            "\"{}\",\"{}\",{},{},{:.3},{},{:.3}\n",
+            r.experiment,
+            r.metric,
+            r.measured,
+            r.predicted,
+            r.error_pct,
+            r.predicted_v1,
+            r.error_v1_pct
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_statistics() {
+        let row = |e: f64| Row {
+            experiment: "e".into(),
+            metric: "m".into(),
+            measured: 100.0,
+            predicted: 100.0 + e,
+            error_pct: e,
+            predicted_v1: 100.0,
+            error_v1_pct: 0.0,
+        };
+        let t = summarise("c", vec![row(-5.0), row(2.0), row(20.0)], vec![], vec![]);
+        assert_eq!(t.median_abs_error_pct, 5.0);
+        assert_eq!(t.max_abs_error_pct, 20.0);
+        assert!(markdown(&t).contains("median |error| 5.0%"));
+        assert_eq!(t.max_abs_error_v1_pct, 0.0);
+        assert_eq!(csv(&t).lines().count(), 4);
+    }
+}
