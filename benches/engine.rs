@@ -45,6 +45,9 @@ fn stage(name: &str, duration: Duration) -> Stage {
         holds: vec![],
         demands: vec![],
         latency_bound_frac: 0.0,
+        compute_bound_frac: 0.0,
+        dram_write_frac: None,
+        host_thread: None,
         gpu_kernel: false,
     }
 }

@@ -87,6 +87,11 @@ pub struct ReplayCliArgs {
     /// Host RAM to plan against, GiB (default: MemTotal of this host).
     #[arg(long, value_name = "GIB")]
     pub host_ram_gib: Option<f64>,
+    /// Run nothing: read the measured points of an earlier replay's output folder
+    /// (DIR/replay.json) and set the current model's prediction beside them (writes to
+    /// --out, default DIR/repredicted).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["dry_run", "param"])]
+    pub repredict: Option<PathBuf>,
     /// Small kernel buffers (tests and quick looks; DRAM numbers become cache-bound).
     #[arg(long, hide = true)]
     pub small_buffers: bool,

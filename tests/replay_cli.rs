@@ -183,3 +183,48 @@ fn a_cpu_only_replay_matches_its_simulation() {
         );
     }
 }
+
+#[test]
+fn repredict_sets_the_current_model_beside_a_committed_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("re");
+    bwsim()
+        .args(["replay", "scenarios/c2-mini-h200.toml", "--repredict"])
+        .arg("docs/replay/h200-run2")
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("recorded").and(predicate::str::contains("re-predicted")));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("replay.json")).unwrap()).unwrap();
+    let old: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string("docs/replay/h200-run2/replay.json").unwrap(),
+    )
+    .unwrap();
+    let (pts, old_pts) = (
+        doc["points"].as_array().unwrap(),
+        old["points"].as_array().unwrap(),
+    );
+    assert_eq!(pts.len(), old_pts.len());
+    for (p, o) in pts.iter().zip(old_pts) {
+        // The measured side is carried over as measured; the predicted side is simulated.
+        assert_eq!(p["measured"]["runs"], o["measured"]["runs"]);
+        assert_eq!(p["sets"], o["sets"]);
+        let s = p["predicted"]["seconds_per_job"].as_f64().unwrap();
+        assert!(s > 0.5 && s < 5.0, "{s}");
+        assert!(p["predicted"]["gpu_sampled_busy_frac"].as_f64().is_some());
+    }
+    assert!(out.join("replay.csv").exists());
+}
+
+#[test]
+fn repredict_refuses_a_folder_without_a_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    bwsim()
+        .args(["replay", "scenarios/c2-mini-h200.toml", "--repredict"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("replay.json"));
+}

@@ -354,6 +354,36 @@ fn broken_scenarios_name_file_key_and_problem() {
             problem: "0..=1",
         },
         Case {
+            what: "compute and latency fractions above 1 together",
+            text: replace(
+                "cores = 2",
+                "cores = 2\nlatency_bound_frac = 0.6\ncompute_bound_frac = 0.6",
+            ),
+            sets: &[],
+            kind: ErrorKind::Value,
+            key: "workload.stages[1].compute_bound_frac",
+            problem: "sums to at most 1",
+        },
+        Case {
+            what: "host thread on an unknown pool",
+            text: replace(
+                "cores = 2",
+                "cores = 2\nhost_thread = { pool = \"cpu\", frac = 0.5 }",
+            ),
+            sets: &[],
+            kind: ErrorKind::Reference,
+            key: "workload.stages[1].host_thread.pool",
+            problem: "no pool named",
+        },
+        Case {
+            what: "unknown pool sharing",
+            text: format!("{BASE}\n[hardware.cpu]\npool_sharing = \"fair\"\n"),
+            sets: &[],
+            kind: ErrorKind::Value,
+            key: "hardware.cpu.pool_sharing",
+            problem: "per-thread",
+        },
+        Case {
             what: "no duration",
             text: replace("duration_s = 0.5\n", ""),
             sets: &[],

@@ -17,6 +17,9 @@ pub const IDEAL_SECONDS_PER_JOB: &str = "ideal.seconds_per_job";
 pub const IDEAL_JOBS_PER_HOUR: &str = "ideal.jobs_per_hour";
 pub const GPU_TRUE_BUSY_FRAC: &str = "gpu.true_busy_frac";
 pub const GPU_BRACKETED_BUSY_FRAC: &str = "gpu.bracketed_busy_frac";
+/// The nvidia-smi view: share of sample windows (`instrumentation.smi_sample_period_s`)
+/// in which any kernel ran.
+pub const GPU_SAMPLED_BUSY_FRAC: &str = "gpu.sampled_busy_frac";
 pub const GPU_BRACKETED_SECONDS_PER_JOB: &str = "gpu.bracketed_seconds_per_job";
 /// Object: span name -> mean length, seconds.
 pub const GPU_SPANS_MEAN_S: &str = "gpu.spans_mean_s";
@@ -54,7 +57,7 @@ pub const STAGE_MEAN_WAIT_S: &str = "mean_wait_s";
 pub const STAGE_LOST_S: &str = "lost_s";
 
 /// Every fixed key the JSON report writes, in the order it writes them.
-pub const ALL: [&str; 37] = [
+pub const ALL: [&str; 38] = [
     SCENARIO,
     SEED,
     JOBS_COMPLETED,
@@ -71,6 +74,7 @@ pub const ALL: [&str; 37] = [
     GPU_TRUE_BUSY_FRAC,
     GPU_BRACKETED_BUSY_FRAC,
     GPU_BRACKETED_SECONDS_PER_JOB,
+    GPU_SAMPLED_BUSY_FRAC,
     GPU_SPANS_MEAN_S,
     DRAM_CAPACITY_GBPS,
     DRAM_MEAN_UTILIZATION,

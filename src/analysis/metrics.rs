@@ -11,6 +11,7 @@ use super::run_stats::{
     DramTotals, GpuTotals, HoldTotals, RateTotals, RunStats, RunTotals, SpanTotals, StageTotals,
     WindowTotals,
 };
+use super::sampled::SampleWindows;
 use crate::engine::{
     HoldResourceInfo, Loss, Observer, RateKind, RateResourceInfo, RunSummary, Scope, StageRecord,
     StageRef,
@@ -65,6 +66,8 @@ struct Gpus {
     brackets_open: Vec<u32>,
     bracket_busy: Vec<f64>,
     kernel_stage: Vec<bool>,
+    /// The nvidia-smi view: sample windows in which any kernel ran.
+    sampled: Vec<SampleWindows>,
 }
 
 /// Instrumentation spans: which markers open and close them, which are open, their sums.
@@ -129,6 +132,7 @@ impl<'m> Metrics<'m> {
                 brackets_open: vec![0; ngpu],
                 bracket_busy: vec![0.0; ngpu],
                 kernel_stage: model.workload.stages.iter().map(|s| s.gpu_kernel).collect(),
+                sampled: vec![SampleWindows::new(model.instrumentation.smi_period_s()); ngpu],
             },
             spans: Spans {
                 from,
@@ -159,6 +163,8 @@ impl<'m> Metrics<'m> {
                 for i in 0..g.kernels_running.len() {
                     if g.kernels_running[i] > 0 {
                         g.kernel_busy[i] += dt;
+                        let since = |x: SimTime| (x - w) as f64 * 1e-9;
+                        g.sampled[i].busy(since(from), since(t));
                     }
                     if g.brackets_open[i] > 0 {
                         g.bracket_busy[i] += dt;
@@ -245,6 +251,9 @@ impl<'m> Metrics<'m> {
             response_sum_s: self.jobs.response_sum,
             response_max_s: self.jobs.response_max,
         };
+        let sampled_busy_s = (self.gpus.sampled.iter())
+            .map(|s| s.busy_s(window.window_s))
+            .collect();
         let mut holds: Vec<HoldTotals> = (self.holds.info.into_iter())
             .zip(self.holds.in_use_integral)
             .zip(self.holds.in_use_peak)
@@ -286,6 +295,7 @@ impl<'m> Metrics<'m> {
                 kernel_busy_s: self.gpus.kernel_busy,
                 bracket_busy_s: self.gpus.bracket_busy,
                 bracketed_span_total_s: self.spans.gpu_busy_total_s,
+                sampled_busy_s,
                 spans: self.spans.totals,
             },
             dram: DramTotals {

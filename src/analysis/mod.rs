@@ -8,6 +8,7 @@ pub mod keys;
 pub mod metrics;
 pub mod report;
 pub mod run_stats;
+pub mod sampled;
 
 #[cfg(test)]
 mod tests;

@@ -104,6 +104,8 @@ pub struct GpuTotals {
     pub bracket_busy_s: Vec<f64>,
     /// Seconds of gpu_busy spans closed by measured jobs (summed over all spans).
     pub bracketed_span_total_s: f64,
+    /// Seconds of the sample windows in which any kernel ran (the nvidia-smi view), per GPU.
+    pub sampled_busy_s: Vec<f64>,
     /// Per instrumentation span, in model order.
     pub spans: Vec<SpanTotals>,
 }

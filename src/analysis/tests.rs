@@ -102,6 +102,7 @@ fn hand_made(util: f64, stalled: Option<&str>) -> RunStats {
             kernel_busy_s: vec![5.0],
             bracket_busy_s: vec![8.0],
             bracketed_span_total_s: 8.0,
+            sampled_busy_s: vec![6.0],
             spans: Vec::new(),
         },
         dram: DramTotals {

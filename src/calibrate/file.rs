@@ -9,6 +9,7 @@ use super::measurements::Measurements;
 use super::probe::stream::Kernel;
 use super::probe::sys::HostInfo;
 use crate::calibrate::error::{CalibrateError, Result, fail, failed};
+use crate::calibrate::fit::cpu::{CpuTable, cpu_table};
 use crate::model::{LatencyCurve, PcieLink};
 use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
@@ -33,6 +34,9 @@ pub struct CalibrationFile {
 pub struct HardwareTable {
     /// Cores of the host.
     pub cpu_cores: usize,
+    /// `[hardware.cpu]`, when the compute probe ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuTable>,
     /// `[hardware.dram]`.
     pub dram: DramTable,
     /// `[hardware.gpu]`, when a GPU was measured.
@@ -217,6 +221,7 @@ impl CalibrationFile {
         CalibrationFile {
             hardware: HardwareTable {
                 cpu_cores: host.cores,
+                cpu: cpu_table(m, &fit.contention),
                 dram: DramTable {
                     capacity_gbps: fit.capacity_gbps,
                     latency_curve: fit.latency_curve.clone(),
@@ -298,6 +303,23 @@ impl CalibrationFile {
         writeln!(o, "[hardware]")?;
         writeln!(o, "cpu_cores = {}", hw.cpu_cores)?;
         writeln!(o)?;
+        if let Some(c) = &hw.cpu {
+            writeln!(o, "[hardware.cpu]")?;
+            writeln!(
+                o,
+                "# Compute-bound hash loop on 1..N threads, one per core first. Per-core throughput\n\
+                 # vs active cores, relative to one alone, fitted non-increasing (all-core frequency\n\
+                 # cannot rise with more active cores). Stages opt in with compute_bound_frac."
+            )?;
+            writeln!(o, "physical_cores = {}", c.physical_cores)?;
+            writeln!(o, "threads_per_core = {}", c.threads_per_core)?;
+            writeln!(o, "smt_yield = {}", f(c.smt_yield))?;
+            let pts: Vec<String> = (c.per_core_throughput.iter())
+                .map(|&(n, r)| format!("[{}, {}]", n, f(r)))
+                .collect();
+            writeln!(o, "per_core_throughput = [{}]", pts.join(", "))?;
+            writeln!(o)?;
+        }
         writeln!(o, "[hardware.dram]")?;
         writeln!(
             o,

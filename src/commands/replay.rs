@@ -3,6 +3,7 @@
 
 use crate::cli::ReplayCliArgs;
 use crate::replay::kernels::BufferSizes;
+use crate::replay::repredict::repredict_command;
 use crate::replay::{ReplayOptions, replay_command};
 
 /// Runs `bwsim replay`.
@@ -20,7 +21,10 @@ pub fn replay(a: ReplayCliArgs) -> anyhow::Result<()> {
     if a.small_buffers {
         opts.buffers = BufferSizes::TEST;
     }
-    let outcome = replay_command(&opts)?;
+    let outcome = match &a.repredict {
+        Some(dir) => repredict_command(&opts, dir)?,
+        None => replay_command(&opts)?,
+    };
     for f in &outcome.files {
         eprintln!("wrote {}", f.display());
     }

@@ -60,6 +60,29 @@ impl Predicted {
     }
 }
 
+impl Predicted {
+    /// Reads a `points[].predicted` object of a replay.json (what [`to_json`] writes).
+    pub fn from_replay_json(p: &Value) -> Predicted {
+        let f = |k: &str| p.get(k).and_then(Value::as_f64);
+        Predicted {
+            seconds_per_job: f("seconds_per_job").unwrap_or(f64::NAN),
+            gpu_true_busy_frac: f("gpu_true_busy_frac"),
+            gpu_bracketed_busy_frac: f("gpu_bracketed_busy_frac"),
+            gpu_sampled_busy_frac: f("gpu_sampled_busy_frac"),
+            dram_gbps: f("dram_gbps"),
+            inflation: p
+                .get("inflation")
+                .and_then(Value::as_object)
+                .map(|m| {
+                    m.iter()
+                        .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        }
+    }
+}
+
 /// One concurrency point: the prediction and every replay run of it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PointResult {

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::engine::Scope;
 use crate::model::Model;
@@ -13,7 +13,7 @@ use crate::model::Model;
 use super::executor::Recording;
 
 /// One stage's measured timings over the measured jobs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StageStat {
     /// Instances measured.
     pub count: u64,
@@ -28,7 +28,7 @@ pub struct StageStat {
 }
 
 /// A replay's numbers.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measured {
     /// Window / jobs completed in it, seconds.
     pub seconds_per_job: f64,

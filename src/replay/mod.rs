@@ -17,6 +17,7 @@ pub mod kernels;
 pub mod measure;
 pub mod plan;
 pub mod record;
+pub mod repredict;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -429,31 +430,42 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
         "gpu": harness.as_ref().and_then(|hs| hs.first()).map(|h| h.info.clone()),
         "gpus": harness.as_ref().map(|hs| hs.len()).unwrap_or(0),
     });
-    let csv = dir.join("replay.csv");
-    crate::output::write_atomic(&csv, compare::to_csv(&results).as_bytes())?;
-    let json_path = dir.join("replay.json");
-    let doc = compare::to_json(&model.name, host, &results);
-    crate::output::write_atomic(&json_path, format!("{doc:#}\n").as_bytes())?;
-    files.push(csv);
-    files.push(json_path);
     let x_key = opts
         .param
         .as_deref()
         .and_then(|p| p.split_once('='))
         .map(|(k, _)| k.trim().to_string())
         .unwrap_or_else(|| "point".into());
-    let chart = chart::ReplayChart {
-        scenario: &model.name,
-        x_key: &x_key,
-        points: &results,
-    };
-    files.extend(crate::plot::render::render(&chart, &dir, "replay")?);
+    files.extend(write_results(&dir, &model.name, host, &results, &x_key)?);
     print!("{}", compare::to_text(&results));
     Ok(ReplayOutcome {
         dir: Some(dir),
         files,
         points: results,
     })
+}
+
+/// Writes replay.csv, replay.json and the plot of `results` into `dir`; returns the files.
+fn write_results(
+    dir: &Path,
+    scenario: &str,
+    host: Value,
+    results: &[PointResult],
+    x_key: &str,
+) -> Result<Vec<PathBuf>> {
+    let csv = dir.join("replay.csv");
+    crate::output::write_atomic(&csv, compare::to_csv(results).as_bytes())?;
+    let json_path = dir.join("replay.json");
+    let doc = compare::to_json(scenario, host, results);
+    crate::output::write_atomic(&json_path, format!("{doc:#}\n").as_bytes())?;
+    let mut files = vec![csv, json_path];
+    let chart = chart::ReplayChart {
+        scenario,
+        x_key,
+        points: results,
+    };
+    files.extend(crate::plot::render::render(&chart, dir, "replay")?);
+    Ok(files)
 }
 
 /// Replays one point once on `harnesses` (one per GPU of the model, or none): returns

@@ -4,13 +4,14 @@
 use std::path::{Path, PathBuf};
 
 use crate::model::{
-    ArrivalKind, Arrivals, Dram, DramPolicy, DramSharing, Edge, Gpu, Hardware, Instrumentation,
-    LatencyCurve, Lock, Marker, Model, PcieLink, Pool, Span, Timer, Workload,
+    ArrivalKind, Arrivals, CpuThroughput, Dram, DramPolicy, DramSharing, Edge, Gpu, Hardware,
+    Instrumentation, LatencyCurve, Lock, Marker, Model, PcieLink, Pool, PoolSharing, Span, Timer,
+    Workload,
 };
 
 use super::error::{ErrorKind, Locator, ScenarioError, join_index, join_key};
 use super::schema::{
-    ArrivalsSpec, DmaShareSpec, GpuSpec, HardwareSpec, InstrumentationSpec, ScenarioSpec,
+    ArrivalsSpec, DmaShareSpec, DramSpec, GpuSpec, HardwareSpec, InstrumentationSpec, ScenarioSpec,
 };
 use super::stages;
 use super::trace_csv;
@@ -111,6 +112,7 @@ fn hardware(
             per_gpu: l.per_gpu,
         });
     }
+    let (sharing, cpu) = cpu(h, loc)?;
     let mut pools = Vec::new();
     for (name, &threads) in &h.pools {
         let key = join_key("hardware.pools", name);
@@ -118,6 +120,8 @@ fn hardware(
         pools.push(Pool {
             name: name.clone(),
             threads,
+            sharing,
+            cpu: cpu.clone(),
         });
     }
     Ok(Hardware {
@@ -128,6 +132,56 @@ fn hardware(
         locks,
         pools,
     })
+}
+
+/// `[hardware.cpu]`: the pools' sharing rule and compute throughput (absent: v1).
+fn cpu(
+    h: &HardwareSpec,
+    loc: &Locator,
+) -> Result<(PoolSharing, Option<CpuThroughput>), ScenarioError> {
+    let Some(c) = &h.cpu else {
+        return Ok((PoolSharing::default(), None));
+    };
+    let sharing = match &c.pool_sharing {
+        None => PoolSharing::default(),
+        Some(name) => PoolSharing::parse(name).ok_or_else(|| {
+            loc.error(
+                ErrorKind::Value,
+                "hardware.cpu.pool_sharing",
+                format!("unknown sharing {name:?}; use \"by-activity\" or \"per-thread\""),
+            )
+        })?,
+    };
+    let Some(per_core) = &c.per_core_throughput else {
+        for (set, key) in [
+            (c.physical_cores.is_some(), "physical_cores"),
+            (c.threads_per_core.is_some(), "threads_per_core"),
+            (c.smt_yield.is_some(), "smt_yield"),
+        ] {
+            if set {
+                return Err(loc.error(
+                    ErrorKind::MissingKey,
+                    &format!("hardware.cpu.{key}"),
+                    "needs per_core_throughput = [[active cores, relative], ...] beside it",
+                ));
+            }
+        }
+        return Ok((sharing, None));
+    };
+    let threads_per_core = c.threads_per_core.unwrap_or(1);
+    let physical_cores = c
+        .physical_cores
+        .unwrap_or((h.cpu_cores / threads_per_core.max(1)).max(1));
+    let model = CpuThroughput {
+        physical_cores,
+        threads_per_core,
+        smt_yield: c.smt_yield.unwrap_or(1.0),
+        per_core: per_core.clone(),
+    };
+    model
+        .validate()
+        .map_err(|m| loc.error(ErrorKind::Value, "hardware.cpu", m))?;
+    Ok((sharing, Some(model)))
 }
 
 fn dram(
@@ -236,6 +290,7 @@ fn dram(
         })?,
         None => LatencyCurve::flat(),
     };
+    let latency = latency_axes(d, latency, offered, loc)?;
     let policy = |spec: &Option<DmaShareSpec>, key: &str| -> Result<DramPolicy, ScenarioError> {
         match spec {
             None => Ok(DramPolicy::MaxMin),
@@ -281,6 +336,70 @@ fn dram(
         efficiency_loss_per_stream: loss,
         sharing,
     })
+}
+
+/// The latency curve's write-fraction axis (`latency_curve_write_fraction` and
+/// `latency_mixes`) and 4 KiB-page factor (`page_factor`), when given.
+fn latency_axes(
+    d: &DramSpec,
+    mut latency: LatencyCurve,
+    offered: bool,
+    loc: &Locator,
+) -> Result<LatencyCurve, ScenarioError> {
+    let p = "hardware.dram";
+    match (d.latency_curve_write_fraction, d.latency_mixes.is_empty()) {
+        (None, true) => {}
+        (None, false) => {
+            return Err(loc.error(
+                ErrorKind::MissingKey,
+                &join_key(p, "latency_curve_write_fraction"),
+                "latency_mixes needs the write fraction of latency_curve's own mix beside it (e.g. 0.333 for copy)",
+            ));
+        }
+        (Some(_), _) if d.latency_curve.is_none() => {
+            return Err(loc.error(
+                ErrorKind::MissingKey,
+                &join_key(p, "latency_curve"),
+                "a write-fraction axis needs latency_curve (the base mix)",
+            ));
+        }
+        (Some(base), _) => {
+            let mut others = Vec::new();
+            for (i, m) in d.latency_mixes.iter().enumerate() {
+                let key = join_key(p, &format!("latency_mixes[{i}].curve"));
+                let c = if offered {
+                    LatencyCurve::offered(m.curve.clone())
+                } else {
+                    LatencyCurve::new(m.curve.clone())
+                }
+                .map_err(|e| {
+                    loc.error(
+                        ErrorKind::Value,
+                        &key,
+                        format!("{e}; on the same load axis as latency_curve"),
+                    )
+                })?;
+                others.push((m.write_fraction, c));
+            }
+            latency = latency.with_write_mixes(base, others).map_err(|e| {
+                loc.error(
+                    ErrorKind::Value,
+                    &join_key(p, "latency_mixes"),
+                    format!("{e}; write fractions are distinct, in 0..=1"),
+                )
+            })?;
+        }
+    }
+    if let Some((idle, loaded)) = d.page_factor {
+        latency = latency.with_page_factor(idle, loaded).map_err(|e| {
+            loc.error(
+                ErrorKind::Value,
+                &join_key(p, "page_factor"),
+                format!("{e}; write [idle, loaded]"),
+            )
+        })?;
+    }
+    Ok(latency)
 }
 
 fn gpus(g: &GpuSpec, loc: &Locator) -> Result<Vec<Gpu>, ScenarioError> {
@@ -632,11 +751,23 @@ fn instrumentation(
             to,
         });
     }
+    let smi_sample_period_s = s
+        .smi_sample_period_s
+        .map(|p| {
+            positive(
+                p,
+                "instrumentation.smi_sample_period_s",
+                "the nvidia-smi sample period in seconds",
+                loc,
+            )
+        })
+        .transpose()?;
     Ok(Instrumentation {
         markers,
         spans,
         timers,
         timing_prefix: s.timing_prefix.clone().unwrap_or_else(|| "TIMING".into()),
+        smi_sample_period_s,
     })
 }
 

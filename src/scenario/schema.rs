@@ -41,6 +41,19 @@ pub struct HardwareSpec {
     pub locks: BTreeMap<String, LockSpec>,
     #[serde(default)]
     pub pools: BTreeMap<String, f64>,
+    pub cpu: Option<CpuSpec>,
+}
+
+/// `[hardware.cpu]`: how the host's threads are scheduled and how fast they compute as
+/// more are active (applies to every pool).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuSpec {
+    pub pool_sharing: Option<String>,
+    pub physical_cores: Option<u32>,
+    pub threads_per_core: Option<u32>,
+    pub smt_yield: Option<f64>,
+    pub per_core_throughput: Option<Vec<(f64, f64)>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -57,6 +70,18 @@ pub struct DramSpec {
     pub lines_in_flight_per_thread: Option<f64>,
     pub dma_h2d: Option<DmaShareSpec>,
     pub dma_d2h: Option<DmaShareSpec>,
+    pub latency_curve_write_fraction: Option<f64>,
+    #[serde(default)]
+    pub latency_mixes: Vec<LatencyMixSpec>,
+    pub page_factor: Option<(f64, f64)>,
+}
+
+/// One more read/write mix's latency curve (`hardware.dram.latency_mixes`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LatencyMixSpec {
+    pub write_fraction: f64,
+    pub curve: Vec<(f64, f64)>,
 }
 
 /// How a DMA direction shares DRAM (`hardware.dram.dma_h2d` / `dma_d2h`).
@@ -151,6 +176,9 @@ pub struct StageSpec {
     pub dram_gbps: Option<Qty>,
     pub dram_gb: Option<Qty>,
     pub latency_bound_frac: Option<f64>,
+    pub compute_bound_frac: Option<f64>,
+    pub dram_write_frac: Option<f64>,
+    pub host_thread: Option<HostThreadSpec>,
     pub pool: Option<PoolUseSpec>,
     pub transfer: Option<TransferSpec>,
     pub gpu_kernel: Option<bool>,
@@ -182,6 +210,14 @@ pub struct HoldSpec {
     pub amount: Option<Qty>,
     pub gib: Option<Qty>,
     pub until: Option<String>,
+}
+
+/// `host_thread = { pool = "cpu", frac = 0.3 }`: the host thread driving a stage.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostThreadSpec {
+    pub pool: String,
+    pub frac: f64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -222,6 +258,7 @@ pub struct InstrumentationSpec {
     #[serde(default)]
     pub timers: Vec<TimerSpec>,
     pub timing_prefix: Option<String>,
+    pub smi_sample_period_s: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -4,7 +4,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::model::{
-    CopyDir, Demand, Duration, Hardware, Hold, HoldResource, LinkCopy, RateTarget, Stage, Workload,
+    CopyDir, Demand, Duration, Hardware, Hold, HoldResource, HostThread, LinkCopy, RateTarget,
+    Stage, Workload,
 };
 
 use super::capacity::{capacity, check_live_holds, quantity};
@@ -374,6 +375,65 @@ impl StageCx<'_> {
             loc,
         )?;
 
+        let compute_bound_frac = number(
+            s.compute_bound_frac.unwrap_or(0.0),
+            0.0,
+            1.0 - latency_bound_frac,
+            &self.k("compute_bound_frac"),
+            "the compute-bound fraction is in 0..=1 and, with latency_bound_frac, sums to at most 1",
+            loc,
+        )?;
+
+        let dram_write_frac = s
+            .dram_write_frac
+            .map(|w| {
+                number(
+                    w,
+                    0.0,
+                    1.0,
+                    &self.k("dram_write_frac"),
+                    "the write share of a stage's DRAM bytes is in 0..=1",
+                    loc,
+                )
+            })
+            .transpose()?;
+
+        let host_thread = match &s.host_thread {
+            None => None,
+            Some(h) => {
+                let Some(pool) = self.hw.pools.iter().position(|p| p.name == h.pool) else {
+                    let pools: Vec<&str> = self.hw.pools.iter().map(|p| p.name.as_str()).collect();
+                    return Err(self.err(
+                        ErrorKind::Reference,
+                        "host_thread.pool",
+                        format!(
+                            "no pool named {:?}; pools: {}",
+                            h.pool,
+                            if pools.is_empty() {
+                                "(none; declare [hardware.pools])".into()
+                            } else {
+                                pools.join(", ")
+                            }
+                        ),
+                    ));
+                };
+                if !(h.frac > 0.0 && h.frac <= 1.0) {
+                    return Err(self.err(
+                        ErrorKind::Value,
+                        "host_thread.frac",
+                        format!(
+                            "{} is out of range; the share of the stage's time its host thread needs a CPU is in (0, 1]",
+                            h.frac
+                        ),
+                    ));
+                }
+                Some(HostThread {
+                    pool,
+                    bound_frac: h.frac,
+                })
+            }
+        };
+
         if self.hw.dram.capacity_gbps == UNLIMITED_DRAM {
             let field = if demands.get(&RateTarget::Dram).is_some_and(|a| *a > 0.0) {
                 Some(if s.transfer.is_some() {
@@ -409,6 +469,9 @@ impl StageCx<'_> {
                 .map(|(target, amount)| Demand { target, amount })
                 .collect(),
             latency_bound_frac,
+            compute_bound_frac,
+            dram_write_frac,
+            host_thread,
             gpu_kernel,
         })
     }

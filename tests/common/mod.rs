@@ -31,6 +31,9 @@ pub fn stage(name: &str, duration: Duration) -> Stage {
         holds: vec![],
         demands: vec![],
         latency_bound_frac: 0.0,
+        compute_bound_frac: 0.0,
+        dram_write_frac: None,
+        host_thread: None,
         gpu_kernel: false,
     }
 }
@@ -89,6 +92,8 @@ pub fn ps_model(service: Duration, arrivals: Arrivals, seed: u64) -> Model {
     hw.pools.push(Pool {
         name: "cpu".into(),
         threads: 1.0,
+        sharing: Default::default(),
+        cpu: None,
     });
     let mut s = stage("service", service);
     s.demands.push(Demand {

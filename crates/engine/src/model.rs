@@ -137,6 +137,20 @@ impl Dram {
 pub struct LatencyCurve {
     points: Vec<(f64, f64)>,
     by_offered_load: bool,
+    /// Curves of other read/write mixes (the write-fraction axis); None: one mix.
+    mixes: Option<Box<WriteMixes>>,
+    /// Latency factor of 4 KiB pages (page walks) over the huge pages the curve was
+    /// measured with, (idle, loaded at load 1); None: huge pages.
+    page_factor: Option<(f64, f64)>,
+}
+
+/// The write-fraction axis of a latency curve: one curve per measured read/write mix.
+#[derive(Debug, Clone, PartialEq)]
+struct WriteMixes {
+    /// Write fraction of DRAM bytes of the curve's own points.
+    base: f64,
+    /// (write fraction, points), sorted by write fraction, the base curve included.
+    curves: Vec<(f64, Vec<(f64, f64)>)>,
 }
 
 impl LatencyCurve {
@@ -162,6 +176,8 @@ impl LatencyCurve {
         Ok(Self {
             points,
             by_offered_load: false,
+            mixes: None,
+            page_factor: None,
         })
     }
 
@@ -190,6 +206,8 @@ impl LatencyCurve {
         Ok(Self {
             points,
             by_offered_load: true,
+            mixes: None,
+            page_factor: None,
         })
     }
 
@@ -203,6 +221,8 @@ impl LatencyCurve {
         Self {
             points: vec![(0.0, 100.0)],
             by_offered_load: false,
+            mixes: None,
+            page_factor: None,
         }
     }
 
@@ -211,10 +231,94 @@ impl LatencyCurve {
         &self.points
     }
 
+    /// Adds the write-fraction axis: this curve's points are the mix with `base` write
+    /// fraction (of DRAM bytes), `others` are (write fraction, curve) of other mixes on
+    /// the same load axis. Latency at a run's write fraction interpolates linearly
+    /// between the two nearest mixes (held at the ends).
+    pub fn with_write_mixes(
+        mut self,
+        base: f64,
+        others: Vec<(f64, LatencyCurve)>,
+    ) -> Result<Self, String> {
+        let mut curves = vec![(base, self.points.clone())];
+        for (wf, c) in others {
+            if c.by_offered_load != self.by_offered_load {
+                return Err(format!(
+                    "the mix with write fraction {wf} is on another load axis than the base curve"
+                ));
+            }
+            curves.push((wf, c.points));
+        }
+        for &(wf, _) in &curves {
+            if !(0.0..=1.0).contains(&wf) {
+                return Err(format!("write fraction {wf} is outside 0..=1"));
+            }
+        }
+        curves.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if curves.windows(2).any(|w| w[0].0 == w[1].0) {
+            return Err("two mixes have the same write fraction".into());
+        }
+        self.mixes = Some(Box::new(WriteMixes { base, curves }));
+        Ok(self)
+    }
+
+    /// Multiplies latency by the 4 KiB-page factor: `idle` at load 0 rising linearly to
+    /// `loaded` at load 1 (held beyond). Both must be >= 1.
+    pub fn with_page_factor(mut self, idle: f64, loaded: f64) -> Result<Self, String> {
+        if !(idle >= 1.0 && loaded >= 1.0 && idle.is_finite() && loaded.is_finite()) {
+            return Err(format!(
+                "page factors ({idle}, {loaded}) must be finite and >= 1 (4 KiB pages are never faster)"
+            ));
+        }
+        self.page_factor = Some((idle, loaded));
+        Ok(self)
+    }
+
+    /// Write fraction of the curve's own points (None without a write-fraction axis).
+    pub fn base_write_frac(&self) -> Option<f64> {
+        self.mixes.as_ref().map(|m| m.base)
+    }
+
+    /// Latency in ns at load `u` for a run whose DRAM bytes are a `write_frac` share
+    /// writes (None: the curve's own mix).
+    pub fn latency_ns_mix(&self, u: f64, write_frac: Option<f64>) -> f64 {
+        let (Some(m), Some(wf)) = (&self.mixes, write_frac) else {
+            return self.latency_ns(u);
+        };
+        let c = &m.curves;
+        let at = |pts: &[(f64, f64)]| self.page(u, self.on_points(pts, u));
+        if wf <= c[0].0 {
+            return at(&c[0].1);
+        }
+        for w in c.windows(2) {
+            let ((w0, p0), (w1, p1)) = (&w[0], &w[1]);
+            if wf <= *w1 {
+                let (l0, l1) = (at(p0), at(p1));
+                return l0 + (l1 - l0) * (wf - w0) / (w1 - w0);
+            }
+        }
+        at(&c[c.len() - 1].1)
+    }
+
+    /// L(u)/L(0) at a run's write fraction (None: the curve's own mix).
+    pub fn slowdown_mix(&self, u: f64, write_frac: Option<f64>) -> f64 {
+        self.latency_ns_mix(u, write_frac) / self.latency_ns_mix(0.0, write_frac)
+    }
+
+    fn page(&self, u: f64, ns: f64) -> f64 {
+        match self.page_factor {
+            None => ns,
+            Some((idle, loaded)) => ns * (idle + (loaded - idle) * u.clamp(0.0, 1.0)),
+        }
+    }
+
     /// Latency in ns at load `u` (utilisation: clamped to the curve's range; offered
     /// load: extrapolated past the last point along the last rising segment).
     pub fn latency_ns(&self, u: f64) -> f64 {
-        let p = &self.points;
+        self.page(u, self.on_points(&self.points, u))
+    }
+
+    fn on_points(&self, p: &[(f64, f64)], u: f64) -> f64 {
         if u <= p[0].0 {
             return p[0].1;
         }
@@ -358,6 +462,117 @@ pub struct Pool {
     pub name: String,
     /// Threads in the pool.
     pub threads: f64,
+    /// How a saturated pool is shared (default: by activity, the v1 rule).
+    pub sharing: PoolSharing,
+    /// How fast its threads compute with many active (None: always as fast as alone).
+    pub cpu: Option<CpuThroughput>,
+}
+
+/// How a saturated thread pool is shared among the stages drawing on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum PoolSharing {
+    /// Max-min on each activity's threads (v1): a one-thread stage keeps its thread while
+    /// wide stages share the rest.
+    #[default]
+    ByActivity,
+    /// Every runnable thread gets the same share, as Linux's CFS scheduler gives
+    /// unpinned threads of equal priority: every stage bound by the pool slows by the
+    /// same fraction, `threads / sum of threads wanted`.
+    PerThread,
+}
+
+impl PoolSharing {
+    /// Parses a scenario name: "by-activity" or "per-thread".
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "by-activity" => Some(Self::ByActivity),
+            "per-thread" => Some(Self::PerThread),
+            _ => None,
+        }
+    }
+
+    /// The scenario name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::ByActivity => "by-activity",
+            Self::PerThread => "per-thread",
+        }
+    }
+}
+
+/// Compute throughput of a pool's threads as more of them are active: physical cores x
+/// threads per core, what a second SMT thread adds, and the throughput per core vs
+/// active cores (all-core frequency falls below single-core boost).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuThroughput {
+    /// Physical cores under the pool's threads.
+    pub physical_cores: u32,
+    /// Hardware threads per core (1 without SMT).
+    pub threads_per_core: u32,
+    /// Both SMT siblings busy, total / one alone (1: no gain, 2: perfect).
+    pub smt_yield: f64,
+    /// (active cores, throughput per core relative to one core alone), sorted by cores;
+    /// piecewise linear, held flat outside.
+    pub per_core: Vec<(f64, f64)>,
+}
+
+impl CpuThroughput {
+    /// Checks the numbers; an error message says what is wrong.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.physical_cores == 0 || self.threads_per_core == 0 {
+            return Err("physical_cores and threads_per_core must be >= 1".into());
+        }
+        if !(1.0..=self.threads_per_core as f64).contains(&self.smt_yield) {
+            return Err(format!(
+                "smt_yield {} must be between 1 and threads_per_core ({})",
+                self.smt_yield, self.threads_per_core
+            ));
+        }
+        if self.per_core.is_empty() {
+            return Err("per_core needs at least one (active cores, relative) point".into());
+        }
+        for (i, &(n, r)) in self.per_core.iter().enumerate() {
+            if !(n >= 1.0 && n.is_finite() && r > 0.0 && r.is_finite()) {
+                return Err(format!(
+                    "point {i}: ({n}, {r}) needs active cores >= 1 and relative > 0"
+                ));
+            }
+            if i > 0 && n <= self.per_core[i - 1].0 {
+                return Err(format!("point {i}: active cores must rise"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Relative throughput of one core with `cores` cores active.
+    fn per_core_at(&self, cores: f64) -> f64 {
+        let p = &self.per_core;
+        if cores <= p[0].0 {
+            return p[0].1;
+        }
+        for w in p.windows(2) {
+            let ((n0, r0), (n1, r1)) = (w[0], w[1]);
+            if cores <= n1 {
+                return r0 + (r1 - r0) * (cores - n0) / (n1 - n0);
+            }
+        }
+        p[p.len() - 1].1
+    }
+
+    /// Compute throughput of one thread with `threads` threads active (relative to one
+    /// thread alone on an idle host). Threads fill one per core first, then SMT siblings:
+    /// a core running two threads yields `smt_yield`, shared by both.
+    pub fn per_thread(&self, threads: f64) -> f64 {
+        let n = threads.max(1.0);
+        let cores = self.physical_cores as f64;
+        let busy_cores = n.min(cores);
+        let shared = (n - cores).clamp(0.0, cores * (self.threads_per_core as f64 - 1.0));
+        // Cores running siblings: each extra thread pairs with a lone one.
+        let paired = shared.min(cores);
+        let total =
+            self.per_core_at(busy_cores) * ((busy_cores - paired) + paired * self.smt_yield);
+        total / n.min(cores * self.threads_per_core as f64) / self.per_core_at(1.0)
+    }
 }
 
 /// What one job does: a DAG of stages, some repeated per partition.
@@ -386,8 +601,31 @@ pub struct Stage {
     pub demands: Vec<Demand>,
     /// Fraction of the standalone time that is DRAM-latency bound, in [0, 1].
     pub latency_bound_frac: f64,
+    /// Fraction of the standalone time that is compute bound, in [0, 1 -
+    /// latency_bound_frac]: it slows with its pool's per-thread throughput
+    /// ([`Pool::cpu`]) as more threads are active. 0: never.
+    pub compute_bound_frac: f64,
+    /// Share of its DRAM bytes that are writes, for a latency curve with a write-fraction
+    /// axis. None: a DMA's direction decides (host-to-device reads host memory: 0,
+    /// device-to-host writes it: 1), else the curve's own mix.
+    pub dram_write_frac: Option<f64>,
+    /// A thread that drives the stage from the host (launches, synchronisation, host-side
+    /// work) without holding a pool share: None for none.
+    pub host_thread: Option<HostThread>,
     /// This stage is GPU kernel work (counts toward the true GPU duty cycle).
     pub gpu_kernel: bool,
+}
+
+/// A host thread driving a stage (e.g. the thread that launches a GPU stage's kernels and
+/// waits for them): for `bound_frac` of the stage's standalone time it must be on a CPU
+/// of `pool` to make progress. Under a per-thread pool that wants `W` threads of `C`,
+/// it gets `C / W` of a CPU, so that share of the stage stretches by `W / C`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HostThread {
+    /// The pool whose CPUs it runs on.
+    pub pool: PoolId,
+    /// Share of the stage's standalone time that needs the thread on a CPU, in (0, 1].
+    pub bound_frac: f64,
 }
 
 /// A stage's standalone duration.
@@ -536,6 +774,23 @@ pub struct Instrumentation {
     pub timers: Vec<Timer>,
     /// First field of the timing log line, e.g. "CUZK_TIMING".
     pub timing_prefix: String,
+    /// Sample period of the nvidia-smi view (`gpu.sampled_busy_frac`), seconds; None:
+    /// [`DEFAULT_SMI_SAMPLE_PERIOD_S`].
+    pub smi_sample_period_s: Option<f64>,
+}
+
+/// NVML's utilization.gpu is "percent of time over the past sample period during which
+/// one or more kernels was executing"; its documentation (nvmlUtilization_t) gives the
+/// sample period as between 1 s and 1/6 s depending on the product. The default takes
+/// the shortest, 1/6 s.
+pub const DEFAULT_SMI_SAMPLE_PERIOD_S: f64 = 1.0 / 6.0;
+
+impl Instrumentation {
+    /// The nvidia-smi view's sample period, seconds.
+    pub fn smi_period_s(&self) -> f64 {
+        self.smi_sample_period_s
+            .unwrap_or(DEFAULT_SMI_SAMPLE_PERIOD_S)
+    }
 }
 
 /// A timer: milliseconds from one stage boundary to another, printed per partition.
@@ -661,5 +916,60 @@ mod tests {
             shape: 1.0,
         };
         assert!((d.mean_s() - 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn smt_siblings_share_what_a_core_yields() {
+        // 8 cores x 2 threads, a second sibling adds 25%, flat per-core throughput.
+        // 12 threads: 4 cores run pairs (1.25 each), 4 run one thread: 9 / 12 = 0.75.
+        // 16 threads: 8 x 1.25 / 16 = 0.625. Up to 8 threads: 1.
+        let cpu = CpuThroughput {
+            physical_cores: 8,
+            threads_per_core: 2,
+            smt_yield: 1.25,
+            per_core: vec![(1.0, 1.0)],
+        };
+        assert!(cpu.validate().is_ok());
+        assert_eq!(cpu.per_thread(8.0), 1.0);
+        assert!((cpu.per_thread(12.0) - 0.75).abs() < 1e-12);
+        assert!((cpu.per_thread(16.0) - 0.625).abs() < 1e-12);
+        // All-core frequency: 0.9 per core with 8 active, on top of SMT.
+        let freq = CpuThroughput {
+            per_core: vec![(1.0, 1.0), (8.0, 0.9)],
+            ..cpu
+        };
+        assert!((freq.per_thread(16.0) - 0.9 * 0.625).abs() < 1e-12);
+        assert!(
+            CpuThroughput {
+                smt_yield: 3.0,
+                ..freq
+            }
+            .validate()
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn page_factor_and_write_mixes_shape_the_latency() {
+        let base = LatencyCurve::new(vec![(0.0, 100.0), (1.0, 200.0)]).unwrap();
+        let paged = base.clone().with_page_factor(1.8, 2.0).unwrap();
+        assert!((paged.latency_ns(0.0) - 180.0).abs() < 1e-9);
+        assert!((paged.latency_ns(0.5) - 150.0 * 1.9).abs() < 1e-9);
+        assert!((paged.latency_ns(1.0) - 400.0).abs() < 1e-9);
+        assert!(base.clone().with_page_factor(0.9, 1.0).is_err());
+        // Write mix 0.5 at L = 100 + 300u beside the base (1/3): halfway at 5/12.
+        let mixed = base
+            .with_write_mixes(
+                1.0 / 3.0,
+                vec![(
+                    0.5,
+                    LatencyCurve::new(vec![(0.0, 100.0), (1.0, 400.0)]).unwrap(),
+                )],
+            )
+            .unwrap();
+        assert!((mixed.latency_ns_mix(1.0, Some(5.0 / 12.0)) - 300.0).abs() < 1e-9);
+        assert_eq!(mixed.latency_ns_mix(1.0, None), 200.0);
+        assert_eq!(mixed.latency_ns_mix(1.0, Some(0.9)), 400.0);
+        assert_eq!(mixed.latency_ns_mix(1.0, Some(0.0)), 200.0);
     }
 }

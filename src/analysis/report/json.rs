@@ -100,6 +100,7 @@ impl Report {
         );
         let bracketed = num(self.gpu_bracketed_seconds_per_job);
         put(r, k::GPU_BRACKETED_SECONDS_PER_JOB, bracketed);
+        put(r, k::GPU_SAMPLED_BUSY_FRAC, num(self.gpu_sampled_busy_frac));
         put(r, k::GPU_SPANS_MEAN_S, numbers(&self.spans_mean_s));
     }
 

@@ -94,6 +94,11 @@ pub struct Report {
     /// What the markers alone imply: summed gpu_busy span time per measured job, per GPU
     /// (the seconds per job a TIMELINE reader would estimate if the brackets were GPU work).
     pub gpu_bracketed_seconds_per_job: f64,
+    /// The nvidia-smi view: share of sample windows in which any kernel ran, averaged
+    /// over GPUs.
+    pub gpu_sampled_busy_frac: f64,
+    /// Its sample period, seconds.
+    pub smi_sample_period_s: f64,
     /// Mean length of each instrumentation span, seconds.
     pub spans_mean_s: BTreeMap<String, f64>,
     /// DRAM capacity, GB/s.
@@ -160,6 +165,8 @@ impl Report {
             response_max_s: w.response_max_s,
             gpu_true_busy_frac: w.per_window(m.gpu.kernel_busy_s.iter().sum::<f64>() / gpus),
             gpu_bracketed_busy_frac: w.per_window(m.gpu.bracket_busy_s.iter().sum::<f64>() / gpus),
+            gpu_sampled_busy_frac: w.per_window(m.gpu.sampled_busy_s.iter().sum::<f64>() / gpus),
+            smi_sample_period_s: model.instrumentation.smi_period_s(),
             gpu_bracketed_seconds_per_job: if w.measured_jobs > 0 {
                 m.gpu.bracketed_span_total_s / w.measured_jobs as f64 / gpus
             } else {

@@ -56,6 +56,14 @@ impl Report {
                 self.gpu_bracketed_seconds_per_job
             );
         }
+        if self.gpu_true_busy_frac > 0.0 {
+            let _ = writeln!(
+                w,
+                "             nvidia-smi view {}   (sample windows of {:.3} s with any kernel running)",
+                pct(self.gpu_sampled_busy_frac),
+                self.smi_sample_period_s
+            );
+        }
         if self.dram_capacity_gbps.is_finite() {
             let _ = writeln!(
                 w,

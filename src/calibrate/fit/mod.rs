@@ -6,8 +6,10 @@
 //! - [`latency`]: the loaded-latency curve.
 //! - [`pcie`]: link rates, capacity and DMA coupling, pageable latency fraction.
 //! - [`contention`]: offered-load latency, pages, compute, DMA policy, staging.
+//! - [`cpu`]: the pools' compute throughput vs active cores (`[hardware.cpu]`).
 
 pub mod contention;
+pub mod cpu;
 pub mod kernel;
 pub mod latency;
 pub mod pcie;

@@ -38,6 +38,26 @@ pub struct V2Rules {
     /// The latency curve read as a function of offered load (extrapolated past its
     /// last point: latency keeps rising while queues build).
     pub offered_curve: LatencyCurve,
+    /// The write-fraction axis: (write fraction, curve) of the other measured mixes
+    /// (read 0, write 1/2) on the same axis as `offered_curve` (the copy mix, 1/3);
+    /// empty: one curve for every mix.
+    pub write_mixes: Vec<(f64, LatencyCurve)>,
+}
+
+/// Write share of the DRAM bytes of the copy mix, whose curve is the base one.
+pub const COPY_WRITE_FRACTION: f64 = 1.0 / 3.0;
+
+impl V2Rules {
+    /// The latency curve the engine runs with: the base curve, with the write-fraction
+    /// axis when there is one.
+    pub fn latency(&self) -> LatencyCurve {
+        if self.write_mixes.is_empty() {
+            return self.offered_curve.clone();
+        }
+        (self.offered_curve.clone())
+            .with_write_mixes(COPY_WRITE_FRACTION, self.write_mixes.clone())
+            .unwrap_or_else(|_| self.offered_curve.clone())
+    }
 }
 
 /// Builds the predictor's view of the host from a calibration file's text.
@@ -60,9 +80,35 @@ pub fn load_calib(text: &str) -> Result<Calib> {
         v2: Some(V2Rules {
             dma_h2d: dma_policy(&prov.fitted.contention, "h2d", DramPolicy::Proportional),
             dma_d2h: dma_policy(&prov.fitted.contention, "d2h", DramPolicy::Priority),
+            write_mixes: write_mixes(&prov.fitted.contention),
             offered_curve,
         }),
     })
+}
+
+/// The read and write mixes' curves, as the base one is built: latency vs achieved load
+/// (streams + chase over capacity), read as offered load. A mix whose points do not
+/// make a curve (too few, not rising) is left out.
+fn write_mixes(c: &crate::calibrate::fit::contention::ContentionFit) -> Vec<(f64, LatencyCurve)> {
+    let mut out = Vec::new();
+    for (name, m) in &c.offered_latency {
+        if name == "copy" || (m.write_fraction - COPY_WRITE_FRACTION).abs() < 1e-9 {
+            continue;
+        }
+        let mut pts: Vec<(f64, f64)> = Vec::new();
+        for p in &m.points {
+            let load = p.achieved_load.max(0.0);
+            if pts.last().is_none_or(|l| load > l.0) {
+                pts.push((load, p.latency_ns.median));
+            }
+        }
+        if pts.len() >= 2
+            && let Ok(curve) = LatencyCurve::offered(pts)
+        {
+            out.push((m.write_fraction, curve));
+        }
+    }
+    out
 }
 
 /// The DMA policy calibrate fitted for `dir`, or what a pinned DMA of that direction

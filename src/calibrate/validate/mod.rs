@@ -61,7 +61,15 @@ pub struct ValidateArgs {
 
 fn predictions(calib: &Calib, s: &Setup) -> Result<Predictions> {
     Ok(Predictions {
-        engine: calib.predict_engine(s)?,
+        engine: Calib {
+            v2: calib.v2.clone().map(|mut r| {
+                r.write_mixes.clear();
+                r
+            }),
+            ..calib.clone()
+        }
+        .predict_engine(s)?,
+        new: calib.predict_engine(s)?,
         v1: Calib {
             v2: None,
             ..calib.clone()

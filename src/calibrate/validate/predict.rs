@@ -51,7 +51,22 @@ fn stage(name: &str, secs: f64, demands: Vec<Demand>, lat: f64, after: Vec<Stage
         holds: vec![],
         demands,
         latency_bound_frac: lat,
+        compute_bound_frac: 0.0,
+        dram_write_frac: None,
+        host_thread: None,
         gpu_kernel: false,
+    }
+}
+
+/// Share of a stream kernel's DRAM bytes that are writes (write-allocate counted as a
+/// read): read 0, copy 8 of 24 B, triad 8 of 32 B, write (a fill) 8 of 16 B.
+fn write_fraction(k: crate::calibrate::probe::stream::Kernel) -> f64 {
+    use crate::calibrate::probe::stream::Kernel;
+    match k {
+        Kernel::Read => 0.0,
+        Kernel::Copy => 1.0 / 3.0,
+        Kernel::Triad => 0.25,
+        Kernel::Write => 0.5,
     }
 }
 
@@ -62,7 +77,7 @@ impl Calib {
     fn model(&self, stages: Vec<Stage>, lines: Option<f64>, gpus: u32) -> Model {
         let (latency, sharing) = match &self.v2 {
             Some(v2) => (
-                v2.offered_curve.clone(),
+                v2.latency(),
                 DramSharing {
                     dma_h2d: v2.dma_h2d,
                     dma_d2h: v2.dma_d2h,
@@ -125,7 +140,7 @@ impl Calib {
             (false, true) => self.pageable_latency_frac.0,
             (false, false) => self.pageable_latency_frac.1,
         };
-        Some(stage(
+        let mut s = stage(
             name,
             secs,
             vec![
@@ -140,7 +155,14 @@ impl Calib {
             ],
             lat,
             after,
-        ))
+        );
+        // A pinned DMA's direction gives its mix (H2D reads host memory, D2H writes
+        // it); a pageable copy adds the memcpy (a read and a write per byte) to the
+        // DMA's one access: a third of its DRAM bytes are writes either way.
+        if !c.pinned {
+            s.dram_write_frac = Some(1.0 / 3.0);
+        }
+        Some(s)
     }
 
     fn copy_rate(&self, c: Copy) -> Option<f64> {
@@ -217,6 +239,7 @@ impl Calib {
                     0.0,
                     vec![],
                 );
+                streams.dram_write_frac = s.streams.map(|(k, _)| write_fraction(k));
                 if threads > 0 {
                     streams.holds.push(Hold {
                         resource: HoldResource::Cores,
@@ -227,7 +250,7 @@ impl Calib {
                 st.push(streams);
             }
             if s.chase {
-                st.push(stage(
+                let mut chase = stage(
                     "chase",
                     dur("chase"),
                     vec![Demand {
@@ -236,7 +259,9 @@ impl Calib {
                     }],
                     1.0,
                     vec![],
-                ));
+                );
+                chase.dram_write_frac = Some(0.0);
+                st.push(chase);
             }
             if let Some(c) = s.dma {
                 let secs = if short == "dma" { SHORT_S } else { LONG_S };

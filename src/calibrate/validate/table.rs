@@ -17,6 +17,13 @@ pub struct Row {
     pub predicted: f64,
     /// (predicted - measured) / measured, percent.
     pub error_pct: f64,
+    /// The engine's prediction with the newer mechanisms added to the v2 rules (the
+    /// latency curve's write-fraction axis: one curve per measured read/write mix).
+    #[serde(default)]
+    pub predicted_new: f64,
+    /// Its error, percent.
+    #[serde(default)]
+    pub error_new_pct: f64,
     /// The engine's prediction with the model v1 rules (max-min for every DRAM
     /// consumer, latency of utilisation capped at 1, no per-thread bound).
     #[serde(default)]
@@ -37,6 +44,12 @@ pub struct Table {
     pub median_abs_error_pct: f64,
     /// Max of |error %|.
     pub max_abs_error_pct: f64,
+    /// Median of |error %| of the engine with the newer mechanisms.
+    #[serde(default)]
+    pub median_abs_error_new_pct: f64,
+    /// Max of |error %| of the engine with the newer mechanisms.
+    #[serde(default)]
+    pub max_abs_error_new_pct: f64,
     /// Median of |error %| of the engine with the model v1 rules.
     #[serde(default)]
     pub median_abs_error_v1_pct: f64,
@@ -66,6 +79,8 @@ pub struct Measured {
 pub struct Predictions {
     /// The bwsim engine (model v2 rules when the calibration gives them).
     pub engine: Outcome,
+    /// The bwsim engine with the newer mechanisms (the write-fraction axis).
+    pub new: Outcome,
     /// The bwsim engine with the model v1 rules.
     pub v1: Outcome,
 }
@@ -79,12 +94,15 @@ pub fn rows_for(name: &str, m: &Outcome, p: &Predictions) -> Vec<Row> {
             && a > 0.0
         {
             let v1 = f(&p.v1).unwrap_or(b);
+            let new = f(&p.new).unwrap_or(b);
             rows.push(Row {
                 experiment: name.into(),
                 metric: metric.into(),
                 measured: a,
                 predicted: b,
                 error_pct: err(b, a),
+                predicted_new: new,
+                error_new_pct: err(new, a),
                 predicted_v1: v1,
                 error_v1_pct: err(v1, a),
             });
@@ -120,8 +138,11 @@ pub fn summarise(
 ) -> Table {
     let abs: Vec<f64> = rows.iter().map(|r| r.error_pct.abs()).collect();
     let abs1: Vec<f64> = rows.iter().map(|r| r.error_v1_pct.abs()).collect();
+    let abs_new: Vec<f64> = rows.iter().map(|r| r.error_new_pct.abs()).collect();
     Table {
         calibration: calibration.into(),
+        median_abs_error_new_pct: median(abs_new.clone()),
+        max_abs_error_new_pct: abs_new.iter().copied().fold(0.0, f64::max),
         median_abs_error_v1_pct: median(abs1.clone()),
         max_abs_error_v1_pct: abs1.iter().copied().fold(0.0, f64::max),
         median_abs_error_pct: median(abs.clone()),
@@ -135,28 +156,33 @@ pub fn summarise(
 /// The table as Markdown.
 pub fn markdown(t: &Table) -> String {
     let mut s = String::from(
-        "| experiment | metric | measured | engine | error % | engine v1 | error % |\n\
-         |---|---|---:|---:|---:|---:|---:|\n",
+        "| experiment | metric | measured | engine | error % | + write axis | error % | engine v1 | error % |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for r in &t.rows {
         s.push_str(&format!(
-            "| {} | {} | {:.2} | {:.2} | {:+.1} | {:.2} | {:+.1} |\n",
+            "| {} | {} | {:.2} | {:.2} | {:+.1} | {:.2} | {:+.1} | {:.2} | {:+.1} |\n",
             r.experiment,
             r.metric,
             r.measured,
             r.predicted,
             r.error_pct,
+            r.predicted_new,
+            r.error_new_pct,
             r.predicted_v1,
             r.error_v1_pct
         ));
     }
     s.push_str(&format!(
         "\nengine (the model as simulated): median |error| {:.1}%, max |error| {:.1}% over {} \
-         comparisons\nengine v1 (the old rules: max-min for every DRAM consumer, latency \
+         comparisons\nengine + write axis (one latency curve per read/write mix, \
+         interpolated by the run's write fraction): median {:.1}%, max {:.1}%\nengine v1 (the old rules: max-min for every DRAM consumer, latency \
          of utilisation): median {:.1}%, max {:.1}%\n",
         t.median_abs_error_pct,
         t.max_abs_error_pct,
         t.rows.len(),
+        t.median_abs_error_new_pct,
+        t.max_abs_error_new_pct,
         t.median_abs_error_v1_pct,
         t.max_abs_error_v1_pct
     ));
@@ -166,17 +192,19 @@ pub fn markdown(t: &Table) -> String {
 /// The table as CSV.
 pub fn csv(t: &Table) -> String {
     let mut s = String::from(
-        "experiment,metric,measured,predicted_engine,error_pct,predicted_engine_v1,\
-         error_v1_pct\n",
+        "experiment,metric,measured,predicted_engine,error_pct,predicted_engine_write_axis,\
+         error_write_axis_pct,predicted_engine_v1,error_v1_pct\n",
     );
     for r in &t.rows {
         s.push_str(&format!(
-            "\"{}\",\"{}\",{},{},{:.3},{},{:.3}\n",
+            "\"{}\",\"{}\",{},{},{:.3},{},{:.3},{},{:.3}\n",
             r.experiment,
             r.metric,
             r.measured,
             r.predicted,
             r.error_pct,
+            r.predicted_new,
+            r.error_new_pct,
             r.predicted_v1,
             r.error_v1_pct
         ));
@@ -196,6 +224,8 @@ mod tests {
             measured: 100.0,
             predicted: 100.0 + e,
             error_pct: e,
+            predicted_new: 100.0,
+            error_new_pct: 0.0,
             predicted_v1: 100.0,
             error_v1_pct: 0.0,
         };

@@ -16,7 +16,7 @@ use crate::time::SimTime;
 use super::observer::{Limiter, Loss};
 use super::plan::{ClassKey, KeyId};
 use super::resources::RateId;
-use super::solver::{ClassDemand, ClassSpeed, SolveMemo, Solver};
+use super::solver::{ClassDemand, ClassSpeed, PoolRule, SolveMemo, Solver};
 
 /// A class slot (slots are reused, under another key, once a class empties).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -93,7 +93,12 @@ pub(super) struct Fluid {
 }
 
 impl Fluid {
-    pub fn new(keys: Vec<ClassKey>, capacities: Vec<f64>, dram: RateId) -> Self {
+    pub fn new(
+        keys: Vec<ClassKey>,
+        capacities: Vec<f64>,
+        dram: RateId,
+        pools: Vec<PoolRule>,
+    ) -> Self {
         Self {
             class_of_key: vec![None; keys.len()],
             keys,
@@ -102,7 +107,7 @@ impl Fluid {
             free_classes: Vec::new(),
             capacities,
             dram,
-            solver: Solver::default(),
+            solver: Solver::with_pools(pools),
             memo: SolveMemo::default(),
             memo_key: Vec::new(),
             speeds: Vec::new(),
@@ -171,6 +176,10 @@ impl Fluid {
                 d.latency_frac = k.latency_frac;
                 d.dram_policy = k.dram_policy;
                 d.line_bound = k.line_bound;
+                d.compute_frac = k.compute_frac;
+                d.write_frac = k.write_frac;
+                d.host_frac = k.host_frac;
+                d.host_pool = k.host_pool;
                 c
             }
             None => {
@@ -193,6 +202,10 @@ impl Fluid {
                     latency_frac: k.latency_frac,
                     dram_policy: k.dram_policy,
                     line_bound: k.line_bound,
+                    compute_frac: k.compute_frac,
+                    write_frac: k.write_frac,
+                    host_frac: k.host_frac,
+                    host_pool: k.host_pool,
                 });
                 ClassId(self.classes.len() - 1)
             }

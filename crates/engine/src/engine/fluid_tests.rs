@@ -45,6 +45,10 @@ fn key() -> impl Strategy<Value = ClassKey> {
             latency_frac,
             dram_policy: DramPolicy::MaxMin,
             line_bound: 0.0,
+            compute_frac: 0.0,
+            write_frac: f64::NAN,
+            host_frac: 0.0,
+            host_pool: usize::MAX,
         })
 }
 
@@ -113,7 +117,7 @@ enum Ev {
 /// Finish time of each activity (seconds) under the fluid classes, driven as the engine
 /// drives them: after each event, re-solve when membership changed, then reschedule.
 fn with_fluid(c: &Case) -> Vec<f64> {
-    let mut fluid = Fluid::new(c.keys.clone(), c.capacities.clone(), dram_id());
+    let mut fluid = Fluid::new(c.keys.clone(), c.capacities.clone(), dram_id(), Vec::new());
     let mut queue = EventQueue::default();
     for (i, a) in c.arrivals.iter().enumerate() {
         queue.push(SimTime(a.at_ns), Ev::Arrive(i));
@@ -174,6 +178,10 @@ fn reference(c: &Case) -> Vec<f64> {
                     latency_frac: k.latency_frac,
                     dram_policy: k.dram_policy,
                     line_bound: k.line_bound,
+                    compute_frac: k.compute_frac,
+                    write_frac: k.write_frac,
+                    host_frac: k.host_frac,
+                    host_pool: k.host_pool,
                 }
             })
             .collect();
@@ -234,6 +242,10 @@ fn two_equal_streams_share_dram_and_finish_together() {
             latency_frac: 0.0,
             dram_policy: DramPolicy::MaxMin,
             line_bound: 0.0,
+            compute_frac: 0.0,
+            write_frac: f64::NAN,
+            host_frac: 0.0,
+            host_pool: usize::MAX,
         }],
         arrivals: vec![
             Arrival {

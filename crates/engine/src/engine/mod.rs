@@ -28,6 +28,9 @@
 //!             holds: vec![],
 //!             demands: vec![Demand { target: RateTarget::Dram, amount: 50.0 }],
 //!             latency_bound_frac: 0.0,
+//!             compute_bound_frac: 0.0,
+//!             dram_write_frac: None,
+//!             host_thread: None,
 //!             gpu_kernel: false,
 //!         }],
 //!     },
@@ -315,7 +318,12 @@ impl<'m> Engine<'m> {
             r.holds.iter().map(|h| h.capacity).collect(),
             model.hardware.gpus.len() as u32,
         );
-        let fluid = Fluid::new(plan.keys.clone(), r.capacities(), r.dram);
+        let fluid = Fluid::new(
+            plan.keys.clone(),
+            r.capacities(),
+            r.dram,
+            plan.pool_rules(model),
+        );
         Ok(Self {
             model,
             holds,

@@ -6,13 +6,15 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::model::{
-    DramPolicy, DramSharing, Edge, HoldResource, MarkerId, Model, RateTarget, Stage, StageId,
+    DramPolicy, DramSharing, Edge, HoldResource, MarkerId, Model, PoolSharing, RateTarget, Stage,
+    StageId,
 };
 
 use super::EngineError;
 use super::holdable::HoldSlot;
 use super::resources::{MissingHold, Resources};
 use super::sampler::Sampler;
+use super::solver::PoolRule;
 
 /// Index of an interned [`ClassKey`] in [`Plan::keys`].
 pub(super) type KeyId = usize;
@@ -54,12 +56,24 @@ pub(super) struct ClassKey {
     /// Little's-law bound of its threads: threads x lines in flight x 64 B (GB/s x ns);
     /// 0 when unbounded.
     pub line_bound: f64,
+    /// Compute-bound share of its standalone time.
+    pub compute_frac: f64,
+    /// Write share of its DRAM bytes (NaN: the latency curve's own mix).
+    pub write_frac: f64,
+    /// Share of standalone time its host thread needs a CPU of `host_pool` (0: none).
+    pub host_frac: f64,
+    /// The rate resource of that pool.
+    pub host_pool: usize,
 }
 
 impl ClassKey {
     /// Whether activities of this key can ever run slower than standalone.
     pub fn shared(&self) -> bool {
-        !self.weights.is_empty() || self.latency_frac > 0.0 || self.line_bound > 0.0
+        !self.weights.is_empty()
+            || self.latency_frac > 0.0
+            || self.line_bound > 0.0
+            || self.compute_frac > 0.0
+            || self.host_frac > 0.0
     }
 }
 
@@ -77,6 +91,18 @@ pub(super) struct Plan {
 }
 
 impl Plan {
+    /// The sharing and throughput rules of the host's pools, for the solver.
+    pub fn pool_rules(&self, model: &Model) -> Vec<PoolRule> {
+        (model.hardware.pools.iter().zip(&self.resources.pools))
+            .filter(|(p, _)| p.sharing != PoolSharing::ByActivity || p.cpu.is_some())
+            .map(|(p, r)| PoolRule {
+                resource: r.index(),
+                per_thread: p.sharing == PoolSharing::PerThread,
+                cpu: p.cpu.clone(),
+            })
+            .collect()
+    }
+
     pub fn compile(model: &Model) -> Result<Self, EngineError> {
         let hw = &model.hardware;
         let ngpu = hw.gpus.len();
@@ -173,6 +199,10 @@ impl Plan {
                         latency_frac: f64::from_bits(k.1),
                         dram_policy: k.2,
                         line_bound: f64::from_bits(k.3),
+                        compute_frac: f64::from_bits(k.4),
+                        write_frac: f64::from_bits(k.5),
+                        host_frac: f64::from_bits(k.6.0),
+                        host_pool: k.6.1,
                     });
                     keys.len() - 1
                 });
@@ -201,9 +231,17 @@ impl Plan {
     }
 }
 
-/// A class key as bits (weights, latency share, DRAM policy, line bound), so keys can be
-/// compared and hashed.
-type RawKey = (Vec<(usize, u64)>, u64, DramPolicy, u64);
+/// A class key as bits (weights, latency share, DRAM policy, line bound, compute share,
+/// write share, host thread), so keys can be compared and hashed.
+type RawKey = (
+    Vec<(usize, u64)>,
+    u64,
+    DramPolicy,
+    u64,
+    u64,
+    u64,
+    (u64, usize),
+);
 
 /// The class key of `stage` bound to GPU `g`: resolved resource weights (sorted, duplicate
 /// resources summed), latency share, DRAM policy and Little's-law bound. The stage's
@@ -250,7 +288,46 @@ fn class_key(stage: &Stage, resources: &Resources, g: usize, sharing: &DramShari
         stage.latency_bound_frac.to_bits(),
         dram_policy,
         line_bound.to_bits(),
+        stage_compute_frac(stage).to_bits(),
+        stage_write_frac(stage).to_bits(),
+        match stage.host_thread {
+            Some(h) => (
+                h.bound_frac.to_bits(),
+                resources
+                    .pools
+                    .get(h.pool)
+                    .map_or(usize::MAX, |r| r.index()),
+            ),
+            None => (0.0_f64.to_bits(), usize::MAX),
+        },
     )
+}
+
+/// The compute-bound share of a stage: it slows with the per-thread throughput only on a
+/// pool (a stage with no pool threads keeps its speed).
+fn stage_compute_frac(stage: &Stage) -> f64 {
+    let on_pool = stage
+        .demands
+        .iter()
+        .any(|d| matches!(d.target, RateTarget::Pool(_)));
+    if on_pool {
+        stage.compute_bound_frac
+    } else {
+        0.0
+    }
+}
+
+/// The write share of a stage's DRAM bytes: its own, else a DMA's by direction (a
+/// host-to-device DMA reads host memory, a device-to-host one writes it), else NaN (the
+/// latency curve's own mix).
+fn stage_write_frac(stage: &Stage) -> f64 {
+    let moves = |t: RateTarget| stage.demands.iter().any(|d| d.target == t);
+    match stage.dram_write_frac {
+        Some(w) => w,
+        None if moves(RateTarget::PcieH2d) && !moves(RateTarget::PcieD2h) => 0.0,
+        None if moves(RateTarget::PcieD2h) && !moves(RateTarget::PcieH2d) => 1.0,
+        None => f64::NAN,
+    }
 }
 
 fn moves_pcie(stage: &Stage) -> bool {

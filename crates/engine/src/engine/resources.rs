@@ -284,6 +284,8 @@ mod tests {
             pools: vec![Pool {
                 name: "p".into(),
                 threads: 16.0,
+                sharing: Default::default(),
+                cpu: None,
             }],
         }
     }

@@ -27,12 +27,23 @@
 //! - A curve of offered load: the fixed point is on offered load (what the classes would
 //!   draw at their caps, with DRAM unconstrained, over capacity), which may exceed 1;
 //!   the latency keeps rising while queues build.
+//! - A *per-thread* pool (Linux CFS): a class whose tightest resource is such a pool
+//!   takes the pool's capacity as its `phi`, so every pool-bound class rises at the same
+//!   speed and each runnable thread gets the same share.
+//! - Compute throughput: the compute-bound share `c` of a class on a pool with a
+//!   [`CpuThroughput`] runs at `per_thread(active) / per_thread(alone)`, where `active`
+//!   is the threads the running classes want from the pool (capped at its size) and
+//!   `alone` the class's own threads; with the latency share `f` the cap is
+//!   `1 / ((1 - f - c) + f L(u)/L(0) + c per_thread(alone)/per_thread(active))`.
+//! - A host thread (e.g. a GPU stage's launching thread) on a per-thread pool that wants
+//!   `W` threads of `C`: its share `h` of the class's time stretches by `max(1, W / C)`,
+//!   a term `h (W/C - 1)` in the same denominator.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::engine::observer::{Limiter, RateId};
-use crate::model::{DramPolicy, LatencyCurve};
+use crate::model::{CpuThroughput, DramPolicy, LatencyCurve};
 
 /// One class of identical activities as the solver sees it.
 #[derive(Debug, Clone, Default)]
@@ -48,6 +59,27 @@ pub struct ClassDemand {
     /// Little's-law bound of one activity: threads x lines in flight x 64 B, in GB/s x ns
     /// (its DRAM draw is at most `line_bound / L`); 0 when unbounded.
     pub line_bound: f64,
+    /// Fraction of standalone time that is compute bound (slows with the pool's
+    /// per-thread throughput), in [0, 1 - latency_frac].
+    pub compute_frac: f64,
+    /// Write share of its DRAM bytes (NaN: the latency curve's own mix).
+    pub write_frac: f64,
+    /// Share of standalone time its host thread must be on a CPU of `host_pool`.
+    pub host_frac: f64,
+    /// The pool its host thread runs on (resource index; unused when `host_frac` is 0).
+    pub host_pool: usize,
+}
+
+/// How one thread pool (a rate resource in threads) is shared and how fast its threads
+/// compute; pools without a rule are shared by activity and compute at full speed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoolRule {
+    /// The pool's rate resource index.
+    pub resource: usize,
+    /// Every runnable thread gets the same share (CFS) instead of every activity.
+    pub per_thread: bool,
+    /// Per-thread compute throughput vs active threads.
+    pub cpu: Option<CpuThroughput>,
 }
 
 /// The solver's answer for one class.
@@ -62,6 +94,14 @@ pub struct ClassSpeed {
 /// Reusable solver state (scratch buffers kept between calls to avoid allocation).
 #[derive(Debug, Default, Clone)]
 pub struct Solver {
+    /// Sharing and throughput rules of the thread pools (set once per run).
+    pub pools: Vec<PoolRule>,
+    /// Per class: how much slower its compute-bound share runs (1: as alone).
+    compute_slowdown: Vec<f64>,
+    /// Per class: the pool whose compute throughput slows it, if any.
+    compute_pool: Vec<Option<usize>>,
+    /// Per class: how much slower its host thread's share runs (1: a CPU of its own).
+    host_slowdown: Vec<f64>,
     frozen_load: Vec<f64>,
     slope: Vec<f64>,
     active: Vec<usize>,
@@ -86,12 +126,22 @@ pub struct Solver {
     /// DRAM offered load after the last fill: what the classes would draw at their caps
     /// with DRAM unconstrained, GB/s.
     offered: f64,
+    /// Write share of the running classes' DRAM demand (None: the curve's own mix).
+    write_frac: Option<f64>,
 }
 
 /// Relative tolerance when comparing fill levels.
 const EPS: f64 = 1e-12;
 
 impl Solver {
+    /// A solver for a host whose pools follow `pools`.
+    pub fn with_pools(pools: Vec<PoolRule>) -> Self {
+        Self {
+            pools,
+            ..Self::default()
+        }
+    }
+
     /// Solves speeds for `classes` over resources with `capacities`. `dram` is the index of
     /// the DRAM resource (its utilisation drives the latency curve). Results go to `out`
     /// (resized to `classes.len()`).
@@ -103,7 +153,7 @@ impl Solver {
         classes: &[ClassDemand],
         out: &mut Vec<ClassSpeed>,
     ) {
-        self.prepare(capacities, dram, classes);
+        self.prepare(capacities, dram, curve, classes);
         let latency_sensitive = classes
             .iter()
             .any(|c| c.count > 0 && (c.latency_frac > 0.0 || c.line_bound > 0.0));
@@ -168,31 +218,112 @@ impl Solver {
             0.0
         };
         self.latency_slowdown = if curve.by_offered_load() && capacities[dram] > 0.0 {
-            curve.slowdown(self.offered / capacities[dram])
+            curve.slowdown_mix(self.offered / capacities[dram], self.write_frac)
         } else {
-            curve.slowdown(self.dram_utilisation)
+            curve.slowdown_mix(self.dram_utilisation, self.write_frac)
         };
     }
 
     /// What does not depend on the DRAM utilisation: each class's `phi`, which classes
     /// take part, and each running class's weights flattened with their per-class factors.
-    fn prepare(&mut self, capacities: &[f64], dram: usize, classes: &[ClassDemand]) {
+    fn prepare(
+        &mut self,
+        capacities: &[f64],
+        dram: usize,
+        curve: &LatencyCurve,
+        classes: &[ClassDemand],
+    ) {
         self.scale.clear();
         self.base_active.clear();
         self.priority.clear();
         self.rest.clear();
         self.flat.clear();
         self.flat_range.clear();
+        self.compute_slowdown.clear();
+        self.compute_pool.clear();
+        self.host_slowdown.clear();
+        self.write_frac = None;
+        if let Some(base) = curve.base_write_frac() {
+            // The run's mix: each class's write share, weighted by its DRAM demand.
+            let (mut writes, mut total) = (0.0, 0.0);
+            for c in classes.iter().filter(|c| c.count > 0) {
+                if let Some(w) = dram_weight(c, dram) {
+                    let wf = if c.write_frac.is_nan() {
+                        base
+                    } else {
+                        c.write_frac
+                    };
+                    writes += c.count as f64 * w * wf;
+                    total += c.count as f64 * w;
+                }
+            }
+            self.write_frac = (total > 0.0).then(|| writes / total);
+        }
         for c in classes {
             // phi: the draw on the resource that is tightest for this activity (largest
             // share of its capacity), in that resource's own unit.
-            let dom = c
+            let (_, dom, tightest) = c
                 .weights
                 .iter()
-                .map(|&(r, w)| (w / capacities[r], w))
-                .fold((0.0, 0.0), |best, x| if x.0 > best.0 { x } else { best })
-                .1;
-            self.scale.push(dom);
+                .map(|&(r, w)| (w / capacities[r], w, r))
+                .fold(
+                    (0.0, 0.0, usize::MAX),
+                    |best, x| {
+                        if x.0 > best.0 { x } else { best }
+                    },
+                );
+            // On a per-thread pool every pool-bound class rises at the same speed.
+            let per_thread = self
+                .pools
+                .iter()
+                .any(|p| p.per_thread && p.resource == tightest);
+            self.scale.push(if per_thread {
+                capacities[tightest]
+            } else {
+                dom
+            });
+        }
+        for c in classes {
+            let (mut slow, mut pool) = (1.0, None);
+            if c.compute_frac > 0.0 && c.count > 0 {
+                for p in &self.pools {
+                    let (Some(cpu), Some(own)) = (&p.cpu, weight_on(c, p.resource)) else {
+                        continue;
+                    };
+                    let wanted: f64 = classes
+                        .iter()
+                        .filter(|o| o.count > 0)
+                        .filter_map(|o| Some(o.count as f64 * weight_on(o, p.resource)?))
+                        .sum();
+                    let active = wanted.min(capacities[p.resource]).max(own);
+                    let s = (cpu.per_thread(own) / cpu.per_thread(active)).max(1.0);
+                    if s > slow {
+                        (slow, pool) = (s, Some(p.resource));
+                    }
+                }
+            }
+            self.compute_slowdown.push(slow);
+            self.compute_pool.push(pool);
+            let mut host = 1.0;
+            if c.host_frac > 0.0 && c.count > 0 {
+                let p = c.host_pool;
+                if self.pools.iter().any(|r| r.per_thread && r.resource == p) {
+                    // Runnable threads: the pool's draws plus the host threads on it.
+                    let wanted: f64 = (classes.iter().filter(|o| o.count > 0))
+                        .map(|o| {
+                            let pool = weight_on(o, p).unwrap_or(0.0);
+                            let host = if o.host_frac > 0.0 && o.host_pool == p {
+                                o.host_frac
+                            } else {
+                                0.0
+                            };
+                            o.count as f64 * (pool + host)
+                        })
+                        .sum();
+                    host = (wanted / capacities[p]).max(1.0);
+                }
+            }
+            self.host_slowdown.push(host);
         }
         // A proportional class rises at the speed of the heaviest max-min DRAM class.
         if classes
@@ -256,8 +387,8 @@ impl Solver {
         out: &mut Vec<ClassSpeed>,
     ) {
         let nr = capacities.len();
-        let slowdown = curve.slowdown(u);
-        let latency_ns = curve.latency_ns(u);
+        let slowdown = curve.slowdown_mix(u, self.write_frac);
+        let latency_ns = curve.latency_ns_mix(u, self.write_frac);
         self.frozen_load.clear();
         self.frozen_load.resize(nr, 0.0);
         self.usage.clear();
@@ -265,15 +396,28 @@ impl Solver {
         self.slope.resize(nr, 0.0);
         self.caps.clear();
         out.clear();
-        for c in classes {
-            let mut cap = 1.0 / ((1.0 - c.latency_frac) + c.latency_frac * slowdown);
+        for (i, c) in classes.iter().enumerate() {
+            let compute = c.compute_frac * (self.compute_slowdown[i] - 1.0);
+            let host = c.host_frac * (self.host_slowdown[i] - 1.0);
+            let latency = c.latency_frac * (slowdown - 1.0);
+            // (Adding zero compute and host terms keeps the v1 expression's bits.)
+            let mut cap =
+                1.0 / ((1.0 - c.latency_frac) + c.latency_frac * slowdown + compute + host);
             if c.line_bound > 0.0
                 && let Some(w) = dram_weight(c, dram)
             {
                 cap = cap.min(c.line_bound / (latency_ns * w));
             }
             self.caps.push(cap);
-            let limiter = (cap < 1.0 - EPS).then_some(Limiter::DramLatency);
+            // Slower cores are the pool's loss; latency the DRAM's.
+            let limiter = match self.compute_pool[i] {
+                _ if host > latency && host >= compute => {
+                    Limiter::Rate(RateId::from_index(c.host_pool))
+                }
+                Some(p) if compute > latency => Limiter::Rate(RateId::from_index(p)),
+                _ => Limiter::DramLatency,
+            };
+            let limiter = (cap < 1.0 - EPS).then_some(limiter);
             out.push(ClassSpeed {
                 speed: cap,
                 limiter,
@@ -388,9 +532,14 @@ impl Solver {
 
 /// A class's DRAM draw per activity at standalone speed, if it draws on DRAM.
 fn dram_weight(c: &ClassDemand, dram: usize) -> Option<f64> {
+    weight_on(c, dram)
+}
+
+/// A class's draw per activity on resource `r` at standalone speed, if it draws on it.
+fn weight_on(c: &ClassDemand, r: usize) -> Option<f64> {
     c.weights
         .iter()
-        .find(|&&(r, w)| r == dram && w > 0.0)
+        .find(|&&(x, w)| x == r && w > 0.0)
         .map(|&(_, w)| w)
 }
 
@@ -793,5 +942,108 @@ mod tests {
         assert!(s.usage[0] <= caps[0] * (1.0 + 1e-9), "{s:?}");
         // Both slow, and the DMA by the streams' fraction of their latency-capped rate.
         assert!(out[1].speed < 1.0, "{out:?}");
+    }
+
+    fn pool_solver(per_thread: bool, cpu: Option<CpuThroughput>) -> Solver {
+        Solver::with_pools(vec![PoolRule {
+            resource: 1,
+            per_thread,
+            cpu,
+        }])
+    }
+
+    #[test]
+    fn per_thread_pool_slows_every_stage_by_the_same_fraction() {
+        // DRAM (0) idle, a pool of 16 threads (1). A 16-thread, a 1-thread and a 4-thread
+        // stage want 21 threads. Per thread (CFS): each thread gets 16/21, so every stage
+        // runs at 16/21 = 0.761905. By activity (v1): the 1- and 4-thread stages keep
+        // their threads (rate level 4 < 11) and the wide one gets the 11 left: 11/16.
+        let classes = [
+            class(1, &[(1, 16.0)], 0.0),
+            class(1, &[(1, 1.0)], 0.0),
+            class(1, &[(1, 4.0)], 0.0),
+        ];
+        let caps = [100.0, 16.0];
+        let mut out = Vec::new();
+        let mut s = pool_solver(true, None);
+        s.solve(&caps, 0, &LatencyCurve::flat(), &classes, &mut out);
+        for o in &out {
+            assert!((o.speed - 16.0 / 21.0).abs() < 1e-9, "{out:?}");
+        }
+        assert!((s.usage[1] - 16.0).abs() < 1e-9);
+        let (out, _) = solve(&caps, &classes, &LatencyCurve::flat());
+        assert_eq!(out[1].speed, 1.0);
+        assert_eq!(out[2].speed, 1.0);
+        assert!((out[0].speed - 11.0 / 16.0).abs() < 1e-9, "{out:?}");
+    }
+
+    #[test]
+    fn compute_bound_share_slows_with_the_per_thread_throughput() {
+        // Pool of 16 threads, no SMT, per-core throughput 1.0 with 1 core active falling
+        // linearly to 0.8 with 16. A one-thread stage entirely compute bound beside a
+        // 7-thread stage half compute bound: 8 threads active, per_thread(8) =
+        // 1 - 0.2 x 7/15 = 0.906667. The one-thread stage ran alone at 1.0, so it runs
+        // at 0.906667. The 7-thread one ran alone at per_thread(7) = 0.92: its compute
+        // half is 0.92/0.906667 = 1.014706 slower, speed 1/(0.5 + 0.5 x 1.014706) = 0.992701.
+        let cpu = CpuThroughput {
+            physical_cores: 16,
+            threads_per_core: 1,
+            smt_yield: 1.0,
+            per_core: vec![(1.0, 1.0), (16.0, 0.8)],
+        };
+        let mut one = class(1, &[(1, 1.0)], 0.0);
+        one.compute_frac = 1.0;
+        let mut seven = class(1, &[(1, 7.0)], 0.0);
+        seven.compute_frac = 0.5;
+        let mut out = Vec::new();
+        let mut s = pool_solver(false, Some(cpu));
+        s.solve(
+            &[100.0, 16.0],
+            0,
+            &LatencyCurve::flat(),
+            &[one.clone(), seven],
+            &mut out,
+        );
+        let p8 = 1.0 - 0.2 * 7.0 / 15.0;
+        assert!((out[0].speed - p8).abs() < 1e-9, "{out:?}");
+        let slow = (1.0 - 0.2 * 6.0 / 15.0) / p8;
+        assert!(
+            (out[1].speed - 1.0 / (0.5 + 0.5 * slow)).abs() < 1e-9,
+            "{out:?}"
+        );
+        assert_eq!(out[0].limiter, Some(Limiter::Rate(RateId::from_index(1))));
+        // Alone, it runs at standalone speed.
+        s.solve(&[100.0, 16.0], 0, &LatencyCurve::flat(), &[one], &mut out);
+        assert_eq!(out[0].speed, 1.0);
+    }
+
+    #[test]
+    fn run_write_fraction_picks_the_latency_curve_between_mixes() {
+        // Read mix (write fraction 0): L = 100 + 100u; copy mix (1/3, the base curve):
+        // L = 100 + 200u. A read-only stream draws 50 of 100 (u = 0.5) beside a chase
+        // (latency bound, no bandwidth): the run's write fraction is 0, L = 150, the
+        // chase runs at 100/150. Half the stream's bytes at the base mix (1/6): L = 175.
+        let curve = LatencyCurve::new(vec![(0.0, 100.0), (1.0, 300.0)])
+            .unwrap()
+            .with_write_mixes(
+                1.0 / 3.0,
+                vec![(
+                    0.0,
+                    LatencyCurve::new(vec![(0.0, 100.0), (1.0, 200.0)]).unwrap(),
+                )],
+            )
+            .unwrap();
+        let mut read = class(1, &[(0, 50.0)], 0.0);
+        read.write_frac = 0.0;
+        let chase = class(1, &[], 1.0);
+        let (out, s) = solve(&[100.0], &[read.clone(), chase.clone()], &curve);
+        assert!((out[1].speed - 100.0 / 150.0).abs() < 1e-9, "{out:?}");
+        assert!((s.latency_slowdown - 1.5).abs() < 1e-9);
+        let mut half = read.clone();
+        half.weights = vec![(0, 25.0)];
+        let mut base = class(1, &[(0, 25.0)], 0.0);
+        base.write_frac = f64::NAN;
+        let (out, _) = solve(&[100.0], &[half, base, chase], &curve);
+        assert!((out[2].speed - 100.0 / 175.0).abs() < 1e-9, "{out:?}");
     }
 }

@@ -51,6 +51,9 @@ pub(super) fn stage(name: &str, per_partition: bool, after: Vec<StageId>, secs: 
         holds: vec![],
         demands: vec![],
         latency_bound_frac: 0.0,
+        compute_bound_frac: 0.0,
+        dram_write_frac: None,
+        host_thread: None,
         gpu_kernel: false,
     }
 }

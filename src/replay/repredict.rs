@@ -1,0 +1,165 @@
+//! `bwsim replay --repredict DIR`: sets the current model's prediction beside the
+//! measurements of an earlier replay. It reads `DIR/replay.json` (each point's `sets`,
+//! `x` and `measured.runs`), simulates the scenario at each point again, and writes a
+//! new replay.json / replay.csv / plot, with the summary before and after.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde_json::Value;
+
+use super::compare::{self, PointResult, Predicted, Summary};
+use super::measure::Measured;
+use super::{ReplayInputError, ReplayOptions, ReplayOutcome, load, write_results};
+use crate::run::{RunOptions, run_model_with};
+
+/// One measured point of an earlier replay.
+struct OldPoint {
+    sets: Vec<String>,
+    x: f64,
+    runs: Vec<Measured>,
+    predicted: Predicted,
+}
+
+/// Reads the measured points of `dir/replay.json`; a clear error names the file and
+/// what is missing.
+fn read_points(dir: &Path) -> Result<(Value, Vec<OldPoint>)> {
+    let path = dir.join("replay.json");
+    let bad = |why: String| ReplayInputError(format!("{}: {why}", path.display()));
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        bad(format!(
+            "cannot read it ({e}); --repredict wants a replay's output folder"
+        ))
+    })?;
+    let doc: Value = serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
+    let points = doc
+        .get("points")
+        .and_then(Value::as_array)
+        .ok_or_else(|| bad("no points[] array".into()))?;
+    let mut out = Vec::new();
+    for (i, p) in points.iter().enumerate() {
+        let sets = p
+            .get("sets")
+            .and_then(|s| serde_json::from_value::<Vec<String>>(s.clone()).ok())
+            .ok_or_else(|| {
+                bad(format!(
+                    "points[{i}].sets: missing or not a list of strings"
+                ))
+            })?;
+        let x = p.get("x").and_then(Value::as_f64).unwrap_or(0.0);
+        let runs = p
+            .pointer("/measured/runs")
+            .and_then(|r| serde_json::from_value::<Vec<Measured>>(r.clone()).ok())
+            .ok_or_else(|| bad(format!("points[{i}].measured.runs: missing or malformed")))?;
+        if runs.is_empty() {
+            return Err(bad(format!("points[{i}].measured.runs is empty")).into());
+        }
+        let predicted = Predicted::from_replay_json(p.get("predicted").unwrap_or(&Value::Null));
+        out.push(OldPoint {
+            sets,
+            x,
+            runs,
+            predicted,
+        });
+    }
+    if out.is_empty() {
+        return Err(bad("points[] is empty".into()).into());
+    }
+    Ok((doc, out))
+}
+
+/// Runs `bwsim replay SCENARIO --repredict DIR`: writes to `opts.out` (default
+/// `DIR/repredicted`) and prints the table and the summary before and after.
+pub fn repredict_command(opts: &ReplayOptions, dir: &Path) -> Result<ReplayOutcome> {
+    let (doc, old) = read_points(dir)?;
+    let mut before = Vec::new();
+    let mut after = Vec::new();
+    let mut name = String::new();
+    for p in old {
+        let mut sets = opts.sets.clone();
+        sets.extend(p.sets.iter().cloned());
+        let loaded = load(opts, &sets)?;
+        name.clone_from(&loaded.model.name);
+        let report = run_model_with(
+            &loaded.model,
+            RunOptions { ideal: false },
+            &mut crate::engine::NullObserver,
+        )
+        .with_context(|| {
+            format!(
+                "simulating {} at {}",
+                opts.scenario.display(),
+                sets.join(" ")
+            )
+        })?
+        .to_json();
+        before.push(PointResult {
+            sets: p.sets.clone(),
+            x: p.x,
+            predicted: p.predicted,
+            runs: p.runs.clone(),
+        });
+        after.push(PointResult {
+            sets: p.sets,
+            x: p.x,
+            predicted: Predicted::from_report(&report),
+            runs: p.runs,
+        });
+    }
+    let out = opts.out.clone().unwrap_or_else(|| dir.join("repredicted"));
+    crate::output::check_dir_target(&out)?;
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let x_key = after[0]
+        .sets
+        .first()
+        .and_then(|s| s.split_once('='))
+        .map(|(k, _)| k.to_string())
+        .unwrap_or_else(|| "point".into());
+    let host = doc.get("host").cloned().unwrap_or(Value::Null);
+    let files = write_results(&out, &name, host, &after, &x_key)?;
+    print!("{}", compare::to_text(&after));
+    print!(
+        "{}",
+        before_after(&compare::summarize(&before), &compare::summarize(&after))
+    );
+    Ok(ReplayOutcome {
+        dir: Some(out),
+        files,
+        points: after,
+    })
+}
+
+/// The summary as recorded and as re-predicted, one line per number.
+pub fn before_after(before: &Summary, after: &Summary) -> String {
+    let pct = |v: f64| format!("{:.1}%", v * 100.0);
+    let x = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_else(|| "-".into());
+    let pts = |v: Option<f64>| {
+        v.map(|v| format!("{v:.1} pts"))
+            .unwrap_or_else(|| "-".into())
+    };
+    let mut s = String::new();
+    let _ = writeln!(s, "{:<44} {:>12} {:>12}", "", "recorded", "re-predicted");
+    let _ = writeln!(
+        s,
+        "{:<44} {:>12} {:>12}",
+        "median |error| of s/job",
+        pct(before.median_abs_error),
+        pct(after.median_abs_error)
+    );
+    let _ = writeln!(
+        s,
+        "{:<44} {:>12} {:>12}",
+        format!("knee predicted (measured {})", x(after.knee_measured)),
+        x(before.knee_predicted),
+        x(after.knee_predicted)
+    );
+    let _ = writeln!(
+        s,
+        "{:<44} {:>12} {:>12}",
+        "largest (bracketed - true) gap difference",
+        pts(before.max_gap_difference_pts),
+        pts(after.max_gap_difference_pts)
+    );
+    s
+}
