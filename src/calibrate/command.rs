@@ -152,6 +152,7 @@ mod tests {
 
     #[test]
     fn tiny_calibration_writes_a_parseable_file() {
+        let _cpus = crate::calibrate::probe::sys::cpu_timing_lock();
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("cal.toml");
         calibrate_command(CalibrateArgs {

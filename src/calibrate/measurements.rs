@@ -2,10 +2,45 @@
 //! into the `[calibration]` table of `calibration.toml`, so every fitted number can be
 //! traced back to (and re-fitted from) what was measured.
 
-use super::probe::stream::Kernel;
-use super::probe::sys::HostInfo;
 use crate::calibrate::error::Result;
 use serde::{Deserialize, Serialize};
+
+// The probes fill these records; the types are defined with the data (their methods
+// live beside the probes that use them) so that the data does not import the probes.
+
+/// A memory kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum Kernel {
+    /// Sum of one array at a time: reads only.
+    Read,
+    /// `b = a`: two DRAM reads (one is the write-allocate) per write.
+    Copy,
+    /// `a = b + s*c`: three DRAM reads per write.
+    Triad,
+    /// `b = s` (a fill): one DRAM read (the write-allocate) per write, the most
+    /// write-heavy mix ordinary stores can make.
+    Write,
+}
+
+/// What the host says about itself.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HostInfo {
+    /// Host name.
+    pub hostname: String,
+    /// CPU model name from /proc/cpuinfo.
+    pub cpu_model: String,
+    /// CPUs this process may run on (its affinity mask).
+    pub cores: usize,
+    /// Base page size in bytes.
+    pub page_size: u64,
+    /// Contents of /sys/kernel/mm/transparent_hugepage/enabled ("unknown" if absent).
+    pub thp_enabled: String,
+    /// Total RAM in bytes (MemTotal; on a VM whose memory grows with use this reads low).
+    pub mem_total_bytes: u64,
+    /// Kernel release.
+    pub kernel: String,
+}
 
 /// Aggregate bandwidth of `threads` workers running one kernel.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

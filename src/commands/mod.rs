@@ -22,6 +22,11 @@ pub fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Run(args) => run::run(args),
         Command::Check(args) => check::check(args),
         Command::Compare(args) => compare::compare(args),
+        // `sweep merge` is its own command module; it uses sweep's output helpers.
+        Command::Sweep(crate::cli::SweepCli {
+            action: Some(crate::cli::SweepAction::Merge(merge)),
+            ..
+        }) => sweep_merge::merge(merge),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Plot(args) => plot::plot(args),
         Command::Log(args) => log::log(args),

@@ -5,7 +5,7 @@
 //! folder is whole or absent, and `--resume DIR` finishes an interrupted sweep to the
 //! same bytes as an uninterrupted one. With `--shard I/N` only that slice of the grid
 //! runs and the folder holds shard.json instead (`sweep merge`, in
-//! [`super::sweep_merge`], joins the slices).
+//! `sweep_merge`, joins the slices).
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -17,7 +17,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::cli::{SweepAction, SweepCli};
+use crate::cli::SweepCli;
 use crate::output::{OutputError, StagedDir, default_folder, print_stdout, reserve_unique_folder};
 use crate::sweep::json::SweepMeta;
 use crate::sweep::knee::{self, KNEE_TOLERANCE, Knee};
@@ -75,8 +75,9 @@ pub(crate) struct Manifest {
 
 /// Runs `bwsim sweep` with the real engine; exit 1 when any point stalled.
 pub fn sweep(cli: SweepCli) -> anyhow::Result<()> {
-    if let Some(SweepAction::Merge(merge)) = cli.action {
-        return super::sweep_merge::merge(merge);
+    if cli.action.is_some() {
+        // Dispatched to `sweep_merge` by the command table before it gets here.
+        anyhow::bail!("bwsim sweep: a subcommand reached the sweep runner");
     }
     let stop_after = cli.stop_after;
     let (out, seeds) = match &cli.resume {

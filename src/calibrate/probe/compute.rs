@@ -74,6 +74,7 @@ mod tests {
 
     #[test]
     fn hash_rates_are_positive_per_thread() {
+        let _cpus = crate::calibrate::probe::sys::cpu_timing_lock();
         let cpus = super::super::sys::allowed_cpus();
         let r = hash_rates(&cpus[..1], Duration::from_millis(20));
         assert_eq!(r.len(), 1);

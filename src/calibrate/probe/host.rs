@@ -300,6 +300,7 @@ mod tests {
 
     #[test]
     fn tiny_host_probes_run() {
+        let _cpus = crate::calibrate::probe::sys::cpu_timing_lock();
         let mut m = Measurements::default();
         let plan = Plan::new(Mode::Tiny, allowed_cpus().len());
         let (w, c) = start_host(&mut m, &plan, false).unwrap();

@@ -170,6 +170,7 @@ mod tests {
 
     #[test]
     fn chaser_reports_positive_latency() {
+        let _cpus = crate::calibrate::probe::sys::cpu_timing_lock();
         let cpu = super::super::sys::allowed_cpus()[0];
         let c = Chaser::start(cpu, 4 << 20, false, 1).unwrap();
         let ns = c.measure(Duration::from_millis(20)).unwrap();

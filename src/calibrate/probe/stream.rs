@@ -16,26 +16,12 @@
 
 use super::sys::{Buf, pin_to};
 use crate::calibrate::error::{Result, fail};
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// A memory kernel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash)]
-#[serde(rename_all = "lowercase")]
-pub enum Kernel {
-    /// Sum of one array at a time: reads only.
-    Read,
-    /// `b = a`: two DRAM reads (one is the write-allocate) per write.
-    Copy,
-    /// `a = b + s*c`: three DRAM reads per write.
-    Triad,
-    /// `b = s` (a fill): one DRAM read (the write-allocate) per write, the most
-    /// write-heavy mix ordinary stores can make.
-    Write,
-}
+pub use crate::calibrate::measurements::Kernel;
 
 impl Kernel {
     /// All kernels.
@@ -335,6 +321,7 @@ mod tests {
 
     #[test]
     fn workers_count_bytes_for_each_kernel() {
+        let _cpus = crate::calibrate::probe::sys::cpu_timing_lock();
         let cpus = super::super::sys::allowed_cpus();
         let w = Workers::start(&cpus[..1], 4 << 20, false).unwrap();
         for k in Kernel::ALL {

@@ -2,26 +2,8 @@
 //! page-backed buffers that their owner thread first-touches.
 
 use crate::calibrate::error::{Result, fail};
-use serde::{Deserialize, Serialize};
 
-/// What the host says about itself.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct HostInfo {
-    /// Host name.
-    pub hostname: String,
-    /// CPU model name from /proc/cpuinfo.
-    pub cpu_model: String,
-    /// CPUs this process may run on (its affinity mask).
-    pub cores: usize,
-    /// Base page size in bytes.
-    pub page_size: u64,
-    /// Contents of /sys/kernel/mm/transparent_hugepage/enabled ("unknown" if absent).
-    pub thp_enabled: String,
-    /// Total RAM in bytes (MemTotal; on a VM whose memory grows with use this reads low).
-    pub mem_total_bytes: u64,
-    /// Kernel release.
-    pub kernel: String,
-}
+pub use crate::calibrate::measurements::HostInfo;
 
 fn read_trim(path: &str) -> Option<String> {
     std::fs::read_to_string(path)
@@ -275,6 +257,14 @@ pub fn visible_device(i: usize, n: usize) -> Result<String, String> {
         }
         Err(_) => Ok(i.to_string()),
     }
+}
+
+/// Unit tests that time real work on the CPUs (probes, synthetic kernels) hold this
+/// lock, so that on a 2-core CI box they do not run at once and slow each other down.
+#[cfg(test)]
+pub(crate) fn cpu_timing_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]

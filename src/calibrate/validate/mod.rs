@@ -186,6 +186,7 @@ mod tests {
 
     #[test]
     fn tiny_validate_runs_host_experiments() {
+        let _cpus = crate::calibrate::probe::sys::cpu_timing_lock();
         let dir = tempfile::tempdir().unwrap();
         let cal = dir.path().join("cal.toml");
         crate::calibrate::calibrate_command(crate::calibrate::CalibrateArgs {
