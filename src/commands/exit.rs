@@ -42,6 +42,21 @@ impl Classify for crate::sweep::SpecError {
         Kind::Input
     }
 }
+/// A sweep's error is as its cause: a point's scenario or SPEC is input, a failed run is not.
+impl Classify for crate::sweep::SweepError {
+    fn kind(&self) -> Kind {
+        use crate::sweep::SweepError as E;
+        match self {
+            E::Spec(e) => e.kind(),
+            E::Scenario(e) => e.kind(),
+            E::Engine(e) => e.kind(),
+            E::Output(e) => e.kind(),
+            E::At { source, .. } => source.kind(),
+            E::Input(_) => Kind::Input,
+            _ => Kind::Run,
+        }
+    }
+}
 impl Classify for crate::sweep::csv::CsvError {
     fn kind(&self) -> Kind {
         Kind::Input
@@ -132,6 +147,7 @@ macro_rules! classified_errors {
 classified_errors!(
     crate::scenario::ScenarioError,
     crate::sweep::SpecError,
+    crate::sweep::SweepError,
     crate::sweep::csv::CsvError,
     crate::calibrate::CalibrateError,
     crate::engine::EngineError,
@@ -183,6 +199,12 @@ mod tests {
             super::super::sweep::ResumeError("x".into()).into(),
             crate::sweep::MergeError("x".into()).into(),
             crate::replay::ReplayInputError("x".into()).into(),
+            crate::sweep::SweepError::Input("x".into())
+                .at("sweep point 1")
+                .into(),
+            crate::sweep::SweepError::from(crate::sweep::parse_param("nokey").unwrap_err())
+                .at("sweep point 1")
+                .into(),
         ];
         for e in input {
             let e = e.context("with context on top");
@@ -198,5 +220,7 @@ mod tests {
         };
         assert_eq!(exit_code(&io.into()), 1);
         assert_eq!(exit_code(&anyhow::anyhow!("internal")), 1);
+        let run = crate::sweep::SweepError::Failed("x".into()).at("sweep point 1");
+        assert_eq!(exit_code(&run.into()), 1);
     }
 }
