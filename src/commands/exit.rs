@@ -57,6 +57,15 @@ impl Classify for crate::sweep::SweepError {
         }
     }
 }
+/// A chart that cannot be drawn is a failure; a refused file keeps its own kind.
+impl Classify for crate::plot::PlotError {
+    fn kind(&self) -> Kind {
+        match self {
+            crate::plot::PlotError::Output(e) => e.kind(),
+            _ => Kind::Run,
+        }
+    }
+}
 impl Classify for crate::sweep::csv::CsvError {
     fn kind(&self) -> Kind {
         Kind::Input
@@ -149,6 +158,7 @@ classified_errors!(
     crate::sweep::SpecError,
     crate::sweep::SweepError,
     crate::sweep::csv::CsvError,
+    crate::plot::PlotError,
     crate::calibrate::CalibrateError,
     crate::engine::EngineError,
     crate::engine::DistributionError,
@@ -199,6 +209,10 @@ mod tests {
             super::super::sweep::ResumeError("x".into()).into(),
             crate::sweep::MergeError("x".into()).into(),
             crate::replay::ReplayInputError("x".into()).into(),
+            crate::plot::PlotError::from(OutputError::Symlink {
+                path: PathBuf::from("x"),
+            })
+            .into(),
             crate::sweep::SweepError::Input("x".into())
                 .at("sweep point 1")
                 .into(),
@@ -222,5 +236,7 @@ mod tests {
         assert_eq!(exit_code(&anyhow::anyhow!("internal")), 1);
         let run = crate::sweep::SweepError::Failed("x".into()).at("sweep point 1");
         assert_eq!(exit_code(&run.into()), 1);
+        let draw = crate::plot::PlotError::Draw("x".into());
+        assert_eq!(exit_code(&draw.into()), 1);
     }
 }
