@@ -117,6 +117,23 @@ impl Classify for crate::replay::ReplayInputError {
         Kind::Input
     }
 }
+/// A replay's error is as its cause: a point that does not fit or a bad scenario is
+/// input; the harness or a thread failing is not.
+impl Classify for crate::replay::ReplayError {
+    fn kind(&self) -> Kind {
+        use crate::replay::ReplayError as E;
+        match self {
+            E::Input(e) => e.kind(),
+            E::Spec(e) => e.kind(),
+            E::Scenario(e) => e.kind(),
+            E::Engine(e) => e.kind(),
+            E::Output(e) => e.kind(),
+            E::Plot(e) => e.kind(),
+            E::At { source, .. } => source.kind(),
+            _ => Kind::Run,
+        }
+    }
+}
 impl Classify for crate::sweep::MergeError {
     fn kind(&self) -> Kind {
         Kind::Input
@@ -164,6 +181,7 @@ classified_errors!(
     crate::engine::DistributionError,
     OutputError,
     crate::replay::ReplayInputError,
+    crate::replay::ReplayError,
     super::sweep::ResumeError,
     crate::sweep::MergeError,
     crate::compare::HostError,
@@ -216,6 +234,9 @@ mod tests {
             crate::sweep::SweepError::Input("x".into())
                 .at("sweep point 1")
                 .into(),
+            crate::replay::ReplayError::from(crate::replay::ReplayInputError("x".into()))
+                .at("point 1")
+                .into(),
             crate::sweep::SweepError::from(crate::sweep::parse_param("nokey").unwrap_err())
                 .at("sweep point 1")
                 .into(),
@@ -236,6 +257,8 @@ mod tests {
         assert_eq!(exit_code(&anyhow::anyhow!("internal")), 1);
         let run = crate::sweep::SweepError::Failed("x".into()).at("sweep point 1");
         assert_eq!(exit_code(&run.into()), 1);
+        let harness = crate::replay::ReplayError::Failed("x".into()).at("GPU 0");
+        assert_eq!(exit_code(&harness.into()), 1);
         let draw = crate::plot::PlotError::Draw("x".into());
         assert_eq!(exit_code(&draw.into()), 1);
     }
