@@ -263,12 +263,12 @@ fn draw(scenario: &str, rows: &[HostResult], file: &Path) -> anyhow::Result<Vec<
     let stem = file
         .file_stem()
         .map_or_else(|| "compare".into(), |s| s.to_string_lossy().into_owned());
-    crate::plot::render(
+    Ok(crate::plot::render(
         &CompareChart {
             scenario,
             hosts: &bars,
         },
         &dir,
         &stem,
-    )
+    )?)
 }

@@ -42,6 +42,30 @@ impl Classify for crate::sweep::SpecError {
         Kind::Input
     }
 }
+/// A sweep's error is as its cause: a point's scenario or SPEC is input, a failed run is not.
+impl Classify for crate::sweep::SweepError {
+    fn kind(&self) -> Kind {
+        use crate::sweep::SweepError as E;
+        match self {
+            E::Spec(e) => e.kind(),
+            E::Scenario(e) => e.kind(),
+            E::Engine(e) => e.kind(),
+            E::Output(e) => e.kind(),
+            E::At { source, .. } => source.kind(),
+            E::Input(_) => Kind::Input,
+            _ => Kind::Run,
+        }
+    }
+}
+/// A chart that cannot be drawn is a failure; a refused file keeps its own kind.
+impl Classify for crate::plot::PlotError {
+    fn kind(&self) -> Kind {
+        match self {
+            crate::plot::PlotError::Output(e) => e.kind(),
+            _ => Kind::Run,
+        }
+    }
+}
 impl Classify for crate::sweep::csv::CsvError {
     fn kind(&self) -> Kind {
         Kind::Input
@@ -93,6 +117,23 @@ impl Classify for crate::replay::ReplayInputError {
         Kind::Input
     }
 }
+/// A replay's error is as its cause: a point that does not fit or a bad scenario is
+/// input; the harness or a thread failing is not.
+impl Classify for crate::replay::ReplayError {
+    fn kind(&self) -> Kind {
+        use crate::replay::ReplayError as E;
+        match self {
+            E::Input(e) => e.kind(),
+            E::Spec(e) => e.kind(),
+            E::Scenario(e) => e.kind(),
+            E::Engine(e) => e.kind(),
+            E::Output(e) => e.kind(),
+            E::Plot(e) => e.kind(),
+            E::At { source, .. } => source.kind(),
+            _ => Kind::Run,
+        }
+    }
+}
 impl Classify for crate::sweep::MergeError {
     fn kind(&self) -> Kind {
         Kind::Input
@@ -132,12 +173,15 @@ macro_rules! classified_errors {
 classified_errors!(
     crate::scenario::ScenarioError,
     crate::sweep::SpecError,
+    crate::sweep::SweepError,
     crate::sweep::csv::CsvError,
+    crate::plot::PlotError,
     crate::calibrate::CalibrateError,
     crate::engine::EngineError,
     crate::engine::DistributionError,
     OutputError,
     crate::replay::ReplayInputError,
+    crate::replay::ReplayError,
     super::sweep::ResumeError,
     crate::sweep::MergeError,
     crate::compare::HostError,
@@ -183,6 +227,19 @@ mod tests {
             super::super::sweep::ResumeError("x".into()).into(),
             crate::sweep::MergeError("x".into()).into(),
             crate::replay::ReplayInputError("x".into()).into(),
+            crate::plot::PlotError::from(OutputError::Symlink {
+                path: PathBuf::from("x"),
+            })
+            .into(),
+            crate::sweep::SweepError::Input("x".into())
+                .at("sweep point 1")
+                .into(),
+            crate::replay::ReplayError::from(crate::replay::ReplayInputError("x".into()))
+                .at("point 1")
+                .into(),
+            crate::sweep::SweepError::from(crate::sweep::parse_param("nokey").unwrap_err())
+                .at("sweep point 1")
+                .into(),
         ];
         for e in input {
             let e = e.context("with context on top");
@@ -198,5 +255,11 @@ mod tests {
         };
         assert_eq!(exit_code(&io.into()), 1);
         assert_eq!(exit_code(&anyhow::anyhow!("internal")), 1);
+        let run = crate::sweep::SweepError::Failed("x".into()).at("sweep point 1");
+        assert_eq!(exit_code(&run.into()), 1);
+        let harness = crate::replay::ReplayError::Failed("x".into()).at("GPU 0");
+        assert_eq!(exit_code(&harness.into()), 1);
+        let draw = crate::plot::PlotError::Draw("x".into());
+        assert_eq!(exit_code(&draw.into()), 1);
     }
 }

@@ -224,7 +224,7 @@ fn draw(source: &str, a: &LogAnalysis, file: &Path) -> anyhow::Result<Vec<PathBu
     let stem = file
         .file_stem()
         .map_or_else(|| "log".into(), |s| s.to_string_lossy().into_owned());
-    crate::plot::render(
+    Ok(crate::plot::render(
         &crate::plot::log::LogChart {
             source,
             end_ms: a.window_ms.1,
@@ -239,5 +239,5 @@ fn draw(source: &str, a: &LogAnalysis, file: &Path) -> anyhow::Result<Vec<PathBu
         },
         &dir,
         &stem,
-    )
+    )?)
 }

@@ -25,8 +25,8 @@ use crate::sweep::seeds::point_seeds;
 use crate::sweep::shard::SHARD_FORMAT;
 use crate::sweep::{
     PointRun, ProgressMode, SHARD_FILE, ScenarioSimulator, ShardFile, ShardPoint, ShardSpec,
-    Simulator, SweepArgs, SweepIdentity, SweepPlan, SweepTable, aggregate_table, execute, plan,
-    write_results,
+    Simulator, SweepArgs, SweepError, SweepIdentity, SweepPlan, SweepTable, aggregate_table,
+    execute, plan, write_results,
 };
 
 /// The manifest in every sweep folder: inputs, point count, seeds, files.
@@ -219,7 +219,7 @@ fn finish(
     let journal_path = staged.file(JOURNAL);
     let journal = Mutex::new(open_journal(&journal_path)?);
     let saved = AtomicUsize::new(0);
-    let sink = |run: &PointRun| -> anyhow::Result<()> {
+    let sink = |run: &PointRun| -> Result<(), SweepError> {
         let line = json!({"index": run.point.index, "seeds": run.seeds, "reports": run.reports});
         let mut f = journal.lock().expect("journal lock");
         writeln!(f, "{line}")
@@ -230,11 +230,11 @@ fn finish(
             })?;
         let n = saved.fetch_add(1, Ordering::AcqRel) + 1;
         if stop_after.is_some_and(|k| n >= k) {
-            anyhow::bail!(
+            return Err(SweepError::Failed(format!(
                 "sweep stopped after {n} new points (--stop-after); finish it with \
                  bwsim sweep --resume {}",
                 staged.target.display()
-            );
+            )));
         }
         Ok(())
     };
@@ -250,7 +250,7 @@ fn finish(
                     let _ = std::fs::remove_dir(&target);
                 }
             }
-            return Err(e);
+            return Err(e.into());
         }
     };
     let wall_s = started.elapsed().as_secs_f64();

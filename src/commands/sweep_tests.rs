@@ -13,22 +13,25 @@ use crate::sweep::*;
 /// clock is deliberately random (it must stay out of the table).
 struct Synthetic;
 
+/// A parse failure inside a synthetic run, as a failed run.
+fn failed(e: impl std::fmt::Display) -> SweepError {
+    SweepError::Failed(e.to_string())
+}
+
 fn noise(seed: u64) -> f64 {
     (seed % 1000) as f64 / 1000.0 - 0.5
 }
 
 impl Simulator for Synthetic {
-    fn describe(&self, sets: &[String]) -> anyhow::Result<ScenarioInfo> {
+    fn describe(&self, sets: &[String]) -> Result<ScenarioInfo, SweepError> {
         for s in sets {
             let (k, v) = s.split_once('=').unwrap();
-            anyhow::ensure!(
-                k == "arrivals.concurrency" || k == "params.pinned",
-                "unknown key '{k}'"
-            );
-            anyhow::ensure!(
-                v.parse::<f64>().is_ok() || v == "true" || v == "false",
-                "bad value '{v}'"
-            );
+            if k != "arrivals.concurrency" && k != "params.pinned" {
+                return Err(SweepError::Input(format!("unknown key '{k}'")));
+            }
+            if v.parse::<f64>().is_err() && v != "true" && v != "false" {
+                return Err(SweepError::Input(format!("bad value '{v}'")));
+            }
         }
         Ok(ScenarioInfo {
             name: "synthetic".into(),
@@ -36,12 +39,12 @@ impl Simulator for Synthetic {
         })
     }
 
-    fn run(&self, sets: &[String], seed: u64) -> anyhow::Result<Value> {
+    fn run(&self, sets: &[String], seed: u64) -> Result<Value, SweepError> {
         let mut c: f64 = 1.0;
         let mut pinned = true;
         for s in sets {
             match s.split_once('=').unwrap() {
-                ("arrivals.concurrency", v) => c = v.parse()?,
+                ("arrivals.concurrency", v) => c = v.parse().map_err(failed)?,
                 ("params.pinned", v) => pinned = v == "true",
                 _ => {}
             }
@@ -248,8 +251,10 @@ fn a_failing_run_names_its_point_and_seed() {
         jobs: 2,
         base_sets: vec![],
     };
-    let runner = |sets: &[String], _seed: u64| -> anyhow::Result<Value> {
-        anyhow::ensure!(sets[0] != "x=4", "does not fit in RAM");
+    let runner = |sets: &[String], _seed: u64| -> Result<Value, SweepError> {
+        if sets[0] == "x=4" {
+            return Err(SweepError::Failed("does not fit in RAM".into()));
+        }
         Ok(json!({"jobs_per_hour": 1.0}))
     };
     let e = run_sweep(
@@ -261,7 +266,7 @@ fn a_failing_run_names_its_point_and_seed() {
         &|_| Ok(()),
     )
     .unwrap_err();
-    let msg = format!("{e:#}");
+    let msg = format!("{:#}", anyhow::Error::from(e));
     assert!(
         msg.contains("sweep point 4 (x=4)") && msg.contains("does not fit in RAM"),
         "{msg}"
@@ -271,9 +276,9 @@ fn a_failing_run_names_its_point_and_seed() {
 #[test]
 fn results_come_in_grid_order_with_derived_seeds() {
     let grid = Grid::new(vec![parse_param("x=1..20").unwrap()]).unwrap();
-    let runner = |sets: &[String], seed: u64| -> anyhow::Result<Value> {
+    let runner = |sets: &[String], seed: u64| -> Result<Value, SweepError> {
         // Uneven work so completion order differs from grid order.
-        let x: u64 = sets[1][2..].parse()?;
+        let x: u64 = sets[1][2..].parse().map_err(failed)?;
         std::thread::sleep(std::time::Duration::from_millis((20 - x) % 7));
         Ok(json!({"x": x, "seed": seed as f64}))
     };
@@ -418,7 +423,7 @@ fn stalled_seeds_are_counted_per_point() {
         jobs: 1,
         base_sets: vec![],
     };
-    let runner = |sets: &[String], seed: u64| -> anyhow::Result<Value> {
+    let runner = |sets: &[String], seed: u64| -> Result<Value, SweepError> {
         let stalled = sets[0] == "x=2" && seed == seeds::point_seeds(1, 1, 3)[0];
         let notes: Vec<&str> = if stalled {
             vec!["stalled: 3 of 10 jobs finished"]

@@ -7,6 +7,7 @@ use plotters::prelude::*;
 
 use super::legend::{Entry, draw_legend, legend_width};
 use super::style::{DASHES, INK, title_font};
+use crate::plot::error::Result;
 use crate::sweep::table::{Series, SweepTable};
 
 /// The 2D chart type of every sweep chart with a linear y axis.
@@ -18,7 +19,7 @@ pub fn layout<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     legend: &[Entry],
-) -> anyhow::Result<DrawingArea<DB, Shift>>
+) -> Result<DrawingArea<DB, Shift>>
 where
     DB::ErrorType: 'static,
 {
@@ -122,7 +123,7 @@ pub fn draw_band<DB: DrawingBackend>(
     chart: &mut ChartContext<'_, DB, Lin2d>,
     pts: &[(f64, f64, f64)],
     color: RGBColor,
-) -> anyhow::Result<()>
+) -> Result<()>
 where
     DB::ErrorType: 'static,
 {
@@ -142,7 +143,7 @@ pub fn draw_between<DB: DrawingBackend>(
     lower: &[(f64, f64)],
     color: RGBColor,
     alpha: f64,
-) -> anyhow::Result<()>
+) -> Result<()>
 where
     DB::ErrorType: 'static,
 {
@@ -165,7 +166,7 @@ pub fn draw_line<DB: DrawingBackend, Y: Ranged<ValueType = f64>>(
     color: RGBColor,
     dash: usize,
     markers: bool,
-) -> anyhow::Result<()>
+) -> Result<()>
 where
     DB::ErrorType: 'static,
 {
@@ -188,7 +189,7 @@ pub fn mesh<DB: DrawingBackend, Y>(
     x_desc: &str,
     y_desc: &str,
     y_fmt: &dyn Fn(&f64) -> String,
-) -> anyhow::Result<()>
+) -> Result<()>
 where
     DB::ErrorType: 'static,
     Y: Ranged<ValueType = f64> + plotters::coord::ranged1d::ValueFormatter<f64>,

@@ -8,6 +8,7 @@ use super::common::{axis_range, builder, layout};
 use super::legend::{Entry, Swatch};
 use super::render::Chart;
 use super::style::{INK, color, desc_font, fmt_tick, tick_font};
+use crate::plot::error::Result;
 
 /// Reads one panel's value off a bar.
 type Value = fn(&HostBar) -> Option<f64>;
@@ -36,7 +37,7 @@ impl Chart for CompareChart<'_> {
         (1280, 900)
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()>
     where
         DB::ErrorType: 'static,
     {

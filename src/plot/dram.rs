@@ -9,6 +9,7 @@ use super::legend::{Entry, Swatch};
 use super::render::Chart;
 use super::style::{INK, color, key_label};
 use crate::keys;
+use crate::plot::error::Result;
 use crate::sweep::table::SweepTable;
 
 const UTIL: &str = keys::DRAM_MEAN_UTILIZATION;
@@ -21,7 +22,7 @@ impl Chart for DramChart<'_> {
         (1280, 760)
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()>
     where
         DB::ErrorType: 'static,
     {

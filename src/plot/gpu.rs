@@ -9,6 +9,7 @@ use super::legend::{Entry, Swatch};
 use super::render::Chart;
 use super::style::{INK, color, fmt_tick, key_label};
 use crate::keys;
+use crate::plot::error::Result;
 use crate::sweep::table::SweepTable;
 
 const TRUE: &str = keys::GPU_TRUE_BUSY_FRAC;
@@ -22,7 +23,7 @@ impl Chart for GpuChart<'_> {
         (1280, 760)
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()>
     where
         DB::ErrorType: 'static,
     {

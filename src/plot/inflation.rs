@@ -14,6 +14,7 @@ use super::legend::{Entry, Swatch};
 use super::render::Chart;
 use super::style::{GREY, INK, PALETTE, color, fmt_tick, key_label};
 use crate::keys;
+use crate::plot::error::Result;
 use crate::sweep::table::SweepTable;
 
 /// The stage inflation chart of a sweep.
@@ -77,7 +78,7 @@ impl InflationChart<'_> {
         &self,
         chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, Y>>,
         y_desc: &str,
-    ) -> anyhow::Result<()>
+    ) -> Result<()>
     where
         DB::ErrorType: 'static,
         Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
@@ -112,7 +113,7 @@ impl Chart for InflationChart<'_> {
         (1280, 760)
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()>
     where
         DB::ErrorType: 'static,
     {

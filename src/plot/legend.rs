@@ -5,6 +5,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::style::{DASHES, heading_font, legend_font};
+use crate::plot::error::Result;
 
 /// How an entry's swatch looks.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -60,7 +61,7 @@ pub fn legend_width(entries: &[Entry]) -> u32 {
 pub fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     entries: &[Entry],
-) -> anyhow::Result<()>
+) -> Result<()>
 where
     DB::ErrorType: 'static,
 {

@@ -9,6 +9,7 @@ use super::common::{axis_range, builder, layout, mesh};
 use super::legend::{Entry, Swatch};
 use super::render::Chart;
 use super::style::{INK, color, fmt_tick};
+use crate::plot::error::Result;
 
 /// The log chart's data: step series of (time ms, count) at every change.
 pub struct LogChart<'a> {
@@ -49,7 +50,7 @@ impl Chart for LogChart<'_> {
         (1280, 900)
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()>
     where
         DB::ErrorType: 'static,
     {

@@ -6,6 +6,7 @@
 pub mod common;
 pub mod compare;
 pub mod dram;
+pub mod error;
 pub mod font;
 pub mod gpu;
 pub mod inflation;
@@ -18,9 +19,11 @@ pub mod timeline;
 
 use std::path::{Path, PathBuf};
 
+pub use error::PlotError;
 pub use render::{Chart, render};
 
 use crate::keys;
+use crate::plot::error::Result;
 use crate::sweep::table::SweepTable;
 use crate::trace::TraceRecorder;
 
@@ -38,7 +41,7 @@ pub const KEYS_READ: [&str; 7] = [
 
 /// Draws every sweep chart whose metrics the table has into `dir`; returns the files.
 /// Charts: `throughput`, `gpu_utilisation`, `inflation`, `dram` (.png and .svg).
-pub fn sweep_plots(table: &SweepTable, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+pub fn sweep_plots(table: &SweepTable, dir: &Path) -> Result<Vec<PathBuf>> {
     let has = |m: &str| table.metric_index(m).is_some();
     let mut files = Vec::new();
     if has(keys::JOBS_PER_HOUR) || has(keys::SECONDS_PER_JOB) {
@@ -61,7 +64,7 @@ pub fn sweep_plots(table: &SweepTable, dir: &Path) -> anyhow::Result<Vec<PathBuf
 }
 
 /// Draws the timeline of one recorded run as `<dir>/<stem>.png` and `.svg`.
-pub fn timeline_plot(rec: &TraceRecorder, dir: &Path, stem: &str) -> anyhow::Result<Vec<PathBuf>> {
+pub fn timeline_plot(rec: &TraceRecorder, dir: &Path, stem: &str) -> Result<Vec<PathBuf>> {
     render(&timeline::TimelineChart::new(rec), dir, stem)
 }
 

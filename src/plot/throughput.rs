@@ -12,6 +12,7 @@ use super::legend::{Entry, Swatch};
 use super::render::Chart;
 use super::style::{INK, color, fmt_tick, key_label, legend_font};
 use crate::keys;
+use crate::plot::error::Result;
 use crate::sweep::knee::{KNEE_TOLERANCE, find_knees};
 use crate::sweep::table::SweepTable;
 
@@ -41,7 +42,7 @@ impl Chart for ThroughputChart<'_> {
         (1280, 1000)
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()>
     where
         DB::ErrorType: 'static,
     {

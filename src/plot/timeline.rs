@@ -10,6 +10,7 @@ use super::common::axis_range;
 use super::legend::{Entry, Swatch, draw_legend, legend_width};
 use super::render::Chart;
 use super::style::{INK, color, desc_font, fmt_tick, tick_font, title_font};
+use crate::plot::error::Result;
 use crate::trace::{LaneLayout, TraceRecorder, assign_lanes};
 
 /// Most points drawn for the DRAM curve; longer runs are averaged into this many bins.
@@ -80,7 +81,7 @@ impl Chart for TimelineChart<'_> {
         (1400, 60 + self.gantt_height() + 300)
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()>
     where
         DB::ErrorType: 'static,
     {

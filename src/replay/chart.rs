@@ -6,6 +6,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::plot::common::{builder, draw_line, layout, mesh, padded};
+use crate::plot::error::Result;
 use crate::plot::legend::{Entry, Swatch};
 use crate::plot::render::Chart;
 use crate::plot::style::{INK, color, fmt_tick, key_label};
@@ -27,7 +28,7 @@ impl Chart for ReplayChart<'_> {
         (1280, 720)
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> anyhow::Result<()>
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<()>
     where
         DB::ErrorType: 'static,
     {

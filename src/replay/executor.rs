@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration as StdDuration, Instant};
 
-use anyhow::{Result, anyhow};
+use super::error::{ReplayError, Result, chain, failed};
 use rand::SeedableRng;
 use rand_distr::{Distribution, Exp};
 use rand_pcg::Pcg64;
@@ -184,7 +184,7 @@ impl<'a> Executor<'a> {
             let mut v = Vec::with_capacity(s.holds.len());
             for h in &s.holds {
                 let slot = table.hold_slot(h.resource).map_err(|why| {
-                    anyhow!(
+                    failed!(
                         "stage {:?} holds a resource this host lacks ({why:?})",
                         s.name
                     )
@@ -250,7 +250,7 @@ impl<'a> Executor<'a> {
             .lock()
             .expect("poisoned")
             .take()
-            .ok_or_else(|| anyhow!("an executor runs once"))?;
+            .ok_or_else(|| failed!("an executor runs once"))?;
         let (capacity, gpus) = (self.hold_capacity.clone(), self.gpus_in_model());
         std::thread::scope(|s| {
             s.spawn(move || holds::serve(capacity, gpus, server));
@@ -288,7 +288,7 @@ impl<'a> Executor<'a> {
                 }
                 ArrivalKind::Poisson { rate_per_s } => {
                     let mut rng = Pcg64::seed_from_u64(self.model.seed);
-                    let exp = Exp::new(*rate_per_s).map_err(|e| anyhow!("{e}"));
+                    let exp = Exp::new(*rate_per_s).map_err(|e| failed!("{e}"));
                     let times: Vec<f64> = match exp {
                         Ok(exp) => {
                             let mut t = 0.0;
@@ -315,7 +315,7 @@ impl<'a> Executor<'a> {
             self.holds.close();
         });
         if let Some(e) = self.error.lock().expect("poisoned").take() {
-            return Err(anyhow!(e));
+            return Err(ReplayError::Failed(e));
         }
         let mut rec = std::mem::take(&mut *self.rec.lock().expect("poisoned"));
         rec.wall_s = self.t0.elapsed().as_secs_f64();
@@ -555,10 +555,8 @@ impl<'a> Executor<'a> {
                 HoldResource::Vram => match self.gpus.get(g).map(|b| b.alloc(h.amount)) {
                     Some(Ok(handle)) => Backing::Vram(g, handle),
                     Some(Err(e)) => {
-                        self.fail(format!(
-                            "VRAM permit of {} bytes on GPU {g}: {e:#}",
-                            h.amount
-                        ));
+                        let e = chain(&e);
+                        self.fail(format!("VRAM permit of {} bytes on GPU {g}: {e}", h.amount));
                         Backing::None
                     }
                     None => Backing::None,
@@ -583,8 +581,9 @@ impl<'a> Executor<'a> {
         if !self.abort.load(Ordering::Relaxed)
             && let Err(e) = self.work(stage, standalone_s, gpu)
         {
+            let e = chain(&e);
             self.fail(format!(
-                "stage {:?} of job {job}: {e:#}",
+                "stage {:?} of job {job}: {e}",
                 self.stages[stage].name
             ));
         }
@@ -637,7 +636,7 @@ impl<'a> Executor<'a> {
         }
         let gpu = self
             .backend(bound_gpu)
-            .ok_or_else(|| anyhow!("the stage needs a GPU, and this replay has none"))?;
+            .ok_or_else(|| failed!("the stage needs a GPU, and this replay has none"))?;
         let gpu_index = bound_gpu.unwrap_or(0);
         std::thread::scope(|s| -> Result<()> {
             let copy = plan.copy.map(|t| {
@@ -656,7 +655,7 @@ impl<'a> Executor<'a> {
                 });
             }
             if let Some(h) = copy {
-                let bytes = h.join().map_err(|_| anyhow!("copy thread panicked"))??;
+                let bytes = h.join().map_err(|_| failed!("copy thread panicked"))??;
                 let t = self.now().as_secs();
                 self.rec
                     .lock()

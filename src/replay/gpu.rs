@@ -16,7 +16,7 @@ use std::sync::mpsc::{Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow, bail};
+use super::error::{Context, ReplayError, Result, chain, fail, failed};
 use serde_json::Value;
 
 use crate::scenario::replay_info::{CopyDir, KernelKind, TransferInfo};
@@ -97,8 +97,8 @@ pub fn start_harnesses(path: HarnessPath, gpus: usize) -> Result<Vec<GpuHarness>
     }
     (0..gpus)
         .map(|i| {
-            let device =
-                crate::calibrate::probe::sys::visible_device(i, gpus).map_err(|e| anyhow!(e))?;
+            let device = crate::calibrate::probe::sys::visible_device(i, gpus)
+                .map_err(ReplayError::Failed)?;
             GpuHarness::start(path.clone(), Some(&device))
                 .with_context(|| format!("GPU {i} of {gpus} (CUDA device {device})"))
         })
@@ -192,11 +192,11 @@ impl GpuHarness {
         }
         let first = first_rx
             .recv_timeout(Duration::from_secs(120))
-            .map_err(|_| anyhow!("the GPU replay harness did not start within 120 s"))?
-            .map_err(|e| anyhow!(e))?;
+            .map_err(|_| failed!("the GPU replay harness did not start within 120 s"))?
+            .map_err(ReplayError::Failed)?;
         if first.get("ok") != Some(&Value::Bool(true)) {
             let _ = child.wait();
-            bail!(
+            fail!(
                 "no usable CUDA GPU ({})",
                 first
                     .get("error")
@@ -230,10 +230,10 @@ impl GpuHarness {
         }
         match rx.recv_timeout(REPLY_TIMEOUT) {
             Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => Err(anyhow!("GPU harness `{command}` failed: {e}")),
+            Ok(Err(e)) => Err(failed!("GPU harness `{command}` failed: {e}")),
             Err(_) => {
                 self.waiters.lock().expect("poisoned").remove(&id);
-                Err(anyhow!(
+                Err(failed!(
                     "GPU harness `{command}` gave no reply within {} s",
                     REPLY_TIMEOUT.as_secs()
                 ))
@@ -304,7 +304,7 @@ impl GpuHarness {
 fn num(v: &Value, key: &str) -> Result<f64> {
     v.get(key)
         .and_then(Value::as_f64)
-        .ok_or_else(|| anyhow!("GPU harness reply lacks `{key}`: {v}"))
+        .ok_or_else(|| failed!("GPU harness reply lacks `{key}`: {v}"))
 }
 
 impl GpuBackend for GpuHarness {
@@ -340,12 +340,12 @@ impl GpuBackend for GpuHarness {
         let v = self.request(&format!("alloc {bytes}"))?;
         v.get("handle")
             .and_then(Value::as_u64)
-            .ok_or_else(|| anyhow!("GPU harness alloc reply lacks `handle`: {v}"))
+            .ok_or_else(|| failed!("GPU harness alloc reply lacks `handle`: {v}"))
     }
 
     fn free(&self, handle: u64) {
         if let Err(e) = self.request(&format!("free {handle}")) {
-            eprintln!("warning: {e:#}");
+            eprintln!("warning: {}", chain(&e));
         }
     }
 }

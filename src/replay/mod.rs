@@ -10,6 +10,7 @@
 
 pub mod chart;
 pub mod compare;
+pub mod error;
 pub mod executor;
 pub mod gpu;
 pub mod holds;
@@ -23,13 +24,15 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use error::{Context, Result, failed};
 use serde_json::{Value, json};
 
 use crate::run::{RunOptions, run_model_with};
 use crate::scenario::{self, Loaded};
 use crate::sweep::grid::Grid;
 use crate::sweep::spec::parse_param;
+
+pub use error::ReplayError;
 
 use compare::{PointResult, Predicted};
 use executor::{Executor, GpuBackend};
@@ -323,7 +326,7 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
         None
     } else {
         let path = gpu::locate(opts.gpu_harness.as_deref()).map_err(|why| {
-            anyhow::anyhow!(
+            failed!(
                 "{} has GPU stages ({}), which need a GPU to replay: {why}",
                 opts.scenario.display(),
                 gpu_stages.join(", ")
@@ -480,7 +483,10 @@ pub fn replay_point(
     let mut nvml_on = !harnesses.is_empty();
     for h in harnesses {
         if let Err(e) = h.nvml_start(nvml_period_ms) {
-            eprintln!("warning: no nvidia-smi view for this run: {e:#}");
+            eprintln!(
+                "warning: no nvidia-smi view for this run: {}",
+                error::chain(&e)
+            );
             nvml_on = false;
         }
     }

@@ -29,11 +29,12 @@ pub fn timeline_log(model: &Model, rec: &Recording) -> String {
 }
 
 /// Writes the TIMELINE log of a replay to `path` atomically.
-pub fn write_timeline_log(model: &Model, rec: &Recording, path: &Path) -> anyhow::Result<()> {
-    Ok(crate::output::write_atomic(
-        path,
-        timeline_log(model, rec).as_bytes(),
-    )?)
+pub fn write_timeline_log(
+    model: &Model,
+    rec: &Recording,
+    path: &Path,
+) -> Result<(), crate::output::OutputError> {
+    crate::output::write_atomic(path, timeline_log(model, rec).as_bytes())
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use super::error::{Context, Result};
 use serde_json::Value;
 
 use super::compare::{self, PointResult, Predicted, Summary};

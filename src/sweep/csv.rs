@@ -3,9 +3,7 @@
 //! columns between `scenario` and `seeds` are the swept keys, so the file alone is
 //! enough to redraw every plot (`bwsim plot sweep.csv`).
 
-use std::fmt::Write as _;
-
-use anyhow::{Context, bail};
+use std::fmt::{Display, Write as _};
 
 use super::table::{Row, Stat, SweepTable};
 use super::value::ParamValue;
@@ -62,7 +60,7 @@ fn write_record(out: &mut String, fields: &[String]) {
 }
 
 /// Splits CSV text into records (RFC 4180 quoting).
-fn parse_records(text: &str) -> anyhow::Result<Vec<Vec<String>>> {
+fn parse_records(text: &str) -> Result<Vec<Vec<String>>, CsvError> {
     let mut records = Vec::new();
     let mut rec = Vec::new();
     let mut field = String::new();
@@ -94,7 +92,9 @@ fn parse_records(text: &str) -> anyhow::Result<Vec<Vec<String>>> {
         }
     }
     if quoted {
-        bail!("line {line}: a quoted field is not closed");
+        return Err(CsvError(format!(
+            "line {line}: a quoted field is not closed"
+        )));
     }
     if !field.is_empty() || !rec.is_empty() {
         rec.push(field);
@@ -110,21 +110,21 @@ pub struct CsvError(pub String);
 
 /// Reads a sweep.csv back into a table.
 pub fn from_csv(text: &str) -> Result<SweepTable, CsvError> {
-    parse_table(text).map_err(|e| CsvError(format!("{e:#}")))
-}
-
-fn parse_table(text: &str) -> anyhow::Result<SweepTable> {
     let records = parse_records(text)?;
-    let (header, body) = records.split_first().context("the file is empty")?;
+    let (header, body) = records.split_first().or_csv_error(|| "the file is empty")?;
     if header.first().map(String::as_str) != Some("scenario") {
-        bail!("line 1: the first column must be 'scenario' (is this a bwsim sweep.csv?)");
+        return Err(CsvError(
+            "line 1: the first column must be 'scenario' (is this a bwsim sweep.csv?)".into(),
+        ));
     }
     let seeds_col = header
         .iter()
         .position(|h| h == "seeds")
-        .context("line 1: no 'seeds' column")?;
+        .or_csv_error(|| "line 1: no 'seeds' column")?;
     if header.last().map(String::as_str) != Some("bottleneck") {
-        bail!("line 1: the last column must be 'bottleneck'");
+        return Err(CsvError(
+            "line 1: the last column must be 'bottleneck'".into(),
+        ));
     }
     let params: Vec<String> = header[1..seeds_col].to_vec();
     // `stalled` was added later; sweeps written before it have none (and no stalls known).
@@ -133,14 +133,16 @@ fn parse_table(text: &str) -> anyhow::Result<SweepTable> {
     let first_metric = stalled_col.map_or(seeds_col + 1, |c| c + 1);
     let metric_cols = &header[first_metric..header.len() - 1];
     if metric_cols.len() % 2 != 0 {
-        bail!("line 1: metric columns must come in <metric>_mean, <metric>_ci95 pairs");
+        return Err(CsvError(
+            "line 1: metric columns must come in <metric>_mean, <metric>_ci95 pairs".into(),
+        ));
     }
     let mut metrics = Vec::new();
     for pair in metric_cols.chunks(2) {
         let m = pair[0]
             .strip_suffix("_mean")
             .filter(|m| pair[1].strip_suffix("_ci95") == Some(m))
-            .with_context(|| {
+            .or_csv_error(|| {
                 format!(
                     "line 1: expected <metric>_mean, <metric>_ci95, found '{}', '{}'",
                     pair[0], pair[1]
@@ -156,11 +158,11 @@ fn parse_table(text: &str) -> anyhow::Result<SweepTable> {
             continue;
         }
         if rec.len() != header.len() {
-            bail!(
+            return Err(CsvError(format!(
                 "line {line}: {} fields, the header has {}",
                 rec.len(),
                 header.len()
-            );
+            )));
         }
         scenario = rec[0].clone();
         let values = rec[1..seeds_col]
@@ -168,24 +170,24 @@ fn parse_table(text: &str) -> anyhow::Result<SweepTable> {
             .zip(&params)
             .map(|(v, p)| {
                 ParamValue::parse(v)
-                    .with_context(|| format!("line {line}: '{v}' for {p} is not a value"))
+                    .or_csv_error(|| format!("line {line}: '{v}' for {p} is not a value"))
             })
-            .collect::<anyhow::Result<Vec<_>>>()?;
+            .collect::<Result<Vec<_>, CsvError>>()?;
         let seeds = rec[seeds_col]
             .parse()
-            .with_context(|| format!("line {line}: seeds '{}' is not a count", rec[seeds_col]))?;
+            .or_csv_error(|| format!("line {line}: seeds '{}' is not a count", rec[seeds_col]))?;
         let stalled = match stalled_col {
             Some(c) => rec[c]
                 .parse()
-                .with_context(|| format!("line {line}: stalled '{}' is not a count", rec[c]))?,
+                .or_csv_error(|| format!("line {line}: stalled '{}' is not a count", rec[c]))?,
             None => 0,
         };
-        let cell = |j: usize| -> anyhow::Result<Option<f64>> {
+        let cell = |j: usize| -> Result<Option<f64>, CsvError> {
             let s = &rec[first_metric + j];
             if s.is_empty() {
                 return Ok(None);
             }
-            s.parse().map(Some).with_context(|| {
+            s.parse().map(Some).or_csv_error(|| {
                 format!(
                     "line {line}: '{s}' in {} is not a number",
                     header[first_metric + j]
@@ -216,6 +218,23 @@ fn parse_table(text: &str) -> anyhow::Result<SweepTable> {
         metrics,
         rows,
     })
+}
+
+/// A failed read as a [`CsvError`]: `what: cause`, or `what` alone for a missing value.
+trait OrCsvError<T> {
+    fn or_csv_error<D: Display>(self, what: impl FnOnce() -> D) -> Result<T, CsvError>;
+}
+
+impl<T, E: Display> OrCsvError<T> for Result<T, E> {
+    fn or_csv_error<D: Display>(self, what: impl FnOnce() -> D) -> Result<T, CsvError> {
+        self.map_err(|e| CsvError(format!("{}: {e}", what())))
+    }
+}
+
+impl<T> OrCsvError<T> for Option<T> {
+    fn or_csv_error<D: Display>(self, what: impl FnOnce() -> D) -> Result<T, CsvError> {
+        self.ok_or_else(|| CsvError(what().to_string()))
+    }
 }
 
 #[cfg(test)]

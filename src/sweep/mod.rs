@@ -24,6 +24,7 @@
 
 pub mod aggregate;
 pub mod csv;
+pub mod error;
 pub mod grid;
 pub mod json;
 pub mod knee;
@@ -40,6 +41,7 @@ pub mod stats;
 pub mod table;
 pub mod value;
 
+pub use error::SweepError;
 pub use grid::{Grid, Point};
 pub use knee::{KNEE_TOLERANCE, Knee, find_knees, knee_index};
 pub use progress::{Progress, ProgressMode};

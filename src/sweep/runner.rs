@@ -7,21 +7,21 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use anyhow::Context;
 use rayon::prelude::*;
 use serde_json::Value;
 
+use super::error::{Result, SweepError};
 use super::grid::{Grid, Point};
 use super::progress::Progress;
 use super::seeds::point_seeds;
 
 /// Runs one simulation: the `--set` overrides (`KEY=VALUE`) and the seed, to the run's
 /// JSON report. The sweep's only contact with the engine.
-pub type RunFn<'a> = dyn Fn(&[String], u64) -> anyhow::Result<Value> + Sync + 'a;
+pub type RunFn<'a> = dyn Fn(&[String], u64) -> Result<Value> + Sync + 'a;
 
 /// Receives each point as soon as all its seeds are done (in completion order). An error
 /// stops the sweep, as a failed run does.
-pub type PointSink<'a> = dyn Fn(&PointRun) -> anyhow::Result<()> + Sync + 'a;
+pub type PointSink<'a> = dyn Fn(&PointRun) -> Result<()> + Sync + 'a;
 
 /// How to run a sweep.
 #[derive(Debug, Clone)]
@@ -59,7 +59,7 @@ pub fn run_sweep(
     progress: &Progress,
     finished: &[Option<Vec<Value>>],
     sink: &PointSink,
-) -> anyhow::Result<Vec<PointRun>> {
+) -> Result<Vec<PointRun>> {
     run_points(grid, grid.points(), opts, runner, progress, finished, sink)
 }
 
@@ -74,9 +74,13 @@ pub fn run_points(
     progress: &Progress,
     finished: &[Option<Vec<Value>>],
     sink: &PointSink,
-) -> anyhow::Result<Vec<PointRun>> {
-    anyhow::ensure!(opts.seeds >= 1, "--seeds must be at least 1");
-    anyhow::ensure!(opts.jobs >= 1, "--jobs must be at least 1");
+) -> Result<Vec<PointRun>> {
+    if opts.seeds < 1 {
+        return Err(SweepError::Input("--seeds must be at least 1".into()));
+    }
+    if opts.jobs < 1 {
+        return Err(SweepError::Input("--jobs must be at least 1".into()));
+    }
     let plans: Vec<(Vec<String>, Vec<u64>)> = points
         .iter()
         .map(|p| {
@@ -101,13 +105,13 @@ pub fn run_points(
         .collect();
     let done = AtomicUsize::new((0..points.len()).filter(|&p| is_finished(p)).count());
     let failed = AtomicBool::new(false);
-    let sink_error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
+    let sink_error: Mutex<Option<SweepError>> = Mutex::new(None);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs)
         .build()
-        .context("cannot start the sweep's worker threads")?;
+        .map_err(|e| SweepError::Failed(format!("cannot start the sweep's worker threads: {e}")))?;
 
-    let errors: Vec<Option<anyhow::Error>> = pool.install(|| {
+    let errors: Vec<Option<SweepError>> = pool.install(|| {
         tasks
             .par_iter()
             .map(|&(p, r)| {
@@ -115,8 +119,8 @@ pub fn run_points(
                     return None;
                 }
                 let (sets, seeds) = &plans[p];
-                let out = runner(sets, seeds[r]).with_context(|| {
-                    format!(
+                let out = runner(sets, seeds[r]).map_err(|e| {
+                    e.at(format!(
                         "sweep point {} ({}), seed {}",
                         points[p].index + 1,
                         if sets.is_empty() {
@@ -125,7 +129,7 @@ pub fn run_points(
                             sets.join(" ")
                         },
                         seeds[r]
-                    )
+                    ))
                 });
                 let report = match out {
                     Ok(v) => v,
@@ -156,7 +160,9 @@ pub fn run_points(
         return Err(e);
     }
     if failed.load(Ordering::Relaxed) {
-        anyhow::bail!("sweep stopped after a failed run");
+        return Err(SweepError::Failed(
+            "sweep stopped after a failed run".into(),
+        ));
     }
     Ok(points
         .iter()

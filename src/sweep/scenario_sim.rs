@@ -5,9 +5,9 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use anyhow::Context;
 use serde_json::Value;
 
+use super::error::{Result, SweepError};
 use super::session::{ScenarioInfo, Simulator};
 use crate::model::Model;
 
@@ -27,7 +27,7 @@ impl ScenarioSimulator {
         }
     }
 
-    fn model(&self, sets: &[String]) -> anyhow::Result<Model> {
+    fn model(&self, sets: &[String]) -> Result<Model> {
         if let Some(m) = self.cache.lock().expect("cache lock").get(sets) {
             return Ok(m.clone());
         }
@@ -41,7 +41,7 @@ impl ScenarioSimulator {
 }
 
 impl Simulator for ScenarioSimulator {
-    fn describe(&self, sets: &[String]) -> anyhow::Result<ScenarioInfo> {
+    fn describe(&self, sets: &[String]) -> Result<ScenarioInfo> {
         let m = self.model(sets)?;
         Ok(ScenarioInfo {
             name: m.name,
@@ -49,14 +49,14 @@ impl Simulator for ScenarioSimulator {
         })
     }
 
-    fn run(&self, sets: &[String], seed: u64) -> anyhow::Result<Value> {
+    fn run(&self, sets: &[String], seed: u64) -> Result<Value> {
         let mut m = self.model(sets)?;
         m.seed = seed;
-        let report = crate::run::run_model(&m).context("simulation failed")?;
+        let report = crate::run::run_model(&m).map_err(SweepError::Engine)?;
         Ok(report.to_json())
     }
 
-    fn fingerprint(&self, sets: &[String]) -> anyhow::Result<String> {
+    fn fingerprint(&self, sets: &[String]) -> Result<String> {
         let loaded = crate::scenario::load(&self.path, sets)?;
         Ok(crate::scenario::fingerprint(&loaded)?)
     }

@@ -5,11 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use serde_json::Value;
 
 use super::aggregate::aggregate;
 use super::csv;
+use super::error::{Result, SweepError};
 use super::grid::Grid;
 use super::json::{self, SweepMeta};
 use super::progress::{Progress, ProgressMode};
@@ -69,12 +69,12 @@ pub struct ScenarioInfo {
 /// The engine as a sweep sees it.
 pub trait Simulator: Sync {
     /// Loads and validates the scenario with these overrides, without running it.
-    fn describe(&self, sets: &[String]) -> anyhow::Result<ScenarioInfo>;
+    fn describe(&self, sets: &[String]) -> Result<ScenarioInfo>;
     /// Runs it with these overrides and seed; the run's JSON report.
-    fn run(&self, sets: &[String], seed: u64) -> anyhow::Result<Value>;
+    fn run(&self, sets: &[String], seed: u64) -> Result<Value>;
     /// A hash of everything the model was read from (shards of one sweep must agree on
     /// it); empty when the simulator has no files.
-    fn fingerprint(&self, _sets: &[String]) -> anyhow::Result<String> {
+    fn fingerprint(&self, _sets: &[String]) -> Result<String> {
         Ok(String::new())
     }
 }
@@ -94,26 +94,32 @@ pub struct SweepPlan {
 
 /// Parses the `--param` SPECs and loads the scenario at every point (without running),
 /// so that bad input fails before any simulation.
-pub fn plan(args: &SweepArgs, sim: &dyn Simulator) -> anyhow::Result<SweepPlan> {
+pub fn plan(args: &SweepArgs, sim: &dyn Simulator) -> Result<SweepPlan> {
     let params = args
         .params
         .iter()
         .map(|p| parse_param(p))
         .collect::<Result<Vec<_>, _>>()?;
-    anyhow::ensure!(
-        !params.is_empty(),
-        "give at least one --param KEY=SPEC, e.g. --param arrivals.concurrency=1..32"
-    );
+    if params.is_empty() {
+        return Err(SweepError::Input(
+            "give at least one --param KEY=SPEC, e.g. --param arrivals.concurrency=1..32".into(),
+        ));
+    }
     let grid = Grid::new(params)?;
     grid.check_runs(args.seeds)?;
     let info = sim
         .describe(&args.sets)
-        .with_context(|| format!("cannot load {}", args.scenario.display()))?;
+        .map_err(|e| e.at(format!("cannot load {}", args.scenario.display())))?;
     for p in grid.points() {
         let mut sets = args.sets.clone();
         sets.extend(grid.sets(&p));
-        sim.describe(&sets)
-            .with_context(|| format!("sweep point {}: {}", p.index + 1, grid.sets(&p).join(" ")))?;
+        sim.describe(&sets).map_err(|e| {
+            e.at(format!(
+                "sweep point {}: {}",
+                p.index + 1,
+                grid.sets(&p).join(" ")
+            ))
+        })?;
     }
     let jobs = args
         .jobs
@@ -140,7 +146,7 @@ pub fn execute(
     mode: ProgressMode,
     finished: &[Option<Vec<Value>>],
     sink: &PointSink,
-) -> anyhow::Result<Vec<PointRun>> {
+) -> Result<Vec<PointRun>> {
     let points = match plan.shard {
         Some(shard) => shard.points(&plan.grid),
         None => plan.grid.points(),
