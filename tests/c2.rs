@@ -80,8 +80,13 @@ fn c15_shows_the_instrumentation_gap_and_the_reported_throughput() {
         "ideal {ideal} vs {}",
         r.seconds_per_job
     );
-    // And the verdict names host memory, not the GPU.
-    assert_eq!(r.bottleneck.resource, "dram", "{:?}", r.bottleneck);
+    // And the verdict names the host, not the GPU: the shared hardware threads. The old
+    // fit named DRAM, because it put the inflation on a witness thread drawing 24 GB/s,
+    // more than any thread calibrate has measured (issue 10). The reference does not
+    // name DRAM, and it argues against saturating it: 10 partitions synthesize together in
+    // 35.5 s with each witness at its one-thread 25-27 s (docs/reference/c2-pipeline.md
+    // §4), where the old fit, with 10 x 24 GB/s on 250 GB/s, took 51 s.
+    assert_eq!(r.bottleneck.resource, "pool:cpu", "{:?}", r.bottleneck);
 }
 
 #[test]
@@ -93,7 +98,8 @@ fn cpu_stages_inflate_two_to_twelve_times_from_low_to_high_concurrency() {
         assert!(l < 1.5, "{name} at c=2 already inflated {l:.2}x");
         assert!((2.0..=12.0).contains(&h), "{name} at c=20 inflated {h:.2}x");
     }
-    assert_eq!(high.bottleneck.resource, "dram");
+    // The host's cores, not the GPU (the old fit said DRAM; see the c = 15 test).
+    assert_eq!(high.bottleneck.resource, "pool:cpu");
 }
 
 #[test]
