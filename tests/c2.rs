@@ -281,3 +281,31 @@ fn h200_scenario_takes_its_host_from_the_calibration() {
         r.bottleneck
     );
 }
+
+#[test]
+fn the_ideal_run_has_no_core_contention() {
+    // The refit slows compute-bound stages as other threads share their cores. The
+    // contention-free run must not: there every thread computes as fast as alone.
+    let loaded = scenario::load(Path::new(CUZK), &[]).unwrap();
+    assert!(loaded.model.hardware.pools.iter().any(|p| p.cpu.is_some()));
+    let ideal = bwsim::run::uncontended(&loaded.model);
+    assert!(ideal.hardware.pools.iter().all(|p| p.cpu.is_none()));
+    let mut with_cores = ideal.clone();
+    for (p, orig) in with_cores
+        .hardware
+        .pools
+        .iter_mut()
+        .zip(&loaded.model.hardware.pools)
+    {
+        p.cpu = orig.cpu.clone();
+    }
+    let free = run_model(&ideal).unwrap().seconds_per_job;
+    let shared = run_model(&with_cores).unwrap().seconds_per_job;
+    // GPU-bound floor: 10 partitions x the 1.81 s mutex region (setup, upload, NTT + H,
+    // batch addition, tails) = 18.1 s, plus the barrier's waits for prep_msm.
+    assert!((18.0..22.0).contains(&free), "ideal {free} s/proof");
+    assert!(
+        free < 0.9 * shared,
+        "ideal {free} vs with core sharing {shared}"
+    );
+}
