@@ -58,8 +58,8 @@ pub fn run_model_within<O: Observer>(
 }
 
 /// The same model with DRAM, PCIe and thread pools uncontended (capacities far beyond any
-/// demand, flat latency): what the pipeline would do if only its holds, locks and
-/// dependencies limited it.
+/// demand, flat latency, and every thread computing as fast as alone on its core): what the
+/// pipeline would do if only its holds, locks and dependencies limited it.
 pub fn uncontended(model: &Model) -> Model {
     let mut m = model.clone();
     let huge = 1e15;
@@ -67,6 +67,8 @@ pub fn uncontended(model: &Model) -> Model {
     m.hardware.dram.latency = LatencyCurve::flat();
     for p in &mut m.hardware.pools {
         p.threads = huge;
+        // Threads slowed by siblings and all-core frequency are contending for cores.
+        p.cpu = None;
     }
     for g in &mut m.hardware.gpus {
         g.link.h2d_gbps = huge;

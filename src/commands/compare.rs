@@ -57,6 +57,12 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
             .map(|p| p.name.clone())
             .collect(),
         cpu_pool_stages: cpu_pool_stages(&base.model),
+        smt_yield: base
+            .model
+            .hardware
+            .pools
+            .iter()
+            .find_map(|p| p.cpu.as_ref().map(|c| c.smt_yield)),
     };
     let search = if args.search.is_empty() {
         default_search(&base.params)?
@@ -231,6 +237,10 @@ fn assumptions(scenario: &Path, search: &[String], seeds: u32) -> Vec<String> {
         "A stage that asks for more threads of the scenario's cpu pool than a host has is \
          given the host's threads with its standalone time unchanged: optimistic for hosts \
          with fewer threads than the scenario's stages ask for."
+            .into(),
+        "Where the scenario models its cores ([hardware.cpu]), each host gets its own cores \
+         and threads per core (the SMT yield capped at that); the per-core throughput curve \
+         and the SMT yield stay the scenario's."
             .into(),
         "RAM needed: the modelled peak host RAM at the best setting plus what the scenario \
          keeps resident (host RAM minus the RAM it leaves to jobs)."

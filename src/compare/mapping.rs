@@ -3,6 +3,7 @@
 //! | host | scenario key |
 //! |---|---|
 //! | `cpu.threads` | `hardware.cpu_cores`, and `hardware.pools.cpu` when the scenario has a `cpu` pool; a stage asking for more threads of that pool than the host has gets `workload.stages.<name>.pool.threads` = the host's threads, its standalone time unchanged |
+//! | `cpu.cores`, `cpu.threads` | when the scenario has `[hardware.cpu]`: `hardware.cpu.physical_cores` = cores, `hardware.cpu.threads_per_core` = threads / cores, and `hardware.cpu.smt_yield` lowered to that where it is above it (a host without SMT gains nothing from a second thread) |
 //! | `dram.ram_gib` | `params.host_ram_gib` when the scenario declares that knob (it may reserve resident data from it), else `hardware.host_ram_gib` |
 //! | DRAM bandwidth | `hardware.dram.capacity_gbps` = channels x MT/s x 8 B x efficiency (or `measured_gbps`) |
 //! | `gpu.count`, `gpu.vram_gib` | `hardware.gpu.count`, `hardware.gpu.vram_gib` |
@@ -22,6 +23,8 @@ pub struct ScenarioKnobs {
     pub pools: Vec<String>,
     /// Stages that draw threads of the `cpu` pool, with how many.
     pub cpu_pool_stages: Vec<(String, f64)>,
+    /// The SMT yield of the scenario's `[hardware.cpu]`, when it has one.
+    pub smt_yield: Option<f64>,
 }
 
 impl ScenarioKnobs {
@@ -51,6 +54,14 @@ pub fn host_overrides(host: &HostProfile, knobs: &ScenarioKnobs) -> Vec<String> 
                     host.cpu.threads
                 ));
             }
+        }
+    }
+    if let Some(smt_yield) = knobs.smt_yield {
+        let per_core = (host.cpu.threads / host.cpu.cores).max(1);
+        sets.push(format!("hardware.cpu.physical_cores={}", host.cpu.cores));
+        sets.push(format!("hardware.cpu.threads_per_core={per_core}"));
+        if smt_yield > f64::from(per_core) {
+            sets.push(format!("hardware.cpu.smt_yield={per_core}"));
         }
     }
     let ram_key = if knobs.has_param("host_ram_gib") {
@@ -118,6 +129,7 @@ mod tests {
             params: vec!["host_ram_gib".into(), "pcie_gbps".into()],
             pools: vec!["cpu".into(), "groth16".into()],
             cpu_pool_stages: vec![("spmv".into(), 96.0), ("big".into(), 256.0)],
+            smt_yield: None,
         };
         assert_eq!(
             host_overrides(&host(), &knobs),
@@ -136,5 +148,25 @@ mod tests {
         assert!(bare.contains(&"hardware.host_ram_gib=755".to_string()));
         assert!(bare.contains(&"hardware.gpu.pcie_h2d_gbps=53".to_string()));
         assert!(!bare.iter().any(|s| s.starts_with("hardware.pools")));
+        assert!(!bare.iter().any(|s| s.starts_with("hardware.cpu.")));
+    }
+
+    #[test]
+    fn a_scenario_with_a_cpu_model_gets_the_hosts_cores_and_smt() {
+        let knobs = ScenarioKnobs {
+            smt_yield: Some(1.15),
+            ..ScenarioKnobs::default()
+        };
+        let sets = host_overrides(&host(), &knobs);
+        assert!(sets.contains(&"hardware.cpu.physical_cores=96".to_string()));
+        assert!(sets.contains(&"hardware.cpu.threads_per_core=2".to_string()));
+        assert!(!sets.iter().any(|s| s.starts_with("hardware.cpu.smt_yield")));
+        // 16 cores without SMT: one thread per core, and a second thread yields nothing.
+        let mut no_smt = host();
+        no_smt.cpu.cores = 16;
+        no_smt.cpu.threads = 16;
+        let sets = host_overrides(&no_smt, &knobs);
+        assert!(sets.contains(&"hardware.cpu.threads_per_core=1".to_string()));
+        assert!(sets.contains(&"hardware.cpu.smt_yield=1".to_string()));
     }
 }
