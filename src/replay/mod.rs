@@ -144,19 +144,7 @@ pub fn plan_points(opts: &ReplayOptions) -> Result<Vec<PointPlan>> {
         sets.extend(point_sets.iter().cloned());
         let loaded = load(opts, &sets)?;
         let stages = stage_plans(&loaded.model, &loaded.replay);
-        let report = run_model_with(
-            &loaded.model,
-            RunOptions { ideal: false },
-            &mut crate::engine::NullObserver,
-        )
-        .with_context(|| {
-            format!(
-                "simulating {} at {}",
-                opts.scenario.display(),
-                sets.join(" ")
-            )
-        })?
-        .to_json();
+        let report = predict_point(opts, &loaded, &sets)?;
         let gib = |path: &[&str]| {
             let mut v = &report;
             for p in path {
@@ -180,6 +168,27 @@ pub fn plan_points(opts: &ReplayOptions) -> Result<Vec<PointPlan>> {
         });
     }
     Ok(out)
+}
+
+/// The simulator's report (JSON) of one point: the prediction a replay is set beside.
+pub(crate) fn predict_point(
+    opts: &ReplayOptions,
+    loaded: &Loaded,
+    sets: &[String],
+) -> Result<Value> {
+    Ok(run_model_with(
+        &loaded.model,
+        RunOptions { ideal: false },
+        &mut crate::engine::NullObserver,
+    )
+    .with_context(|| {
+        format!(
+            "simulating {} at {}",
+            opts.scenario.display(),
+            sets.join(" ")
+        )
+    })?
+    .to_json())
 }
 
 /// Loads the scenario with `sets`, the calibration file (if any) merged over it.

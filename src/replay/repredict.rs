@@ -12,7 +12,6 @@ use serde_json::Value;
 use super::compare::{self, PointResult, Predicted, Summary};
 use super::measure::Measured;
 use super::{ReplayInputError, ReplayOptions, ReplayOutcome, load, write_results};
-use crate::run::{RunOptions, run_model_with};
 
 /// One measured point of an earlier replay.
 struct OldPoint {
@@ -81,19 +80,7 @@ pub fn repredict_command(opts: &ReplayOptions, dir: &Path) -> Result<ReplayOutco
         sets.extend(p.sets.iter().cloned());
         let loaded = load(opts, &sets)?;
         name.clone_from(&loaded.model.name);
-        let report = run_model_with(
-            &loaded.model,
-            RunOptions { ideal: false },
-            &mut crate::engine::NullObserver,
-        )
-        .with_context(|| {
-            format!(
-                "simulating {} at {}",
-                opts.scenario.display(),
-                sets.join(" ")
-            )
-        })?
-        .to_json();
+        let report = super::predict_point(opts, &loaded, &sets)?;
         before.push(PointResult {
             sets: p.sets.clone(),
             x: p.x,
