@@ -8,6 +8,8 @@
 //! the results are read after all have announced their start, so the copy loops overlap
 //! for all but a few milliseconds of their seconds-long runs.
 
+use std::borrow::BorrowMut;
+
 use serde_json::Value;
 
 use super::harness::{GpuProbe, Skip, harness_cpus, num};
@@ -41,17 +43,31 @@ pub fn siblings(first: &GpuProbe, skipped: &mut Vec<String>) -> Vec<GpuProbe> {
     out
 }
 
-/// Sends `cmd` to every probe, waits until each has begun, then collects every reply in
-/// order. Every probe is drained even when one fails, so none is left mid-command.
-pub fn all_at_once(probes: &mut [&mut GpuProbe], cmd: &str) -> Result<Vec<Value>> {
-    let mut began = Vec::with_capacity(probes.len());
-    for p in probes.iter_mut() {
-        began.push(p.begin(cmd));
-    }
+/// Commands started on several probes by [`begin_all`], one result per probe.
+pub struct Begun(Vec<Result<()>>);
+
+/// Sends `cmd` to every probe and waits until each has announced its start; the caller
+/// may measure meanwhile, then calls [`end_all`].
+pub fn begin_all<P: BorrowMut<GpuProbe>>(probes: &mut [P], cmd: &str) -> Begun {
+    Begun(
+        probes
+            .iter_mut()
+            .map(|p| p.borrow_mut().begin(cmd))
+            .collect(),
+    )
+}
+
+/// Collects every reply of a [`begin_all`], in order. Every probe is drained even when
+/// one fails, so none is left mid-command.
+pub fn end_all<P: BorrowMut<GpuProbe>>(
+    probes: &mut [P],
+    begun: Begun,
+    cmd: &str,
+) -> Result<Vec<Value>> {
     let mut replies = Vec::with_capacity(probes.len());
     let mut first_err = None;
-    for (p, b) in probes.iter_mut().zip(began) {
-        match b.and_then(|()| p.end(cmd)) {
+    for (p, b) in probes.iter_mut().zip(begun.0) {
+        match b.and_then(|()| p.borrow_mut().end(cmd)) {
             Ok(v) => replies.push(v),
             Err(e) => {
                 first_err.get_or_insert(e);
@@ -62,6 +78,12 @@ pub fn all_at_once(probes: &mut [&mut GpuProbe], cmd: &str) -> Result<Vec<Value>
         Some(e) => Err(e),
         None => Ok(replies),
     }
+}
+
+/// Runs `cmd` on every probe at once and returns their replies in order.
+pub fn all_at_once<P: BorrowMut<GpuProbe>>(probes: &mut [P], cmd: &str) -> Result<Vec<Value>> {
+    let begun = begin_all(probes, cmd);
+    end_all(probes, begun, cmd)
 }
 
 /// The copy command of one pinned loop.

@@ -5,6 +5,7 @@ use super::experiment::{Outcome, Setup};
 use crate::calibrate::error::{Result, fail};
 use crate::calibrate::probe::harness::{GpuProbe, num};
 use crate::calibrate::probe::latency::Chaser;
+use crate::calibrate::probe::multi_gpu::{begin_all, end_all};
 use crate::calibrate::probe::plan::Plan;
 use crate::calibrate::probe::stream::Workers;
 use std::time::Duration;
@@ -46,22 +47,15 @@ pub fn measure(
         (None, Some((lg, pinned))) => Some(format!("pipe {lg} {} {secs}", pinned as u8)),
         _ => None,
     };
-    let (mut probe, others) = match probes.split_first_mut() {
-        Some((first, rest)) => (Some(first), &mut rest[..gpus.saturating_sub(1)]),
-        None => (None, &mut [][..]),
-    };
+    // The probes that run the command: GPU 0's, and one per further GPU of a multi-GPU DMA.
+    let active = &mut probes[..if cmd.is_some() { gpus } else { 0 }];
     let chase_dur = Duration::from_secs_f64(if cmd.is_some() {
         secs * 0.8
     } else {
         plan.dur.as_secs_f64()
     });
     let result = (|| -> Result<Outcome> {
-        if let (Some(c), Some(p)) = (&cmd, probe.as_deref_mut()) {
-            p.begin(c)?;
-            for o in others.iter_mut() {
-                o.begin(c)?;
-            }
-        }
+        let begun = cmd.as_deref().map(|c| begin_all(active, c));
         let s0 = workers.snapshot();
         let ns = if s.chase {
             Some(chaser.measure(chase_dur)?)
@@ -69,33 +63,27 @@ pub fn measure(
             None
         };
         let s1 = workers.snapshot();
-        let reply = match (&cmd, probe.as_deref_mut()) {
-            (Some(c), Some(p)) => Some(p.end(c)?),
-            _ => None,
+        let replies = match (cmd.as_deref(), begun) {
+            (Some(c), Some(b)) => end_all(active, b, c)?,
+            _ => Vec::new(),
         };
-        let mut other_replies = Vec::new();
-        if let Some(c) = &cmd {
-            for o in others.iter_mut() {
-                other_replies.push(o.end(c)?);
-            }
-        }
         let mut o = Outcome {
             chase_ns: ns,
             stream_gbps: (k > 0).then(|| s1.gbps_since(&s0)),
             ..Default::default()
         };
-        if let Some(v) = reply {
+        if let Some(v) = replies.first() {
             if let Some(c) = s.dma {
                 // Several GPUs: the mean of their loops' rates.
                 let key = if c.h2d { "h2d_gbps" } else { "d2h_gbps" };
-                let mut sum = num(&v, key)?;
-                for r in &other_replies {
+                let mut sum = 0.0;
+                for r in &replies {
                     sum += num(r, key)?;
                 }
-                o.dma_gbps = Some(sum / (1 + other_replies.len()) as f64);
+                o.dma_gbps = Some(sum / replies.len() as f64);
             } else {
-                o.pipe_iter_ms = Some(num(&v, "iter_ms")?);
-                o.pipe_h2d_ms = Some(num(&v, "h2d_ms")?);
+                o.pipe_iter_ms = Some(num(v, "iter_ms")?);
+                o.pipe_h2d_ms = Some(num(v, "h2d_ms")?);
             }
         }
         Ok(o)
