@@ -157,10 +157,16 @@ impl<'m> Metrics<'m> {
     /// are zero add nothing and are skipped (the sums come out bit for bit the same).
     #[inline]
     fn advance(&mut self, t: SimTime) {
-        if t <= self.clock.last {
-            // Nothing to integrate, and the clock stays.
-            return;
+        // Most calls come at the time of the last one: nothing to integrate, and the
+        // clock stays.
+        if t > self.clock.last {
+            self.advance_past(t);
         }
+    }
+
+    /// [`Metrics::advance`] to a time past the last one.
+    #[inline(never)]
+    fn advance_past(&mut self, t: SimTime) {
         if let Some(w) = self.clock.window_start {
             let from = self.clock.last.max(w);
             if t > from {
@@ -171,6 +177,7 @@ impl<'m> Metrics<'m> {
     }
 
     /// Adds the current state times (t - from) to the integrals (`w`: the window start).
+    #[inline]
     fn integrate(&mut self, from: SimTime, t: SimTime, w: SimTime) {
         let dt = (t - from) as f64 * 1e-9;
         let r = &mut self.rates;

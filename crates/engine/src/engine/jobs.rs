@@ -278,9 +278,13 @@ impl Engine<'_> {
         let token = act.token;
         let mut lost = std::mem::take(&mut self.lost_scratch);
         match act.class {
+            // Observers see the record by reference, so a no-loss value written for an
+            // earlier record is still there.
+            None if self.lost_scratch_is_none => {}
             None => self.fluid.no_loss(&mut lost),
             Some(c) => self.fluid.lost_since(c, &act.lost_at_start, &mut lost),
         }
+        self.lost_scratch_is_none = act.class.is_none();
         let (start, standalone_s, gpu, blocked_on) =
             (act.start, act.standalone_s, act.gpu, act.blocked_on);
         self.fire_markers(obs, &token, Edge::End, gpu);
@@ -315,23 +319,25 @@ impl Engine<'_> {
         if held.is_empty() {
             return;
         }
-        let mut released = std::mem::take(&mut self.released);
-        released.clear();
         if let [(s, i, amount)] = held[..] {
-            // One hold (a lock, a core): released here or not at all.
+            // One hold (a lock, a core): released here or not at all, without the
+            // scratch list.
             if s == slot {
                 held.clear();
+                self.holds
+                    .release(&[(i, amount)], &mut StartWork(&mut self.work));
+            }
+            return;
+        }
+        let mut released = std::mem::take(&mut self.released);
+        released.clear();
+        held.retain(|&(s, i, amount)| {
+            let due = s == slot;
+            if due {
                 released.push((i, amount));
             }
-        } else {
-            held.retain(|&(s, i, amount)| {
-                let due = s == slot;
-                if due {
-                    released.push((i, amount));
-                }
-                !due
-            });
-        }
+            !due
+        });
         if !released.is_empty() {
             self.holds
                 .release(&released, &mut StartWork(&mut self.work));

@@ -310,6 +310,8 @@ struct Engine<'m> {
     released: Vec<(HoldIndex, u64)>,
     hold_touched: Vec<HoldIndex>,
     lost_scratch: Loss,
+    /// `lost_scratch` holds [`Fluid::no_loss`]'s value (written for the last record).
+    lost_scratch_is_none: bool,
     now: SimTime,
     events: u64,
     started: u64,
@@ -350,6 +352,7 @@ impl<'m> Engine<'m> {
             released: Vec::new(),
             hold_touched: Vec::new(),
             lost_scratch: Loss::default(),
+            lost_scratch_is_none: false,
             now: SimTime::ZERO,
             events: 0,
             started: 0,
