@@ -126,6 +126,27 @@ fn run_experiments(args: &ValidateArgs, calib: &Calib, name: &str) -> Result<Tab
     let plan = Plan::new(args.mode, cores);
     let mut scratch = Measurements::default();
     let (workers, chaser) = probes::start_host(&mut scratch, &plan, args.hugepages)?;
+    if args.hugepages
+        && let Some(c) = chaser.huge_coverage
+        && c < crate::calibrate::probe::sys::HUGE_COVERAGE_WANTED
+    {
+        eprintln!(
+            "WARNING: the chase buffer is only {:.0}% huge-page backed (fragmented memory?): \
+             its latencies describe base-page access, unlike a huge-page calibration",
+            c * 100.0
+        );
+    }
+    if !scratch.chase_trial_ns.is_empty() {
+        let t: Vec<String> = scratch
+            .chase_trial_ns
+            .iter()
+            .map(|v| format!("{v:.0}"))
+            .collect();
+        eprintln!(
+            "pointer-chase candidates, idle ns: {} (the fastest kept)",
+            t.join(", ")
+        );
+    }
     probes::settle(&mut scratch, &plan, &workers, &chaser)?;
     let mut probes: Vec<GpuProbe> = Vec::new();
     if args.no_gpu {
