@@ -702,8 +702,14 @@ fn staged_transfer_stage(table: &str, spec: &str) -> bwsim::model::Stage {
             "pcie_d2h_gbps = 20\n",
             &format!("pcie_d2h_gbps = 20\n[hardware.gpu.pageable_staging.d2h]\n{table}\n"),
         );
-    let m = load_str(&text, Path::new("t.toml"), &[]).unwrap().model;
-    m.workload.stages[1].clone()
+    let l = load_str(&text, Path::new("t.toml"), &[]).unwrap();
+    // `check` says the copies are staged.
+    assert!(
+        l.summary().contains("pageable d2h staged: setup"),
+        "{}",
+        l.summary()
+    );
+    l.model.workload.stages[1].clone()
 }
 
 #[test]
