@@ -298,6 +298,10 @@ pub struct Measurements {
     pub stream_array_bytes: u64,
     /// Pointer-chase buffer bytes.
     pub chase_bytes: u64,
+    /// Share of the pointer-chase buffer backed by huge pages (absent in older files and
+    /// where /proc/self/smaps could not be read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chase_huge_coverage: Option<f64>,
     /// Settling rounds before measuring (freshly mapped memory on a VM can be slow for
     /// the first seconds); measurements start once two rounds agree.
     #[serde(default)]

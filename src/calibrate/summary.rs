@@ -17,6 +17,9 @@ pub fn print_summary(m: &Measurements, f: &Fitted) {
             m.anon_huge_bytes_gained >> 20
         );
     }
+    if let Some(c) = m.chase_huge_coverage {
+        println!("pointer-chase buffer: {:.0}% huge-page backed", c * 100.0);
+    }
     for (i, r) in m.settle.iter().enumerate() {
         println!(
             "settle round {}: t {:.1} s, copy streams {:.1} GB/s, idle chase {:.0} ns",

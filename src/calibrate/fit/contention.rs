@@ -6,6 +6,7 @@
 
 use crate::calibrate::measurements::{DmaStreamPoint, LatPoint, Measurements};
 use crate::calibrate::probe::stream::Kernel;
+use crate::calibrate::probe::sys::HUGE_COVERAGE_WANTED;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -244,6 +245,44 @@ fn offered(m: &Measurements, capacity: f64, f: &mut ContentionFit) {
     }
 }
 
+/// Warns when the latency curve was read over another page size than the one it
+/// claims: the main chase buffer's huge-page share is low, or its idle latency is more
+/// than [`PASS_DISAGREEMENT`] away from the page-size probe's huge-page chase.
+fn chase_pages_check(m: &Measurements, huge_idle_ns: f64, warnings: &mut Vec<String>) {
+    if m.hugepages_advised
+        && let Some(c) = m.chase_huge_coverage
+        && c < HUGE_COVERAGE_WANTED
+    {
+        warnings.push(format!(
+            "the latency chase buffer is only {:.0}% huge-page backed although huge pages \
+             were advised (fragmented memory?): the latency curve describes base-page \
+             access; re-run calibrate (ideally right after boot or `echo 1 > \
+             /proc/sys/vm/compact_memory`)",
+            c * 100.0
+        ));
+    }
+    let idle: Vec<f64> = m
+        .latency
+        .iter()
+        .filter(|p| p.stream_threads == 0)
+        .map(|p| p.ns)
+        .collect();
+    if let Some(idle) = Spread::of(&idle)
+        && huge_idle_ns > 0.0
+        && (idle.median / huge_idle_ns - 1.0).abs() > PASS_DISAGREEMENT
+        && m.hugepages_advised
+    {
+        warnings.push(format!(
+            "the latency curve's idle chase ({:.0} ns) is {:+.0}% off the page-size probe's \
+             huge-page chase ({huge_idle_ns:.0} ns): the two buffers were backed by \
+             different page sizes or the host changed between them; the latency curve \
+             is not trustworthy",
+            idle.median,
+            (idle.median / huge_idle_ns - 1.0) * 100.0
+        ));
+    }
+}
+
 fn pages(m: &Measurements, f: &mut ContentionFit) {
     let ns = |huge: bool, loaded: bool| -> Vec<f64> {
         m.pages
@@ -260,6 +299,7 @@ fn pages(m: &Measurements, f: &mut ContentionFit) {
             .push("page-size factor: the huge / no-huge chase did not run".into());
         return;
     };
+    chase_pages_check(m, h.median, &mut f.warnings);
     let lh = Spread::of(&ns(true, true));
     let ln = Spread::of(&ns(false, true));
     let loaded_factor = match (lh, ln) {
@@ -599,5 +639,43 @@ mod tests {
         let s = &f.staging["h2d"];
         assert!((s.gbps - 10.0).abs() < 1e-6 && (s.setup_s - 1e-3).abs() < 1e-9);
         assert!(f.unresolved.iter().any(|u| u.contains("d2h")));
+    }
+
+    fn idle_chase(ns: f64) -> LatPoint {
+        LatPoint {
+            mix: Kernel::Copy,
+            stream_threads: 0,
+            stream_gbps: 0.0,
+            total_gbps: 0.0,
+            ns,
+            pass: 0,
+            stream_cpus: vec![],
+            stream_standalone_gbps: vec![],
+            stream_each_gbps: vec![],
+            offered_gbps: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_base_page_latency_chase_is_called_out() {
+        // The slice of 2026-12-01 11:33: the main chase read 240-263 ns idle while the
+        // page-size probe's huge-page buffer read 144 ns.
+        let mut m = Measurements {
+            hugepages_advised: true,
+            chase_huge_coverage: Some(0.40),
+            latency: vec![idle_chase(240.0), idle_chase(263.0)],
+            ..Default::default()
+        };
+        let mut w = Vec::new();
+        chase_pages_check(&m, 144.0, &mut w);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].contains("40% huge-page backed"), "{}", w[0]);
+        assert!(w[1].contains("+75%"), "{}", w[1]);
+        // A fully backed buffer agreeing with the page-size probe: no warning.
+        m.chase_huge_coverage = Some(1.0);
+        m.latency = vec![idle_chase(146.0), idle_chase(150.0)];
+        w.clear();
+        chase_pages_check(&m, 144.0, &mut w);
+        assert!(w.is_empty(), "{w:?}");
     }
 }

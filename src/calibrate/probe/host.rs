@@ -6,7 +6,9 @@ use super::compute::{hash_rates, spread_order};
 use super::latency::Chaser;
 use super::plan::{Plan, bar};
 use super::stream::{Kernel, Workers};
-use super::sys::{HostInfo, PageAdvice, allowed_cpus, meminfo_bytes, smt_groups};
+use super::sys::{
+    HUGE_COVERAGE_WANTED, HostInfo, PageAdvice, allowed_cpus, meminfo_bytes, smt_groups,
+};
 use crate::calibrate::error::Result;
 use crate::calibrate::measurements::{
     BwPoint, ComputePoint, LatPoint, Measurements, PagePoint, SettlePoint, StandalonePoint,
@@ -273,15 +275,17 @@ pub fn start_host(m: &mut Measurements, plan: &Plan, hugepages: bool) -> Result<
     let cpus = allowed_cpus();
     let before = meminfo_bytes("AnonHugePages").unwrap_or(0);
     let pb = bar(2, "allocate");
+    // The chase buffer first, while free memory is least fragmented: the latency curve
+    // must be read over the page size it claims.
+    pb.set_message(format!("pointer chase {} MiB", plan.chase_bytes >> 20));
+    let chaser = huge_backed_chaser(cpus[0], plan.chase_bytes, hugepages)?;
+    pb.inc(1);
     pb.set_message(format!(
         "{} threads x 3 x {} MiB",
         cpus.len(),
         plan.array_bytes >> 20
     ));
     let workers = Workers::start(&cpus, plan.array_bytes, hugepages)?;
-    pb.inc(1);
-    pb.set_message(format!("pointer chase {} MiB", plan.chase_bytes >> 20));
-    let chaser = Chaser::start(cpus[0], plan.chase_bytes, hugepages, 0x5eed)?;
     pb.inc(1);
     pb.finish_with_message("done");
     let after = meminfo_bytes("AnonHugePages").unwrap_or(0);
@@ -290,7 +294,30 @@ pub fn start_host(m: &mut Measurements, plan: &Plan, hugepages: bool) -> Result<
     m.anon_huge_bytes_gained = after.saturating_sub(before);
     m.stream_array_bytes = workers.array_bytes as u64;
     m.chase_bytes = chaser.bytes as u64;
+    m.chase_huge_coverage = chaser.huge_coverage;
     Ok((workers, chaser))
+}
+
+/// Fresh mappings tried for a chase buffer that came back mostly base pages.
+const CHASE_MAPPING_TRIES: usize = 3;
+
+/// The chaser, re-mapped up to [`CHASE_MAPPING_TRIES`] times while huge pages were
+/// advised and less than [`HUGE_COVERAGE_WANTED`] of its buffer is huge-page backed.
+/// The last try is kept either way; the fit warns about its coverage.
+fn huge_backed_chaser(cpu: usize, bytes: usize, hugepages: bool) -> Result<Chaser> {
+    let mut chaser = Chaser::start(cpu, bytes, hugepages, 0x5eed)?;
+    for _ in 1..CHASE_MAPPING_TRIES {
+        let low = hugepages
+            && chaser
+                .huge_coverage
+                .is_some_and(|c| c < HUGE_COVERAGE_WANTED);
+        if !low {
+            break;
+        }
+        drop(chaser);
+        chaser = Chaser::start(cpu, bytes, hugepages, 0x5eed)?;
+    }
+    Ok(chaser)
 }
 
 #[cfg(test)]

@@ -23,6 +23,8 @@ pub struct Chaser {
     handle: Option<JoinHandle<()>>,
     /// Buffer size in bytes.
     pub bytes: usize,
+    /// Share of the buffer backed by huge pages once touched (None where unreadable).
+    pub huge_coverage: Option<f64>,
 }
 
 impl Chaser {
@@ -41,7 +43,7 @@ impl Chaser {
     pub fn start_with(cpu: usize, bytes: usize, advice: PageAdvice, seed: u64) -> Result<Self> {
         let (tx, crx) = mpsc::channel::<Cmd>();
         let (ctx, rx) = mpsc::channel::<f64>();
-        let (init_tx, init_rx) = mpsc::channel::<Result<usize, String>>();
+        let (init_tx, init_rx) = mpsc::channel::<Result<(usize, Option<f64>), String>>();
         let handle = std::thread::spawn(move || {
             pin_to(cpu);
             let mut buf = match Buf::with_advice(bytes, advice) {
@@ -52,9 +54,10 @@ impl Chaser {
                 }
             };
             let len = buf.len();
+            let coverage = buf.huge_coverage();
             let words = buf.as_u64_mut();
             build_cycle(words, seed);
-            let _ = init_tx.send(Ok(len));
+            let _ = init_tx.send(Ok((len, coverage)));
             let mut idx = 0usize;
             while let Ok(cmd) = crx.recv() {
                 match cmd {
@@ -69,8 +72,8 @@ impl Chaser {
                 }
             }
         });
-        let bytes = match init_rx.recv() {
-            Ok(Ok(len)) => len,
+        let (bytes, huge_coverage) = match init_rx.recv() {
+            Ok(Ok(v)) => v,
             Ok(Err(e)) => fail!("pointer-chase buffer: {e}"),
             Err(_) => fail!("pointer-chase thread died while starting"),
         };
@@ -79,6 +82,7 @@ impl Chaser {
             rx,
             handle: Some(handle),
             bytes,
+            huge_coverage,
         })
     }
 

@@ -126,6 +126,16 @@ fn run_experiments(args: &ValidateArgs, calib: &Calib, name: &str) -> Result<Tab
     let plan = Plan::new(args.mode, cores);
     let mut scratch = Measurements::default();
     let (workers, chaser) = probes::start_host(&mut scratch, &plan, args.hugepages)?;
+    if args.hugepages
+        && let Some(c) = chaser.huge_coverage
+        && c < crate::calibrate::probe::sys::HUGE_COVERAGE_WANTED
+    {
+        eprintln!(
+            "WARNING: the chase buffer is only {:.0}% huge-page backed (fragmented memory?): \
+             its latencies describe base-page access, unlike a huge-page calibration",
+            c * 100.0
+        );
+    }
     probes::settle(&mut scratch, &plan, &workers, &chaser)?;
     let mut probes: Vec<GpuProbe> = Vec::new();
     if args.no_gpu {
