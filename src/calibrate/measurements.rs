@@ -302,6 +302,10 @@ pub struct Measurements {
     /// where /proc/self/smaps could not be read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chase_huge_coverage: Option<f64>,
+    /// Idle chase, ns, over each candidate chase buffer (the fastest was kept; a wide
+    /// spread means the host backs memory unevenly). Empty in older files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chase_trial_ns: Vec<f64>,
     /// Settling rounds before measuring (freshly mapped memory on a VM can be slow for
     /// the first seconds); measurements start once two rounds agree.
     #[serde(default)]

@@ -261,6 +261,18 @@ fn chase_pages_check(m: &Measurements, huge_idle_ns: f64, warnings: &mut Vec<Str
             c * 100.0
         ));
     }
+    if let (Some(lo), Some(hi)) = (
+        m.chase_trial_ns.iter().copied().reduce(f64::min),
+        m.chase_trial_ns.iter().copied().reduce(f64::max),
+    ) && lo > 0.0
+        && hi / lo - 1.0 > PASS_DISAGREEMENT
+    {
+        warnings.push(format!(
+            "chase buffers mapped one after another read {lo:.0} to {hi:.0} ns idle: the host \
+             backs this VM's memory unevenly (huge pages on some regions only); the fastest \
+             was kept, and a workload's latency depends on where its memory lands"
+        ));
+    }
     let idle: Vec<f64> = m
         .latency
         .iter()
@@ -663,16 +675,19 @@ mod tests {
         let mut m = Measurements {
             hugepages_advised: true,
             chase_huge_coverage: Some(0.40),
+            chase_trial_ns: vec![245.0, 380.0, 250.0],
             latency: vec![idle_chase(240.0), idle_chase(263.0)],
             ..Default::default()
         };
         let mut w = Vec::new();
         chase_pages_check(&m, 144.0, &mut w);
-        assert_eq!(w.len(), 2, "{w:?}");
+        assert_eq!(w.len(), 3, "{w:?}");
         assert!(w[0].contains("40% huge-page backed"), "{}", w[0]);
-        assert!(w[1].contains("+75%"), "{}", w[1]);
+        assert!(w[1].contains("245 to 380 ns"), "{}", w[1]);
+        assert!(w[2].contains("+75%"), "{}", w[2]);
         // A fully backed buffer agreeing with the page-size probe: no warning.
         m.chase_huge_coverage = Some(1.0);
+        m.chase_trial_ns = vec![140.0, 146.0, 139.0];
         m.latency = vec![idle_chase(146.0), idle_chase(150.0)];
         w.clear();
         chase_pages_check(&m, 144.0, &mut w);

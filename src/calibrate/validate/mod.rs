@@ -136,6 +136,17 @@ fn run_experiments(args: &ValidateArgs, calib: &Calib, name: &str) -> Result<Tab
             c * 100.0
         );
     }
+    if !scratch.chase_trial_ns.is_empty() {
+        let t: Vec<String> = scratch
+            .chase_trial_ns
+            .iter()
+            .map(|v| format!("{v:.0}"))
+            .collect();
+        eprintln!(
+            "pointer-chase candidates, idle ns: {} (the fastest kept)",
+            t.join(", ")
+        );
+    }
     probes::settle(&mut scratch, &plan, &workers, &chaser)?;
     let mut probes: Vec<GpuProbe> = Vec::new();
     if args.no_gpu {
