@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use super::nonzero::NonZero;
 use super::run_stats::{
     DramTotals, GpuTotals, HoldTotals, RateTotals, RunStats, RunTotals, SpanTotals, StageTotals,
     WindowTotals,
@@ -43,6 +44,8 @@ struct Jobs {
 struct Rates {
     info: Vec<RateResourceInfo>,
     usage: Vec<f64>,
+    /// Entries of `usage` that are not zero.
+    drawn: NonZero,
     usage_integral: Vec<f64>,
     usage_peak: Vec<f64>,
     slowdown: f64,
@@ -55,6 +58,8 @@ struct Rates {
 struct Holds {
     info: Vec<HoldResourceInfo>,
     in_use: Vec<u64>,
+    /// Entries of `in_use` that are not zero.
+    used: NonZero,
     in_use_integral: Vec<f64>,
     in_use_peak: Vec<u64>,
 }
@@ -66,6 +71,8 @@ struct Gpus {
     brackets_open: Vec<u32>,
     bracket_busy: Vec<f64>,
     kernel_stage: Vec<bool>,
+    /// Kernels running plus brackets open, over all GPUs (zero: nothing to integrate).
+    activity: u64,
     /// The nvidia-smi view: sample windows in which any kernel ran.
     sampled: Vec<SampleWindows>,
 }
@@ -119,6 +126,7 @@ impl<'m> Metrics<'m> {
             rates: Rates {
                 info: Vec::new(),
                 usage: Vec::new(),
+                drawn: NonZero::default(),
                 usage_integral: Vec::new(),
                 usage_peak: Vec::new(),
                 slowdown: 1.0,
@@ -132,6 +140,7 @@ impl<'m> Metrics<'m> {
                 brackets_open: vec![0; ngpu],
                 bracket_busy: vec![0.0; ngpu],
                 kernel_stage: model.workload.stages.iter().map(|s| s.gpu_kernel).collect(),
+                activity: 0,
                 sampled: vec![SampleWindows::new(model.instrumentation.smi_period_s()); ngpu],
             },
             spans: Spans {
@@ -144,36 +153,53 @@ impl<'m> Metrics<'m> {
         }
     }
 
-    /// Integrates the current state over [last, t] when inside the window.
+    /// Integrates the current state over [last, t] when inside the window. Entries that
+    /// are zero add nothing and are skipped (the sums come out bit for bit the same).
+    #[inline]
     fn advance(&mut self, t: SimTime) {
+        // Most calls come at the time of the last one: nothing to integrate, and the
+        // clock stays.
+        if t > self.clock.last {
+            self.advance_past(t);
+        }
+    }
+
+    /// [`Metrics::advance`] to a time past the last one.
+    #[inline(never)]
+    fn advance_past(&mut self, t: SimTime) {
         if let Some(w) = self.clock.window_start {
             let from = self.clock.last.max(w);
             if t > from {
-                let dt = (t - from) as f64 * 1e-9;
-                let r = &mut self.rates;
-                for (i, u) in r.usage.iter().enumerate() {
-                    r.usage_integral[i] += u * dt;
-                }
-                r.slowdown_integral += r.slowdown * dt;
-                let h = &mut self.holds;
-                for (i, &n) in h.in_use.iter().enumerate() {
-                    h.in_use_integral[i] += n as f64 * dt;
-                }
-                let g = &mut self.gpus;
-                for i in 0..g.kernels_running.len() {
-                    if g.kernels_running[i] > 0 {
-                        g.kernel_busy[i] += dt;
-                        let since = |x: SimTime| (x - w) as f64 * 1e-9;
-                        g.sampled[i].busy(since(from), since(t));
-                    }
-                    if g.brackets_open[i] > 0 {
-                        g.bracket_busy[i] += dt;
-                    }
-                }
-                self.jobs.in_system_integral += self.jobs.in_system as f64 * dt;
+                self.integrate(from, t, w);
             }
         }
-        self.clock.last = self.clock.last.max(t);
+        self.clock.last = t;
+    }
+
+    /// Adds the current state times (t - from) to the integrals (`w`: the window start).
+    #[inline]
+    fn integrate(&mut self, from: SimTime, t: SimTime, w: SimTime) {
+        let dt = (t - from) as f64 * 1e-9;
+        let r = &mut self.rates;
+        r.drawn.for_each(|i| r.usage_integral[i] += r.usage[i] * dt);
+        r.slowdown_integral += r.slowdown * dt;
+        let h = &mut self.holds;
+        h.used
+            .for_each(|i| h.in_use_integral[i] += h.in_use[i] as f64 * dt);
+        let g = &mut self.gpus;
+        if g.activity > 0 {
+            for i in 0..g.kernels_running.len() {
+                if g.kernels_running[i] > 0 {
+                    g.kernel_busy[i] += dt;
+                    let since = |x: SimTime| (x - w) as f64 * 1e-9;
+                    g.sampled[i].busy(since(from), since(t));
+                }
+                if g.brackets_open[i] > 0 {
+                    g.bracket_busy[i] += dt;
+                }
+            }
+        }
+        self.jobs.in_system_integral += self.jobs.in_system as f64 * dt;
     }
 
     fn in_window(&self) -> bool {
@@ -229,6 +255,7 @@ impl<'m> Metrics<'m> {
             for (g, opened) in closed {
                 if gpu_busy {
                     self.gpus.brackets_open[g as usize] -= 1;
+                    self.gpus.activity -= 1;
                 }
                 if self.measured(job) {
                     let len = (t - opened) as f64 * 1e-9;
@@ -316,6 +343,7 @@ impl Observer for Metrics<'_> {
         let nr = rates.len();
         self.rates.info = rates.to_vec();
         self.rates.usage = vec![0.0; nr];
+        self.rates.drawn = NonZero::new(nr);
         self.rates.usage_integral = vec![0.0; nr];
         self.rates.usage_peak = vec![0.0; nr];
         for s in &mut self.stages {
@@ -326,6 +354,7 @@ impl Observer for Metrics<'_> {
         self.holds = Holds {
             info: holds.to_vec(),
             in_use: vec![0; nh],
+            used: NonZero::new(nh),
             in_use_integral: vec![0.0; nh],
             in_use_peak: vec![0; nh],
         };
@@ -343,8 +372,14 @@ impl Observer for Metrics<'_> {
         self.advance(t);
         let g = self.gpu_index(gpu);
         match edge {
-            Edge::Start => self.gpus.kernels_running[g] += 1,
-            Edge::End => self.gpus.kernels_running[g] -= 1,
+            Edge::Start => {
+                self.gpus.kernels_running[g] += 1;
+                self.gpus.activity += 1;
+            }
+            Edge::End => {
+                self.gpus.kernels_running[g] -= 1;
+                self.gpus.activity -= 1;
+            }
             Edge::Ready => {}
         }
     }
@@ -379,6 +414,7 @@ impl Observer for Metrics<'_> {
                 && self.model.instrumentation.spans[span].gpu_busy
             {
                 self.gpus.brackets_open[g as usize] += 1;
+                self.gpus.activity += 1;
             }
         }
         self.close_spans(t, marker, job, key);
@@ -408,6 +444,9 @@ impl Observer for Metrics<'_> {
     fn rates_changed(&mut self, t: SimTime, usage: &[f64], latency_slowdown: f64) {
         self.advance(t);
         self.rates.usage.copy_from_slice(usage);
+        for (i, &u) in usage.iter().enumerate() {
+            self.rates.drawn.set(i, u != 0.0);
+        }
         self.rates.slowdown = latency_slowdown;
         if self.in_window() {
             for (p, &u) in self.rates.usage_peak.iter_mut().zip(usage) {
@@ -420,6 +459,7 @@ impl Observer for Metrics<'_> {
     fn hold_changed(&mut self, t: SimTime, resource: usize, in_use: u64, _waiting: usize) {
         self.advance(t);
         self.holds.in_use[resource] = in_use;
+        self.holds.used.set(resource, in_use != 0);
         self.holds.in_use_peak[resource] = self.holds.in_use_peak[resource].max(in_use);
     }
 

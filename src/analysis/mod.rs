@@ -6,6 +6,7 @@
 pub mod bottleneck;
 pub mod keys;
 pub mod metrics;
+mod nonzero;
 pub mod report;
 pub mod run_stats;
 pub mod sampled;

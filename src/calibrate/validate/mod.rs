@@ -38,7 +38,7 @@ use experiment::Setup;
 use experiment_list::experiments;
 use measure::measure;
 use std::path::{Path, PathBuf};
-use table::{Predictions, rows_for};
+use table::{IdleChase, Predictions, rows_for};
 
 /// Arguments of `bwsim validate`.
 #[derive(Debug, Clone)]
@@ -103,7 +103,12 @@ pub fn validate_command(args: ValidateArgs) -> Result<()> {
         }
         let mut skipped = old.skipped.clone();
         skipped.push(format!("measurements reused from {}", path.display()));
-        summarise(&name, rows, skipped, old.experiments)
+        let mut table = summarise(&name, rows, skipped, old.experiments);
+        table.idle_chase = old.idle_chase.map(|c| IdleChase {
+            run_ns: c.run_ns,
+            calibrated_ns: calib.curve.latency_ns_mix(0.0, None),
+        });
+        table
     } else {
         run_experiments(&args, &calib, &name)?
     };
@@ -186,7 +191,20 @@ fn run_experiments(args: &ValidateArgs, calib: &Calib, name: &str) -> Result<Tab
     }
     pb.finish_with_message("done");
     skipped.extend(scratch.skipped);
-    Ok(summarise(name, rows, skipped, done))
+    let mut table = summarise(name, rows, skipped, done);
+    table.idle_chase = scratch
+        .chase_trial_ns
+        .iter()
+        .copied()
+        .reduce(f64::min)
+        .map(|run_ns| IdleChase {
+            run_ns,
+            calibrated_ns: calib.curve.latency_ns_mix(0.0, None),
+        });
+    if let Some(c) = &table.idle_chase {
+        eprintln!("{}", c.line());
+    }
+    Ok(table)
 }
 
 fn write_outputs(t: &Table, dir: &Path) -> Result<()> {

@@ -62,6 +62,49 @@ pub struct Table {
     /// calibration with `--remeasured`).
     #[serde(default)]
     pub experiments: Vec<Measured>,
+    /// This run's idle chase before any experiment, ns, against the calibration's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_chase: Option<IdleChase>,
+}
+
+/// The idle pointer chase of a validate run beside the calibration's: on a VM the
+/// latency one process sees can differ from another's (how the host backs its memory),
+/// and then every chase row compares two memory systems.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct IdleChase {
+    /// This run's idle chase, ns (the fastest candidate buffer).
+    pub run_ns: f64,
+    /// The calibration's latency curve at no load, ns.
+    pub calibrated_ns: f64,
+}
+
+impl IdleChase {
+    /// Relative difference beyond which the chase rows are not comparable.
+    pub const TOLERANCE: f64 = 0.10;
+
+    /// run / calibrated - 1.
+    pub fn offset(&self) -> f64 {
+        self.run_ns / self.calibrated_ns - 1.0
+    }
+
+    /// One line for the table's footer, a warning when beyond [`Self::TOLERANCE`].
+    pub fn line(&self) -> String {
+        let head = format!(
+            "idle chase: this run {:.0} ns, the calibration {:.0} ns ({:+.0}%)",
+            self.run_ns,
+            self.calibrated_ns,
+            self.offset() * 100.0
+        );
+        if self.offset().abs() > Self::TOLERANCE {
+            format!(
+                "WARNING: {head}: this process sees another memory system than the \
+                 calibration did (on a VM, how the host backs the memory); the chase rows \
+                 compare the two, re-calibrate in the same memory state to validate latency"
+            )
+        } else {
+            head
+        }
+    }
 }
 
 /// One experiment as run.
@@ -150,6 +193,7 @@ pub fn summarise(
         rows,
         skipped,
         experiments,
+        idle_chase: None,
     }
 }
 
@@ -186,6 +230,10 @@ pub fn markdown(t: &Table) -> String {
         t.median_abs_error_v1_pct,
         t.max_abs_error_v1_pct
     ));
+    if let Some(c) = &t.idle_chase {
+        s.push_str(&c.line());
+        s.push('\n');
+    }
     s
 }
 
@@ -235,5 +283,27 @@ mod tests {
         assert!(markdown(&t).contains("median |error| 5.0%"));
         assert_eq!(t.max_abs_error_v1_pct, 0.0);
         assert_eq!(csv(&t).lines().count(), 4);
+    }
+
+    #[test]
+    fn an_idle_chase_far_from_the_calibration_warns() {
+        // Run 7 of 2026-12-01: validate's process chased at 199 ns, the calibration at 144.
+        let far = IdleChase {
+            run_ns: 199.0,
+            calibrated_ns: 144.0,
+        };
+        assert!((far.offset() - 0.3819).abs() < 1e-3);
+        assert!(
+            far.line()
+                .starts_with("WARNING: idle chase: this run 199 ns")
+        );
+        let near = IdleChase {
+            run_ns: 150.0,
+            calibrated_ns: 144.0,
+        };
+        assert!(
+            near.line()
+                .starts_with("idle chase: this run 150 ns, the calibration 144 ns (+4%)")
+        );
     }
 }

@@ -204,6 +204,23 @@ impl<T> Holdables<T> {
             return;
         }
         self.examined += 1;
+        if let [(HoldSlot::Global(i), a)] = *req.needs {
+            // One host-wide need (a lock, cores): the commonest case, judged in place.
+            if self.inst[i].refuses(a, self.pass) {
+                let inst = &mut self.inst[i];
+                if inst.in_use + a > inst.capacity {
+                    inst.blocked = self.pass;
+                }
+                self.push_back(Request {
+                    blocked_on: Some(i),
+                    ..req
+                });
+            } else {
+                self.settled = self.waiting == 0;
+                self.grant(req.token, req.needs, req.gpu, req.blocked_on, granted);
+            }
+            return;
+        }
         match self.fit(&req.needs, req.gpu) {
             Ok(gpu) => {
                 // Use grows past what the waiters ahead were judged against.
@@ -255,6 +272,7 @@ impl<T> Holdables<T> {
         }
     }
 
+    #[inline]
     fn grant(
         &mut self,
         token: T,
@@ -313,7 +331,17 @@ impl<T> Holdables<T> {
                 }
             }
             let run = &self.runs[r];
-            match self.fit(&run.needs, run.gpu) {
+            // One host-wide need (a lock, cores): judged in place, as `fit` would.
+            let one_global = match *run.needs {
+                [(HoldSlot::Global(i), a)] => Some((i, a)),
+                _ => None,
+            };
+            let verdict = match one_global {
+                Some((i, a)) if self.inst[i].refuses(a, self.pass) => Err(i),
+                Some(_) => Ok(run.gpu),
+                None => self.fit(&run.needs, run.gpu),
+            };
+            match verdict {
                 Ok(gpu) => {
                     let run = &mut self.runs[r];
                     let token = run.tokens.pop_front().expect("runs are never empty");
@@ -330,8 +358,16 @@ impl<T> Holdables<T> {
                 Err(blocker) => {
                     // Keep its place in line on what it is short of (not on what it could
                     // take now), so it never blocks unrelated requests.
-                    let (gpu, needs) = (run.gpu, run.needs.clone());
-                    self.block(gpu, &needs);
+                    if let Some((i, a)) = one_global {
+                        // What `block` does for one host-wide need.
+                        let inst = &mut self.inst[i];
+                        if inst.in_use + a > inst.capacity {
+                            inst.blocked = self.pass;
+                        }
+                    } else {
+                        let (gpu, needs) = (run.gpu, run.needs.clone());
+                        self.block(gpu, &needs);
+                    }
                     self.runs[r].blocked_on = Some(blocker);
                     refused = Some((r, blocker));
                     any_refused = true;

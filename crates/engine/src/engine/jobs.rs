@@ -7,7 +7,7 @@ use crate::model::{ArrivalKind, Edge, StageId};
 use crate::time::SimTime;
 
 use super::fluid::{ClassId, ceil_to_u64};
-use super::holdable::{Grant, HoldIndex, Request};
+use super::holdable::{HoldIndex, Request};
 use super::observer::{Loss, Observer, Scope, StageRecord, StageRef};
 use super::{Engine, Event, Overflowed, StartWork, Work};
 
@@ -79,11 +79,8 @@ impl Engine<'_> {
         state.remaining = self.plan.slots_per_job;
         state.gpu.clear();
         state.gpu.resize(partitions as usize + 1, None);
-        for (stage, plan) in self.plan.stages.iter().enumerate() {
-            if plan.deps_per_instance > 0 {
-                continue;
-            }
-            if plan.per_partition {
+        for &stage in &self.plan.roots {
+            if self.plan.stages[stage].per_partition {
                 for p in 0..partitions {
                     self.work.push_back(Work::Ready {
                         job,
@@ -145,6 +142,7 @@ impl Engine<'_> {
         }
     }
 
+    #[inline]
     fn fire_markers<O: Observer>(&self, obs: &mut O, token: &Token, edge: Edge, gpu: Option<u32>) {
         let r = self.stage_ref(token);
         obs.stage_edge(self.now, r, edge, gpu);
@@ -177,16 +175,16 @@ impl Engine<'_> {
         };
         let gpu = self.current_gpu(job, scope);
         self.fire_markers(obs, &token, Edge::Ready, gpu);
-        let needs = self.plan.stages[stage].needs.clone();
+        let needs = &self.plan.stages[stage].needs;
         if needs.is_empty() {
-            self.work.push_back(Work::Start(Grant {
+            self.work.push_back(Work::Start {
                 token,
-                needs,
                 gpu,
                 blocked_on: None,
-            }));
+            });
             return;
         }
+        let needs = needs.clone();
         self.holds.request(
             Request {
                 token,
@@ -200,17 +198,25 @@ impl Engine<'_> {
 
     /// Holds granted: binds the GPU, records the holds, samples the duration and starts
     /// the activity (in a fluid class when it can be slowed).
-    pub(super) fn on_start<O: Observer>(&mut self, obs: &mut O, grant: Grant<Token>) {
-        let token = grant.token;
+    pub(super) fn on_start<O: Observer>(
+        &mut self,
+        obs: &mut O,
+        token: Token,
+        granted_gpu: Option<u32>,
+        blocked_on: Option<HoldIndex>,
+    ) {
         let bi = self.binding_index(token.scope);
-        if let Some(g) = grant.gpu {
+        if let Some(g) = granted_gpu {
             let j = self.job_mut(token.job);
             if j.gpu[bi].is_none() {
                 j.gpu[bi] = Some(g);
             }
         }
-        // Record holds with the slot whose end releases them.
-        for ((i, amount), &until) in grant.taken().zip(&self.plan.stages[token.stage].until) {
+        // Record holds (the stage's needs, on the granted GPU) with the slot whose end
+        // releases them.
+        let plan = &self.plan.stages[token.stage];
+        for (&(hold, amount), &until) in plan.needs.iter().zip(&plan.until) {
+            let i = hold.instance(granted_gpu);
             let release = self.slot(until, token.scope);
             self.jobs[token.job].held.push((release, i, amount));
         }
@@ -240,7 +246,7 @@ impl Engine<'_> {
         act.start = self.now;
         act.standalone_s = standalone_s;
         act.gpu = gpu;
-        act.blocked_on = grant.blocked_on;
+        act.blocked_on = blocked_on;
         act.class = None;
         let key = self.plan.stages[token.stage].key_for(gpu);
         if standalone_s <= 0.0 {
@@ -272,9 +278,13 @@ impl Engine<'_> {
         let token = act.token;
         let mut lost = std::mem::take(&mut self.lost_scratch);
         match act.class {
+            // Observers see the record by reference, so a no-loss value written for an
+            // earlier record is still there.
+            None if self.lost_scratch_is_none => {}
             None => self.fluid.no_loss(&mut lost),
             Some(c) => self.fluid.lost_since(c, &act.lost_at_start, &mut lost),
         }
+        self.lost_scratch_is_none = act.class.is_none();
         let (start, standalone_s, gpu, blocked_on) =
             (act.start, act.standalone_s, act.gpu, act.blocked_on);
         self.fire_markers(obs, &token, Edge::End, gpu);
@@ -292,7 +302,9 @@ impl Engine<'_> {
         self.lost_scratch = record.lost;
 
         self.release_holds(&token);
-        self.wake_children(&token);
+        if !self.plan.stages[token.stage].children.is_empty() {
+            self.wake_children(&token);
+        }
         let job = self.job_mut(token.job);
         job.remaining -= 1;
         if job.remaining == 0 {
@@ -307,23 +319,25 @@ impl Engine<'_> {
         if held.is_empty() {
             return;
         }
-        let mut released = std::mem::take(&mut self.released);
-        released.clear();
         if let [(s, i, amount)] = held[..] {
-            // One hold (a lock, a core): released here or not at all.
+            // One hold (a lock, a core): released here or not at all, without the
+            // scratch list.
             if s == slot {
                 held.clear();
+                self.holds
+                    .release(&[(i, amount)], &mut StartWork(&mut self.work));
+            }
+            return;
+        }
+        let mut released = std::mem::take(&mut self.released);
+        released.clear();
+        held.retain(|&(s, i, amount)| {
+            let due = s == slot;
+            if due {
                 released.push((i, amount));
             }
-        } else {
-            held.retain(|&(s, i, amount)| {
-                let due = s == slot;
-                if due {
-                    released.push((i, amount));
-                }
-                !due
-            });
-        }
+            !due
+        });
         if !released.is_empty() {
             self.holds
                 .release(&released, &mut StartWork(&mut self.work));

@@ -269,7 +269,12 @@ enum Work {
         stage: StageId,
         scope: Scope,
     },
-    Start(Grant<Token>),
+    /// Holds granted (the stage's own needs, on `gpu`), after waiting on `blocked_on`.
+    Start {
+        token: Token,
+        gpu: Option<u32>,
+        blocked_on: Option<HoldIndex>,
+    },
     Finish(usize),
 }
 
@@ -277,9 +282,15 @@ enum Work {
 struct StartWork<'a>(&'a mut VecDeque<Work>);
 
 impl Extend<Grant<Token>> for StartWork<'_> {
+    #[inline]
     fn extend<I: IntoIterator<Item = Grant<Token>>>(&mut self, grants: I) {
         for g in grants {
-            self.0.push_back(Work::Start(g));
+            // The needs are the stage's own (every request is made with them).
+            self.0.push_back(Work::Start {
+                token: g.token,
+                gpu: g.gpu,
+                blocked_on: g.blocked_on,
+            });
         }
     }
 }
@@ -302,6 +313,8 @@ struct Engine<'m> {
     released: Vec<(HoldIndex, u64)>,
     hold_touched: Vec<HoldIndex>,
     lost_scratch: Loss,
+    /// `lost_scratch` holds [`Fluid::no_loss`]'s value (written for the last record).
+    lost_scratch_is_none: bool,
     now: SimTime,
     events: u64,
     started: u64,
@@ -342,6 +355,7 @@ impl<'m> Engine<'m> {
             released: Vec::new(),
             hold_touched: Vec::new(),
             lost_scratch: Loss::default(),
+            lost_scratch_is_none: false,
             now: SimTime::ZERO,
             events: 0,
             started: 0,
@@ -468,7 +482,11 @@ impl<'m> Engine<'m> {
                 self.steps_left -= 1;
                 match w {
                     Work::Ready { job, stage, scope } => self.on_ready(obs, job, stage, scope),
-                    Work::Start(grant) => self.on_start(obs, grant),
+                    Work::Start {
+                        token,
+                        gpu,
+                        blocked_on,
+                    } => self.on_start(obs, token, gpu, blocked_on),
                     Work::Finish(a) => self.on_finish(obs, a),
                 }
             }

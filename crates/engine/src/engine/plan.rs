@@ -39,6 +39,7 @@ pub(super) struct StagePlan {
 
 impl StagePlan {
     /// The class key of an instance bound to `gpu`.
+    #[inline]
     pub fn key_for(&self, gpu: Option<u32>) -> KeyId {
         self.class_key[(gpu.unwrap_or(0) as usize).min(self.class_key.len() - 1)]
     }
@@ -91,6 +92,8 @@ pub(super) struct Plan {
     pub keys: Vec<ClassKey>,
     /// Dependencies outstanding per instance slot of a fresh job.
     pub pending_template: Vec<u32>,
+    /// Stages without dependencies (ready as soon as a job arrives), in model order.
+    pub roots: Vec<StageId>,
 }
 
 impl Plan {
@@ -228,8 +231,12 @@ impl Plan {
                 pending_template[plan.slot_offset + p] = plan.deps_per_instance;
             }
         }
+        let roots = (0..stages.len())
+            .filter(|&s| stages[s].deps_per_instance == 0)
+            .collect();
         Ok(Self {
             resources,
+            roots,
             stages,
             slots_per_job: slot,
             partitions,
