@@ -49,6 +49,7 @@ fn stage(name: &str, duration: Duration) -> Stage {
         dram_write_frac: None,
         host_thread: None,
         gpu_kernel: false,
+        staged_copy: None,
     }
 }
 
@@ -107,6 +108,8 @@ fn gpu_host() -> Hardware {
             h2d_dram_factor: 1.0,
             d2h_dram_factor: 1.0,
             pageable_copy_dram_factor: 2.0,
+            pageable_h2d_staging: None,
+            pageable_d2h_staging: None,
         },
     });
     hw

@@ -694,6 +694,83 @@ fn pageable_transfer_crosses_dram_twice_and_holds_a_core() {
     assert_eq!(s.holds[0].amount, 1);
 }
 
+/// [`transfer_stage`] on a link with pageable D2H staging `table`.
+fn staged_transfer_stage(table: &str, spec: &str) -> bwsim::model::Stage {
+    let text = replace("cores = 2", &format!("transfer = {spec}"))
+        .replace("duration_s = 0.5\n", "")
+        .replace(
+            "pcie_d2h_gbps = 20\n",
+            &format!("pcie_d2h_gbps = 20\n[hardware.gpu.pageable_staging.d2h]\n{table}\n"),
+        );
+    let l = load_str(&text, Path::new("t.toml"), &[]).unwrap();
+    // `check` says the copies are staged.
+    assert!(
+        l.summary().contains("pageable d2h staged: setup"),
+        "{}",
+        l.summary()
+    );
+    l.model.workload.stages[1].clone()
+}
+
+#[test]
+fn staged_pageable_transfer_takes_setup_plus_bytes_at_the_slower_half() {
+    // Memcpy 8 GB/s behind the 20 GB/s link: 2 GB in 0.05 + 0.25 = 0.3 s, drawing its
+    // bytes over the whole call: 2 / 0.3 GB/s of the link, x (1 + 2) of DRAM; one core.
+    let s = staged_transfer_stage(
+        "setup_s = \"50 ms\"\nmemcpy_gbps = 8",
+        "{ dir = \"d2h\", gb = 2, pinned = false }",
+    );
+    assert_eq!(s.duration, Duration::Fixed(0.05 + 2.0 / 8.0));
+    let rate = 2.0 / (0.05 + 2.0 / 8.0);
+    assert_eq!(demand(&s, RateTarget::PcieD2h), rate);
+    assert!((demand(&s, RateTarget::Dram) - 3.0 * rate).abs() < 1e-12);
+    let st = s.staged_copy.unwrap();
+    assert!((st.setup_frac - 0.05 / 0.3).abs() < 1e-12);
+    assert!((st.memcpy_headroom - 1.0).abs() < 1e-9);
+    assert_eq!(st.memcpy_pace, bwsim::model::MemcpyPace::LatencyBound);
+    assert_eq!(s.holds.len(), 1);
+    // A memcpy faster than the link: the DMA sets the pace (20 GB/s, headroom 2).
+    let s = staged_transfer_stage(
+        "memcpy_gbps = 40\nmemcpy_pace = \"posted\"",
+        "{ dir = \"d2h\", gb = 2, pinned = false }",
+    );
+    assert_eq!(s.duration, Duration::Fixed(0.1));
+    assert_eq!(s.staged_copy.unwrap().memcpy_headroom, 2.0);
+    // Pinned copies and the other direction are not staged.
+    let s = staged_transfer_stage(
+        "memcpy_gbps = 8",
+        "{ dir = \"h2d\", gb = 5, pinned = false }",
+    );
+    assert_eq!((s.staged_copy, s.duration), (None, Duration::Fixed(0.8)));
+}
+
+#[test]
+fn bad_staging_tables_name_the_key_and_what_is_allowed() {
+    let err = |table: &str| {
+        let text = replace(
+            "pcie_d2h_gbps = 20\n",
+            &format!("pcie_d2h_gbps = 20\n[hardware.gpu.pageable_staging.h2d]\n{table}\n"),
+        );
+        err_of(&text, &[]).to_string()
+    };
+    let e = err("setup_s = 0.001");
+    assert!(
+        e.contains("hardware.gpu.pageable_staging.h2d.memcpy_gbps") && e.contains("missing"),
+        "{e}"
+    );
+    let e = err("memcpy_gbps = 0");
+    assert!(e.contains("memcpy_gbps") && e.contains("> 0"), "{e}");
+    let e = err("memcpy_gbps = 8\nsetup_s = -1");
+    assert!(e.contains("setup_s") && e.contains(">= 0"), "{e}");
+    let e = err("memcpy_gbps = 8\nmemcpy_pace = \"fast\"");
+    assert!(
+        e.contains("memcpy_pace") && e.contains("latency-bound") && e.contains("posted"),
+        "{e}"
+    );
+    let e = err("memcpy_gbps = 8\nlines = 3");
+    assert!(e.contains("pageable_staging.h2d.lines"), "{e}");
+}
+
 #[test]
 fn dram_bytes_become_a_rate_over_the_standalone_mean() {
     let text = replace("cores = 2", "cores = 2\ndram_gb = 10");

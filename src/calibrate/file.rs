@@ -10,6 +10,7 @@ use super::probe::stream::Kernel;
 use super::probe::sys::HostInfo;
 use crate::calibrate::error::{CalibrateError, Result, fail, failed};
 use crate::calibrate::fit::cpu::{CpuTable, cpu_table};
+use crate::calibrate::fit::staging::{StagingTable, staging_notes, staging_table};
 use crate::model::{LatencyCurve, PcieLink};
 use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
@@ -78,6 +79,10 @@ pub struct GpuTable {
     pub d2h_dram_factor: Option<f64>,
     /// Extra DRAM bytes per byte of a pageable copy's memcpy.
     pub pageable_copy_dram_factor: Option<f64>,
+    /// Pageable copies as CPU staging pipelined with the DMA, per direction. Absent (a
+    /// file written before staging was fitted): staging off, the one-rate rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pageable_staging: Option<StagingTable>,
 }
 
 /// One `[params]` entry: `name = { default = ..., doc = "..." }`.
@@ -177,7 +182,17 @@ impl GpuTable {
             pageable_copy_dram_factor: self
                 .pageable_copy_dram_factor
                 .unwrap_or(PcieLink::DEFAULT_PAGEABLE_COPY_DRAM_FACTOR),
+            pageable_h2d_staging: self.staging_dir("h2d"),
+            pageable_d2h_staging: self.staging_dir("d2h"),
         }
+    }
+
+    /// One direction's staging (None when absent or invalid; [`CalibrationFile::parse`]
+    /// refuses invalid ones).
+    fn staging_dir(&self, dir: &str) -> Option<crate::model::PageableStaging> {
+        let t = self.pageable_staging.as_ref()?;
+        let d = if dir == "h2d" { &t.h2d } else { &t.d2h };
+        d.as_ref()?.staging().ok()
     }
 }
 
@@ -215,6 +230,7 @@ impl CalibrationFile {
                 h2d_dram_factor: Some(p.h2d_dram_factor),
                 d2h_dram_factor: Some(p.d2h_dram_factor),
                 pageable_copy_dram_factor: Some(p.pageable_copy_dram_factor),
+                pageable_staging: staging_table(&fit.contention),
             }),
             _ => None,
         };
@@ -275,6 +291,13 @@ impl CalibrationFile {
             ] {
                 if !(v.is_finite() && v > 0.0) {
                     fail!("[hardware.gpu] {key} = {v}: must be a finite number greater than 0");
+                }
+            }
+            if let Some(t) = &g.pageable_staging {
+                for (dir, d) in [("h2d", &t.h2d), ("d2h", &t.d2h)] {
+                    if let Some(Err(e)) = d.as_ref().map(|d| d.staging()) {
+                        fail!("[hardware.gpu.pageable_staging.{dir}] {e}");
+                    }
                 }
             }
         }
@@ -377,6 +400,24 @@ impl CalibrationFile {
                 g.pageable_copy_dram_factor,
             )?;
             writeln!(o)?;
+            for (dir, d) in
+                (g.pageable_staging.iter()).flat_map(|t| [("h2d", &t.h2d), ("d2h", &t.d2h)])
+            {
+                let Some(d) = d else { continue };
+                writeln!(o, "[hardware.gpu.pageable_staging.{dir}]")?;
+                writeln!(
+                    o,
+                    "# Pageable {dir} copies as the driver's one-thread memcpy through a pinned bounce\n\
+                     # buffer, pipelined with the DMA: setup per call + bytes at min(memcpy, DMA)."
+                )?;
+                for n in staging_notes(&fit.contention, fit.pcie.as_ref(), dir) {
+                    writeln!(o, "# {}", one_line(&n))?;
+                }
+                writeln!(o, "setup_s = {}", f(d.setup_s))?;
+                writeln!(o, "memcpy_gbps = {}", f(d.memcpy_gbps))?;
+                writeln!(o, "memcpy_pace = \"{}\"", esc(&d.memcpy_pace))?;
+                writeln!(o)?;
+            }
         }
         writeln!(o, "[params]")?;
         for p in &self.params.0 {
@@ -629,11 +670,51 @@ mod tests {
         assert_eq!(CalibrationFile::parse(&again).unwrap(), file);
         let g = file.hardware.gpu.as_ref().unwrap();
         assert_eq!(g.link().pageable_copy_dram_factor, 2.0);
+        // Written before staging was fitted: it loads, with staging off.
+        assert_eq!(g.pageable_staging, None);
+        assert_eq!(g.link().pageable_h2d_staging, None);
         assert!(
             file.params
                 .0
                 .iter()
                 .any(|p| p.name == "dram_idle_latency_ns")
+        );
+    }
+
+    #[test]
+    fn staging_tables_round_trip_and_bad_ones_name_the_key() {
+        use crate::calibrate::fit::staging::StagingDirTable;
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scenarios/calibration/h200-host.toml"
+        ))
+        .unwrap();
+        let mut file = CalibrationFile::parse(&text).unwrap();
+        let g = file.hardware.gpu.as_mut().unwrap();
+        g.pageable_staging = Some(StagingTable {
+            h2d: Some(StagingDirTable {
+                setup_s: 0.002,
+                memcpy_gbps: 7.5,
+                memcpy_pace: "latency-bound".into(),
+            }),
+            d2h: None,
+        });
+        let again = file.render().unwrap();
+        assert!(
+            again.contains("[hardware.gpu.pageable_staging.h2d]\n"),
+            "{again}"
+        );
+        let back = CalibrationFile::parse(&again).unwrap();
+        assert_eq!(back, file);
+        let l = back.hardware.gpu.as_ref().unwrap().link();
+        let st = l.pageable_h2d_staging.unwrap();
+        assert_eq!((st.setup_s, st.memcpy_gbps), (0.002, 7.5));
+        assert_eq!(l.pageable_d2h_staging, None);
+        let bad = again.replace("memcpy_pace = \"latency-bound\"", "memcpy_pace = \"fast\"");
+        let e = CalibrationFile::parse(&bad).unwrap_err().to_string();
+        assert!(
+            e.contains("[hardware.gpu.pageable_staging.h2d]") && e.contains("posted"),
+            "{e}"
         );
     }
 
@@ -650,6 +731,7 @@ mod tests {
             h2d_dram_factor: None,
             d2h_dram_factor: None,
             pageable_copy_dram_factor: None,
+            pageable_staging: None,
         };
         let l = g.link();
         assert_eq!((l.pageable_h2d_gbps, l.pageable_d2h_gbps), (10.0, 12.0));

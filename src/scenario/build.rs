@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use crate::model::{
     ArrivalKind, Arrivals, CpuThroughput, Dram, DramPolicy, DramSharing, Edge, Gpu, Hardware,
-    Instrumentation, LatencyCurve, Lock, Marker, Model, PcieLink, Pool, PoolSharing, Span, Timer,
-    Workload,
+    Instrumentation, LatencyCurve, Lock, Marker, MemcpyPace, Model, PageableStaging, PcieLink,
+    Pool, PoolSharing, Span, Timer, Workload,
 };
 
 use super::error::{ErrorKind, Locator, ScenarioError, join_index, join_key};
@@ -493,6 +493,8 @@ fn gpus(g: &GpuSpec, loc: &Locator) -> Result<Vec<Gpu>, ScenarioError> {
             "pageable_copy_dram_factor",
             PcieLink::DEFAULT_PAGEABLE_COPY_DRAM_FACTOR,
         )?,
+        pageable_h2d_staging: staging(g, "h2d", loc)?,
+        pageable_d2h_staging: staging(g, "d2h", loc)?,
     };
     Ok((0..count)
         .map(|i| Gpu {
@@ -501,6 +503,68 @@ fn gpus(g: &GpuSpec, loc: &Locator) -> Result<Vec<Gpu>, ScenarioError> {
             link: link.clone(),
         })
         .collect())
+}
+
+/// `hardware.gpu.pageable_staging.<dir>`: None when absent (the one-rate rule).
+fn staging(
+    g: &GpuSpec,
+    dir: &str,
+    loc: &Locator,
+) -> Result<Option<PageableStaging>, ScenarioError> {
+    let spec = g.pageable_staging.as_ref().and_then(|s| match dir {
+        "h2d" => s.h2d.as_ref(),
+        _ => s.d2h.as_ref(),
+    });
+    let Some(spec) = spec else {
+        return Ok(None);
+    };
+    let p = format!("hardware.gpu.pageable_staging.{dir}");
+    let k = |s: &str| join_key(&p, s);
+    let setup_s = match &spec.setup_s {
+        Some(q) => number(
+            qty(q, Dim::Time, 1.0, &k("setup_s"), loc)?,
+            0.0,
+            f64::INFINITY,
+            &k("setup_s"),
+            "the fixed cost per copy call is >= 0 seconds",
+            loc,
+        )?,
+        None => 0.0,
+    };
+    let memcpy_gbps = match &spec.memcpy_gbps {
+        Some(q) => positive(
+            qty(q, Dim::Rate, 1.0, &k("memcpy_gbps"), loc)?,
+            &k("memcpy_gbps"),
+            "the staging memcpy's one-thread rate (GB/s)",
+            loc,
+        )?,
+        None => {
+            return Err(loc.error(
+                ErrorKind::MissingKey,
+                &k("memcpy_gbps"),
+                "missing; give the driver memcpy's one-thread rate alone, e.g. memcpy_gbps = 8 \
+                 (calibrate writes it), or remove the table to keep the one-rate rule",
+            ));
+        }
+    };
+    let memcpy_pace = match &spec.memcpy_pace {
+        None => MemcpyPace::LatencyBound,
+        Some(name) => MemcpyPace::parse(name).ok_or_else(|| {
+            loc.error(
+                ErrorKind::Value,
+                &k("memcpy_pace"),
+                format!(
+                    "\"{name}\" is not a memcpy pace; use \"latency-bound\" (its loads wait on \
+                     DRAM latency) or \"posted\" (its stores do not)"
+                ),
+            )
+        })?,
+    };
+    Ok(Some(PageableStaging {
+        setup_s,
+        memcpy_gbps,
+        memcpy_pace,
+    }))
 }
 
 fn arrivals(

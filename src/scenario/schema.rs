@@ -105,6 +105,26 @@ pub struct GpuSpec {
     pub h2d_dram_factor: Option<f64>,
     pub d2h_dram_factor: Option<f64>,
     pub pageable_copy_dram_factor: Option<f64>,
+    pub pageable_staging: Option<PageableStagingSpec>,
+}
+
+/// Pageable copies as CPU staging pipelined with the DMA
+/// (`hardware.gpu.pageable_staging.h2d` / `.d2h`); a direction left out keeps the
+/// one-rate rule.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PageableStagingSpec {
+    pub h2d: Option<StagingDirSpec>,
+    pub d2h: Option<StagingDirSpec>,
+}
+
+/// One direction's staging: setup per call, the memcpy thread's rate alone, its pace.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StagingDirSpec {
+    pub setup_s: Option<Qty>,
+    pub memcpy_gbps: Option<Qty>,
+    pub memcpy_pace: Option<String>,
 }
 
 /// A lock: `name = capacity` or `name = { capacity, per_gpu }`.

@@ -183,6 +183,7 @@ impl StageCx<'_> {
             _ => None,
         };
 
+        let mut staged_copy = None;
         if let Some(t) = &s.transfer {
             self.need_gpu("transfer", "a PCIe transfer")?;
             let link = &self.hw.gpus[0].link;
@@ -217,11 +218,15 @@ impl StageCx<'_> {
             // Alone, a copy runs at the link's rate. With a duration too (a kernel that
             // streams its inputs, e.g. an MSM reading SRS points), the stage lasts the
             // longer of the two and draws the link at bytes / standalone time.
-            let copy_s = bytes / GB / rate;
+            let copy_s = link.copy_seconds(copy, bytes / GB);
             let (standalone, rate) = match duration {
                 Some(d) if d.mean_s() > copy_s => {
                     let r = bytes / GB / d.mean_s();
                     (d, r)
+                }
+                // A staged copy draws its bytes over setup + streaming.
+                Some(Duration::Fixed(_)) | None if link.staging(copy).is_some() => {
+                    (Duration::Fixed(copy_s), bytes / GB / copy_s)
                 }
                 Some(Duration::Fixed(_)) | None => (Duration::Fixed(copy_s), rate),
                 Some(_) => {
@@ -234,6 +239,7 @@ impl StageCx<'_> {
                     ));
                 }
             };
+            staged_copy = link.staged_copy(copy, bytes / GB, standalone.mean_s());
             duration = Some(standalone);
             let demand = link.copy_demand(copy, rate);
             *demands.entry(demand.link).or_default() += demand.link_gbps;
@@ -473,6 +479,7 @@ impl StageCx<'_> {
             dram_write_frac,
             host_thread,
             gpu_kernel,
+            staged_copy,
         })
     }
 

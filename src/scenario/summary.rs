@@ -111,6 +111,20 @@ fn hardware(o: &mut String, m: &Model) {
                 .map(|d| format!(", duplex {d} GB/s"))
                 .unwrap_or_default()
         );
+        for (dir, st) in [
+            ("h2d", &l.pageable_h2d_staging),
+            ("d2h", &l.pageable_d2h_staging),
+        ] {
+            if let Some(st) = st {
+                let _ = writeln!(
+                    o,
+                    "  pageable {dir} staged: setup {} s + bytes at min(memcpy {} GB/s, DMA), memcpy {}",
+                    st.setup_s,
+                    st.memcpy_gbps,
+                    st.memcpy_pace.name()
+                );
+            }
+        }
     } else {
         let _ = writeln!(o, "  no GPU");
     }

@@ -35,6 +35,7 @@ pub fn stage(name: &str, duration: Duration) -> Stage {
         dram_write_frac: None,
         host_thread: None,
         gpu_kernel: false,
+        staged_copy: None,
     }
 }
 

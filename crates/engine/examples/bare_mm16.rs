@@ -51,6 +51,7 @@ fn mm16(jobs: u64) -> Model {
                 dram_write_frac: None,
                 host_thread: None,
                 gpu_kernel: false,
+                staged_copy: None,
             }],
         },
         arrivals: Arrivals {

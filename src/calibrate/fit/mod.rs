@@ -7,12 +7,14 @@
 //! - [`pcie`]: link rates, capacity and DMA coupling, pageable latency fraction.
 //! - [`contention`]: offered-load latency, pages, compute, DMA policy, staging.
 //! - [`cpu`]: the pools' compute throughput vs active cores (`[hardware.cpu]`).
+//! - [`staging`]: pageable copies as CPU staging (`[hardware.gpu.pageable_staging]`).
 
 pub mod contention;
 pub mod cpu;
 pub mod kernel;
 pub mod latency;
 pub mod pcie;
+pub mod staging;
 
 pub use kernel::{KernelFit, Line, fit_kernel, fit_line, fit_msm, fit_ntt};
 pub use latency::{isotonic, latency_curve, latency_medians};

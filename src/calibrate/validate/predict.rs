@@ -19,7 +19,7 @@ use crate::calibrate::error::{Result, fail, failed};
 use crate::engine::{Observer, StageRecord, simulate};
 use crate::model::{
     ArrivalKind, Arrivals, Demand, Dram, DramSharing, Duration, Gpu, Hardware, Hold, HoldResource,
-    Instrumentation, LinkCopy, Lock, Model, RateTarget, Stage, StageId, Workload,
+    Instrumentation, LinkCopy, Lock, Model, PcieLink, RateTarget, Stage, StageId, Workload,
 };
 
 const SHORT_S: f64 = 1.0;
@@ -55,6 +55,7 @@ fn stage(name: &str, secs: f64, demands: Vec<Demand>, lat: f64, after: Vec<Stage
         dram_write_frac: None,
         host_thread: None,
         gpu_kernel: false,
+        staged_copy: None,
     }
 }
 
@@ -129,14 +130,35 @@ impl Calib {
         }
     }
 
-    /// A copy stage as the scenario layer builds a `transfer` (the link's copy rule); a
-    /// pageable copy is latency bound by the calibrated fraction.
+    /// The link the rules see: with v1 rules a pageable copy keeps the one-rate rule
+    /// even when the calibration has staging.
+    fn rules_link(&self) -> Option<PcieLink> {
+        let mut l = self.link.clone()?;
+        if self.v2.is_none() {
+            l.pageable_h2d_staging = None;
+            l.pageable_d2h_staging = None;
+        }
+        Some(l)
+    }
+
+    /// A copy stage as the scenario layer builds a `transfer` (the link's copy rule)
+    /// lasting `secs` standalone: a staged pageable copy is paced by its memcpy (its
+    /// bytes drawn over setup + streaming); an unstaged one is latency bound by the
+    /// calibrated fraction.
     fn copy_stage(&self, name: &str, c: Copy, secs: f64, after: Vec<StageId>) -> Option<Stage> {
-        let l = self.link.as_ref()?;
+        let l = self.rules_link()?;
         let copy = LinkCopy::from(c);
-        let d = l.copy_demand(copy, l.copy_gbps(copy));
+        let staged = l.staging(copy).is_some();
+        let rate = l.copy_gbps(copy);
+        // A staged copy's standalone time holds its setup: its bytes are what streams.
+        let gb = match l.staging(copy) {
+            Some(st) => rate * (secs - st.setup_s).max(0.0),
+            None => rate * secs,
+        };
+        let d = l.copy_demand(copy, if staged { gb / secs } else { rate });
         let lat = match (c.pinned, c.h2d) {
             (true, _) => 0.0,
+            _ if staged => 0.0,
             (false, true) => self.pageable_latency_frac.0,
             (false, false) => self.pageable_latency_frac.1,
         };
@@ -162,11 +184,17 @@ impl Calib {
         if !c.pinned {
             s.dram_write_frac = Some(1.0 / 3.0);
         }
+        s.staged_copy = l.staged_copy(copy, gb, secs);
         Some(s)
     }
 
     fn copy_rate(&self, c: Copy) -> Option<f64> {
-        Some(self.link.as_ref()?.copy_gbps(c.into()))
+        Some(self.rules_link()?.copy_gbps(c.into()))
+    }
+
+    /// Standalone seconds of one pipeline copy of `gb` GB (a staged copy's setup included).
+    fn copy_secs(&self, c: Copy, gb: f64) -> Option<f64> {
+        Some(self.rules_link()?.copy_seconds(c.into(), gb))
     }
 
     /// Simulates the stages on `gpus` GPUs; per stage, every instance's (start, end).
@@ -284,13 +312,13 @@ impl Calib {
             if let Some((bytes, pinned, k_s)) = pipe {
                 let up = Copy::one(true, pinned);
                 let down = Copy::one(false, pinned);
-                let r_up = self.copy_rate(up).unwrap_or(1.0);
-                let r_down = self.copy_rate(down).unwrap_or(1.0);
+                let t_up = self.copy_secs(up, bytes).unwrap_or(bytes);
+                let t_down = self.copy_secs(down, bytes).unwrap_or(bytes);
                 let mut prev: Vec<StageId> = vec![];
                 for i in 0..iters {
                     let a = st.len();
                     st.push(
-                        self.copy_stage(&format!("up{i}"), up, bytes / r_up, prev.clone())
+                        self.copy_stage(&format!("up{i}"), up, t_up, prev.clone())
                             .ok_or_else(|| failed!("calibration has no PCIe link"))?,
                     );
                     let mut k = stage(
@@ -306,7 +334,7 @@ impl Calib {
                     k.gpu_kernel = true;
                     st.push(k);
                     st.push(
-                        self.copy_stage(&format!("down{i}"), down, bytes / r_down, vec![a + 1])
+                        self.copy_stage(&format!("down{i}"), down, t_down, vec![a + 1])
                             .ok_or_else(|| failed!("calibration has no PCIe link"))?,
                     );
                     pipe_idx.extend([a, a + 1, a + 2]);

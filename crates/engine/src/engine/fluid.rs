@@ -182,6 +182,7 @@ impl Fluid {
                 d.write_frac = k.write_frac;
                 d.host_frac = k.host_frac;
                 d.host_pool = k.host_pool;
+                d.staging = k.staging;
                 c
             }
             None => {
@@ -208,6 +209,7 @@ impl Fluid {
                     write_frac: k.write_frac,
                     host_frac: k.host_frac,
                     host_pool: k.host_pool,
+                    staging: k.staging,
                 });
                 ClassId(self.classes.len() - 1)
             }

@@ -49,6 +49,7 @@ fn key() -> impl Strategy<Value = ClassKey> {
             write_frac: f64::NAN,
             host_frac: 0.0,
             host_pool: usize::MAX,
+            staging: None,
         })
 }
 
@@ -182,6 +183,7 @@ fn reference(c: &Case) -> Vec<f64> {
                     write_frac: k.write_frac,
                     host_frac: k.host_frac,
                     host_pool: k.host_pool,
+                    staging: k.staging,
                 }
             })
             .collect();
@@ -246,6 +248,7 @@ fn two_equal_streams_share_dram_and_finish_together() {
             write_frac: f64::NAN,
             host_frac: 0.0,
             host_pool: usize::MAX,
+            staging: None,
         }],
         arrivals: vec![
             Arrival {

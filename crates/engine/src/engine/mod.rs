@@ -32,6 +32,7 @@
 //!             dram_write_frac: None,
 //!             host_thread: None,
 //!             gpu_kernel: false,
+//!             staged_copy: None,
 //!         }],
 //!     },
 //!     // Four streams of 50 GB/s share 100 GB/s: each runs at half speed, 2 s.
@@ -68,6 +69,8 @@ pub mod queue;
 pub mod resources;
 mod sampler;
 pub mod solver;
+#[cfg(test)]
+mod staging_tests;
 #[cfg(test)]
 mod test_model;
 

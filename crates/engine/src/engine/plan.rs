@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::model::{
-    DramPolicy, DramSharing, Edge, HoldResource, MarkerId, Model, PoolSharing, RateTarget, Stage,
-    StageId,
+    DramPolicy, DramSharing, Edge, HoldResource, MarkerId, MemcpyPace, Model, PoolSharing,
+    RateTarget, Stage, StageId, StagedCopy,
 };
 
 use super::EngineError;
@@ -65,6 +65,8 @@ pub(super) struct ClassKey {
     pub host_frac: f64,
     /// The rate resource of that pool.
     pub host_pool: usize,
+    /// A staged pageable copy's pace (None: not one).
+    pub staging: Option<StagedCopy>,
 }
 
 impl ClassKey {
@@ -75,6 +77,7 @@ impl ClassKey {
             || self.line_bound > 0.0
             || self.compute_frac > 0.0
             || self.host_frac > 0.0
+            || self.staging.is_some()
     }
 }
 
@@ -206,6 +209,11 @@ impl Plan {
                         write_frac: f64::from_bits(k.5),
                         host_frac: f64::from_bits(k.6.0),
                         host_pool: k.6.1,
+                        staging: k.7.map(|(g, h, pace)| StagedCopy {
+                            setup_frac: f64::from_bits(g),
+                            memcpy_headroom: f64::from_bits(h),
+                            memcpy_pace: pace,
+                        }),
                     });
                     keys.len() - 1
                 });
@@ -239,7 +247,7 @@ impl Plan {
 }
 
 /// A class key as bits (weights, latency share, DRAM policy, line bound, compute share,
-/// write share, host thread), so keys can be compared and hashed.
+/// write share, host thread, staging), so keys can be compared and hashed.
 type RawKey = (
     Vec<(usize, u64)>,
     u64,
@@ -248,6 +256,7 @@ type RawKey = (
     u64,
     u64,
     (u64, usize),
+    Option<(u64, u64, MemcpyPace)>,
 );
 
 /// The class key of `stage` bound to GPU `g`: resolved resource weights (sorted, duplicate
@@ -273,9 +282,12 @@ fn class_key(stage: &Stage, resources: &Resources, g: usize, sharing: &DramShari
             _ => merged.push((r, w)),
         }
     }
-    // A DMA takes its direction's DRAM policy (H2D first when a stage moves both ways).
+    // A DMA takes its direction's DRAM policy (H2D first when a stage moves both ways);
+    // a staged copy whose memcpy sets the pace meets DRAM as the CPU stream it is.
     let moves = |t: RateTarget| stage.demands.iter().any(|d| d.target == t);
-    let dram_policy = if moves(RateTarget::PcieH2d) {
+    let dram_policy = if stage.staged_copy.is_some_and(|st| st.memcpy_bound()) {
+        DramPolicy::MaxMin
+    } else if moves(RateTarget::PcieH2d) {
         sharing.dma_h2d
     } else if moves(RateTarget::PcieD2h) {
         sharing.dma_d2h
@@ -307,6 +319,13 @@ fn class_key(stage: &Stage, resources: &Resources, g: usize, sharing: &DramShari
             ),
             None => (0.0_f64.to_bits(), usize::MAX),
         },
+        stage.staged_copy.map(|st| {
+            (
+                st.setup_frac.to_bits(),
+                st.memcpy_headroom.to_bits(),
+                st.memcpy_pace,
+            )
+        }),
     )
 }
 

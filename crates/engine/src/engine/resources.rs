@@ -254,6 +254,8 @@ mod tests {
                 h2d_dram_factor: 1.0,
                 d2h_dram_factor: 1.0,
                 pageable_copy_dram_factor: 2.0,
+                pageable_h2d_staging: None,
+                pageable_d2h_staging: None,
             },
         }
     }

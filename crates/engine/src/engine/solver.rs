@@ -24,6 +24,10 @@
 //!   heaviest max-min DRAM class beside it (equal fractional slowdown).
 //! - Little's law: a class whose threads keep `lines` cache lines in flight draws at most
 //!   `threads x lines x 64 B / L` of DRAM, so its cap falls as latency `L` rises.
+//! - A staged pageable copy ([`StagedCopy`]): its memcpy thread alone runs `headroom` x
+//!   the copy's streaming rate; a latency-bound memcpy keeps the lines that rate implies
+//!   in flight, so the streaming part runs at `min(1, headroom L(0)/L)` and the whole
+//!   call, whose setup share `g` never slows, at `1 / (g + (1 - g) / that)`.
 //! - A curve of offered load: the fixed point is on offered load (what the classes would
 //!   draw at their caps, with DRAM unconstrained, over capacity), which may exceed 1;
 //!   the latency keeps rising while queues build.
@@ -43,7 +47,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::engine::observer::{Limiter, RateId};
-use crate::model::{CpuThroughput, DramPolicy, LatencyCurve};
+use crate::model::{CpuThroughput, DramPolicy, LatencyCurve, MemcpyPace, StagedCopy};
 
 /// One class of identical activities as the solver sees it.
 #[derive(Debug, Clone, Default)]
@@ -68,6 +72,8 @@ pub struct ClassDemand {
     pub host_frac: f64,
     /// The pool its host thread runs on (resource index; unused when `host_frac` is 0).
     pub host_pool: usize,
+    /// A staged pageable copy: its memcpy's Little's-law pace caps it (None: not one).
+    pub staging: Option<StagedCopy>,
 }
 
 /// How one thread pool (a rate resource in threads) is shared and how fast its threads
@@ -169,7 +175,7 @@ impl Solver {
         self.prepare(capacities, dram, curve, classes);
         let latency_sensitive = classes
             .iter()
-            .any(|c| c.count > 0 && (c.latency_frac > 0.0 || c.line_bound > 0.0));
+            .any(|c| c.count > 0 && (c.latency_frac > 0.0 || c.line_bound > 0.0 || paced(c)));
         if !latency_sensitive || capacities[dram] <= 0.0 {
             self.fill(capacities, dram, classes, curve, 0.0, out);
             self.finish(capacities, dram, curve);
@@ -258,6 +264,7 @@ impl Solver {
             && c.line_bound == 0.0
             && c.compute_frac == 0.0
             && c.host_frac == 0.0
+            && c.staging.is_none()
             && c.weights.windows(2).all(|p| p[0].0 < p[1].0)
     }
 
@@ -464,8 +471,9 @@ impl Solver {
             // A class that is neither latency bound nor bounded by lines in flight has
             // the same cap at every utilisation: `0 * slowdown` is 0 for any (finite)
             // slowdown, so computing it once at slowdown 1 gives the same bits.
-            let varies =
-                c.latency_frac != 0.0 || (c.line_bound > 0.0 && dram_weight(c, dram).is_some());
+            let varies = c.latency_frac != 0.0
+                || (c.line_bound > 0.0 && dram_weight(c, dram).is_some())
+                || c.staging.is_some();
             let fixed = (!varies).then(|| self.cap_of(i, c, dram, 1.0, 0.0));
             self.fixed_cap.push(fixed);
         }
@@ -539,6 +547,9 @@ impl Solver {
             && let Some(w) = dram_weight(c, dram)
         {
             cap = cap.min(c.line_bound / (latency_ns * w));
+        }
+        if let Some(st) = &c.staging {
+            cap = cap.min(st.cap(slowdown));
         }
         // Slower cores are the pool's loss; latency the DRAM's.
         let limiter = match self.compute_pool[i] {
@@ -697,6 +708,12 @@ impl Solver {
             }
         }
     }
+}
+
+/// Whether a class is a staged copy whose memcpy slows as latency rises.
+fn paced(c: &ClassDemand) -> bool {
+    c.staging
+        .is_some_and(|st| st.memcpy_pace == MemcpyPace::LatencyBound)
 }
 
 /// A class's DRAM draw per activity at standalone speed, if it draws on DRAM.
@@ -1263,6 +1280,35 @@ mod tests {
         assert!(s.usage[0] <= caps[0] * (1.0 + 1e-9), "{s:?}");
         // Both slow, and the DMA by the streams' fraction of their latency-capped rate.
         assert!(out[1].speed < 1.0, "{out:?}");
+    }
+
+    #[test]
+    fn staged_copy_is_capped_by_its_memcpy_at_the_loaded_latency() {
+        // DRAM 100 (0), PCIe 50 (1), L = 100 + 100u. A stream wants 150: u = 1, latency
+        // doubles. A staged copy streaming 10 GB/s (30 of DRAM), memcpy-bound (headroom 1),
+        // setup a tenth of its time: streaming part at 1/2, speed 1 / (0.1 + 0.9 x 2) =
+        // 0.526316; it draws 15.789 of DRAM and the stream the rest, 84.21 of 150.
+        let curve = LatencyCurve::new(vec![(0.0, 100.0), (1.0, 200.0)]).unwrap();
+        let mut copy = class(1, &[(0, 30.0), (1, 10.0)], 0.0);
+        copy.staging = Some(StagedCopy {
+            setup_frac: 0.1,
+            memcpy_headroom: 1.0,
+            memcpy_pace: MemcpyPace::LatencyBound,
+        });
+        let stream = class(1, &[(0, 150.0)], 0.0);
+        let (out, s) = solve(&[100.0, 50.0], &[copy.clone(), stream.clone()], &curve);
+        let speed = 1.0 / (0.1 + 0.9 * 2.0);
+        assert!((out[0].speed - speed).abs() < 1e-9, "{out:?}");
+        assert_eq!(out[0].limiter, Some(Limiter::DramLatency));
+        assert!(
+            (out[1].speed * 150.0 - (100.0 - 30.0 * speed)).abs() < 1e-6,
+            "{out:?}"
+        );
+        assert!((s.latency_slowdown - 2.0).abs() < 1e-9);
+        // Posted stores do not wait on latency: the copy keeps its standalone speed.
+        copy.staging.as_mut().unwrap().memcpy_pace = MemcpyPace::Posted;
+        let (out, _) = solve(&[100.0, 50.0], &[copy, stream], &curve);
+        assert_eq!(out[0].speed, 1.0);
     }
 
     fn pool_solver(per_thread: bool, cpu: Option<CpuThroughput>) -> Solver {

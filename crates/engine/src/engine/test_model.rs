@@ -55,5 +55,6 @@ pub(super) fn stage(name: &str, per_partition: bool, after: Vec<StageId>, secs: 
         dram_write_frac: None,
         host_thread: None,
         gpu_kernel: false,
+        staged_copy: None,
     }
 }

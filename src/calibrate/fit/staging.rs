@@ -1,0 +1,194 @@
+//! Pageable copies as CPU staging for the model (`[hardware.gpu.pageable_staging.<dir>]`):
+//! from the staging fit (copy time = setup + bytes / rate at two sizes, and the rate next
+//! to streams over alone), the per-call setup, the memcpy thread's rate alone and whether
+//! the memcpy waits on DRAM latency, with a comment line saying where each came from.
+
+use super::contention::{ContentionFit, PASS_DISAGREEMENT, Spread, StagingFit};
+use super::pcie::PcieFit;
+use crate::model::MemcpyPace;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// `[hardware.gpu.pageable_staging]` as calibrate writes it (a direction absent: not
+/// measured, the one-rate rule for it).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct StagingTable {
+    /// Host-to-device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub h2d: Option<StagingDirTable>,
+    /// Device-to-host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub d2h: Option<StagingDirTable>,
+}
+
+/// One direction's staging.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StagingDirTable {
+    /// Fixed cost per copy call, s.
+    pub setup_s: f64,
+    /// The memcpy thread's rate alone on an idle host, GB/s copied.
+    pub memcpy_gbps: f64,
+    /// "latency-bound" or "posted" (see [`MemcpyPace`]).
+    pub memcpy_pace: String,
+}
+
+impl StagingDirTable {
+    /// The model's staging, or a message naming what is wrong.
+    pub fn staging(&self) -> Result<crate::model::PageableStaging, String> {
+        if !(self.setup_s.is_finite() && self.setup_s >= 0.0) {
+            return Err(format!("setup_s = {}: must be >= 0 seconds", self.setup_s));
+        }
+        if !(self.memcpy_gbps.is_finite() && self.memcpy_gbps > 0.0) {
+            return Err(format!(
+                "memcpy_gbps = {}: must be a finite number of GB/s > 0",
+                self.memcpy_gbps
+            ));
+        }
+        let pace = MemcpyPace::parse(&self.memcpy_pace).ok_or_else(|| {
+            format!(
+                "memcpy_pace = \"{}\": use \"latency-bound\" or \"posted\"",
+                self.memcpy_pace
+            )
+        })?;
+        Ok(crate::model::PageableStaging {
+            setup_s: self.setup_s,
+            memcpy_gbps: self.memcpy_gbps,
+            memcpy_pace: pace,
+        })
+    }
+}
+
+/// A staged copy that keeps at least this share of its alone rate next to streams does
+/// not wait on DRAM latency (what is left is pass-to-pass noise).
+pub const POSTED_RATIO: f64 = 1.0 - PASS_DISAGREEMENT;
+
+/// The median over sizes of the rate next to streams over alone (None: not measured).
+fn contended(s: &StagingFit) -> Option<f64> {
+    let v: Vec<f64> = s.contended_ratio.values().map(|r| r.median).collect();
+    (!v.is_empty()).then(|| super::median_of(v))
+}
+
+/// The table from the staging fits, when either direction was measured.
+pub fn staging_table(c: &ContentionFit) -> Option<StagingTable> {
+    let dir = |d: &str| {
+        let s = c.staging.get(d)?;
+        let pace = match contended(s) {
+            Some(r) if r >= POSTED_RATIO => MemcpyPace::Posted,
+            _ => MemcpyPace::LatencyBound,
+        };
+        Some(StagingDirTable {
+            setup_s: s.setup_s,
+            memcpy_gbps: s.gbps,
+            memcpy_pace: pace.name().into(),
+        })
+    };
+    let t = StagingTable {
+        h2d: dir("h2d"),
+        d2h: dir("d2h"),
+    };
+    (t.h2d.is_some() || t.d2h.is_some()).then_some(t)
+}
+
+/// (MiB, median) by copy size, smallest first (the map's keys are size strings).
+fn by_size(m: &BTreeMap<String, Spread>) -> impl Iterator<Item = (u64, f64)> {
+    let mut v: Vec<(u64, f64)> = (m.iter())
+        .filter_map(|(k, r)| Some((k.parse().ok()?, r.median)))
+        .collect();
+    v.sort_by_key(|x| x.0);
+    v.into_iter()
+}
+
+/// Comment lines for one direction's table: the sizes and rates behind the setup and
+/// rate, whether the DMA or the memcpy sets the pace, and the contended ratio behind the
+/// pace.
+pub fn staging_notes(c: &ContentionFit, pcie: Option<&PcieFit>, dir: &str) -> Vec<String> {
+    let Some(s) = c.staging.get(dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let alone: Vec<String> = by_size(&s.alone_gbps)
+        .map(|(mib, r)| format!("{mib} MiB {r:.2}"))
+        .collect();
+    out.push(format!(
+        "alone GB/s by copy size: {}; time = setup + bytes / rate through the smallest and \
+         largest size (a negative setup is clamped to 0 and the largest size's rate kept)",
+        alone.join(", ")
+    ));
+    let pinned = pcie.map(|p| if dir == "h2d" { p.h2d_gbps } else { p.d2h_gbps });
+    if let Some(p) = pinned {
+        out.push(if s.gbps >= p * (1.0 - PASS_DISAGREEMENT) {
+            format!(
+                "{:.1} GB/s is about the pinned DMA's {p:.1}: the DMA sets the pace; the memcpy's \
+                 own rate is not observable",
+                s.gbps
+            )
+        } else {
+            format!(
+                "{:.1} GB/s is well below the pinned DMA's {p:.1}: the memcpy sets the pace",
+                s.gbps
+            )
+        });
+    }
+    let ratios: Vec<String> = by_size(&s.contended_ratio)
+        .map(|(mib, r)| format!("{mib} MiB {r:.2}"))
+        .collect();
+    out.push(match contended(s) {
+        Some(r) if r >= POSTED_RATIO => format!(
+            "next to streams / alone: {} (median {r:.2} >= {POSTED_RATIO:.2}): latency does not \
+             slow it, memcpy_pace = \"posted\"",
+            ratios.join(", ")
+        ),
+        Some(r) => format!(
+            "next to streams / alone: {} (median {r:.2}): it slows as loaded latency rises, \
+             memcpy_pace = \"latency-bound\" (Little's law at the idle rate)",
+            ratios.join(", ")
+        ),
+        None => "not measured next to streams: memcpy_pace = \"latency-bound\" assumed".into(),
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fit(ratio: f64) -> StagingFit {
+        let one = |v: f64| Spread::of(&[v]).unwrap();
+        StagingFit {
+            setup_s: 1e-3,
+            gbps: 8.0,
+            alone_gbps: BTreeMap::from([("64".into(), one(7.5)), ("1024".into(), one(7.9))]),
+            contended_ratio: BTreeMap::from([
+                ("64".into(), one(ratio)),
+                ("1024".into(), one(ratio + 0.02)),
+            ]),
+            dram_bytes_per_byte: None,
+        }
+    }
+
+    #[test]
+    fn pace_follows_the_contended_ratio_and_absent_directions_stay_off() {
+        let mut c = ContentionFit::default();
+        assert_eq!(staging_table(&c), None);
+        c.staging.insert("h2d".into(), fit(0.47));
+        c.staging.insert("d2h".into(), fit(0.99));
+        let t = staging_table(&c).unwrap();
+        let h = t.h2d.as_ref().unwrap();
+        assert_eq!((h.setup_s, h.memcpy_gbps), (1e-3, 8.0));
+        assert_eq!(h.memcpy_pace, "latency-bound");
+        assert_eq!(t.d2h.as_ref().unwrap().memcpy_pace, "posted");
+        assert!(h.staging().is_ok());
+        let notes = staging_notes(&c, None, "h2d").join("\n");
+        assert!(
+            notes.contains("64 MiB 7.50, 1024 MiB 7.90") && notes.contains("latency-bound"),
+            "{notes}"
+        );
+        c.staging.remove("d2h");
+        assert_eq!(staging_table(&c).unwrap().d2h, None);
+        let bad = StagingDirTable {
+            memcpy_pace: "fast".into(),
+            ..h.clone()
+        };
+        assert!(bad.staging().unwrap_err().contains("memcpy_pace"));
+    }
+}
