@@ -85,6 +85,7 @@ pub(super) struct Fluid {
     solver: Solver,
     memo: SolveMemo,
     memo_key: Vec<u64>,
+    lone: LoneMemo,
     speeds: Vec<ClassSpeed>,
     /// A shared class gained or lost members since the last solve.
     dirty: bool,
@@ -110,6 +111,7 @@ impl Fluid {
             solver: Solver::with_pools(pools),
             memo: SolveMemo::default(),
             memo_key: Vec::new(),
+            lone: LoneMemo::default(),
             speeds: Vec::new(),
             dirty: false,
             touched: Vec::new(),
@@ -146,7 +148,7 @@ impl Fluid {
         if class.shared {
             self.dirty = true;
         }
-        self.touched.push(c);
+        self.touch(c);
         c
     }
 
@@ -261,7 +263,7 @@ impl Fluid {
                 self.dirty = true;
             }
         }
-        self.touched.push(c);
+        self.touch(c);
     }
 
     /// Wall seconds a member of `c` lost since it joined (`at_start` from
@@ -284,9 +286,14 @@ impl Fluid {
     /// the DRAM latency slowdown L(u)/L(0).
     pub fn resolve(&mut self, now: SimTime, dram: &Dram) -> (&[f64], f64) {
         self.dirty = false;
+        // The running sharing classes: when at most one runs and it depends on nothing
+        // but its rates, it is solved directly (see `Solver::solve_lone`).
+        let (mut running, mut lone) = (0usize, None);
         for i in 0..self.classes.len() {
             if self.classes[i].shared && self.demands[i].count > 0 {
                 self.advance(now, ClassId(i));
+                running += 1;
+                lone = Some(i);
             }
         }
         let d = self.dram.index();
@@ -299,6 +306,43 @@ impl Fluid {
                 .map(|c| c.count)
                 .sum();
             self.capacities[d] = dram.effective_capacity_gbps(streams);
+        }
+        if running <= 1 && lone.is_none_or(|i| Solver::lone_solvable(&self.demands[i])) {
+            // A key's demand never changes during a run and only DRAM's capacity moves,
+            // so (key, count, DRAM capacity) determines the solution.
+            let state = lone.map(|i| (self.classes[i].key, self.demands[i].count));
+            let capacity = self.capacities[d].to_bits();
+            let slot = self.lone.slot(state);
+            let remembered = |m: &LoneMemo, s: usize| {
+                (m.solutions[s].as_ref()).is_some_and(|x| x.dram_capacity == capacity)
+            };
+            if !slot.is_some_and(|s| remembered(&self.lone, s)) {
+                let speed = self.solver.solve_lone(
+                    &self.capacities,
+                    d,
+                    &dram.latency,
+                    lone.map(|i| &self.demands[i]),
+                );
+                let Some(s) = slot else {
+                    if let Some(i) = lone {
+                        self.set_speed(ClassId(i), speed);
+                    }
+                    return (&self.solver.usage, self.solver.latency_slowdown);
+                };
+                self.lone.solutions[s] = Some(LoneSolution {
+                    dram_capacity: capacity,
+                    speed,
+                    usage: self.solver.usage.as_slice().into(),
+                    latency_slowdown: self.solver.latency_slowdown,
+                });
+            }
+            let s = slot.expect("solved above when none");
+            let speed = self.lone.solutions[s].as_ref().expect("remembered").speed;
+            if let Some(i) = lone {
+                self.set_speed(ClassId(i), speed);
+            }
+            let solved = self.lone.solutions[s].as_ref().expect("remembered");
+            return (&solved.usage, solved.latency_slowdown);
         }
         // The solution depends only on the DRAM capacity (the others never change during
         // a run) and on each sharing class's demand identity and count: classes that are
@@ -325,19 +369,31 @@ impl Fluid {
             self.memo.remember(&key, &self.solver, &speeds);
         }
         self.memo_key = key;
-        for (i, s) in speeds.iter().enumerate() {
-            let class = &mut self.classes[i];
-            if !class.shared || self.demands[i].count == 0 {
-                continue;
-            }
-            if class.speed != s.speed || class.limiter != s.limiter {
-                class.speed = s.speed;
-                class.limiter = s.limiter;
-                self.touched.push(ClassId(i));
+        for (i, &s) in speeds.iter().enumerate() {
+            if self.classes[i].shared && self.demands[i].count > 0 {
+                self.set_speed(ClassId(i), s);
             }
         }
         self.speeds = speeds;
         (&self.solver.usage, self.solver.latency_slowdown)
+    }
+
+    /// Gives running class `c` its solved speed (marking it touched if that moved).
+    fn set_speed(&mut self, c: ClassId, s: ClassSpeed) {
+        let class = &mut self.classes[c.0];
+        if class.speed != s.speed || class.limiter != s.limiter {
+            class.speed = s.speed;
+            class.limiter = s.limiter;
+            self.touch(c);
+        }
+    }
+
+    /// Marks `c` for [`Fluid::reschedule`] (a repeat of the last mark is dropped here, the
+    /// rest there).
+    fn touch(&mut self, c: ClassId) {
+        if self.touched.last() != Some(&c) {
+            self.touched.push(c);
+        }
     }
 
     /// Hands each touched class's next completion to `schedule` (unless already queued
@@ -392,6 +448,54 @@ impl Fluid {
     }
 }
 
+/// Solutions of the lone-class case (at most one sharing class running, solved by
+/// `Solver::solve_lone`) for one key, by member count: a processor-sharing pool
+/// revisits the same few counts all run long, and a lookup is cheaper than even the
+/// direct solve. A key's demand never changes during a run and only DRAM's capacity
+/// moves, so (key, count, DRAM capacity) determines a solution; another key starts over.
+#[derive(Default)]
+struct LoneMemo {
+    /// The key the entries are for (None: only "nothing running" held).
+    key: Option<KeyId>,
+    /// By member count (index 0: nothing running, the same for every key).
+    solutions: Vec<Option<LoneSolution>>,
+}
+
+struct LoneSolution {
+    /// The DRAM capacity (bits) it was solved at.
+    dram_capacity: u64,
+    speed: ClassSpeed,
+    usage: Box<[f64]>,
+    latency_slowdown: f64,
+}
+
+/// Member counts remembered (a bound on memory; larger counts are solved each time).
+const LONE_MEMO_COUNTS: u32 = 1 << 12;
+
+impl LoneMemo {
+    /// The entry index for `state` (key and count; None: nothing running), starting
+    /// over when the key differs from the entries'; None beyond the bound on counts.
+    fn slot(&mut self, state: Option<(KeyId, u32)>) -> Option<usize> {
+        let n = match state {
+            Some((key, n)) => {
+                if n >= LONE_MEMO_COUNTS {
+                    return None;
+                }
+                if self.key != Some(key) {
+                    self.key = Some(key);
+                    self.solutions.truncate(1);
+                }
+                n as usize
+            }
+            None => 0,
+        };
+        if self.solutions.len() <= n {
+            self.solutions.resize_with(n + 1, || None);
+        }
+        Some(n)
+    }
+}
+
 /// `x.ceil() as u64` for x >= 0 (and the same saturation for huge, infinite or NaN x),
 /// without a libm call: below 2^53 the truncation is exact, and above it every float is
 /// already an integer.
@@ -406,7 +510,35 @@ pub(super) fn ceil_to_u64(x: f64) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::ceil_to_u64;
+    use super::{LONE_MEMO_COUNTS, LoneMemo, LoneSolution, ceil_to_u64};
+    use crate::engine::solver::ClassSpeed;
+
+    #[test]
+    fn lone_memo_keeps_counts_of_one_key_and_idle_across_keys() {
+        let solved = |capacity| LoneSolution {
+            dram_capacity: capacity,
+            speed: ClassSpeed {
+                speed: 0.5,
+                limiter: None,
+            },
+            usage: vec![1.0].into(),
+            latency_slowdown: 1.0,
+        };
+        let mut m = LoneMemo::default();
+        assert_eq!(m.slot(Some((3, 2))), Some(2));
+        m.solutions[2] = Some(solved(7));
+        assert_eq!(m.slot(None), Some(0));
+        m.solutions[0] = Some(solved(7));
+        // Same key: entries stay; nothing running is key-independent.
+        assert_eq!(m.slot(Some((3, 2))), Some(2));
+        assert!(m.solutions[2].is_some());
+        // Another key starts over, but keeps the idle entry.
+        assert_eq!(m.slot(Some((4, 1))), Some(1));
+        assert!(m.solutions[0].is_some());
+        assert!(m.solutions.iter().skip(1).all(Option::is_none));
+        // Counts beyond the bound are not remembered.
+        assert_eq!(m.slot(Some((4, LONE_MEMO_COUNTS))), None);
+    }
 
     #[test]
     fn ceil_to_u64_matches_f64_ceil() {

@@ -96,12 +96,23 @@ pub struct ClassSpeed {
 pub struct Solver {
     /// Sharing and throughput rules of the thread pools (set once per run).
     pub pools: Vec<PoolRule>,
-    /// Per class: how much slower its compute-bound share runs (1: as alone).
-    compute_slowdown: Vec<f64>,
+    /// Per class: the time its compute-bound share adds, `c (slowdown - 1)`, where the
+    /// slowdown is how much slower that share runs than alone.
+    compute_term: Vec<f64>,
     /// Per class: the pool whose compute throughput slows it, if any.
     compute_pool: Vec<Option<usize>>,
-    /// Per class: how much slower its host thread's share runs (1: a CPU of its own).
-    host_slowdown: Vec<f64>,
+    /// Per class: the time its host thread's share adds, `h (slowdown - 1)`.
+    host_term: Vec<f64>,
+    /// Per class: its cap and limiter when they do not depend on DRAM utilisation.
+    fixed_cap: Vec<Option<ClassSpeed>>,
+    /// Per pool rule: what the running classes want of it, threads (None: not yet
+    /// summed in this solve), and threads plus host threads.
+    pool_wanted: Vec<Option<f64>>,
+    host_wanted: Vec<Option<f64>>,
+    /// L(0) at this solve's write mix (the divisor of every latency slowdown).
+    idle_ns: f64,
+    /// Per resource, in one filling round: the rate level at which it saturates.
+    room: Vec<f64>,
     frozen_load: Vec<f64>,
     slope: Vec<f64>,
     active: Vec<usize>,
@@ -116,6 +127,8 @@ pub struct Solver {
     /// Each class's slice of `flat` (empty for classes not running).
     flat_range: Vec<(u32, u32)>,
     caps: Vec<f64>,
+    /// Per class, in one filling: the rate level at which it reaches its cap.
+    cap_level: Vec<f64>,
     saturated: Vec<bool>,
     /// Draw on each resource after the last solve.
     pub usage: Vec<f64>,
@@ -211,17 +224,149 @@ impl Solver {
         self.finish(capacities, dram, curve);
     }
 
+    /// A class's `phi`: its draw on the resource that is tightest for it (largest share
+    /// of its capacity), in that resource's own unit; on a per-thread pool, the pool's
+    /// capacity (every pool-bound class rises at the same speed).
+    fn phi(&self, capacities: &[f64], c: &ClassDemand) -> f64 {
+        let (_, dom, tightest) = c
+            .weights
+            .iter()
+            .map(|&(r, w)| (w / capacities[r], w, r))
+            .fold(
+                (0.0, 0.0, usize::MAX),
+                |best, x| {
+                    if x.0 > best.0 { x } else { best }
+                },
+            );
+        let per_thread = self
+            .pools
+            .iter()
+            .any(|p| p.per_thread && p.resource == tightest);
+        if per_thread {
+            capacities[tightest]
+        } else {
+            dom
+        }
+    }
+
+    /// Whether [`Solver::solve_lone`] may solve `c` when it is the only running class:
+    /// nothing in it depends on DRAM latency, core throughput or a host thread, so one
+    /// filling round at utilisation 0 settles it. (Its weights must name each resource
+    /// once, in order, as interned class keys do.)
+    pub fn lone_solvable(c: &ClassDemand) -> bool {
+        c.latency_frac == 0.0
+            && c.line_bound == 0.0
+            && c.compute_frac == 0.0
+            && c.host_frac == 0.0
+            && c.weights.windows(2).all(|p| p[0].0 < p[1].0)
+    }
+
+    /// [`Solver::solve`] when `lone` is the only running class (or none runs) and
+    /// [`Solver::lone_solvable`]: the same arithmetic, step for step, as the general
+    /// path performs for one class (so the same bits: a processor-sharing pool is just
+    /// this), without the classes that take no part. Returns the class's speed; sets
+    /// `usage`, `dram_utilisation` and `latency_slowdown` as `solve` does.
+    pub fn solve_lone(
+        &mut self,
+        capacities: &[f64],
+        dram: usize,
+        curve: &LatencyCurve,
+        lone: Option<&ClassDemand>,
+    ) -> ClassSpeed {
+        debug_assert!(lone.is_none_or(|c| c.count > 0 && Self::lone_solvable(c)));
+        let nr = capacities.len();
+        self.usage.clear();
+        self.usage.resize(nr, 0.0);
+        self.offered = 0.0;
+        self.write_frac = None;
+        let mut out = ClassSpeed {
+            speed: 1.0,
+            limiter: None,
+        };
+        let Some(c) = lone else {
+            self.idle_ns = curve.latency_ns_mix(0.0, None);
+            self.finish(capacities, dram, curve);
+            return out;
+        };
+        let n = c.count as f64;
+        if let Some(base) = curve.base_write_frac()
+            && let Some(w) = dram_weight(c, dram)
+        {
+            let wf = if c.write_frac.is_nan() {
+                base
+            } else {
+                c.write_frac
+            };
+            // (0.0 + x: the general path's sums start from zero.)
+            let (writes, total) = (0.0 + n * w * wf, 0.0 + n * w);
+            self.write_frac = (total > 0.0).then(|| writes / total);
+        }
+        self.idle_ns = curve.latency_ns_mix(0.0, self.write_frac);
+        // Its cap is 1 (no latency, compute or host term), so its level at cap is phi.
+        let scale = self.phi(capacities, c);
+        if scale > 0.0 {
+            // One filling round with this class alone active and nothing frozen: each
+            // resource's slope is its one weight's (0.0 + x is x), its free room all of it.
+            let room = |r: usize, w: f64| {
+                let slope = n * w / scale;
+                (slope > 0.0).then(|| capacities[r].max(0.0) / slope)
+            };
+            let mut lambda = f64::INFINITY;
+            for &(r, w) in &c.weights {
+                if let Some(l) = room(r, w) {
+                    lambda = lambda.min(l);
+                }
+            }
+            lambda = lambda.min(1.0 * scale);
+            let level = lambda * (1.0 + 1e-9);
+            let at_cap = 1.0 * scale <= level;
+            let saturated =
+                (c.weights.iter()).find(|&&(r, w)| room(r, w).is_some_and(|l| l <= level));
+            out.speed = if at_cap {
+                1.0
+            } else {
+                (lambda / scale).min(1.0)
+            };
+            if let Some(&(r, _)) = saturated
+                && !at_cap
+            {
+                out.limiter = Some(Limiter::Rate(RateId::from_index(r)));
+            }
+        }
+        for &(r, w) in &c.weights {
+            let load = n * w;
+            self.usage[r] += load * out.speed;
+            if r == dram {
+                let offered = if out.limiter == Some(Limiter::Rate(RateId::from_index(dram))) {
+                    1.0
+                } else {
+                    out.speed
+                };
+                self.offered += load * offered;
+            }
+        }
+        self.finish(capacities, dram, curve);
+        out
+    }
+
     fn finish(&mut self, capacities: &[f64], dram: usize, curve: &LatencyCurve) {
         self.dram_utilisation = if capacities[dram] > 0.0 {
             (self.usage[dram] / capacities[dram]).clamp(0.0, 1.0)
         } else {
             0.0
         };
-        self.latency_slowdown = if curve.by_offered_load() && capacities[dram] > 0.0 {
-            curve.slowdown_mix(self.offered / capacities[dram], self.write_frac)
+        let load = if curve.by_offered_load() && capacities[dram] > 0.0 {
+            self.offered / capacities[dram]
         } else {
-            curve.slowdown_mix(self.dram_utilisation, self.write_frac)
+            self.dram_utilisation
         };
+        // `curve.slowdown_mix(load, ..)`, with the idle latency read once per solve.
+        let at = if load.to_bits() == 0 {
+            self.idle_ns
+        } else {
+            curve.latency_ns_mix(load, self.write_frac)
+        };
+        self.latency_slowdown = at / self.idle_ns;
     }
 
     /// What does not depend on the DRAM utilisation: each class's `phi`, which classes
@@ -239,9 +384,10 @@ impl Solver {
         self.rest.clear();
         self.flat.clear();
         self.flat_range.clear();
-        self.compute_slowdown.clear();
+        self.compute_term.clear();
         self.compute_pool.clear();
-        self.host_slowdown.clear();
+        self.host_term.clear();
+        self.fixed_cap.clear();
         self.write_frac = None;
         if let Some(base) = curve.base_write_frac() {
             // The run's mix: each class's write share, weighted by its DRAM demand.
@@ -259,42 +405,31 @@ impl Solver {
             }
             self.write_frac = (total > 0.0).then(|| writes / total);
         }
+        self.idle_ns = curve.latency_ns_mix(0.0, self.write_frac);
         for c in classes {
-            // phi: the draw on the resource that is tightest for this activity (largest
-            // share of its capacity), in that resource's own unit.
-            let (_, dom, tightest) = c
-                .weights
-                .iter()
-                .map(|&(r, w)| (w / capacities[r], w, r))
-                .fold(
-                    (0.0, 0.0, usize::MAX),
-                    |best, x| {
-                        if x.0 > best.0 { x } else { best }
-                    },
-                );
-            // On a per-thread pool every pool-bound class rises at the same speed.
-            let per_thread = self
-                .pools
-                .iter()
-                .any(|p| p.per_thread && p.resource == tightest);
-            self.scale.push(if per_thread {
-                capacities[tightest]
-            } else {
-                dom
-            });
+            let phi = self.phi(capacities, c);
+            self.scale.push(phi);
         }
-        for c in classes {
+        // What the running classes want of each pool (the same sums, in the same order,
+        // for every class that asks): threads, and threads plus host threads.
+        self.pool_wanted.clear();
+        self.pool_wanted.resize(self.pools.len(), None);
+        self.host_wanted.clear();
+        self.host_wanted.resize(self.pools.len(), None);
+        for (i, c) in classes.iter().enumerate() {
             let (mut slow, mut pool) = (1.0, None);
             if c.compute_frac > 0.0 && c.count > 0 {
-                for p in &self.pools {
+                for (k, p) in self.pools.iter().enumerate() {
                     let (Some(cpu), Some(own)) = (&p.cpu, weight_on(c, p.resource)) else {
                         continue;
                     };
-                    let wanted: f64 = classes
-                        .iter()
-                        .filter(|o| o.count > 0)
-                        .filter_map(|o| Some(o.count as f64 * weight_on(o, p.resource)?))
-                        .sum();
+                    let wanted = *self.pool_wanted[k].get_or_insert_with(|| {
+                        classes
+                            .iter()
+                            .filter(|o| o.count > 0)
+                            .filter_map(|o| Some(o.count as f64 * weight_on(o, p.resource)?))
+                            .sum()
+                    });
                     let active = wanted.min(capacities[p.resource]).max(own);
                     let s = (cpu.per_thread(own) / cpu.per_thread(active)).max(1.0);
                     if s > slow {
@@ -302,28 +437,37 @@ impl Solver {
                     }
                 }
             }
-            self.compute_slowdown.push(slow);
-            self.compute_pool.push(pool);
             let mut host = 1.0;
             if c.host_frac > 0.0 && c.count > 0 {
                 let p = c.host_pool;
-                if self.pools.iter().any(|r| r.per_thread && r.resource == p) {
+                if let Some(k) = (self.pools.iter()).position(|r| r.per_thread && r.resource == p) {
                     // Runnable threads: the pool's draws plus the host threads on it.
-                    let wanted: f64 = (classes.iter().filter(|o| o.count > 0))
-                        .map(|o| {
-                            let pool = weight_on(o, p).unwrap_or(0.0);
-                            let host = if o.host_frac > 0.0 && o.host_pool == p {
-                                o.host_frac
-                            } else {
-                                0.0
-                            };
-                            o.count as f64 * (pool + host)
-                        })
-                        .sum();
+                    let wanted = *self.host_wanted[k].get_or_insert_with(|| {
+                        (classes.iter().filter(|o| o.count > 0))
+                            .map(|o| {
+                                let pool = weight_on(o, p).unwrap_or(0.0);
+                                let host = if o.host_frac > 0.0 && o.host_pool == p {
+                                    o.host_frac
+                                } else {
+                                    0.0
+                                };
+                                o.count as f64 * (pool + host)
+                            })
+                            .sum()
+                    });
                     host = (wanted / capacities[p]).max(1.0);
                 }
             }
-            self.host_slowdown.push(host);
+            self.compute_term.push(c.compute_frac * (slow - 1.0));
+            self.compute_pool.push(pool);
+            self.host_term.push(c.host_frac * (host - 1.0));
+            // A class that is neither latency bound nor bounded by lines in flight has
+            // the same cap at every utilisation: `0 * slowdown` is 0 for any (finite)
+            // slowdown, so computing it once at slowdown 1 gives the same bits.
+            let varies =
+                c.latency_frac != 0.0 || (c.line_bound > 0.0 && dram_weight(c, dram).is_some());
+            let fixed = (!varies).then(|| self.cap_of(i, c, dram, 1.0, 0.0));
+            self.fixed_cap.push(fixed);
         }
         // A proportional class rises at the speed of the heaviest max-min DRAM class.
         if classes
@@ -375,6 +519,41 @@ impl Solver {
         }
     }
 
+    /// Class `i`'s cap (the highest speed latency, cores and its host thread allow) at a
+    /// latency `slowdown` of L(u)/L(0) and `latency_ns` of L(u), and what holds it there.
+    #[inline]
+    fn cap_of(
+        &self,
+        i: usize,
+        c: &ClassDemand,
+        dram: usize,
+        slowdown: f64,
+        latency_ns: f64,
+    ) -> ClassSpeed {
+        let compute = self.compute_term[i];
+        let host = self.host_term[i];
+        let latency = c.latency_frac * (slowdown - 1.0);
+        // (Adding zero compute and host terms keeps the v1 expression's bits.)
+        let mut cap = 1.0 / ((1.0 - c.latency_frac) + c.latency_frac * slowdown + compute + host);
+        if c.line_bound > 0.0
+            && let Some(w) = dram_weight(c, dram)
+        {
+            cap = cap.min(c.line_bound / (latency_ns * w));
+        }
+        // Slower cores are the pool's loss; latency the DRAM's.
+        let limiter = match self.compute_pool[i] {
+            _ if host > latency && host >= compute => {
+                Limiter::Rate(RateId::from_index(c.host_pool))
+            }
+            Some(p) if compute > latency => Limiter::Rate(RateId::from_index(p)),
+            _ => Limiter::DramLatency,
+        };
+        ClassSpeed {
+            speed: cap,
+            limiter: (cap < 1.0 - EPS).then_some(limiter),
+        }
+    }
+
     /// Progressive filling at a given DRAM utilisation `u` (which sets latency caps).
     /// [`Solver::prepare`] must have run for the same classes.
     fn fill(
@@ -387,41 +566,30 @@ impl Solver {
         out: &mut Vec<ClassSpeed>,
     ) {
         let nr = capacities.len();
-        let slowdown = curve.slowdown_mix(u, self.write_frac);
-        let latency_ns = curve.latency_ns_mix(u, self.write_frac);
+        // Only caps that vary with utilisation read the curve: L(u), and L(u)/L(0) as
+        // `curve.slowdown_mix` computes it.
+        let (slowdown, latency_ns) = if self.fixed_cap.iter().all(Option::is_some) {
+            (1.0, 0.0)
+        } else {
+            let at = curve.latency_ns_mix(u, self.write_frac);
+            (at / self.idle_ns, at)
+        };
         self.frozen_load.clear();
         self.frozen_load.resize(nr, 0.0);
         self.usage.clear();
         self.usage.resize(nr, 0.0);
         self.slope.resize(nr, 0.0);
         self.caps.clear();
+        self.cap_level.clear();
         out.clear();
         for (i, c) in classes.iter().enumerate() {
-            let compute = c.compute_frac * (self.compute_slowdown[i] - 1.0);
-            let host = c.host_frac * (self.host_slowdown[i] - 1.0);
-            let latency = c.latency_frac * (slowdown - 1.0);
-            // (Adding zero compute and host terms keeps the v1 expression's bits.)
-            let mut cap =
-                1.0 / ((1.0 - c.latency_frac) + c.latency_frac * slowdown + compute + host);
-            if c.line_bound > 0.0
-                && let Some(w) = dram_weight(c, dram)
-            {
-                cap = cap.min(c.line_bound / (latency_ns * w));
-            }
-            self.caps.push(cap);
-            // Slower cores are the pool's loss; latency the DRAM's.
-            let limiter = match self.compute_pool[i] {
-                _ if host > latency && host >= compute => {
-                    Limiter::Rate(RateId::from_index(c.host_pool))
-                }
-                Some(p) if compute > latency => Limiter::Rate(RateId::from_index(p)),
-                _ => Limiter::DramLatency,
+            let s = match self.fixed_cap[i] {
+                Some(s) => s,
+                None => self.cap_of(i, c, dram, slowdown, latency_ns),
             };
-            let limiter = (cap < 1.0 - EPS).then_some(limiter);
-            out.push(ClassSpeed {
-                speed: cap,
-                limiter,
-            });
+            self.caps.push(s.speed);
+            self.cap_level.push(s.speed * self.scale[i]);
+            out.push(s);
         }
         let phases = if self.priority.is_empty() { 1 } else { 2 };
         let flat = &self.flat;
@@ -448,33 +616,34 @@ impl Solver {
                         self.slope[w.r] += w.slope;
                     }
                 }
+                // Each resource's saturation level, once per round.
                 let mut lambda = f64::INFINITY;
+                self.room.clear();
                 for ((&cap, &load), &slope) in
                     capacities.iter().zip(&self.frozen_load).zip(&self.slope)
                 {
-                    if slope > 0.0 {
+                    let l = if slope > 0.0 {
                         let l = (cap - load).max(0.0) / slope;
                         lambda = lambda.min(l);
-                    }
+                        l
+                    } else {
+                        f64::INFINITY
+                    };
+                    self.room.push(l);
                 }
                 for &i in &self.active {
-                    let l = self.caps[i] * self.scale[i];
-                    lambda = lambda.min(l);
+                    lambda = lambda.min(self.cap_level[i]);
                 }
                 let level = lambda * (1.0 + 1e-9);
                 // Freeze classes that reach their cap, and classes crossing saturated resources.
                 self.saturated.clear();
-                for ((&cap, &load), &slope) in
-                    capacities.iter().zip(&self.frozen_load).zip(&self.slope)
-                {
-                    let remaining = (cap - load).max(0.0);
-                    self.saturated
-                        .push(slope > 0.0 && remaining / slope <= level);
+                for (&slope, &room) in self.slope.iter().zip(&self.room) {
+                    self.saturated.push(slope > 0.0 && room <= level);
                 }
                 let mut still = std::mem::take(&mut self.still);
                 still.clear();
                 for &i in &self.active {
-                    let at_cap = self.caps[i] * self.scale[i] <= level;
+                    let at_cap = self.cap_level[i] <= level;
                     let on_saturated = range(i).iter().find(|w| self.saturated[w.r]);
                     if at_cap || on_saturated.is_some() {
                         let speed = if at_cap {
@@ -805,6 +974,158 @@ mod tests {
         assert_eq!(fresh.latency_slowdown, solved.latency_slowdown);
         assert_eq!(fresh.dram_utilisation, solved.dram_utilisation);
         assert!(!memo.recall(&[1, 2, 4], &mut fresh, &mut recalled));
+    }
+
+    /// A small deterministic generator for the randomised tests.
+    struct XorShift(u64);
+
+    impl XorShift {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+        fn unit(&mut self) -> f64 {
+            (self.next() >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
+    fn random_curve(rng: &mut XorShift) -> LatencyCurve {
+        let points = vec![
+            (0.0, 80.0 + 60.0 * rng.unit()),
+            (0.5, 150.0 + 50.0 * rng.unit()),
+            (1.0, 300.0 + 300.0 * rng.unit()),
+        ];
+        let offered = match rng.below(3) {
+            0 => return LatencyCurve::flat(),
+            1 => false,
+            _ => true,
+        };
+        let on_axis = |p| {
+            if offered {
+                LatencyCurve::offered(p).unwrap()
+            } else {
+                LatencyCurve::new(p).unwrap()
+            }
+        };
+        let curve = on_axis(points);
+        if rng.below(2) == 0 {
+            return curve;
+        }
+        let read = on_axis(vec![(0.0, 90.0), (1.0, 200.0 + 100.0 * rng.unit())]);
+        curve.with_write_mixes(0.3, vec![(0.0, read)]).unwrap()
+    }
+
+    fn random_class(rng: &mut XorShift, nr: usize, simple: bool) -> ClassDemand {
+        let mut weights = Vec::new();
+        for r in 0..nr {
+            if rng.below(2) == 0 {
+                // Now and then a zero draw, and draws far above or below capacity.
+                let w = match rng.below(6) {
+                    0 => 0.0,
+                    1 => 1000.0 * rng.unit(),
+                    _ => 60.0 * rng.unit(),
+                };
+                weights.push((r, w));
+            }
+        }
+        let policy = match rng.below(3) {
+            0 => DramPolicy::MaxMin,
+            1 => DramPolicy::Priority,
+            _ => DramPolicy::Proportional,
+        };
+        let mut c = ClassDemand {
+            count: 1 + rng.below(40) as u32,
+            weights,
+            dram_policy: policy,
+            write_frac: if rng.below(2) == 0 {
+                f64::NAN
+            } else {
+                rng.unit()
+            },
+            ..Default::default()
+        };
+        if !simple {
+            c.count = rng.below(3) as u32;
+            c.latency_frac = 0.5 * rng.unit();
+            c.line_bound = if rng.below(2) == 0 { 3000.0 } else { 0.0 };
+            c.compute_frac = 0.3 * rng.unit();
+            c.host_frac = 0.5 * rng.unit();
+            c.host_pool = nr - 1;
+        }
+        c
+    }
+
+    #[test]
+    fn lone_class_solve_gives_the_general_solvers_bits() {
+        // One running class among empty ones (whose demands take no part): solve_lone
+        // must give exactly the bits of the general solver, speed, limiter, usage,
+        // utilisation and latency slowdown, on random rates, pools and curves.
+        let mut rng = XorShift(0x2545_f491_4f6c_dd1d);
+        let bits = |x: &[f64]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        for case in 0..20_000 {
+            let nr = 1 + rng.below(4) as usize;
+            let caps: Vec<f64> = (0..nr)
+                .map(|_| match rng.below(8) {
+                    0 => 0.0,
+                    _ => 1.0 + 300.0 * rng.unit(),
+                })
+                .collect();
+            let pools = (rng.below(2) == 0)
+                .then(|| PoolRule {
+                    resource: nr - 1,
+                    per_thread: rng.below(2) == 0,
+                    cpu: None,
+                })
+                .into_iter()
+                .collect();
+            let curve = random_curve(&mut rng);
+            let empties = rng.below(4) as usize;
+            let at = rng.below(empties as u64 + 1) as usize;
+            let mut classes: Vec<ClassDemand> = (0..empties)
+                .map(|_| {
+                    let mut c = random_class(&mut rng, nr, false);
+                    c.count = 0;
+                    c
+                })
+                .collect();
+            let lone = random_class(&mut rng, nr, true);
+            assert!(Solver::lone_solvable(&lone));
+            classes.insert(at, lone.clone());
+            let mut general = Solver::with_pools(pools);
+            let mut direct = general.clone();
+            let mut out = Vec::new();
+            general.solve(&caps, 0, &curve, &classes, &mut out);
+            let s = direct.solve_lone(&caps, 0, &curve, Some(&lone));
+            let why = format!("case {case}: {caps:?} {classes:?} {curve:?}");
+            assert_eq!(s.speed.to_bits(), out[at].speed.to_bits(), "{why}");
+            assert_eq!(s.limiter, out[at].limiter, "{why}");
+            assert_eq!(bits(&direct.usage), bits(&general.usage), "{why}");
+            assert_eq!(
+                direct.dram_utilisation.to_bits(),
+                general.dram_utilisation.to_bits(),
+                "{why}"
+            );
+            assert_eq!(
+                direct.latency_slowdown.to_bits(),
+                general.latency_slowdown.to_bits(),
+                "{why}"
+            );
+            // Nothing running: all idle.
+            classes[at].count = 0;
+            general.solve(&caps, 0, &curve, &classes, &mut out);
+            direct.solve_lone(&caps, 0, &curve, None);
+            assert_eq!(bits(&direct.usage), bits(&general.usage), "{why}");
+            assert_eq!(
+                direct.latency_slowdown.to_bits(),
+                general.latency_slowdown.to_bits(),
+                "{why}"
+            );
+        }
     }
 
     #[test]
