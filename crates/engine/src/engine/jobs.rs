@@ -29,10 +29,11 @@ pub(super) struct JobState {
 /// The requester's token while waiting for holds.
 #[derive(Clone, Copy)]
 pub(super) struct Token {
-    job: usize,
-    stage: StageId,
-    scope: Scope,
-    ready: SimTime,
+    /// The job's slot (in the single-hold lane, which has no job slab: its number).
+    pub job: usize,
+    pub stage: StageId,
+    pub scope: Scope,
+    pub ready: SimTime,
 }
 
 /// A running stage instance (slots are reused once it finishes).
@@ -48,8 +49,70 @@ pub(super) struct Activity {
     lost_at_start: Loss,
 }
 
+/// What the end of an activity reads of it (its slot is free again).
+pub(super) struct Ended {
+    pub token: Token,
+    pub start: SimTime,
+    pub standalone_s: f64,
+    pub blocked_on: Option<HoldIndex>,
+}
+
+impl Activity {
+    /// A free slot.
+    pub fn vacant(token: Token) -> Self {
+        Activity {
+            live: false,
+            token,
+            start: SimTime::ZERO,
+            standalone_s: 0.0,
+            gpu: None,
+            blocked_on: None,
+            class: None,
+            lost_at_start: Loss::default(),
+        }
+    }
+
+    /// Fills a free slot with an instance that starts now, outside any fluid class.
+    #[inline]
+    pub fn begin(
+        &mut self,
+        token: Token,
+        now: SimTime,
+        standalone_s: f64,
+        gpu: Option<u32>,
+        blocked_on: Option<HoldIndex>,
+    ) {
+        debug_assert!(!self.live);
+        self.live = true;
+        self.token = token;
+        self.start = now;
+        self.standalone_s = standalone_s;
+        self.gpu = gpu;
+        self.blocked_on = blocked_on;
+        self.class = None;
+    }
+
+    /// Frees the slot of an instance that was never in a fluid class.
+    #[inline]
+    pub fn end(&mut self) -> Ended {
+        debug_assert!(self.live, "live activity");
+        debug_assert!(self.class.is_none());
+        self.live = false;
+        Ended {
+            token: self.token,
+            start: self.start,
+            standalone_s: self.standalone_s,
+            blocked_on: self.blocked_on,
+        }
+    }
+}
+
 impl Engine<'_> {
     pub(super) fn start_job<O: Observer>(&mut self, obs: &mut O) {
+        if let Some(lane) = self.lane {
+            self.lane_start_job(obs, lane);
+            return;
+        }
         let number = self.started;
         self.started += 1;
         obs.job_arrived(self.now, number);
@@ -226,28 +289,12 @@ impl Engine<'_> {
         let a = match self.free_activities.pop() {
             Some(i) => i,
             None => {
-                self.activities.push(Activity {
-                    live: false,
-                    token,
-                    start: SimTime::ZERO,
-                    standalone_s: 0.0,
-                    gpu: None,
-                    blocked_on: None,
-                    class: None,
-                    lost_at_start: Loss::default(),
-                });
+                self.activities.push(Activity::vacant(token));
                 self.activities.len() - 1
             }
         };
         let act = &mut self.activities[a];
-        debug_assert!(!act.live);
-        act.live = true;
-        act.token = token;
-        act.start = self.now;
-        act.standalone_s = standalone_s;
-        act.gpu = gpu;
-        act.blocked_on = blocked_on;
-        act.class = None;
+        act.begin(token, self.now, standalone_s, gpu, blocked_on);
         let key = self.plan.stages[token.stage].key_for(gpu);
         if standalone_s <= 0.0 {
             self.work.push_back(Work::Finish(a));

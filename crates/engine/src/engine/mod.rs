@@ -63,6 +63,7 @@ mod fluid;
 mod fluid_tests;
 pub mod holdable;
 mod jobs;
+mod lane;
 pub mod observer;
 mod plan;
 pub mod queue;
@@ -93,6 +94,7 @@ use arrivals::Arrivals;
 use fluid::{ClassId, Due, Fluid};
 use holdable::{Grant, HoldIndex, Holdables};
 use jobs::{Activity, JobState, Token};
+use lane::Lane;
 use plan::Plan;
 use queue::EventQueue;
 
@@ -298,6 +300,8 @@ impl Extend<Grant<Token>> for StartWork<'_> {
 struct Engine<'m> {
     model: &'m Model,
     plan: Plan,
+    /// Set when the workload fits the single-hold lane.
+    lane: Option<Lane>,
     holds: Holdables<Token>,
     fluid: Fluid,
     queue: EventQueue<Event>,
@@ -342,6 +346,7 @@ impl<'m> Engine<'m> {
         );
         Ok(Self {
             model,
+            lane: Lane::for_plan(&plan),
             holds,
             fluid,
             queue: EventQueue::default(),
@@ -480,14 +485,27 @@ impl<'m> Engine<'m> {
                     return;
                 }
                 self.steps_left -= 1;
-                match w {
-                    Work::Ready { job, stage, scope } => self.on_ready(obs, job, stage, scope),
-                    Work::Start {
-                        token,
-                        gpu,
-                        blocked_on,
-                    } => self.on_start(obs, token, gpu, blocked_on),
-                    Work::Finish(a) => self.on_finish(obs, a),
+                match (w, self.lane) {
+                    (Work::Ready { job, .. }, Some(lane)) => self.lane_ready(obs, job, lane),
+                    (
+                        Work::Start {
+                            token, blocked_on, ..
+                        },
+                        Some(_),
+                    ) => self.lane_start(obs, token, blocked_on),
+                    (Work::Finish(a), Some(lane)) => self.lane_finish(obs, a, lane),
+                    (Work::Ready { job, stage, scope }, None) => {
+                        self.on_ready(obs, job, stage, scope)
+                    }
+                    (
+                        Work::Start {
+                            token,
+                            gpu,
+                            blocked_on,
+                        },
+                        None,
+                    ) => self.on_start(obs, token, gpu, blocked_on),
+                    (Work::Finish(a), None) => self.on_finish(obs, a),
                 }
             }
             self.report_holds(obs);
