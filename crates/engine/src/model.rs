@@ -488,6 +488,22 @@ pub struct CopyDemand {
     pub dram_gbps: f64,
 }
 
+impl CopyDemand {
+    /// The copy's two rate demands: its link direction, then host DRAM.
+    pub fn demands(&self) -> Vec<Demand> {
+        vec![
+            Demand {
+                target: self.link,
+                amount: self.link_gbps,
+            },
+            Demand {
+                target: RateTarget::Dram,
+                amount: self.dram_gbps,
+            },
+        ]
+    }
+}
+
 impl PcieLink {
     /// DRAM bytes per byte of a pinned DMA, unless measured: one read (H2D) or one write
     /// (D2H).

@@ -162,22 +162,7 @@ impl Calib {
             (false, true) => self.pageable_latency_frac.0,
             (false, false) => self.pageable_latency_frac.1,
         };
-        let mut s = stage(
-            name,
-            secs,
-            vec![
-                Demand {
-                    target: d.link,
-                    amount: d.link_gbps,
-                },
-                Demand {
-                    target: RateTarget::Dram,
-                    amount: d.dram_gbps,
-                },
-            ],
-            lat,
-            after,
-        );
+        let mut s = stage(name, secs, d.demands(), lat, after);
         // A pinned DMA's direction gives its mix (H2D reads host memory, D2H writes
         // it); a pageable copy adds the memcpy (a read and a write per byte) to the
         // DMA's one access: a third of its DRAM bytes are writes either way.

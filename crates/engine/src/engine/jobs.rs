@@ -286,13 +286,7 @@ impl Engine<'_> {
         let gpu = self.current_gpu(token.job, token.scope);
         self.fire_markers(obs, &token, Edge::Start, gpu);
         let standalone_s = self.plan.stages[token.stage].sampler.sample(&mut self.rng);
-        let a = match self.free_activities.pop() {
-            Some(i) => i,
-            None => {
-                self.activities.push(Activity::vacant(token));
-                self.activities.len() - 1
-            }
-        };
+        let a = self.activity_slot(token);
         let act = &mut self.activities[a];
         act.begin(token, self.now, standalone_s, gpu, blocked_on);
         let key = self.plan.stages[token.stage].key_for(gpu);
@@ -450,6 +444,19 @@ impl Engine<'_> {
             }
         }
         self.hold_touched = touched;
+    }
+}
+
+impl Engine<'_> {
+    /// A free activity slot (reused with its buffers), or a new one for `token`.
+    pub(super) fn activity_slot(&mut self, token: Token) -> usize {
+        match self.free_activities.pop() {
+            Some(i) => i,
+            None => {
+                self.activities.push(Activity::vacant(token));
+                self.activities.len() - 1
+            }
+        }
     }
 }
 

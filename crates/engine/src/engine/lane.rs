@@ -11,7 +11,7 @@ use super::Engine;
 use super::Work;
 use super::fluid::ceil_to_u64;
 use super::holdable::{HoldIndex, HoldSlot, Request};
-use super::jobs::{Activity, Token};
+use super::jobs::Token;
 use super::observer::{Observer, Scope, StageRecord, StageRef};
 use super::plan::Plan;
 use super::{Event, Overflowed, StartWork};
@@ -110,13 +110,7 @@ impl Engine<'_> {
     ) {
         obs.stage_edge(self.now, lane_ref(&token), Edge::Start, None);
         let standalone_s = self.plan.stages[token.stage].sampler.sample(&mut self.rng);
-        let a = match self.free_activities.pop() {
-            Some(i) => i,
-            None => {
-                self.activities.push(Activity::vacant(token));
-                self.activities.len() - 1
-            }
-        };
+        let a = self.activity_slot(token);
         self.activities[a].begin(token, self.now, standalone_s, None, blocked_on);
         if standalone_s <= 0.0 {
             self.work.push_back(Work::Finish(a));

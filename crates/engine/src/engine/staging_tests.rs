@@ -50,16 +50,7 @@ fn copy_stage(l: &PcieLink, c: LinkCopy, gb: f64) -> Stage {
     let secs = l.copy_seconds(c, gb);
     let d = l.copy_demand(c, gb / secs);
     let mut s = stage("copy", false, vec![], secs);
-    s.demands = vec![
-        Demand {
-            target: d.link,
-            amount: d.link_gbps,
-        },
-        Demand {
-            target: RateTarget::Dram,
-            amount: d.dram_gbps,
-        },
-    ];
+    s.demands = d.demands();
     s.staged_copy = l.staged_copy(c, gb, secs);
     s
 }
