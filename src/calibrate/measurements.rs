@@ -358,6 +358,21 @@ pub struct Measurements {
 pub const MAX_PLAUSIBLE_GBPS: f64 = 1e6;
 
 impl Measurements {
+    /// The idle chase of each candidate chase buffer, as printed by calibrate and
+    /// validate (None when no candidates were timed).
+    pub fn chase_candidates_line(&self) -> Option<String> {
+        if self.chase_trial_ns.is_empty() {
+            return None;
+        }
+        let t: Vec<String> = (self.chase_trial_ns.iter())
+            .map(|v| format!("{v:.0}"))
+            .collect();
+        Some(format!(
+            "pointer-chase candidates, idle ns: {} (the fastest kept)",
+            t.join(", ")
+        ))
+    }
+
     /// The first value a fit cannot use, as `field[index].key = value: what is allowed`:
     /// rates must be finite and >= 0, latencies and times finite and > 0.
     pub fn check(&self) -> Result<(), String> {

@@ -20,12 +20,8 @@ pub fn print_summary(m: &Measurements, f: &Fitted) {
     if let Some(c) = m.chase_huge_coverage {
         println!("pointer-chase buffer: {:.0}% huge-page backed", c * 100.0);
     }
-    if !m.chase_trial_ns.is_empty() {
-        let t: Vec<String> = m.chase_trial_ns.iter().map(|v| format!("{v:.0}")).collect();
-        println!(
-            "pointer-chase candidates, idle ns: {} (the fastest kept)",
-            t.join(", ")
-        );
+    if let Some(line) = m.chase_candidates_line() {
+        println!("{line}");
     }
     for (i, r) in m.settle.iter().enumerate() {
         println!(

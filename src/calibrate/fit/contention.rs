@@ -6,7 +6,7 @@
 
 use crate::calibrate::measurements::{DmaStreamPoint, LatPoint, Measurements};
 use crate::calibrate::probe::stream::Kernel;
-use crate::calibrate::probe::sys::HUGE_COVERAGE_WANTED;
+use crate::calibrate::probe::sys::huge_shortfall;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -249,10 +249,7 @@ fn offered(m: &Measurements, capacity: f64, f: &mut ContentionFit) {
 /// claims: the main chase buffer's huge-page share is low, or its idle latency is more
 /// than [`PASS_DISAGREEMENT`] away from the page-size probe's huge-page chase.
 fn chase_pages_check(m: &Measurements, huge_idle_ns: f64, warnings: &mut Vec<String>) {
-    if m.hugepages_advised
-        && let Some(c) = m.chase_huge_coverage
-        && c < HUGE_COVERAGE_WANTED
-    {
+    if let Some(c) = huge_shortfall(m.hugepages_advised, m.chase_huge_coverage) {
         warnings.push(format!(
             "the latency chase buffer is only {:.0}% huge-page backed although huge pages \
              were advised (fragmented memory?): the latency curve describes base-page \

@@ -6,9 +6,7 @@ use super::compute::{hash_rates, spread_order};
 use super::latency::Chaser;
 use super::plan::{Plan, bar};
 use super::stream::{Kernel, Workers};
-use super::sys::{
-    HUGE_COVERAGE_WANTED, HostInfo, PageAdvice, allowed_cpus, meminfo_bytes, smt_groups,
-};
+use super::sys::{HostInfo, PageAdvice, allowed_cpus, huge_shortfall, meminfo_bytes, smt_groups};
 use crate::calibrate::error::Result;
 use crate::calibrate::measurements::{
     BwPoint, ComputePoint, LatPoint, Measurements, PagePoint, SettlePoint, StandalonePoint,
@@ -309,10 +307,9 @@ const CHASE_TRIAL: Duration = Duration::from_millis(250);
 /// 4 KiB pages, which the guest cannot see: a chase over such a buffer reads 1.7-2.7x
 /// slower (240-400 against 138-146 ns on the H200 VM, 2026-12-01). Calibrate and validate
 /// both keep the fastest buffer, so both read the same memory system; a candidate still
-/// short of huge pages (see [`HUGE_COVERAGE_WANTED`]) is passed over while another is not.
+/// short of huge pages (see [`huge_shortfall`]) is passed over while another is not.
 fn fastest_chaser(cpu: usize, bytes: usize, hugepages: bool) -> Result<(Chaser, Vec<f64>)> {
-    let short_of_huge =
-        |c: &Chaser| hugepages && c.huge_coverage.is_some_and(|v| v < HUGE_COVERAGE_WANTED);
+    let short_of_huge = |c: &Chaser| huge_shortfall(hugepages, c.huge_coverage).is_some();
     let mut trials = Vec::with_capacity(CHASE_MAPPINGS);
     let mut best: Option<(f64, Chaser)> = None;
     for _ in 0..CHASE_MAPPINGS {

@@ -149,7 +149,13 @@ const MADV_COLLAPSE: libc::c_int = 25;
 /// A VM slice with fragmented memory may back a fresh mapping with base pages only, and
 /// a chase over base pages reads up to 2.7x slower (the page-walk misses): the latency
 /// curve would then describe another memory system than the huge-page one it claims.
-pub const HUGE_COVERAGE_WANTED: f64 = 0.95;
+const HUGE_COVERAGE_WANTED: f64 = 0.95;
+
+/// The huge-page share of a buffer advised MADV_HUGEPAGE (`advised`) when it is short of
+/// [`HUGE_COVERAGE_WANTED`]; None when it is not short, not advised, or not known.
+pub fn huge_shortfall(advised: bool, coverage: Option<f64>) -> Option<f64> {
+    coverage.filter(|&c| advised && c < HUGE_COVERAGE_WANTED)
+}
 
 /// The share of the mappings overlapping [start, start + len) that `smaps` (the text of
 /// `/proc/self/smaps`) shows backed by huge pages: the summed AnonHugePages over the
@@ -238,11 +244,7 @@ impl Buf {
         // First touch: write every page from this thread.
         // SAFETY: the mapping is len bytes, writable.
         unsafe { std::ptr::write_bytes(buf.ptr, 1, len) };
-        if advice == PageAdvice::Huge
-            && buf
-                .huge_coverage()
-                .is_some_and(|c| c < HUGE_COVERAGE_WANTED)
-        {
+        if huge_shortfall(advice == PageAdvice::Huge, buf.huge_coverage()).is_some() {
             // The fault path fell back to base pages (fragmented memory): ask the
             // kernel to collapse the range now rather than measure a base-page buffer.
             // SAFETY: ptr/len is our own mapping; failure leaves it as it was.
@@ -360,6 +362,14 @@ AnonHugePages:         0 kB
         assert!((c - 0.75).abs() < 1e-12);
         // No mapping there.
         assert!(huge_coverage_in(smaps, 0x1000, 0x1000).is_none());
+    }
+
+    #[test]
+    fn a_shortfall_needs_advice_and_a_known_low_share() {
+        assert_eq!(huge_shortfall(true, Some(0.4)), Some(0.4));
+        assert_eq!(huge_shortfall(true, Some(1.0)), None);
+        assert_eq!(huge_shortfall(false, Some(0.4)), None);
+        assert_eq!(huge_shortfall(true, None), None);
     }
 
     #[test]

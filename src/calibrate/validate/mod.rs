@@ -34,6 +34,7 @@ use crate::calibrate::probe::harness::{self as gpu, GpuProbe};
 use crate::calibrate::probe::host as probes;
 use crate::calibrate::probe::multi_gpu;
 use crate::calibrate::probe::plan::{Mode, Plan, bar};
+use crate::calibrate::probe::sys::huge_shortfall;
 use experiment::Setup;
 use experiment_list::experiments;
 use measure::measure;
@@ -104,10 +105,7 @@ pub fn validate_command(args: ValidateArgs) -> Result<()> {
         let mut skipped = old.skipped.clone();
         skipped.push(format!("measurements reused from {}", path.display()));
         let mut table = summarise(&name, rows, skipped, old.experiments);
-        table.idle_chase = old.idle_chase.map(|c| IdleChase {
-            run_ns: c.run_ns,
-            calibrated_ns: calib.curve.latency_ns_mix(0.0, None),
-        });
+        table.idle_chase = old.idle_chase.map(|c| idle_chase(&calib, c.run_ns));
         table
     } else {
         run_experiments(&args, &calib, &name)?
@@ -131,26 +129,15 @@ fn run_experiments(args: &ValidateArgs, calib: &Calib, name: &str) -> Result<Tab
     let plan = Plan::new(args.mode, cores);
     let mut scratch = Measurements::default();
     let (workers, chaser) = probes::start_host(&mut scratch, &plan, args.hugepages)?;
-    if args.hugepages
-        && let Some(c) = chaser.huge_coverage
-        && c < crate::calibrate::probe::sys::HUGE_COVERAGE_WANTED
-    {
+    if let Some(c) = huge_shortfall(args.hugepages, chaser.huge_coverage) {
         eprintln!(
             "WARNING: the chase buffer is only {:.0}% huge-page backed (fragmented memory?): \
              its latencies describe base-page access, unlike a huge-page calibration",
             c * 100.0
         );
     }
-    if !scratch.chase_trial_ns.is_empty() {
-        let t: Vec<String> = scratch
-            .chase_trial_ns
-            .iter()
-            .map(|v| format!("{v:.0}"))
-            .collect();
-        eprintln!(
-            "pointer-chase candidates, idle ns: {} (the fastest kept)",
-            t.join(", ")
-        );
+    if let Some(line) = scratch.chase_candidates_line() {
+        eprintln!("{line}");
     }
     probes::settle(&mut scratch, &plan, &workers, &chaser)?;
     let mut probes: Vec<GpuProbe> = Vec::new();
@@ -197,14 +184,19 @@ fn run_experiments(args: &ValidateArgs, calib: &Calib, name: &str) -> Result<Tab
         .iter()
         .copied()
         .reduce(f64::min)
-        .map(|run_ns| IdleChase {
-            run_ns,
-            calibrated_ns: calib.curve.latency_ns_mix(0.0, None),
-        });
+        .map(|run_ns| idle_chase(calib, run_ns));
     if let Some(c) = &table.idle_chase {
         eprintln!("{}", c.line());
     }
     Ok(table)
+}
+
+/// A run's idle chase `run_ns` beside the calibration's latency curve at no load.
+fn idle_chase(calib: &Calib, run_ns: f64) -> IdleChase {
+    IdleChase {
+        run_ns,
+        calibrated_ns: calib.curve.latency_ns_mix(0.0, None),
+    }
 }
 
 fn write_outputs(t: &Table, dir: &Path) -> Result<()> {
