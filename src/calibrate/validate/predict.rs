@@ -148,17 +148,19 @@ impl Calib {
     fn copy_stage(&self, name: &str, c: Copy, secs: f64, after: Vec<StageId>) -> Option<Stage> {
         let l = self.rules_link()?;
         let copy = LinkCopy::from(c);
-        let staged = l.staging(copy).is_some();
+        let staging = l.staging(copy).copied();
         let rate = l.copy_gbps(copy);
         // A staged copy's standalone time holds its setup: its bytes are what streams.
-        let gb = match l.staging(copy) {
-            Some(st) => rate * (secs - st.setup_s).max(0.0),
-            None => rate * secs,
+        let (gb, d) = match staging {
+            Some(st) => {
+                let gb = rate * (secs - st.setup_s).max(0.0);
+                (gb, l.copy_demand(copy, gb / secs))
+            }
+            None => (rate * secs, l.copy_demand(copy, rate)),
         };
-        let d = l.copy_demand(copy, if staged { gb / secs } else { rate });
         let lat = match (c.pinned, c.h2d) {
             (true, _) => 0.0,
-            _ if staged => 0.0,
+            _ if staging.is_some() => 0.0,
             (false, true) => self.pageable_latency_frac.0,
             (false, false) => self.pageable_latency_frac.1,
         };

@@ -315,17 +315,9 @@ impl Engine<'_> {
         debug_assert!(act.live, "live activity");
         act.live = false;
         self.free_activities.push(a);
+        let lost = self.take_lost(a);
         let act = &self.activities[a];
         let token = act.token;
-        let mut lost = std::mem::take(&mut self.lost_scratch);
-        match act.class {
-            // Observers see the record by reference, so a no-loss value written for an
-            // earlier record is still there.
-            None if self.lost_scratch_is_none => {}
-            None => self.fluid.no_loss(&mut lost),
-            Some(c) => self.fluid.lost_since(c, &act.lost_at_start, &mut lost),
-        }
-        self.lost_scratch_is_none = act.class.is_none();
         let (start, standalone_s, gpu, blocked_on) =
             (act.start, act.standalone_s, act.gpu, act.blocked_on);
         self.fire_markers(obs, &token, Edge::End, gpu);
@@ -351,6 +343,22 @@ impl Engine<'_> {
         if job.remaining == 0 {
             self.finish_job(obs, token.job);
         }
+    }
+
+    /// The time activity `a` lost to sharing, in the reused scratch record (hand it back
+    /// to `lost_scratch` once reported).
+    pub(super) fn take_lost(&mut self, a: usize) -> Loss {
+        let mut lost = std::mem::take(&mut self.lost_scratch);
+        let act = &self.activities[a];
+        match act.class {
+            // Observers see the record by reference, so a no-loss value written for an
+            // earlier record is still there.
+            None if self.lost_scratch_is_none => {}
+            None => self.fluid.no_loss(&mut lost),
+            Some(c) => self.fluid.lost_since(c, &act.lost_at_start, &mut lost),
+        }
+        self.lost_scratch_is_none = act.class.is_none();
+        lost
     }
 
     /// Releases the holds due at the end of this instance's slot.

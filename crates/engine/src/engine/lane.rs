@@ -129,13 +129,7 @@ impl Engine<'_> {
         let act = self.activities[a].end();
         self.free_activities.push(a);
         let token = act.token;
-        let mut lost = std::mem::take(&mut self.lost_scratch);
-        // Never slowed: observers see the record by reference, so a no-loss value
-        // written for an earlier record is still there.
-        if !self.lost_scratch_is_none {
-            self.fluid.no_loss(&mut lost);
-            self.lost_scratch_is_none = true;
-        }
+        let lost = self.take_lost(a);
         let stage_ref = lane_ref(&token);
         obs.stage_edge(self.now, stage_ref, Edge::End, None);
         let record = StageRecord {
