@@ -347,6 +347,7 @@ impl Engine<'_> {
 
     /// The time activity `a` lost to sharing, in the reused scratch record (hand it back
     /// to `lost_scratch` once reported).
+    #[inline]
     pub(super) fn take_lost(&mut self, a: usize) -> Loss {
         let mut lost = std::mem::take(&mut self.lost_scratch);
         let act = &self.activities[a];
