@@ -106,12 +106,21 @@ pub fn staging_notes(c: &ContentionFit, pcie: Option<&PcieFit>, dir: &str) -> Ve
         return Vec::new();
     };
     let mut out = Vec::new();
+    let fastest: BTreeMap<String, f64> = (s.alone_gbps.iter())
+        .map(|(k, r)| (k.clone(), r.max))
+        .collect();
     let alone: Vec<String> = by_size(&s.alone_gbps)
-        .map(|(mib, r)| format!("{mib} MiB {r:.2}"))
+        .map(|(mib, r)| {
+            format!(
+                "{mib} MiB {r:.2} (fastest {:.2})",
+                fastest[&mib.to_string()]
+            )
+        })
         .collect();
     out.push(format!(
-        "alone GB/s by copy size: {}; time = setup + bytes / rate through the smallest and \
-         largest size (a negative setup is clamped to 0 and the largest size's rate kept)",
+        "alone GB/s by copy size, median (fastest pass): {}; time = setup + bytes / rate \
+         through the smallest and largest size's fastest passes (a negative setup is clamped \
+         to 0 and the largest size's rate kept)",
         alone.join(", ")
     ));
     let pinned = pcie.map(|p| if dir == "h2d" { p.h2d_gbps } else { p.d2h_gbps });
@@ -180,7 +189,8 @@ mod tests {
         assert!(h.staging().is_ok());
         let notes = staging_notes(&c, None, "h2d").join("\n");
         assert!(
-            notes.contains("64 MiB 7.50, 1024 MiB 7.90") && notes.contains("latency-bound"),
+            notes.contains("64 MiB 7.50 (fastest 7.50), 1024 MiB 7.90 (fastest 7.90)")
+                && notes.contains("latency-bound"),
             "{notes}"
         );
         c.staging.remove("d2h");
