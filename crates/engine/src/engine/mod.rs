@@ -252,6 +252,7 @@ pub fn simulate_with<O: Observer>(
     engine.run(observer)
 }
 
+#[derive(Clone, Copy)]
 enum Event {
     Arrival,
     /// A fluid class's next member may be done (stale unless its generation still stands).
