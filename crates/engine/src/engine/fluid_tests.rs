@@ -110,6 +110,7 @@ fn dram_id() -> super::resources::RateId {
     .dram
 }
 
+#[derive(Clone, Copy)]
 enum Ev {
     Arrive(usize),
     Due(Due),

@@ -29,7 +29,7 @@ pub(super) struct JobState {
 /// The requester's token while waiting for holds.
 #[derive(Clone, Copy)]
 pub(super) struct Token {
-    /// The job's slot (in the single-hold lane, which has no job slab: its number).
+    /// The job's slot.
     pub job: usize,
     pub stage: StageId,
     pub scope: Scope,
@@ -47,14 +47,6 @@ pub(super) struct Activity {
     /// Its fluid class; None when it is never slowed (or takes no time).
     class: Option<ClassId>,
     lost_at_start: Loss,
-}
-
-/// What the end of an activity reads of it (its slot is free again).
-pub(super) struct Ended {
-    pub token: Token,
-    pub start: SimTime,
-    pub standalone_s: f64,
-    pub blocked_on: Option<HoldIndex>,
 }
 
 impl Activity {
@@ -91,26 +83,12 @@ impl Activity {
         self.blocked_on = blocked_on;
         self.class = None;
     }
-
-    /// Frees the slot of an instance that was never in a fluid class.
-    #[inline]
-    pub fn end(&mut self) -> Ended {
-        debug_assert!(self.live, "live activity");
-        debug_assert!(self.class.is_none());
-        self.live = false;
-        Ended {
-            token: self.token,
-            start: self.start,
-            standalone_s: self.standalone_s,
-            blocked_on: self.blocked_on,
-        }
-    }
 }
 
 impl Engine<'_> {
     pub(super) fn start_job<O: Observer>(&mut self, obs: &mut O) {
-        if let Some(lane) = self.lane {
-            self.lane_start_job(obs, lane);
+        if self.lane.is_some() {
+            self.lane_start_job(obs);
             return;
         }
         let number = self.started;

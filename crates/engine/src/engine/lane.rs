@@ -1,20 +1,23 @@
 //! The single-hold lane: a run whose workload is one stage, one instance per job, with at
 //! most one host-wide hold (released at its own end), no markers and nothing that can
 //! slow it (no demands). Its instances go ready, granted, started and finished without
-//! the job slab, the DAG counters or the per-job hold list: a job *is* its one instance.
-//! The work queue, the hold protocol and the observer calls are the general path's, in
-//! the same order, so every output is the same; only the bookkeeping around them goes.
+//! the job slab, the DAG counters, the per-job hold list, the general work queue or the
+//! general hold line: a job *is* its one instance, its zero-time steps wait in a queue of
+//! their own (a third of the general item's size), and its one hold is a counter with a
+//! FIFO line. The steps run in the order the general path would run them and make the
+//! same observer calls, so every output is the same; only the bookkeeping goes.
+
+use std::collections::VecDeque;
 
 use crate::model::{ArrivalKind, Edge, StageId};
+use crate::time::SimTime;
 
 use super::Engine;
-use super::Work;
 use super::fluid::ceil_to_u64;
-use super::holdable::{HoldIndex, HoldSlot, Request};
-use super::jobs::Token;
-use super::observer::{Observer, Scope, StageRecord, StageRef};
+use super::holdable::{HoldIndex, HoldSlot};
+use super::observer::{Loss, Observer, Scope, StageRecord, StageRef};
 use super::plan::Plan;
-use super::{Event, Overflowed, StartWork};
+use super::{EngineError, Event, Overflowed};
 
 /// What a lane run needs to know of its one stage, fixed at plan time.
 #[derive(Debug, Clone, Copy)]
@@ -55,114 +58,280 @@ impl Lane {
             hold,
         })
     }
+
+    /// Its instance of job `job`.
+    fn instance(self, job: u64) -> StageRef {
+        StageRef {
+            job,
+            scope: self.scope,
+            stage: self.stage,
+        }
+    }
+}
+
+/// A zero-time step of a lane run (the general path's `Work`, for a job that is its one
+/// instance).
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    /// Job `job` arrived: its instance is ready.
+    Ready { job: u64 },
+    /// Its hold granted (`waited`: after waiting in line for it).
+    Start {
+        job: u64,
+        ready: SimTime,
+        waited: bool,
+    },
+    /// The running instance in this slot ends.
+    Finish(usize),
+}
+
+/// The lane's FIFO of steps. Its front is kept out of the deque: a lane drain mostly holds
+/// one step at a time (ready, then start), which then never touches the deque.
+#[derive(Debug, Default)]
+struct Steps {
+    /// The oldest step; None only when the queue is empty.
+    front: Option<Step>,
+    rest: VecDeque<Step>,
+}
+
+impl Steps {
+    #[inline]
+    fn push(&mut self, step: Step) {
+        if self.front.is_none() {
+            debug_assert!(self.rest.is_empty());
+            self.front = Some(step);
+        } else {
+            self.rest.push_back(step);
+        }
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<Step> {
+        let step = self.front.take()?;
+        self.front = self.rest.pop_front();
+        Some(step)
+    }
+
+    fn clear(&mut self) {
+        self.front = None;
+        self.rest.clear();
+    }
+}
+
+/// The lane's one hold: a counter and a FIFO line of (job, ready time). With one resource
+/// and one amount, the general line's strict FIFO comes down to this: a request is
+/// granted at once when nobody waits and the amount fits, and a release grants from the
+/// front while the amount fits.
+#[derive(Debug)]
+struct LaneHold {
+    index: HoldIndex,
+    amount: u64,
+    capacity: u64,
+    in_use: u64,
+    line: VecDeque<(u64, SimTime)>,
+    /// Granted or released since the last report.
+    touched: bool,
+}
+
+/// A running lane instance (slots are reused once it ends).
+#[derive(Debug, Clone, Copy)]
+struct Running {
+    job: u64,
+    ready: SimTime,
+    start: SimTime,
+    standalone_s: f64,
+    waited: bool,
+}
+
+/// What a lane run keeps while it runs.
+#[derive(Debug)]
+pub(super) struct LaneRun {
+    steps: Steps,
+    hold: Option<LaneHold>,
+    running: Vec<Running>,
+    free: Vec<usize>,
+    /// No loss, over every rate resource: what each record reports (never slowed).
+    no_loss: Loss,
+}
+
+impl LaneRun {
+    /// The state of a run of `lane` (if any) with the hold capacities given; `no_loss` is
+    /// what each record reports.
+    pub fn new(lane: Option<Lane>, capacities: &[u64], no_loss: Loss) -> Self {
+        let hold = lane.and_then(|l| l.hold).map(|(index, amount)| LaneHold {
+            index,
+            amount,
+            capacity: capacities[index],
+            in_use: 0,
+            line: VecDeque::new(),
+            touched: false,
+        });
+        LaneRun {
+            steps: Steps::default(),
+            hold,
+            running: Vec::new(),
+            free: Vec::new(),
+            no_loss,
+        }
+    }
+
+    /// Instances waiting for the hold.
+    pub fn waiting(&self) -> usize {
+        self.hold.as_ref().map_or(0, |h| h.line.len())
+    }
+
+    /// Drops the steps not yet run (the run stops).
+    pub fn clear(&mut self) {
+        self.steps.clear();
+    }
+
+    /// An instance of `job` that ended now: the slot `a` is queued to finish.
+    pub fn push_finish(&mut self, a: usize) {
+        self.steps.push(Step::Finish(a));
+    }
 }
 
 impl Engine<'_> {
-    /// A job arrives: its one instance is ready at once. The token's `job` is the job
-    /// number (there is no job slot), and its ready time the arrival time.
-    pub(super) fn lane_start_job<O: Observer>(&mut self, obs: &mut O, lane: Lane) {
+    /// A job arrives: its one instance is ready at once (the job number is its only name).
+    pub(super) fn lane_start_job<O: Observer>(&mut self, obs: &mut O) {
         let number = self.started;
         self.started += 1;
         obs.job_arrived(self.now, number);
-        self.work.push_back(Work::Ready {
-            job: number as usize,
-            stage: lane.stage,
-            scope: lane.scope,
-        });
+        self.lane_run.steps.push(Step::Ready { job: number });
+    }
+
+    /// As the general drain's work loop, for the lane's steps (readies, grants, finishes)
+    /// until none remain, then the hold's report.
+    pub(super) fn lane_drain<O: Observer>(&mut self, obs: &mut O, lane: Lane) {
+        while let Some(step) = self.lane_run.steps.pop() {
+            if self.steps_left == 0 {
+                self.fail(EngineError::EventLimit {
+                    limit: self.limits.max_events,
+                    now_s: self.now.as_secs(),
+                    jobs_completed: self.completed,
+                });
+                return;
+            }
+            self.steps_left -= 1;
+            match step {
+                Step::Ready { job } => self.lane_ready(obs, job, lane),
+                Step::Start { job, ready, waited } => {
+                    self.lane_start(obs, job, ready, waited, lane)
+                }
+                Step::Finish(a) => self.lane_finish(obs, a, lane),
+            }
+        }
+        if let Some(hold) = &mut self.lane_run.hold
+            && hold.touched
+        {
+            hold.touched = false;
+            obs.hold_changed(self.now, hold.index, hold.in_use, hold.line.len());
+        }
     }
 
     /// As [`Engine::on_ready`], for the lane's instance (no GPU binding, no markers).
-    pub(super) fn lane_ready<O: Observer>(&mut self, obs: &mut O, job: usize, lane: Lane) {
-        let token = Token {
-            job,
-            stage: lane.stage,
-            scope: lane.scope,
-            ready: self.now,
-        };
-        obs.stage_edge(self.now, lane_ref(&token), Edge::Ready, None);
-        if lane.hold.is_none() {
-            self.work.push_back(Work::Start {
-                token,
-                gpu: None,
-                blocked_on: None,
-            });
-            return;
+    fn lane_ready<O: Observer>(&mut self, obs: &mut O, job: u64, lane: Lane) {
+        let ready = self.now;
+        obs.stage_edge(ready, lane.instance(job), Edge::Ready, None);
+        let run = &mut self.lane_run;
+        if let Some(hold) = &mut run.hold {
+            if !hold.line.is_empty() || hold.in_use + hold.amount > hold.capacity {
+                hold.line.push_back((job, ready));
+                return;
+            }
+            hold.in_use += hold.amount;
+            hold.touched = true;
         }
-        let needs = self.plan.stages[lane.stage].needs.clone();
-        self.holds.request(
-            Request {
-                token,
-                needs,
-                gpu: None,
-                blocked_on: None,
-            },
-            &mut StartWork(&mut self.work),
-        );
+        run.steps.push(Step::Start {
+            job,
+            ready,
+            waited: false,
+        });
     }
 
     /// As [`Engine::on_start`], for the lane's instance: never slowed, so it ends its
     /// standalone time after now (rounded up to the nanosecond, as in the general path).
-    pub(super) fn lane_start<O: Observer>(
+    fn lane_start<O: Observer>(
         &mut self,
         obs: &mut O,
-        token: Token,
-        blocked_on: Option<HoldIndex>,
+        job: u64,
+        ready: SimTime,
+        waited: bool,
+        lane: Lane,
     ) {
-        obs.stage_edge(self.now, lane_ref(&token), Edge::Start, None);
-        let standalone_s = self.plan.stages[token.stage].sampler.sample(&mut self.rng);
-        let a = self.activity_slot(token);
-        self.activities[a].begin(token, self.now, standalone_s, None, blocked_on);
+        obs.stage_edge(self.now, lane.instance(job), Edge::Start, None);
+        let standalone_s = self.plan.stages[lane.stage].sampler.sample(&mut self.rng);
+        let running = Running {
+            job,
+            ready,
+            start: self.now,
+            standalone_s,
+            waited,
+        };
+        let run = &mut self.lane_run;
+        let a = match run.free.pop() {
+            Some(a) => {
+                run.running[a] = running;
+                a
+            }
+            None => {
+                run.running.push(running);
+                run.running.len() - 1
+            }
+        };
         if standalone_s <= 0.0 {
-            self.work.push_back(Work::Finish(a));
+            run.steps.push(Step::Finish(a));
         } else {
             let end = self.now + ceil_to_u64(standalone_s * 1e9);
-            let stage = token.stage;
             self.schedule(end, Event::Done(a), |e| Overflowed::StageEnd {
-                stage: e.model.workload.stages[stage].name.clone(),
+                stage: e.model.workload.stages[lane.stage].name.clone(),
             });
         }
     }
 
     /// As [`Engine::on_finish`], for the lane's instance: reports it, releases its hold
-    /// and finishes its job.
-    pub(super) fn lane_finish<O: Observer>(&mut self, obs: &mut O, a: usize, lane: Lane) {
-        let act = self.activities[a].end();
-        self.free_activities.push(a);
-        let token = act.token;
-        let lost = self.take_lost(a);
-        let stage_ref = lane_ref(&token);
+    /// (granting from the front of the line what now fits) and finishes its job.
+    fn lane_finish<O: Observer>(&mut self, obs: &mut O, a: usize, lane: Lane) {
+        let run = &mut self.lane_run;
+        let act = run.running[a];
+        run.free.push(a);
+        let stage_ref = lane.instance(act.job);
         obs.stage_edge(self.now, stage_ref, Edge::End, None);
         let record = StageRecord {
             stage_ref,
-            ready: token.ready,
+            ready: act.ready,
             start: act.start,
             end: self.now,
             standalone_s: act.standalone_s,
             gpu: None,
-            lost,
-            blocked_on: act.blocked_on,
+            lost: std::mem::take(&mut run.no_loss),
+            blocked_on: lane.hold.filter(|_| act.waited).map(|(i, _)| i),
         };
         obs.stage_finished(&record);
-        self.lost_scratch = record.lost;
-        if let Some(hold) = lane.hold {
-            self.holds.release(&[hold], &mut StartWork(&mut self.work));
+        run.no_loss = record.lost;
+        if let Some(hold) = &mut run.hold {
+            hold.in_use -= hold.amount;
+            hold.touched = true;
+            while let Some(&(job, ready)) = hold.line.front() {
+                if hold.in_use + hold.amount > hold.capacity {
+                    break;
+                }
+                hold.line.pop_front();
+                hold.in_use += hold.amount;
+                run.steps.push(Step::Start {
+                    job,
+                    ready,
+                    waited: true,
+                });
+            }
         }
         self.completed += 1;
-        obs.job_finished(self.now, stage_ref.job, token.ready);
+        obs.job_finished(self.now, act.job, act.ready);
         if matches!(self.model.arrivals.kind, ArrivalKind::Closed { .. })
             && self.started < self.model.arrivals.jobs
         {
-            self.lane_start_job(obs, lane);
+            self.lane_start_job(obs);
         }
-    }
-}
-
-/// The instance a lane token names (its `job` is the job number).
-fn lane_ref(token: &Token) -> StageRef {
-    StageRef {
-        job: token.job as u64,
-        scope: token.scope,
-        stage: token.stage,
     }
 }
 
@@ -170,7 +339,7 @@ fn lane_ref(token: &Token) -> StageRef {
 mod tests {
     use super::*;
     use crate::engine::test_model::{host_model, stage};
-    use crate::engine::{EngineLimits, RunSummary};
+    use crate::engine::{EngineError, EngineLimits, RunSummary};
     use crate::model::{Demand, Duration, Hold, HoldResource, Model, RateTarget};
     use crate::time::SimTime;
 
@@ -205,13 +374,23 @@ mod tests {
     /// The run's calls and summary, through the lane when `lane` (it must fit one) or
     /// through the general path.
     fn run(model: &Model, lane: bool) -> (Vec<String>, RunSummary) {
-        let mut engine = Engine::new(model, EngineLimits::default()).unwrap();
+        let (calls, summary) = run_with(model, lane, EngineLimits::default());
+        (calls, summary.unwrap())
+    }
+
+    /// As [`run`], within `limits`, with the run's result as it is.
+    fn run_with(
+        model: &Model,
+        lane: bool,
+        limits: EngineLimits,
+    ) -> (Vec<String>, Result<RunSummary, EngineError>) {
+        let mut engine = Engine::new(model, limits).unwrap();
         assert!(engine.lane.is_some(), "the model fits the lane");
         if !lane {
             engine.lane = None;
         }
         let mut calls = Calls::default();
-        let summary = engine.run(&mut calls).unwrap();
+        let summary = engine.run(&mut calls);
         (calls.0, summary)
     }
 
@@ -254,6 +433,31 @@ mod tests {
             assert_eq!(lane_calls, general_calls);
             assert!(lane_calls.len() > 100);
         }
+    }
+
+    #[test]
+    fn the_lane_stops_and_stalls_where_the_general_path_does() {
+        let mut s = stage("s", false, vec![], 1.0);
+        s.duration = Duration::Exponential { mean_s: 1.0 };
+        s.holds = held(1, HoldResource::Lock(0));
+        let model = host_model(1, vec![s.clone()], 200, 5);
+        // The event limit, reached in the middle of a drain.
+        let limits = EngineLimits { max_events: 301 };
+        let (lane_calls, lane_result) = run_with(&model, true, limits);
+        let (general_calls, general_result) = run_with(&model, false, limits);
+        assert!(matches!(lane_result, Err(EngineError::EventLimit { .. })));
+        assert_eq!(lane_result, general_result);
+        assert_eq!(lane_calls, general_calls);
+        // A hold larger than its resource: the first instance waits for ever, and the
+        // others behind it.
+        let mut stuck = s;
+        stuck.holds = held(5, HoldResource::Cores);
+        let model = host_model(1, vec![stuck], 10, 3);
+        let (lane_calls, lane_summary) = run(&model, true);
+        let (general_calls, general_summary) = run(&model, false);
+        assert_eq!(lane_summary.stalled.map(|s| s.waiting_instances), Some(3));
+        assert_eq!(lane_summary, general_summary);
+        assert_eq!(lane_calls, general_calls);
     }
 
     #[test]

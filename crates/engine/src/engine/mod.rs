@@ -94,7 +94,7 @@ use arrivals::Arrivals;
 use fluid::{ClassId, Due, Fluid};
 use holdable::{Grant, HoldIndex, Holdables};
 use jobs::{Activity, JobState, Token};
-use lane::Lane;
+use lane::{Lane, LaneRun};
 use plan::Plan;
 use queue::EventQueue;
 
@@ -252,6 +252,7 @@ pub fn simulate_with<O: Observer>(
     engine.run(observer)
 }
 
+#[derive(Clone, Copy)]
 enum Event {
     Arrival,
     /// A fluid class's next member may be done (stale unless its generation still stands).
@@ -302,6 +303,8 @@ struct Engine<'m> {
     plan: Plan,
     /// Set when the workload fits the single-hold lane.
     lane: Option<Lane>,
+    /// The lane's steps, hold line and running instances (unused off the lane).
+    lane_run: LaneRun,
     holds: Holdables<Token>,
     fluid: Fluid,
     queue: EventQueue<Event>,
@@ -344,9 +347,14 @@ impl<'m> Engine<'m> {
             r.dram,
             plan.pool_rules(model),
         );
+        let lane = Lane::for_plan(&plan);
+        let mut no_loss = Loss::default();
+        fluid.no_loss(&mut no_loss);
+        let hold_capacities: Vec<u64> = r.holds.iter().map(|h| h.capacity).collect();
         Ok(Self {
             model,
-            lane: Lane::for_plan(&plan),
+            lane,
+            lane_run: LaneRun::new(lane, &hold_capacities, no_loss),
             holds,
             fluid,
             queue: EventQueue::default(),
@@ -407,7 +415,11 @@ impl<'m> Engine<'m> {
                 Event::Done(a) => {
                     self.advance_to(t);
                     self.events += 1;
-                    self.work.push_back(Work::Finish(a));
+                    if self.lane.is_some() {
+                        self.lane_run.push_finish(a);
+                    } else {
+                        self.work.push_back(Work::Finish(a));
+                    }
                 }
             }
             self.drain(obs);
@@ -422,7 +434,11 @@ impl<'m> Engine<'m> {
         let stalled = (self.completed < total).then(|| Stall {
             jobs_completed: self.completed,
             jobs_total: total,
-            waiting_instances: self.holds.waiting(),
+            waiting_instances: if self.lane.is_some() {
+                self.lane_run.waiting()
+            } else {
+                self.holds.waiting()
+            },
         });
         Ok(RunSummary {
             events: self.events,
@@ -438,6 +454,7 @@ impl<'m> Engine<'m> {
     #[cold]
     fn fail(&mut self, fault: EngineError) {
         self.work.clear();
+        self.lane_run.clear();
         self.fault.get_or_insert(fault);
     }
 
@@ -474,6 +491,11 @@ impl<'m> Engine<'m> {
     /// Processes zero-time consequences (readies, grants, finishes) until none remain,
     /// then re-solves rates once and reschedules the classes that changed.
     fn drain<O: Observer>(&mut self, obs: &mut O) {
+        if let Some(lane) = self.lane {
+            // Nothing of a lane run is in a fluid class: its steps and hold are all.
+            self.lane_drain(obs, lane);
+            return;
+        }
         loop {
             while let Some(w) = self.work.pop_front() {
                 if self.steps_left == 0 {
@@ -485,27 +507,14 @@ impl<'m> Engine<'m> {
                     return;
                 }
                 self.steps_left -= 1;
-                match (w, self.lane) {
-                    (Work::Ready { job, .. }, Some(lane)) => self.lane_ready(obs, job, lane),
-                    (
-                        Work::Start {
-                            token, blocked_on, ..
-                        },
-                        Some(_),
-                    ) => self.lane_start(obs, token, blocked_on),
-                    (Work::Finish(a), Some(lane)) => self.lane_finish(obs, a, lane),
-                    (Work::Ready { job, stage, scope }, None) => {
-                        self.on_ready(obs, job, stage, scope)
-                    }
-                    (
-                        Work::Start {
-                            token,
-                            gpu,
-                            blocked_on,
-                        },
-                        None,
-                    ) => self.on_start(obs, token, gpu, blocked_on),
-                    (Work::Finish(a), None) => self.on_finish(obs, a),
+                match w {
+                    Work::Ready { job, stage, scope } => self.on_ready(obs, job, stage, scope),
+                    Work::Start {
+                        token,
+                        gpu,
+                        blocked_on,
+                    } => self.on_start(obs, token, gpu, blocked_on),
+                    Work::Finish(a) => self.on_finish(obs, a),
                 }
             }
             self.report_holds(obs);

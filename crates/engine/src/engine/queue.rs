@@ -8,15 +8,19 @@ use crate::time::SimTime;
 
 /// Time in the high 64 bits and insertion sequence in the low 64: one integer compare
 /// orders by (time, seq), and no two entries have the same key.
+#[derive(Clone, Copy)]
 struct Entry<E> {
     key: u128,
     event: E,
 }
 
-/// Children per node.
+/// Children per node (`smallest_child` compares a full node's four without a loop).
 const ARITY: usize = 4;
+const _: () = assert!(ARITY == 4);
 
-/// A min-queue of events by time, FIFO among equal times.
+/// A min-queue of events by time, FIFO among equal times. Events are small `Copy` values:
+/// a sift moves each entry it passes once, into the hole the sifted entry leaves, instead
+/// of swapping it (half the copies of a swap).
 pub struct EventQueue<E> {
     heap: Vec<Entry<E>>,
     seq: u64,
@@ -31,57 +35,68 @@ impl<E> Default for EventQueue<E> {
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     /// Schedules `event` at `time`.
+    #[inline]
     pub fn push(&mut self, time: SimTime, event: E) {
         self.seq += 1;
-        let key = ((time.0 as u128) << 64) | self.seq as u128;
-        // Sift the new entry up from the end while its parent is later.
+        let entry = Entry {
+            key: ((time.0 as u128) << 64) | self.seq as u128,
+            event,
+        };
+        // A hole rises from the end while its parent is later; the entry fills it.
         let mut at = self.heap.len();
-        self.heap.push(Entry { key, event });
+        self.heap.push(entry);
         while at > 0 {
             let parent = (at - 1) / ARITY;
-            if self.heap[parent].key <= key {
+            if self.heap[parent].key <= entry.key {
                 break;
             }
-            self.heap.swap(parent, at);
+            self.heap[at] = self.heap[parent];
             at = parent;
         }
+        self.heap[at] = entry;
     }
 
     /// Removes and returns the earliest event.
+    #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        let last = self.heap.len().checked_sub(1)?;
-        self.heap.swap(0, last);
-        let top = self.heap.pop().expect("not empty");
+        let last = self.heap.pop()?;
+        let Some(&top) = self.heap.first() else {
+            return Some((time_of(last.key), last.event));
+        };
+        // The root leaves a hole that sinks while its smallest child is earlier than the
+        // last entry; the last entry fills it.
         let n = self.heap.len();
-        if n > 1 {
-            // Sift the moved entry down: swap with the smallest child while it is smaller.
-            let key = self.heap[0].key;
-            let mut at = 0;
-            loop {
-                let first = at * ARITY + 1;
-                if first >= n {
-                    break;
-                }
-                let end = (first + ARITY).min(n);
-                let mut child = first;
-                let mut child_key = self.heap[first].key;
-                for c in first + 1..end {
-                    let k = self.heap[c].key;
-                    if k < child_key {
-                        child = c;
-                        child_key = k;
-                    }
-                }
-                if key <= child_key {
-                    break;
-                }
-                self.heap.swap(at, child);
-                at = child;
+        let mut at = 0;
+        loop {
+            let first = at * ARITY + 1;
+            if first >= n {
+                break;
             }
+            let (child, child_key) = self.smallest_child(first, n);
+            if last.key <= child_key {
+                break;
+            }
+            self.heap[at] = self.heap[child];
+            at = child;
         }
-        Some((SimTime((top.key >> 64) as u64), top.event))
+        self.heap[at] = last;
+        Some((time_of(top.key), top.event))
+    }
+
+    /// The earliest of the children starting at `first` (of `n` entries), and its key.
+    #[inline]
+    fn smallest_child(&self, first: usize, n: usize) -> (usize, u128) {
+        let earlier = |a: (usize, u128), b: (usize, u128)| if b.1 < a.1 { b } else { a };
+        if let Some(c) = self.heap.get(first..first + ARITY) {
+            // A full node (most of them): a tournament of pairs, without a loop.
+            let at = |i: usize| (first + i, c[i].key);
+            return earlier(earlier(at(0), at(1)), earlier(at(2), at(3)));
+        }
+        (first + 1..n)
+            .map(|i| (i, self.heap[i].key))
+            .fold((first, self.heap[first].key), earlier)
     }
 
     /// Events scheduled (including stale ones not yet popped).
@@ -93,6 +108,11 @@ impl<E> EventQueue<E> {
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
     }
+}
+
+/// The time half of a key.
+fn time_of(key: u128) -> SimTime {
+    SimTime((key >> 64) as u64)
 }
 
 #[cfg(test)]
