@@ -38,6 +38,9 @@ struct Class {
     /// False once retired to the free list.
     live: bool,
     shared: bool,
+    /// Its demand can be solved by `Solver::solve_lone` when it runs alone (a property
+    /// of the key, kept here to spare the check on every re-solve).
+    lone_solvable: bool,
     /// Members by virtual finish time.
     members: BinaryHeap<Reverse<(OrdF64, MemberId)>>,
     /// `x_i`: speed as a fraction of standalone.
@@ -196,6 +199,7 @@ impl Fluid {
                     key,
                     live: true,
                     shared,
+                    lone_solvable: false,
                     members: BinaryHeap::new(),
                     speed: 1.0,
                     limiter: None,
@@ -219,6 +223,7 @@ impl Fluid {
                 ClassId(self.classes.len() - 1)
             }
         };
+        self.classes[c.0].lone_solvable = Solver::lone_solvable(&self.demands[c.0]);
         self.class_of_key[key] = Some(c);
         c
     }
@@ -226,6 +231,11 @@ impl Fluid {
     /// Brings a class's virtual clock and lost-time counters up to `now`.
     fn advance(&mut self, now: SimTime, c: ClassId) {
         let class = &mut self.classes[c.0];
+        if now == class.last {
+            // Already there (an event advances a class up to three times at one instant):
+            // skip the integer-to-float conversion of a zero interval.
+            return;
+        }
         let dt = (now - class.last) as f64 * 1e-9;
         if dt > 0.0 {
             class.virtual_now += class.speed * dt;
@@ -310,7 +320,7 @@ impl Fluid {
                 .sum();
             self.capacities[d] = dram.effective_capacity_gbps(streams);
         }
-        if running <= 1 && lone.is_none_or(|i| Solver::lone_solvable(&self.demands[i])) {
+        if running <= 1 && lone.is_none_or(|i| self.classes[i].lone_solvable) {
             // A key's demand never changes during a run and only DRAM's capacity moves,
             // so (key, count, DRAM capacity) determines the solution.
             let state = lone.map(|i| (self.classes[i].key, self.demands[i].count));

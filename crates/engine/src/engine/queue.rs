@@ -114,6 +114,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Removes and returns the earliest event.
+    #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         let slot_first = match (self.heap.first(), self.slotted.first()) {
             (_, None) => false,
