@@ -47,22 +47,58 @@ pub fn saturated(p: &DmaStreamPoint) -> bool {
         && p.dma_with_gbps < p.dma_alone_gbps * (1.0 - COUPLING_NOISE)
 }
 
+/// DRAM bytes per pinned DMA byte a real host can show: every DMA byte crosses DRAM
+/// once, and a D2H write may add a read for ownership, so 1 to 2.
+pub const PHYSICAL_DMA_FACTOR: std::ops::RangeInclusive<f64> = 1.0..=2.0;
+
+/// The saturated runs' DMA rates must spread by this share of their mean for the line
+/// S = C - f*D to have a slope: runs that all ran the DMA at about the same rate only
+/// say where C is, and their noise would set f (a calibration on 2026-12-01 fitted
+/// f = 2.41 and C = 264 GB/s from three runs at 50-53 GB/s of DMA).
+pub const MIN_DMA_SPREAD: f64 = 0.10;
+
 /// Fits DRAM capacity C and DRAM bytes per pinned DMA byte f from saturated runs, where
-/// streams S and DMA D obey S + f*D = C: a least-squares line S = C - f*D. With one
-/// saturated run f is taken as 1.0 (one DRAM access per DMA byte) and C = S + D; with
-/// none, C is the highest total traffic seen. Returns (C, f, explanation).
+/// streams S and DMA D obey S + f*D = C: a least-squares line S = C - f*D, kept when the
+/// runs' DMA rates spread enough to give it a slope and f is physical
+/// ([`PHYSICAL_DMA_FACTOR`]). Otherwise f is taken as 1.0 (one DRAM access per DMA
+/// byte) and C is the highest S + D of a saturated run; with none saturated, C is the
+/// highest total traffic seen. Returns (C, f, explanation).
 pub fn fit_capacity(peak_stream: f64, runs: &[&DmaStreamPoint]) -> (f64, f64, String) {
     let sat: Vec<&&DmaStreamPoint> = runs.iter().filter(|p| saturated(p)).collect();
     let seen = runs
         .iter()
         .map(|p| p.stream_with_gbps + p.dma_with_gbps)
         .fold(peak_stream, f64::max);
+    let mut line_rejected = String::new();
     if sat.len() >= 2 {
         let ds: Vec<f64> = sat.iter().map(|p| p.dma_with_gbps).collect();
         let ss: Vec<f64> = sat.iter().map(|p| p.stream_with_gbps).collect();
-        if let Some(l) = fit_line(&ds, &ss) {
-            let f = -l.a;
-            if (0.25..=4.0).contains(&f) {
+        let lo = ds.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = ds.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let mean = ds.iter().sum::<f64>() / ds.len() as f64;
+        let spread = (hi - lo) / mean;
+        match fit_line(&ds, &ss) {
+            _ if spread < MIN_DMA_SPREAD => {
+                line_rejected = format!(
+                    "the {} saturated runs' DMA rates spread {:.0}% (< {:.0}%), too little for \
+                     a slope; ",
+                    sat.len(),
+                    spread * 100.0,
+                    MIN_DMA_SPREAD * 100.0
+                );
+            }
+            Some(l) if !PHYSICAL_DMA_FACTOR.contains(&-l.a) => {
+                line_rejected = format!(
+                    "the line through the {} saturated runs gave {:.2} DRAM bytes per DMA byte, \
+                     outside the physical {:.0}-{:.0}; ",
+                    sat.len(),
+                    -l.a,
+                    PHYSICAL_DMA_FACTOR.start(),
+                    PHYSICAL_DMA_FACTOR.end()
+                );
+            }
+            Some(l) => {
+                let f = -l.a;
                 let c = l.b.max(peak_stream);
                 return (
                     c,
@@ -74,18 +110,25 @@ pub fn fit_capacity(peak_stream: f64, runs: &[&DmaStreamPoint]) -> (f64, f64, St
                     ),
                 );
             }
+            None => {}
         }
     }
     if let Some(p) = sat.iter().max_by(|a, b| {
         (a.stream_with_gbps + a.dma_with_gbps).total_cmp(&(b.stream_with_gbps + b.dma_with_gbps))
     }) {
         let c = (p.stream_with_gbps + p.dma_with_gbps).max(peak_stream);
+        let which = match sat.len() {
+            1 => "one saturated stream+DMA run".to_string(),
+            n => format!(
+                "{line_rejected}the saturated stream+DMA run (of {n}) with the most traffic"
+            ),
+        };
         return (
             c,
             1.0,
             format!(
-                "one saturated stream+DMA run: {:.1} GB/s streams + 1.0 x {:.1} GB/s {} DMA; \
-                 CPU threads alone reached {peak_stream:.1}",
+                "{which}: {:.1} GB/s streams + 1.0 x {:.1} GB/s {} DMA; CPU threads alone \
+                 reached {peak_stream:.1}",
                 p.stream_with_gbps, p.dma_with_gbps, p.dir
             ),
         );
@@ -258,6 +301,27 @@ mod tests {
         // One saturated run: f = 1 assumed, C = S + D.
         let (c, f, _) = fit_capacity(150.0, &refs[..1]);
         assert_eq!((c, f), (132.0 + 40.0, 1.0));
+        // Three saturated runs whose DMA rates hardly differ (a device calibration of
+        // 2026-12-01): their noise gave a line of f = 2.41 and C = 264; no slope is read,
+        // f = 1 and C is the largest S + D.
+        let noisy = [
+            run("h2d", true, (146.5, 141.6), (55.3, 50.1)),
+            run("h2d", true, (152.2, 143.2), (55.2, 50.8)),
+            run("d2h", true, (152.8, 135.8), (55.3, 52.9)),
+        ];
+        let refs: Vec<&DmaStreamPoint> = noisy.iter().collect();
+        let (c, f, why) = fit_capacity(150.0, &refs);
+        assert_eq!((c, f), (143.2 + 50.8, 1.0), "{why}");
+        assert!(why.contains("too little for a slope"), "{why}");
+        // A line with a slope but a factor no DMA can have (3 DRAM bytes per byte).
+        let steep = [mk("h2d", 40.0), mk("d2h", 50.0)].map(|mut p| {
+            p.stream_with_gbps = 250.0 - 3.0 * p.dma_with_gbps;
+            p
+        });
+        let refs: Vec<&DmaStreamPoint> = steep.iter().collect();
+        let (c, f, why) = fit_capacity(150.0, &refs);
+        assert_eq!((c, f), (130.0 + 40.0, 1.0), "{why}");
+        assert!(why.contains("outside the physical 1-2"), "{why}");
         // Nothing saturated (streams did not slow): a lower bound.
         let idle = [run("h2d", true, (100.0, 99.5), (55.0, 54.0))];
         let refs: Vec<&DmaStreamPoint> = idle.iter().collect();
