@@ -22,6 +22,13 @@ use super::solver::{ClassDemand, ClassSpeed, PoolRule, SolveMemo, Solver};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(super) struct ClassId(usize);
 
+impl ClassId {
+    /// The slot's index (classes are few and slots are reused: a dense small index).
+    pub fn index(self) -> usize {
+        self.0
+    }
+}
+
 /// A member of a class, as the caller numbers it (the engine's activity slot).
 pub(super) type MemberId = usize;
 
@@ -31,6 +38,9 @@ struct Class {
     /// False once retired to the free list.
     live: bool,
     shared: bool,
+    /// Its demand can be solved by `Solver::solve_lone` when it runs alone (a property
+    /// of the key, kept here to spare the check on every re-solve).
+    lone_solvable: bool,
     /// Members by virtual finish time.
     members: BinaryHeap<Reverse<(OrdF64, MemberId)>>,
     /// `x_i`: speed as a fraction of standalone.
@@ -41,7 +51,7 @@ struct Class {
     last: SimTime,
     /// Cumulative wall seconds a member has lost since the class was created, by cause.
     lost: Loss,
-    generation: u64,
+    /// The time of the pending completion handed out last (NEVER: none pending).
     scheduled: SimTime,
 }
 
@@ -61,13 +71,14 @@ impl OrdF64 {
     }
 }
 
-/// A class's next completion, for the caller's event queue. Stale once the class's
-/// generation moves on (see [`Fluid::is_current`]).
+/// A class's next completion, for the caller's event queue, where it replaces the
+/// class's pending one: a class has at most one. A class empties only in
+/// [`Fluid::complete_due`], which consumes its pending completion, so a retired class
+/// (and a slot reused for a new one) never has one left.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Due {
     pub at: SimTime,
     pub class: ClassId,
-    pub generation: u64,
 }
 
 /// All fluid classes of a run, with the solver that sets their speeds.
@@ -168,8 +179,6 @@ impl Fluid {
                 class.virtual_now = 0.0;
                 class.last = now;
                 class.lost.reset(nrate);
-                // A reused slot keeps counting generations, so its old events stay stale.
-                class.generation += 1;
                 class.scheduled = SimTime::NEVER;
                 let d = &mut self.demands[c.0];
                 d.count = 0;
@@ -190,13 +199,13 @@ impl Fluid {
                     key,
                     live: true,
                     shared,
+                    lone_solvable: false,
                     members: BinaryHeap::new(),
                     speed: 1.0,
                     limiter: None,
                     virtual_now: 0.0,
                     last: now,
                     lost: Loss::zero(nrate),
-                    generation: 0,
                     scheduled: SimTime::NEVER,
                 });
                 self.demands.push(ClassDemand {
@@ -214,6 +223,7 @@ impl Fluid {
                 ClassId(self.classes.len() - 1)
             }
         };
+        self.classes[c.0].lone_solvable = Solver::lone_solvable(&self.demands[c.0]);
         self.class_of_key[key] = Some(c);
         c
     }
@@ -221,6 +231,11 @@ impl Fluid {
     /// Brings a class's virtual clock and lost-time counters up to `now`.
     fn advance(&mut self, now: SimTime, c: ClassId) {
         let class = &mut self.classes[c.0];
+        if now == class.last {
+            // Already there (an event advances a class up to three times at one instant):
+            // skip the integer-to-float conversion of a zero interval.
+            return;
+        }
         let dt = (now - class.last) as f64 * 1e-9;
         if dt > 0.0 {
             class.virtual_now += class.speed * dt;
@@ -242,13 +257,9 @@ impl Fluid {
             .map(|&Reverse((_, m))| m)
     }
 
-    /// Whether a completion event scheduled for `class` with `generation` still stands.
-    pub fn is_current(&self, class: ClassId, generation: u64) -> bool {
-        self.classes[class.0].generation == generation
-    }
-
     /// Removes every member of `c` whose virtual finish time has been reached, handing
-    /// each to `done` in order of virtual finish time.
+    /// each to `done` in order of virtual finish time. The caller calls it when `c`'s
+    /// pending completion comes due, which consumes it.
     pub fn complete_due(&mut self, now: SimTime, c: ClassId, mut done: impl FnMut(MemberId)) {
         self.advance(now, c);
         let class = &mut self.classes[c.0];
@@ -309,7 +320,7 @@ impl Fluid {
                 .sum();
             self.capacities[d] = dram.effective_capacity_gbps(streams);
         }
-        if running <= 1 && lone.is_none_or(|i| Solver::lone_solvable(&self.demands[i])) {
+        if running <= 1 && lone.is_none_or(|i| self.classes[i].lone_solvable) {
             // A key's demand never changes during a run and only DRAM's capacity moves,
             // so (key, count, DRAM capacity) determines the solution.
             let state = lone.map(|i| (self.classes[i].key, self.demands[i].count));
@@ -398,8 +409,8 @@ impl Fluid {
         }
     }
 
-    /// Hands each touched class's next completion to `schedule` (unless already queued
-    /// for that time), and retires classes that emptied.
+    /// Hands each touched class's next completion to `schedule` (unless already pending
+    /// for that time), to replace its pending one, and retires classes that emptied.
     pub fn reschedule(&mut self, now: SimTime, mut schedule: impl FnMut(Due)) {
         if self.touched.is_empty() {
             // The common case when only unshared activities started or ended.
@@ -413,12 +424,11 @@ impl Fluid {
         for &c in &touched {
             self.advance(now, c);
             if self.demands[c.0].count == 0 {
-                // Retire the empty class so one-off demand vectors do not pile up; bumping
-                // the generation makes any queued completion of it stale.
+                // Retire the empty class so one-off demand vectors do not pile up (its
+                // pending completion was consumed by `complete_due`, which emptied it).
                 let class = &mut self.classes[c.0];
                 if class.live {
                     class.live = false;
-                    class.generation += 1;
                     class.scheduled = SimTime::NEVER;
                     self.class_of_key[class.key] = None;
                     self.free_classes.push(c);
@@ -437,13 +447,8 @@ impl Fluid {
             if next == class.scheduled && next != SimTime::NEVER {
                 continue;
             }
-            class.generation += 1;
             class.scheduled = next;
-            schedule(Due {
-                at: next,
-                class: c,
-                generation: class.generation,
-            });
+            schedule(Due { at: next, class: c });
         }
         touched.clear();
         self.touched = touched;

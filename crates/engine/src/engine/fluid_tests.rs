@@ -133,16 +133,15 @@ fn with_fluid(c: &Case) -> Vec<f64> {
                 fluid.join(t, a.key, i, a.standalone_s, &mut lost);
             }
             Ev::Due(due) => {
-                if !fluid.is_current(due.class, due.generation) {
-                    continue;
-                }
                 fluid.complete_due(t, due.class, |i| finished[i] = t.as_secs());
             }
         }
         if fluid.needs_resolve() {
             fluid.resolve(t, &c.dram);
         }
-        fluid.reschedule(t, |due| queue.push(due.at, Ev::Due(due)));
+        fluid.reschedule(t, |due| {
+            queue.set_slot(due.class.index(), due.at, Ev::Due(due))
+        });
     }
     finished
 }

@@ -48,8 +48,9 @@
 //! sharing solver gives each class a speed (fraction of standalone), and each class keeps
 //! a virtual clock of standalone progress, so members finish in order of their virtual
 //! finish time without touching the others (DSLab's "total work" idea). Rates are
-//! recomputed only when a class with shared demands gains or loses members; completion
-//! events carry a generation number so stale ones are skipped.
+//! recomputed only when a class with shared demands gains or loses members; a class has
+//! one pending completion event, in its own slot of the event queue, which re-rating
+//! replaces (no stale entries to hold and skip).
 //!
 //! The parts, one concern each: [`resources`] (the resource table), `plan` (the model
 //! compiled for a run), `sampler` (durations), `arrivals`, `jobs` (job slab, DAG
@@ -255,11 +256,9 @@ pub fn simulate_with<O: Observer>(
 #[derive(Clone, Copy)]
 enum Event {
     Arrival,
-    /// A fluid class's next member may be done (stale unless its generation still stands).
-    ClassDue {
-        class: ClassId,
-        generation: u64,
-    },
+    /// A fluid class's next member may be done (the class's one pending completion,
+    /// in the queue slot of its index).
+    ClassDue(ClassId),
     /// An unshared activity (slot) reaches its end: it runs at speed 1 whatever else
     /// runs, so it is scheduled once, at start + its standalone time, outside any class.
     Done(usize),
@@ -402,10 +401,7 @@ impl<'m> Engine<'m> {
                     self.start_job(obs);
                     self.schedule_next_arrival();
                 }
-                Event::ClassDue { class, generation } => {
-                    if !self.fluid.is_current(class, generation) {
-                        continue;
-                    }
+                Event::ClassDue(class) => {
                     self.advance_to(t);
                     self.events += 1;
                     let work = &mut self.work;
@@ -530,13 +526,8 @@ impl<'m> Engine<'m> {
                     beyond = Some(due.class);
                     return;
                 }
-                queue.push(
-                    due.at,
-                    Event::ClassDue {
-                        class: due.class,
-                        generation: due.generation,
-                    },
-                )
+                // One pending completion per class: a re-rated class's earlier one goes.
+                queue.set_slot(due.class.index(), due.at, Event::ClassDue(due.class))
             });
             if let Some(class) = beyond {
                 let stage = self

@@ -3,6 +3,12 @@
 //! Four children per node halve the depth of a binary heap: a pop (the hot operation)
 //! moves an entry down half as many levels, comparing the children of each level, which
 //! sit in one or two cache lines.
+//!
+//! A *slot* holds at most one pending event that later scheduling replaces (a fluid
+//! class's next completion moves every time the class is re-rated). Slot events live in
+//! a small indexed heap beside the main one and take their sequence number when set, so
+//! the pop order is exactly that of pushing each replacement into the main heap and
+//! skipping the superseded entries, without holding or popping them.
 
 use crate::time::SimTime;
 
@@ -14,15 +20,29 @@ struct Entry<E> {
     event: E,
 }
 
+/// A slot's pending event.
+struct SlotEntry<E> {
+    key: u128,
+    slot: usize,
+    event: E,
+}
+
 /// Children per node (`smallest_child` compares a full node's four without a loop).
 const ARITY: usize = 4;
 const _: () = assert!(ARITY == 4);
+
+/// `slot_at` of a slot with no pending event.
+const NO_EVENT: usize = usize::MAX;
 
 /// A min-queue of events by time, FIFO among equal times. Events are small `Copy` values:
 /// a sift moves each entry it passes once, into the hole the sifted entry leaves, instead
 /// of swapping it (half the copies of a swap).
 pub struct EventQueue<E> {
     heap: Vec<Entry<E>>,
+    /// Slots' pending events: a binary min-heap by key (slots are few).
+    slotted: Vec<SlotEntry<E>>,
+    /// Each slot's position in `slotted` ([`NO_EVENT`]: nothing pending).
+    slot_at: Vec<usize>,
     seq: u64,
 }
 
@@ -30,18 +50,25 @@ impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         Self {
             heap: Vec::new(),
+            slotted: Vec::new(),
+            slot_at: Vec::new(),
             seq: 0,
         }
     }
 }
 
 impl<E: Copy> EventQueue<E> {
+    /// The key of an event scheduled now at `time`: after every event scheduled so far.
+    fn next_key(&mut self, time: SimTime) -> u128 {
+        self.seq += 1;
+        ((time.0 as u128) << 64) | self.seq as u128
+    }
+
     /// Schedules `event` at `time`.
     #[inline]
     pub fn push(&mut self, time: SimTime, event: E) {
-        self.seq += 1;
         let entry = Entry {
-            key: ((time.0 as u128) << 64) | self.seq as u128,
+            key: self.next_key(time),
             event,
         };
         // A hole rises from the end while its parent is later; the entry fills it.
@@ -58,9 +85,60 @@ impl<E: Copy> EventQueue<E> {
         self.heap[at] = entry;
     }
 
+    /// Schedules `event` at `time` as the one pending event of `slot` (a small index,
+    /// the caller's), dropping the slot's previous event if it has not been popped. The
+    /// event is ordered as if pushed now.
+    pub fn set_slot(&mut self, slot: usize, time: SimTime, event: E) {
+        let key = self.next_key(time);
+        if slot >= self.slot_at.len() {
+            self.slot_at.resize(slot + 1, NO_EVENT);
+        }
+        let at = self.slot_at[slot];
+        if at == NO_EVENT {
+            let at = self.slotted.len();
+            self.slotted.push(SlotEntry { key, slot, event });
+            self.slot_at[slot] = at;
+            self.slot_sift_up(at);
+        } else {
+            let entry = &mut self.slotted[at];
+            let earlier = key < entry.key;
+            entry.key = key;
+            entry.event = event;
+            if earlier {
+                self.slot_sift_up(at);
+            } else {
+                self.slot_sift_down(at);
+            }
+        }
+    }
+
+    /// Drops `slot`'s pending event, if any.
+    pub fn clear_slot(&mut self, slot: usize) {
+        let Some(&at) = self.slot_at.get(slot) else {
+            return;
+        };
+        if at != NO_EVENT {
+            self.remove_slotted(at);
+        }
+    }
+
     /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
+        let slot_first = match (self.heap.first(), self.slotted.first()) {
+            (_, None) => false,
+            (None, Some(_)) => true,
+            (Some(h), Some(s)) => s.key < h.key,
+        };
+        if slot_first {
+            let top = self.remove_slotted(0);
+            return Some((time_of(top.key), top.event));
+        }
+        self.pop_heap()
+    }
+
+    /// Removes and returns the main heap's earliest event.
+    fn pop_heap(&mut self) -> Option<(SimTime, E)> {
         let last = self.heap.pop()?;
         let Some(&top) = self.heap.first() else {
             return Some((time_of(last.key), last.event));
@@ -99,14 +177,71 @@ impl<E: Copy> EventQueue<E> {
             .fold((first, self.heap[first].key), earlier)
     }
 
-    /// Events scheduled (including stale ones not yet popped).
+    /// Removes the slot event at position `at` of `slotted`, keeping the heap order.
+    fn remove_slotted(&mut self, at: usize) -> SlotEntry<E> {
+        let last = self.slotted.len() - 1;
+        let removed = self.slotted.swap_remove(at);
+        self.slot_at[removed.slot] = NO_EVENT;
+        if at < last {
+            // The entry moved in from the end may belong above or below `at`.
+            self.slot_at[self.slotted[at].slot] = at;
+            if at > 0 && self.slotted[at].key < self.slotted[(at - 1) / 2].key {
+                self.slot_sift_up(at);
+            } else {
+                self.slot_sift_down(at);
+            }
+        }
+        removed
+    }
+
+    /// Moves the slot event at `at` up while its parent is later.
+    fn slot_sift_up(&mut self, mut at: usize) {
+        while at > 0 {
+            let parent = (at - 1) / 2;
+            if self.slotted[parent].key <= self.slotted[at].key {
+                break;
+            }
+            self.swap_slotted(parent, at);
+            at = parent;
+        }
+    }
+
+    /// Moves the slot event at `at` down while a child is earlier.
+    fn slot_sift_down(&mut self, mut at: usize) {
+        let n = self.slotted.len();
+        loop {
+            let left = 2 * at + 1;
+            if left >= n {
+                break;
+            }
+            let right = left + 1;
+            let child = if right < n && self.slotted[right].key < self.slotted[left].key {
+                right
+            } else {
+                left
+            };
+            if self.slotted[at].key <= self.slotted[child].key {
+                break;
+            }
+            self.swap_slotted(at, child);
+            at = child;
+        }
+    }
+
+    fn swap_slotted(&mut self, a: usize, b: usize) {
+        self.slotted.swap(a, b);
+        self.slot_at[self.slotted[a].slot] = a;
+        self.slot_at[self.slotted[b].slot] = b;
+    }
+
+    /// Events scheduled and not yet popped (a slot's replaced events are gone).
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.slotted.len()
     }
 
     /// True when nothing is scheduled.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.heap.is_empty() && self.slotted.is_empty()
     }
 }
 
@@ -157,5 +292,74 @@ mod tests {
             assert_eq!(q.pop(), Some((SimTime(first.0), first.1)));
         }
         assert!(q.is_empty());
+    }
+
+    /// Where an event comes from: a plain push (its number) or a slot (slot, generation).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Source {
+        Plain(u64),
+        Slot(usize, u64),
+    }
+
+    #[test]
+    fn slots_pop_as_a_plain_queue_that_skips_superseded_entries() {
+        // One random schedule into a queue with slots and into a plain queue that holds
+        // every slot event ever set and skips, when popped, those set again or cleared
+        // since (the engine's generation check): both must pop the same events.
+        const SLOTS: usize = 6;
+        let mut slotted = EventQueue::default();
+        let mut plain = EventQueue::default();
+        // The generation of each slot's pending event, if one is pending.
+        let mut pending: [Option<u64>; SLOTS] = [None; SLOTS];
+        let mut generation = 0u64;
+        let mut number = 0u64;
+        let mut x = 0x2545_F491_4F6C_DD1D_u64;
+        let pop_both = |slotted: &mut EventQueue<Source>,
+                        plain: &mut EventQueue<Source>,
+                        pending: &mut [Option<u64>; SLOTS]| {
+            let expected = loop {
+                match plain.pop() {
+                    Some((_, Source::Slot(s, g))) if pending[s] != Some(g) => continue,
+                    Some((t, Source::Slot(s, g))) => {
+                        pending[s] = None;
+                        break Some((t, Source::Slot(s, g)));
+                    }
+                    other => break other,
+                }
+            };
+            assert_eq!(slotted.pop(), expected);
+        };
+        for _ in 0..50_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let t = SimTime((x >> 8) % 40);
+            let slot = (x >> 20) as usize % SLOTS;
+            match x % 7 {
+                0 | 1 => {
+                    number += 1;
+                    slotted.push(t, Source::Plain(number));
+                    plain.push(t, Source::Plain(number));
+                }
+                2 | 3 => {
+                    generation += 1;
+                    slotted.set_slot(slot, t, Source::Slot(slot, generation));
+                    plain.push(t, Source::Slot(slot, generation));
+                    pending[slot] = Some(generation);
+                }
+                4 => {
+                    slotted.clear_slot(slot);
+                    pending[slot] = None;
+                }
+                _ => pop_both(&mut slotted, &mut plain, &mut pending),
+            }
+            let live_slots = pending.iter().flatten().count();
+            assert!(slotted.len() >= live_slots);
+        }
+        while !slotted.is_empty() {
+            pop_both(&mut slotted, &mut plain, &mut pending);
+        }
+        assert!(pending.iter().all(Option::is_none));
+        pop_both(&mut slotted, &mut plain, &mut pending);
     }
 }
