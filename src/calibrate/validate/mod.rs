@@ -34,12 +34,13 @@ use crate::calibrate::probe::harness::{self as gpu, GpuProbe};
 use crate::calibrate::probe::host as probes;
 use crate::calibrate::probe::multi_gpu;
 use crate::calibrate::probe::plan::{Mode, Plan, bar};
+use crate::calibrate::probe::stream::Kernel;
 use crate::calibrate::probe::sys::huge_shortfall;
 use experiment::Setup;
 use experiment_list::experiments;
 use measure::measure;
 use std::path::{Path, PathBuf};
-use table::{IdleChase, Predictions, rows_for};
+use table::{HostBandwidth, IdleChase, Predictions, rows_for};
 
 /// Arguments of `bwsim validate`.
 #[derive(Debug, Clone)]
@@ -106,6 +107,7 @@ pub fn validate_command(args: ValidateArgs) -> Result<()> {
         skipped.push(format!("measurements reused from {}", path.display()));
         let mut table = summarise(&name, rows, skipped, old.experiments);
         table.idle_chase = old.idle_chase.map(|c| idle_chase(&calib, c.run_ns));
+        table.host_bandwidth = host_bandwidth(&calib, &table.experiments);
         table
     } else {
         run_experiments(&args, &calib, &name)?
@@ -188,6 +190,10 @@ fn run_experiments(args: &ValidateArgs, calib: &Calib, name: &str) -> Result<Tab
     if let Some(c) = &table.idle_chase {
         eprintln!("{}", c.line());
     }
+    table.host_bandwidth = host_bandwidth(calib, &table.experiments);
+    if let Some(b) = &table.host_bandwidth {
+        eprintln!("{}", b.line());
+    }
     Ok(table)
 }
 
@@ -197,6 +203,27 @@ fn idle_chase(calib: &Calib, run_ns: f64) -> IdleChase {
         run_ns,
         calibrated_ns: calib.curve.latency_ns_mix(0.0, None),
     }
+}
+
+/// The streams of the run's highest-thread triad experiment (streams and the chase
+/// victim only) beside the calibration's measured rate for that kernel and thread count;
+/// None when no such experiment was measured or the calibration has no triad rates.
+fn host_bandwidth(calib: &Calib, done: &[Measured]) -> Option<HostBandwidth> {
+    let (threads, run_gbps) = done
+        .iter()
+        .filter(|m| m.setup.dma.is_none() && m.setup.pipe.is_none())
+        .filter_map(|m| match (m.setup.streams, m.outcome.stream_gbps) {
+            (Some((Kernel::Triad, k)), Some(gbps)) if gbps > 0.0 => Some((k, gbps)),
+            _ => None,
+        })
+        .max_by_key(|&(k, _)| k)?;
+    let calibrated_gbps = calib.meas.bw_at(Kernel::Triad, threads)?;
+    (calibrated_gbps > 0.0).then_some(HostBandwidth {
+        kernel: Kernel::Triad,
+        threads,
+        run_gbps,
+        calibrated_gbps,
+    })
 }
 
 fn write_outputs(t: &Table, dir: &Path) -> Result<()> {
@@ -246,5 +273,75 @@ mod tests {
         .unwrap();
         assert!(!j["rows"].as_array().unwrap().is_empty());
         assert!(dir.path().join("validate.png").exists());
+    }
+
+    fn h200_run8(file: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("docs/calibrate/h200-run8")
+            .join(file)
+    }
+
+    fn committed_table(n: u32) -> Table {
+        let text = std::fs::read_to_string(h200_run8(&format!("validate{n}.json"))).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+
+    fn committed_calib() -> Calib {
+        load_calib(&std::fs::read_to_string(h200_run8("h200-host.toml")).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn host_bandwidth_takes_the_highest_thread_triad_run() {
+        let calib = committed_calib();
+        let t = committed_table(3);
+        let b = host_bandwidth(&calib, &t.experiments).unwrap();
+        // triad x14 ran 124.3 GB/s; the calibration measured 14 triad threads at 148.8.
+        assert_eq!((b.kernel, b.threads), (Kernel::Triad, 14));
+        assert!((b.run_gbps - 124.29).abs() < 0.01, "{b:?}");
+        assert!((b.calibrated_gbps - 148.82).abs() < 0.01, "{b:?}");
+        // Without triad experiments there is nothing to compare.
+        let others: Vec<Measured> = t
+            .experiments
+            .into_iter()
+            .filter(|m| m.setup.streams.is_none_or(|(k, _)| k != Kernel::Triad))
+            .collect();
+        assert_eq!(host_bandwidth(&calib, &others), None);
+    }
+
+    #[test]
+    fn remeasured_h200_run8_validates_say_when_the_host_bandwidth_moved() {
+        let dir = tempfile::tempdir().unwrap();
+        let footer = |n: u32| {
+            validate_command(ValidateArgs {
+                calibration: h200_run8("h200-host.toml"),
+                mode: Mode::Full,
+                out_dir: dir.path().to_path_buf(),
+                hugepages: false,
+                no_gpu: true,
+                gpu_probe: None,
+                remeasured: Some(h200_run8(&format!("validate{n}.json"))),
+            })
+            .unwrap();
+            let md = std::fs::read_to_string(dir.path().join("validate.md")).unwrap();
+            let t: Table = serde_json::from_str(
+                &std::fs::read_to_string(dir.path().join("validate.json")).unwrap(),
+            )
+            .unwrap();
+            assert!(t.host_bandwidth.is_some(), "validate{n}");
+            md.lines().last().unwrap().to_string()
+        };
+        // Validate 3's triad x14 drew 124.3 GB/s against 148.8 at calibration: -16%.
+        let three = footer(3);
+        assert!(
+            three.starts_with("WARNING: host bandwidth: triad x14 streams this run 124.3 GB/s"),
+            "{three}"
+        );
+        assert!(three.contains("(-16%)"), "{three}");
+        // Validate 1's drew 141.2: -5%, within the tolerance.
+        let one = footer(1);
+        assert!(
+            one.starts_with("host bandwidth: triad x14 streams this run 141.2 GB/s"),
+            "{one}"
+        );
     }
 }

@@ -2,6 +2,7 @@
 //! summary statistics, and the table as Markdown and CSV.
 
 use super::experiment::{Outcome, Setup};
+use crate::calibrate::probe::stream::Kernel;
 use serde::{Deserialize, Serialize};
 
 /// One compared quantity.
@@ -65,6 +66,10 @@ pub struct Table {
     /// This run's idle chase before any experiment, ns, against the calibration's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_chase: Option<IdleChase>,
+    /// This run's streams of its highest-thread triad experiment, GB/s, against the
+    /// calibration's measured rate for that kernel and thread count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_bandwidth: Option<HostBandwidth>,
 }
 
 /// The idle pointer chase of a validate run beside the calibration's: on a VM the
@@ -100,6 +105,62 @@ impl IdleChase {
                 "WARNING: {head}: this process sees another memory system than the \
                  calibration did (on a VM, how the host backs the memory); the chase rows \
                  compare the two, re-calibrate in the same memory state to validate latency"
+            )
+        } else {
+            head
+        }
+    }
+}
+
+/// The DRAM bandwidth a validate run's streams got beside what the calibration measured
+/// for the same kernel and thread count: on a VM the bandwidth the host gives can move
+/// from one call to the next (a neighbour on the same sockets) while the idle chase does
+/// not, and then the stream and latency rows compare two memory systems.
+///
+/// The run's side is its highest-thread triad experiment (streams and a chase victim, no
+/// GPU; the victim's own traffic, one line per idle latency, is under 1 GB/s). The
+/// calibration's side is its raw bandwidth-vs-threads measurement
+/// (`[[calibration.measurements.bandwidth]]`, write-allocate counted like the run's),
+/// interpolated linearly where that thread count was not measured.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct HostBandwidth {
+    /// The streams' kernel.
+    pub kernel: Kernel,
+    /// Streaming threads.
+    pub threads: usize,
+    /// This run's streams, DRAM GB/s.
+    pub run_gbps: f64,
+    /// The calibration's measured rate of `threads` threads of `kernel`, DRAM GB/s.
+    pub calibrated_gbps: f64,
+}
+
+impl HostBandwidth {
+    /// Relative difference beyond which the run's host is not the calibration's.
+    pub const TOLERANCE: f64 = 0.10;
+
+    /// run / calibrated - 1.
+    pub fn offset(&self) -> f64 {
+        self.run_gbps / self.calibrated_gbps - 1.0
+    }
+
+    /// One line for the table's footer, a warning when beyond [`Self::TOLERANCE`].
+    pub fn line(&self) -> String {
+        let head = format!(
+            "host bandwidth: {} x{} streams this run {:.1} GB/s, the calibration {:.1} GB/s \
+             ({:+.0}%)",
+            self.kernel.name(),
+            self.threads,
+            self.run_gbps,
+            self.calibrated_gbps,
+            self.offset() * 100.0
+        );
+        if self.offset().abs() > Self::TOLERANCE {
+            let more = if self.offset() > 0.0 { "more" } else { "less" };
+            format!(
+                "WARNING: {head}: this run's host had {more} DRAM bandwidth to give than at \
+                 calibration (on a VM, a neighbour on the same memory); the stream and \
+                 latency rows compare two memory systems, re-calibrate in the same state to \
+                 validate contention"
             )
         } else {
             head
@@ -194,6 +255,7 @@ pub fn summarise(
         skipped,
         experiments,
         idle_chase: None,
+        host_bandwidth: None,
     }
 }
 
@@ -232,6 +294,10 @@ pub fn markdown(t: &Table) -> String {
     ));
     if let Some(c) = &t.idle_chase {
         s.push_str(&c.line());
+        s.push('\n');
+    }
+    if let Some(b) = &t.host_bandwidth {
+        s.push_str(&b.line());
         s.push('\n');
     }
     s
@@ -305,5 +371,40 @@ mod tests {
             near.line()
                 .starts_with("idle chase: this run 150 ns, the calibration 144 ns (+4%)")
         );
+    }
+
+    #[test]
+    fn a_run_whose_streams_drew_other_bandwidth_than_the_calibration_warns() {
+        let check = |run_gbps: f64| HostBandwidth {
+            kernel: Kernel::Triad,
+            threads: 14,
+            run_gbps,
+            calibrated_gbps: 150.0,
+        };
+        // 120 against 150: -20%, less bandwidth than at calibration.
+        let less = check(120.0);
+        assert!((less.offset() + 0.2).abs() < 1e-12);
+        let line = less.line();
+        assert!(
+            line.starts_with(
+                "WARNING: host bandwidth: triad x14 streams this run 120.0 GB/s, \
+                 the calibration 150.0 GB/s (-20%)"
+            ),
+            "{line}"
+        );
+        assert!(line.contains("less DRAM bandwidth"), "{line}");
+        assert!(check(170.0).line().contains("more DRAM bandwidth"));
+        // 160 against 150: +7%, within the tolerance, no warning.
+        let near = check(160.0).line();
+        assert_eq!(
+            near,
+            "host bandwidth: triad x14 streams this run 160.0 GB/s, the calibration \
+             150.0 GB/s (+7%)"
+        );
+        let mut t = summarise("c", vec![], vec![], vec![]);
+        t.host_bandwidth = Some(check(120.0));
+        assert!(markdown(&t).ends_with(&format!("{line}\n")));
+        let back: Table = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
+        assert_eq!(back, t);
     }
 }
