@@ -158,7 +158,7 @@ impl HostBandwidth {
             let more = if self.offset() > 0.0 { "more" } else { "less" };
             format!(
                 "WARNING: {head}: this run's host had {more} DRAM bandwidth to give than at \
-                 calibration (on a VM, a neighbour on the same memory); the stream and \
+                 calibration (on a VM, how busy its neighbours on the same memory are); the stream and \
                  latency rows compare two memory systems, re-calibrate in the same state to \
                  validate contention"
             )
