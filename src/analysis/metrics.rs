@@ -51,6 +51,8 @@ struct Rates {
     slowdown: f64,
     slowdown_integral: f64,
     slowdown_max: f64,
+    /// `usage` and `slowdown` were reported inside the window, so the peaks hold them.
+    in_peaks: bool,
 }
 
 /// Holdable instances: units in use, their integral and peak.
@@ -132,6 +134,7 @@ impl<'m> Metrics<'m> {
                 slowdown: 1.0,
                 slowdown_integral: 0.0,
                 slowdown_max: 1.0,
+                in_peaks: false,
             },
             holds: Holds::default(),
             gpus: Gpus {
@@ -346,6 +349,7 @@ impl Observer for Metrics<'_> {
         self.rates.drawn = NonZero::new(nr);
         self.rates.usage_integral = vec![0.0; nr];
         self.rates.usage_peak = vec![0.0; nr];
+        self.rates.in_peaks = false;
         for s in &mut self.stages {
             s.lost = Loss::zero(nr);
             s.wait_by_hold_s = vec![0.0; holds.len()];
@@ -443,6 +447,18 @@ impl Observer for Metrics<'_> {
 
     fn rates_changed(&mut self, t: SimTime, usage: &[f64], latency_slowdown: f64) {
         self.advance(t);
+        // Most re-solves report the draw already held (a PS link is busy at the same
+        // rate for any number of transfers). Once the peaks hold it too, or before the
+        // window opens, the steps below would store the same bits and leave every max
+        // as it is.
+        let r = &self.rates;
+        if (r.in_peaks || !self.in_window())
+            && r.slowdown.to_bits() == latency_slowdown.to_bits()
+            && r.usage.len() == usage.len()
+            && (r.usage.iter().zip(usage)).all(|(a, b)| a.to_bits() == b.to_bits())
+        {
+            return;
+        }
         self.rates.usage.copy_from_slice(usage);
         for (i, &u) in usage.iter().enumerate() {
             self.rates.drawn.set(i, u != 0.0);
@@ -454,6 +470,7 @@ impl Observer for Metrics<'_> {
             }
             self.rates.slowdown_max = self.rates.slowdown_max.max(latency_slowdown);
         }
+        self.rates.in_peaks = self.in_window();
     }
 
     fn hold_changed(&mut self, t: SimTime, resource: usize, in_use: u64, _waiting: usize) {
