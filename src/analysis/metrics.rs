@@ -79,6 +79,25 @@ struct Gpus {
     sampled: Vec<SampleWindows>,
 }
 
+impl Gpus {
+    /// Adds `dt` (the seconds of [from, t]) to the busy time of each GPU running a kernel
+    /// or inside a bracket (`w`: the window start). Kept out of line: runs with no GPU
+    /// activity (queueing models) then integrate with a smaller function.
+    #[inline(never)]
+    fn integrate(&mut self, from: SimTime, t: SimTime, w: SimTime, dt: f64) {
+        for i in 0..self.kernels_running.len() {
+            if self.kernels_running[i] > 0 {
+                self.kernel_busy[i] += dt;
+                let since = |x: SimTime| (x - w) as f64 * 1e-9;
+                self.sampled[i].busy(since(from), since(t));
+            }
+            if self.brackets_open[i] > 0 {
+                self.bracket_busy[i] += dt;
+            }
+        }
+    }
+}
+
 /// Instrumentation spans: which markers open and close them, which are open, their sums.
 struct Spans {
     from: Vec<Vec<usize>>,
@@ -189,18 +208,8 @@ impl<'m> Metrics<'m> {
         let h = &mut self.holds;
         h.used
             .for_each(|i| h.in_use_integral[i] += h.in_use[i] as f64 * dt);
-        let g = &mut self.gpus;
-        if g.activity > 0 {
-            for i in 0..g.kernels_running.len() {
-                if g.kernels_running[i] > 0 {
-                    g.kernel_busy[i] += dt;
-                    let since = |x: SimTime| (x - w) as f64 * 1e-9;
-                    g.sampled[i].busy(since(from), since(t));
-                }
-                if g.brackets_open[i] > 0 {
-                    g.bracket_busy[i] += dt;
-                }
-            }
+        if self.gpus.activity > 0 {
+            self.gpus.integrate(from, t, w, dt);
         }
         self.jobs.in_system_integral += self.jobs.in_system as f64 * dt;
     }
