@@ -51,6 +51,8 @@ struct Rates {
     slowdown: f64,
     slowdown_integral: f64,
     slowdown_max: f64,
+    /// `usage` and `slowdown` were reported inside the window, so the peaks hold them.
+    in_peaks: bool,
 }
 
 /// Holdable instances: units in use, their integral and peak.
@@ -75,6 +77,25 @@ struct Gpus {
     activity: u64,
     /// The nvidia-smi view: sample windows in which any kernel ran.
     sampled: Vec<SampleWindows>,
+}
+
+impl Gpus {
+    /// Adds `dt` (the seconds of [from, t]) to the busy time of each GPU running a kernel
+    /// or inside a bracket (`w`: the window start). Kept out of line: runs with no GPU
+    /// activity (queueing models) then integrate with a smaller function.
+    #[inline(never)]
+    fn integrate(&mut self, from: SimTime, t: SimTime, w: SimTime, dt: f64) {
+        for i in 0..self.kernels_running.len() {
+            if self.kernels_running[i] > 0 {
+                self.kernel_busy[i] += dt;
+                let since = |x: SimTime| (x - w) as f64 * 1e-9;
+                self.sampled[i].busy(since(from), since(t));
+            }
+            if self.brackets_open[i] > 0 {
+                self.bracket_busy[i] += dt;
+            }
+        }
+    }
 }
 
 /// Instrumentation spans: which markers open and close them, which are open, their sums.
@@ -132,6 +153,7 @@ impl<'m> Metrics<'m> {
                 slowdown: 1.0,
                 slowdown_integral: 0.0,
                 slowdown_max: 1.0,
+                in_peaks: false,
             },
             holds: Holds::default(),
             gpus: Gpus {
@@ -186,18 +208,8 @@ impl<'m> Metrics<'m> {
         let h = &mut self.holds;
         h.used
             .for_each(|i| h.in_use_integral[i] += h.in_use[i] as f64 * dt);
-        let g = &mut self.gpus;
-        if g.activity > 0 {
-            for i in 0..g.kernels_running.len() {
-                if g.kernels_running[i] > 0 {
-                    g.kernel_busy[i] += dt;
-                    let since = |x: SimTime| (x - w) as f64 * 1e-9;
-                    g.sampled[i].busy(since(from), since(t));
-                }
-                if g.brackets_open[i] > 0 {
-                    g.bracket_busy[i] += dt;
-                }
-            }
+        if self.gpus.activity > 0 {
+            self.gpus.integrate(from, t, w, dt);
         }
         self.jobs.in_system_integral += self.jobs.in_system as f64 * dt;
     }
@@ -346,6 +358,7 @@ impl Observer for Metrics<'_> {
         self.rates.drawn = NonZero::new(nr);
         self.rates.usage_integral = vec![0.0; nr];
         self.rates.usage_peak = vec![0.0; nr];
+        self.rates.in_peaks = false;
         for s in &mut self.stages {
             s.lost = Loss::zero(nr);
             s.wait_by_hold_s = vec![0.0; holds.len()];
@@ -443,6 +456,18 @@ impl Observer for Metrics<'_> {
 
     fn rates_changed(&mut self, t: SimTime, usage: &[f64], latency_slowdown: f64) {
         self.advance(t);
+        // Most re-solves report the draw already held (a PS link is busy at the same
+        // rate for any number of transfers). Once the peaks hold it too, or before the
+        // window opens, the steps below would store the same bits and leave every max
+        // as it is.
+        let r = &self.rates;
+        if (r.in_peaks || !self.in_window())
+            && r.slowdown.to_bits() == latency_slowdown.to_bits()
+            && r.usage.len() == usage.len()
+            && (r.usage.iter().zip(usage)).all(|(a, b)| a.to_bits() == b.to_bits())
+        {
+            return;
+        }
         self.rates.usage.copy_from_slice(usage);
         for (i, &u) in usage.iter().enumerate() {
             self.rates.drawn.set(i, u != 0.0);
@@ -454,6 +479,7 @@ impl Observer for Metrics<'_> {
             }
             self.rates.slowdown_max = self.rates.slowdown_max.max(latency_slowdown);
         }
+        self.rates.in_peaks = self.in_window();
     }
 
     fn hold_changed(&mut self, t: SimTime, resource: usize, in_use: u64, _waiting: usize) {

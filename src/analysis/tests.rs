@@ -36,6 +36,53 @@ fn s(x: f64) -> SimTime {
     SimTime::from_secs(x)
 }
 
+/// A draw reported again unchanged (most PS re-solves) is skipped once the peaks hold it;
+/// one held from before the window opens still reaches the peaks when re-reported inside.
+#[test]
+fn metrics_peaks_count_a_draw_re_reported_after_the_window_opens() {
+    let model = demo(&["arrivals.warmup_jobs=1"]);
+    let mut m = Metrics::new(&model);
+    m.resources(&[dram(100.0)], &[]);
+    m.job_arrived(s(0.0), 0);
+    m.job_arrived(s(0.0), 1);
+    m.rates_changed(s(0.0), &[80.0], 2.0);
+    m.rates_changed(s(0.5), &[80.0], 2.0);
+    m.job_finished(s(1.0), 0, s(0.0)); // the warm-up job: the window opens
+    m.rates_changed(s(1.0), &[80.0], 2.0); // unchanged, but new to the peaks
+    m.rates_changed(s(1.5), &[80.0], 2.0);
+    m.rates_changed(s(2.0), &[40.0], 1.2);
+    m.rates_changed(s(3.0), &[10.0], 1.0);
+    m.job_finished(s(4.0), 1, s(0.0));
+    m.finished(s(4.0));
+    let summary = RunSummary {
+        events: 4,
+        end: s(4.0),
+        jobs_completed: 2,
+        jobs_started: 2,
+        stalled: None,
+    };
+    let stats = m.finish(&summary);
+    assert_eq!(stats.rates[0].peak, 80.0);
+    assert_eq!(stats.dram.slowdown_max, 2.0);
+    // Window [1, 4]: 80 for 1 s, 40 for 1 s, 10 for 1 s.
+    assert!((stats.rates[0].usage_integral - 130.0).abs() < 1e-12);
+
+    // Only reported before the window opens: not a peak of the window.
+    let mut m = Metrics::new(&model);
+    m.resources(&[dram(100.0)], &[]);
+    m.job_arrived(s(0.0), 0);
+    m.job_arrived(s(0.0), 1);
+    m.rates_changed(s(0.0), &[80.0], 2.0);
+    m.job_finished(s(1.0), 0, s(0.0));
+    m.rates_changed(s(1.0), &[40.0], 1.2);
+    m.rates_changed(s(2.0), &[40.0], 1.2);
+    m.job_finished(s(4.0), 1, s(0.0));
+    m.finished(s(4.0));
+    let stats = m.finish(&summary);
+    assert_eq!(stats.rates[0].peak, 40.0);
+    assert_eq!(stats.dram.slowdown_max, 1.2);
+}
+
 #[test]
 fn metrics_integrate_hand_fed_events_over_the_window() {
     let model = demo(&["arrivals.warmup_jobs=0"]);

@@ -9,6 +9,7 @@ use crate::time::SimTime;
 use super::fluid::{ClassId, ceil_to_u64};
 use super::holdable::{HoldIndex, Request};
 use super::observer::{Loss, Observer, Scope, StageRecord, StageRef};
+use super::small_copy::copy_small;
 use super::{Engine, Event, Overflowed, StartWork, Work};
 
 /// A job in flight (slots are reused, buffers and all, once a job finishes).
@@ -115,8 +116,7 @@ impl Engine<'_> {
         state.live = true;
         state.number = number;
         state.arrived = self.now;
-        state.pending.clear();
-        state.pending.extend_from_slice(&self.plan.pending_template);
+        copy_small(&mut state.pending, &self.plan.pending_template);
         state.remaining = self.plan.slots_per_job;
         state.gpu.clear();
         state.gpu.resize(partitions as usize + 1, None);

@@ -70,6 +70,7 @@ mod plan;
 pub mod queue;
 pub mod resources;
 mod sampler;
+mod small_copy;
 pub mod solver;
 #[cfg(test)]
 mod staging_tests;

@@ -96,8 +96,7 @@ impl Loss {
 
     /// Copies `other` into `self`, keeping the buffer.
     pub fn copy_from(&mut self, other: &Loss) {
-        self.by_rate.clear();
-        self.by_rate.extend_from_slice(&other.by_rate);
+        super::small_copy::copy_small(&mut self.by_rate, &other.by_rate);
         self.dram_latency = other.dram_latency;
     }
 
