@@ -17,7 +17,7 @@ use super::fluid::ceil_to_u64;
 use super::holdable::{HoldIndex, HoldSlot};
 use super::observer::{Loss, Observer, Scope, StageRecord, StageRef};
 use super::plan::Plan;
-use super::{EngineError, Event, Overflowed};
+use super::{Event, Overflowed};
 
 /// What a lane run needs to know of its one stage, fixed at plan time.
 #[derive(Debug, Clone, Copy)]
@@ -204,15 +204,9 @@ impl Engine<'_> {
     /// until none remain, then the hold's report.
     pub(super) fn lane_drain<O: Observer>(&mut self, obs: &mut O, lane: Lane) {
         while let Some(step) = self.lane_run.steps.pop() {
-            if self.steps_left == 0 {
-                self.fail(EngineError::EventLimit {
-                    limit: self.limits.max_events,
-                    now_s: self.now.as_secs(),
-                    jobs_completed: self.completed,
-                });
+            if !self.take_step() {
                 return;
             }
-            self.steps_left -= 1;
             match step {
                 Step::Ready { job } => self.lane_ready(obs, job, lane),
                 Step::Start { job, ready, waited } => {

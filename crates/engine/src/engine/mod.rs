@@ -485,6 +485,22 @@ impl<'m> Engine<'m> {
         }
     }
 
+    /// Counts one zero-time step against the event limit; false (the run failed with
+    /// `EventLimit`) when none is left.
+    #[inline]
+    fn take_step(&mut self) -> bool {
+        if self.steps_left == 0 {
+            self.fail(EngineError::EventLimit {
+                limit: self.limits.max_events,
+                now_s: self.now.as_secs(),
+                jobs_completed: self.completed,
+            });
+            return false;
+        }
+        self.steps_left -= 1;
+        true
+    }
+
     /// Processes zero-time consequences (readies, grants, finishes) until none remain,
     /// then re-solves rates once and reschedules the classes that changed.
     fn drain<O: Observer>(&mut self, obs: &mut O) {
@@ -495,15 +511,9 @@ impl<'m> Engine<'m> {
         }
         loop {
             while let Some(w) = self.work.pop_front() {
-                if self.steps_left == 0 {
-                    self.fail(EngineError::EventLimit {
-                        limit: self.limits.max_events,
-                        now_s: self.now.as_secs(),
-                        jobs_completed: self.completed,
-                    });
+                if !self.take_step() {
                     return;
                 }
-                self.steps_left -= 1;
                 match w {
                     Work::Ready { job, stage, scope } => self.on_ready(obs, job, stage, scope),
                     Work::Start {
