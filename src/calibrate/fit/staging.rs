@@ -89,10 +89,10 @@ pub fn staging_table(c: &ContentionFit) -> Option<StagingTable> {
     (t.h2d.is_some() || t.d2h.is_some()).then_some(t)
 }
 
-/// (MiB, median) by copy size, smallest first (the map's keys are size strings).
-fn by_size(m: &BTreeMap<String, Spread>) -> impl Iterator<Item = (u64, f64)> {
-    let mut v: Vec<(u64, f64)> = (m.iter())
-        .filter_map(|(k, r)| Some((k.parse().ok()?, r.median)))
+/// (MiB, spread) by copy size, smallest first (the map's keys are size strings).
+fn by_size(m: &BTreeMap<String, Spread>) -> impl Iterator<Item = (u64, Spread)> {
+    let mut v: Vec<(u64, Spread)> = (m.iter())
+        .filter_map(|(k, r)| Some((k.parse().ok()?, *r)))
         .collect();
     v.sort_by_key(|x| x.0);
     v.into_iter()
@@ -106,16 +106,8 @@ pub fn staging_notes(c: &ContentionFit, pcie: Option<&PcieFit>, dir: &str) -> Ve
         return Vec::new();
     };
     let mut out = Vec::new();
-    let fastest: BTreeMap<String, f64> = (s.alone_gbps.iter())
-        .map(|(k, r)| (k.clone(), r.max))
-        .collect();
     let alone: Vec<String> = by_size(&s.alone_gbps)
-        .map(|(mib, r)| {
-            format!(
-                "{mib} MiB {r:.2} (fastest {:.2})",
-                fastest[&mib.to_string()]
-            )
-        })
+        .map(|(mib, r)| format!("{mib} MiB {:.2} (fastest {:.2})", r.median, r.max))
         .collect();
     out.push(format!(
         "alone GB/s by copy size, median (fastest pass): {}; time = setup + bytes / rate \
@@ -139,7 +131,7 @@ pub fn staging_notes(c: &ContentionFit, pcie: Option<&PcieFit>, dir: &str) -> Ve
         });
     }
     let ratios: Vec<String> = by_size(&s.contended_ratio)
-        .map(|(mib, r)| format!("{mib} MiB {r:.2}"))
+        .map(|(mib, r)| format!("{mib} MiB {:.2}", r.median))
         .collect();
     out.push(match contended(s) {
         Some(r) if r >= POSTED_RATIO => format!(
