@@ -133,6 +133,14 @@ struct LaneHold {
     touched: bool,
 }
 
+impl LaneHold {
+    /// Whether one more instance's amount fits beside what is in use.
+    #[inline]
+    fn fits(&self) -> bool {
+        self.in_use + self.amount <= self.capacity
+    }
+}
+
 /// A running lane instance (slots are reused once it ends).
 #[derive(Debug, Clone, Copy)]
 struct Running {
@@ -229,7 +237,7 @@ impl Engine<'_> {
         obs.stage_edge(ready, lane.instance(job), Edge::Ready, None);
         let run = &mut self.lane_run;
         if let Some(hold) = &mut run.hold {
-            if !hold.line.is_empty() || hold.in_use + hold.amount > hold.capacity {
+            if !hold.line.is_empty() || !hold.fits() {
                 hold.line.push_back((job, ready));
                 return;
             }
@@ -306,11 +314,10 @@ impl Engine<'_> {
         if let Some(hold) = &mut run.hold {
             hold.in_use -= hold.amount;
             hold.touched = true;
-            while let Some(&(job, ready)) = hold.line.front() {
-                if hold.in_use + hold.amount > hold.capacity {
+            while hold.fits() {
+                let Some((job, ready)) = hold.line.pop_front() else {
                     break;
-                }
-                hold.line.pop_front();
+                };
                 hold.in_use += hold.amount;
                 run.steps.push(Step::Start {
                     job,
