@@ -594,6 +594,13 @@ mod tests {
             assert_eq!(lane_calls, general_calls);
             assert!(lane_calls.len() > 1000);
         }
+        // The event limit, reached in the middle of a drain, with members running.
+        let limits = EngineLimits { max_events: 1001 };
+        let (lane_calls, lane_result) = run_with(&cases[0], true, limits);
+        let (general_calls, general_result) = run_with(&cases[0], false, limits);
+        assert!(matches!(lane_result, Err(EngineError::EventLimit { .. })));
+        assert_eq!(lane_result, general_result);
+        assert_eq!(lane_calls, general_calls);
     }
 
     #[test]

@@ -56,7 +56,10 @@
 //! compiled for a run), `sampler` (durations), `arrivals`, `jobs` (job slab, DAG
 //! progress, holds and wake-ups), `fluid` (the classes sharing rate resources), [`solver`]
 //! (max-min speeds), [`holdable`] (FIFO holds), [`queue`] (the event queue) and
-//! [`observer`] (what the outside world sees). This file keeps only the event loop.
+//! [`observer`] (what the outside world sees); `lane` and `lane_class` run one-stage
+//! workloads (a single-server queue, a processor-sharing pool) without the general job,
+//! hold and class tables, making the same observer calls. This file keeps only the event
+//! loop.
 
 mod arrivals;
 mod fluid;
