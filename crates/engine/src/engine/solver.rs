@@ -135,7 +135,23 @@ pub struct Solver {
     caps: Vec<f64>,
     /// Per class, in one filling: the rate level at which it reaches its cap.
     cap_level: Vec<f64>,
-    saturated: Vec<bool>,
+    /// The classes whose cap depends on DRAM utilisation (set per solve).
+    varying: Vec<usize>,
+    /// Per class, a mask of the resources it draws on (all ones past 64 resources).
+    touches: Vec<u64>,
+    /// The classes that take part in the filling with a fixed cap (set per solve).
+    rising_fixed: Vec<usize>,
+    /// Each class's cap and limiter where fixed (set per solve; the others are set by
+    /// each filling).
+    fixed_out: Vec<ClassSpeed>,
+    /// Whether no class's cap depends on DRAM utilisation (set per solve).
+    caps_fixed: bool,
+    /// Each class's draw at speed 1 on DRAM (class, count x weight), in `flat` order.
+    dram_loads: Vec<(usize, f64)>,
+    /// DRAM draw after the last filling (`usage` is summed only when the solve ends).
+    dram_draw: f64,
+    /// The first filling's rounds that no latency-dependent cap takes part in.
+    trace: Trace,
     /// Draw on each resource after the last solve.
     pub usage: Vec<f64>,
     /// DRAM utilisation (draw / capacity) after the last solve.
@@ -147,6 +163,9 @@ pub struct Solver {
     offered: f64,
     /// Write share of the running classes' DRAM demand (None: the curve's own mix).
     write_frac: Option<f64>,
+    /// Rounds the fillings skipped by replaying recorded ones (for the tests).
+    #[cfg(test)]
+    rounds_repeated: u64,
 }
 
 /// Relative tolerance when comparing fill levels.
@@ -173,26 +192,32 @@ impl Solver {
         out: &mut Vec<ClassSpeed>,
     ) {
         self.prepare(capacities, dram, curve, classes);
+        out.clear();
+        out.extend_from_slice(&self.fixed_out);
         let latency_sensitive = classes
             .iter()
             .any(|c| c.count > 0 && (c.latency_frac > 0.0 || c.line_bound > 0.0 || paced(c)));
         if !latency_sensitive || capacities[dram] <= 0.0 {
             self.fill(capacities, dram, classes, curve, 0.0, out);
-            self.finish(capacities, dram, curve);
+            self.settle(capacities, dram, curve, out);
             return;
+        }
+        // Several fillings follow: the first records its rounds for the others.
+        if self.priority.is_empty() {
+            self.trace.record();
         }
         // Fixed point of u = g(u), g non-increasing: root of h(u) = g(u) - u on [0, 1]
         // (utilisation), or on [0, g(0)] (offered load, which may exceed 1).
         let offered = curve.by_offered_load();
         let h = |u: f64, s: &mut Self, out: &mut Vec<ClassSpeed>| {
             s.fill(capacities, dram, classes, curve, u, out);
-            let load = if offered { s.offered } else { s.usage[dram] };
+            let load = if offered { s.offered } else { s.dram_draw };
             load / capacities[dram] - u
         };
         let (mut a, mut b) = (0.0_f64, 1.0_f64);
         let mut ha = h(a, self, out);
         if ha <= 0.0 {
-            self.finish(capacities, dram, curve);
+            self.settle(capacities, dram, curve, out);
             return;
         }
         if offered {
@@ -201,7 +226,7 @@ impl Solver {
         let mut hb = h(b, self, out);
         if hb >= 0.0 {
             // Saturated even at the highest latency.
-            self.finish(capacities, dram, curve);
+            self.settle(capacities, dram, curve, out);
             return;
         }
         let mut side = 0i8;
@@ -225,6 +250,26 @@ impl Solver {
                     ha *= 0.5;
                 }
                 side = -1;
+            }
+        }
+        self.settle(capacities, dram, curve, out);
+    }
+
+    /// Every resource's draw at the last filling's speeds (a filling sums only DRAM's,
+    /// which is all the fixed point reads; these are the same sums in the same order),
+    /// then the utilisation and latency the solve reports.
+    fn settle(
+        &mut self,
+        capacities: &[f64],
+        dram: usize,
+        curve: &LatencyCurve,
+        out: &[ClassSpeed],
+    ) {
+        self.usage.clear();
+        self.usage.resize(capacities.len(), 0.0);
+        for (&(a, b), o) in self.flat_range.iter().zip(out) {
+            for w in &self.flat[a as usize..b as usize] {
+                self.usage[w.r] += w.load * o.speed;
             }
         }
         self.finish(capacities, dram, curve);
@@ -395,6 +440,9 @@ impl Solver {
         self.compute_pool.clear();
         self.host_term.clear();
         self.fixed_cap.clear();
+        self.dram_loads.clear();
+        self.touches.clear();
+        self.trace.clear();
         self.write_frac = None;
         if let Some(base) = curve.base_write_frac() {
             // The run's mix: each class's write share, weighted by its DRAM demand.
@@ -513,6 +561,9 @@ impl Solver {
                         load: c.count as f64 * w,
                         slope: c.count as f64 * w / dom,
                     });
+                    if r == dram {
+                        self.dram_loads.push((i, c.count as f64 * w));
+                    }
                 }
                 if dom > 0.0 {
                     self.base_active.push(i);
@@ -524,7 +575,36 @@ impl Solver {
                 }
             }
             self.flat_range.push((start, self.flat.len() as u32));
+            let draws = &self.flat[start as usize..];
+            self.touches.push(if capacities.len() <= 64 {
+                draws.iter().fold(0, |m, w| m | 1 << w.r)
+            } else {
+                u64::MAX
+            });
         }
+        self.caps.clear();
+        self.cap_level.clear();
+        self.varying.clear();
+        self.fixed_out.clear();
+        for (i, cap) in self.fixed_cap.iter().enumerate() {
+            let s = cap.unwrap_or_else(|| {
+                self.varying.push(i);
+                ClassSpeed {
+                    speed: f64::NAN,
+                    limiter: None,
+                }
+            });
+            self.caps.push(s.speed);
+            self.cap_level.push(s.speed * self.scale[i]);
+            self.fixed_out.push(s);
+        }
+        self.caps_fixed = self.varying.is_empty();
+        self.rising_fixed.clear();
+        let fixed = self
+            .base_active
+            .iter()
+            .filter(|&&i| self.fixed_cap[i].is_some());
+        self.rising_fixed.extend(fixed);
     }
 
     /// Class `i`'s cap (the highest speed latency, cores and its host thread allow) at a
@@ -566,7 +646,9 @@ impl Solver {
     }
 
     /// Progressive filling at a given DRAM utilisation `u` (which sets latency caps).
-    /// [`Solver::prepare`] must have run for the same classes.
+    /// [`Solver::prepare`] must have run for the same classes, and `out` start from its
+    /// `fixed_out` (a filling rewrites only the entries fillings change). Sums only
+    /// DRAM's draw (`dram_draw`, `offered`); [`Solver::settle`] sums every resource's.
     fn fill(
         &mut self,
         capacities: &[f64],
@@ -574,12 +656,12 @@ impl Solver {
         classes: &[ClassDemand],
         curve: &LatencyCurve,
         u: f64,
-        out: &mut Vec<ClassSpeed>,
+        out: &mut [ClassSpeed],
     ) {
         let nr = capacities.len();
         // Only caps that vary with utilisation read the curve: L(u), and L(u)/L(0) as
         // `curve.slowdown_mix` computes it.
-        let (slowdown, latency_ns) = if self.fixed_cap.iter().all(Option::is_some) {
+        let (slowdown, latency_ns) = if self.caps_fixed {
             (1.0, 0.0)
         } else {
             let at = curve.latency_ns_mix(u, self.write_frac);
@@ -587,75 +669,121 @@ impl Solver {
         };
         self.frozen_load.clear();
         self.frozen_load.resize(nr, 0.0);
-        self.usage.clear();
-        self.usage.resize(nr, 0.0);
         self.slope.resize(nr, 0.0);
-        self.caps.clear();
-        self.cap_level.clear();
-        out.clear();
-        for (i, c) in classes.iter().enumerate() {
-            let s = match self.fixed_cap[i] {
-                Some(s) => s,
-                None => self.cap_of(i, c, dram, slowdown, latency_ns),
-            };
-            self.caps.push(s.speed);
-            self.cap_level.push(s.speed * self.scale[i]);
-            out.push(s);
+        self.room.resize(nr, 0.0);
+        // Fixed caps stay in place from `prepare` (in `out` from the solve) but for the
+        // classes the last filling froze; only the varying ones are set.
+        for &i in &self.rising_fixed {
+            out[i] = self.fixed_out[i];
         }
+        for &i in &self.varying {
+            let s = self.cap_of(i, &classes[i], dram, slowdown, latency_ns);
+            self.caps[i] = s.speed;
+            self.cap_level[i] = s.speed * self.scale[i];
+            out[i] = s;
+        }
+        let recording = self.trace.mode == TraceMode::Record;
         let phases = if self.priority.is_empty() { 1 } else { 2 };
-        let flat = &self.flat;
-        let range = |i: usize| {
-            let (a, b) = self.flat_range[i];
-            &flat[a as usize..b as usize]
-        };
         // Each round raises the common rate level `lambda` until a resource
         // saturates or a class reaches its cap; those classes freeze. Priority classes
         // (if any) are filled first, the others in a second phase on what is left.
         for phase in 0..phases {
             self.active.clear();
+            // This filling's rounds so far, and those repeated from the trace.
+            let (mut round, mut repeated) = (0, 0);
             if phases == 1 {
-                self.active.extend_from_slice(&self.base_active);
+                if self.trace.mode == TraceMode::Replay {
+                    repeated = self.replay(out);
+                    round = repeated;
+                    #[cfg(test)]
+                    {
+                        self.rounds_repeated += repeated as u64;
+                    }
+                } else {
+                    self.active.extend_from_slice(&self.base_active);
+                }
             } else if phase == 0 {
                 self.active.extend_from_slice(&self.priority);
             } else {
                 self.active.extend_from_slice(&self.rest);
             }
+            // Recording stops at the first round a latency-dependent cap takes part in
+            // (that round's rooms are still kept: later fillings enter it alike).
+            let mut tracing = recording;
             while !self.active.is_empty() {
-                self.slope.iter_mut().for_each(|s| *s = 0.0);
-                for &i in &self.active {
-                    for w in range(i) {
-                        self.slope[w.r] += w.slope;
-                    }
-                }
-                // Each resource's saturation level, once per round.
-                let mut lambda = f64::INFINITY;
-                self.room.clear();
-                for ((&cap, &load), &slope) in
-                    capacities.iter().zip(&self.frozen_load).zip(&self.slope)
-                {
-                    let l = if slope > 0.0 {
-                        let l = (cap - load).max(0.0) / slope;
-                        lambda = lambda.min(l);
-                        l
-                    } else {
-                        f64::INFINITY
+                let flat = &self.flat;
+                let range = |i: usize| {
+                    let (a, b) = self.flat_range[i];
+                    &flat[a as usize..b as usize]
+                };
+                // Each resource's saturation level, once per round (NaN where nothing
+                // rising draws on it: never `<=` any level, so never saturated). The
+                // first round after those repeated starts where the first filling's
+                // did: the same rooms.
+                let mut lambda;
+                let room: &[f64] = if round == repeated && round < self.trace.roomed() {
+                    lambda = self.trace.lambda_rooms[round];
+                    &self.trace.rooms[round * nr..(round + 1) * nr]
+                } else {
+                    let slope = match self.trace.slopes(round, &self.active, nr) {
+                        Some(s) => s,
+                        None => {
+                            self.slope.iter_mut().for_each(|s| *s = 0.0);
+                            for &i in &self.active {
+                                for w in range(i) {
+                                    self.slope[w.r] += w.slope;
+                                }
+                            }
+                            if recording && round == self.trace.summed() {
+                                self.trace.sums(&self.active, &self.slope);
+                            }
+                            &self.slope
+                        }
                     };
-                    self.room.push(l);
-                }
+                    lambda = f64::INFINITY;
+                    for ((room, &cap), (&load, &slope)) in (self.room.iter_mut())
+                        .zip(capacities)
+                        .zip(self.frozen_load.iter().zip(slope))
+                    {
+                        *room = if slope > 0.0 {
+                            let l = (cap - load).max(0.0) / slope;
+                            lambda = lambda.min(l);
+                            l
+                        } else {
+                            f64::NAN
+                        };
+                    }
+                    if tracing {
+                        self.trace.rooms.extend_from_slice(&self.room);
+                        self.trace.lambda_rooms.push(lambda);
+                    }
+                    &self.room
+                };
+                let least_room = lambda;
                 for &i in &self.active {
                     lambda = lambda.min(self.cap_level[i]);
                 }
                 let level = lambda * (1.0 + 1e-9);
-                // Freeze classes that reach their cap, and classes crossing saturated resources.
-                self.saturated.clear();
-                for (&slope, &room) in self.slope.iter().zip(&self.room) {
-                    self.saturated.push(slope > 0.0 && room <= level);
-                }
+                // Freeze classes that reach their cap, and classes crossing saturated
+                // resources: a mask of them where resources are few (none saturates
+                // when even the least room is above the level).
+                let saturated = if least_room > level {
+                    0
+                } else if nr <= 64 {
+                    (room.iter().rev()).fold(0u64, |m, &l| (m << 1) | (l <= level) as u64)
+                } else {
+                    u64::MAX
+                };
                 let mut still = std::mem::take(&mut self.still);
                 still.clear();
+                let frozen_from = self.trace.frozen.len();
                 for &i in &self.active {
                     let at_cap = self.cap_level[i] <= level;
-                    let on_saturated = range(i).iter().find(|w| self.saturated[w.r]);
+                    let on_saturated = if self.touches[i] & saturated != 0 {
+                        range(i).iter().find(|w| room[w.r] <= level)
+                    } else {
+                        None
+                    };
                     if at_cap || on_saturated.is_some() {
                         let speed = if at_cap {
                             self.caps[i]
@@ -670,11 +798,15 @@ impl Solver {
                         for w in range(i) {
                             self.frozen_load[w.r] += w.load * speed;
                         }
+                        if tracing {
+                            self.trace.frozen.push((i, out[i]));
+                        }
                     } else {
                         still.push(i);
                     }
                 }
-                if still.len() == self.active.len() {
+                let stuck = still.len() == self.active.len();
+                if stuck {
                     // Numerical corner: nothing froze; freeze everything at this level.
                     for &i in &still {
                         let speed = (lambda / self.scale[i]).min(self.caps[i]);
@@ -685,28 +817,97 @@ impl Solver {
                     }
                     still.clear();
                 }
-                self.still = std::mem::replace(&mut self.active, still);
-            }
-        }
-        self.offered = 0.0;
-        for (i, c) in classes.iter().enumerate() {
-            if c.count == 0 {
-                continue;
-            }
-            for w in range(i) {
-                self.usage[w.r] += w.load * out[i].speed;
-                if w.r == dram {
-                    // Held back by DRAM itself: it offers what its cap allows.
-                    let offered = if out[i].limiter == Some(Limiter::Rate(RateId::from_index(dram)))
-                    {
-                        self.caps[i]
+                if tracing {
+                    // A round the latency caps take no part in: every varying cap lies
+                    // above the level, so none set lambda or froze at its cap.
+                    let varies = |&i: &usize| self.fixed_cap[i].is_none();
+                    tracing = !stuck
+                        && level >= lambda
+                        && (self.active.iter().filter(|i| varies(i)))
+                            .all(|&i| self.cap_level[i] > level);
+                    let t = &mut self.trace;
+                    if tracing {
+                        let varying = self.active.iter().copied().filter(varies);
+                        t.varying.extend(varying);
+                        t.still.extend_from_slice(&still);
+                        t.load.extend_from_slice(&self.frozen_load);
+                        t.rounds.push(TracedRound {
+                            lambda,
+                            level,
+                            varying_end: t.varying.len() as u32,
+                            frozen_end: t.frozen.len() as u32,
+                            still_end: t.still.len() as u32,
+                        });
                     } else {
-                        out[i].speed
-                    };
-                    self.offered += w.load * offered;
+                        t.frozen.truncate(frozen_from);
+                    }
                 }
+                self.still = std::mem::replace(&mut self.active, still);
+                round += 1;
             }
         }
+        if recording {
+            self.trace.mode = TraceMode::Replay;
+        }
+        // DRAM's draw and offered load, summed as `settle` sums every resource's.
+        let (mut draw, mut offered) = (0.0, 0.0);
+        for &(i, load) in &self.dram_loads {
+            draw += load * out[i].speed;
+            // Held back by DRAM itself: it offers what its cap allows.
+            let at = if out[i].limiter == Some(Limiter::Rate(RateId::from_index(dram))) {
+                self.caps[i]
+            } else {
+                out[i].speed
+            };
+            offered += load * at;
+        }
+        self.dram_draw = draw;
+        self.offered = offered;
+    }
+
+    /// Skips the recorded rounds that this filling's caps leave unchanged: a round
+    /// repeats when each latency-dependent cap among its rising classes still lies above
+    /// its level (so lambda, the saturated resources and who freezes are the same) and
+    /// each such class it froze on a resource gets the same speed. Leaves the state after
+    /// the last repeated round (or the first round's) in `active`, `frozen_load`, `out`,
+    /// and returns how many rounds repeated.
+    fn replay(&mut self, out: &mut [ClassSpeed]) -> usize {
+        let t = &self.trace;
+        let (mut repeated, mut varying_from, mut frozen_from) = (0, 0, 0);
+        for round in &t.rounds {
+            let (v, f) = (round.varying_end as usize, round.frozen_end as usize);
+            let above = t.varying[varying_from..v]
+                .iter()
+                .all(|&i| self.cap_level[i] > round.level);
+            let same = t.frozen[frozen_from..f].iter().all(|&(i, s)| {
+                self.fixed_cap[i].is_some()
+                    || (round.lambda / self.scale[i]).min(self.caps[i]).to_bits()
+                        == s.speed.to_bits()
+            });
+            if !(above && same) {
+                break;
+            }
+            (repeated, varying_from, frozen_from) = (repeated + 1, v, f);
+        }
+        if repeated == 0 {
+            self.active.extend_from_slice(&self.base_active);
+            return 0;
+        }
+        for &(i, s) in &t.frozen[..frozen_from] {
+            out[i] = s;
+        }
+        let nr = self.frozen_load.len();
+        let last = repeated - 1;
+        let still_from = if last == 0 {
+            0
+        } else {
+            t.rounds[last - 1].still_end as usize
+        };
+        self.active
+            .extend_from_slice(&t.still[still_from..t.rounds[last].still_end as usize]);
+        self.frozen_load
+            .copy_from_slice(&t.load[last * nr..(last + 1) * nr]);
+        repeated
     }
 }
 
@@ -727,6 +928,103 @@ fn weight_on(c: &ClassDemand, r: usize) -> Option<f64> {
         .iter()
         .find(|&&(x, w)| x == r && w > 0.0)
         .map(|&(_, w)| w)
+}
+
+/// The rounds of a solve's first filling that no latency-dependent cap took part in,
+/// for the later fillings to skip (see [`Solver::replay`]).
+#[derive(Debug, Default, Clone)]
+struct Trace {
+    mode: TraceMode,
+    rounds: Vec<TracedRound>,
+    /// Per round, its rising classes whose cap varies (ends in `TracedRound`).
+    varying: Vec<usize>,
+    /// Per round, the classes it froze and their speeds.
+    frozen: Vec<(usize, ClassSpeed)>,
+    /// Per round, the classes still rising after it.
+    still: Vec<usize>,
+    /// Per round, the frozen load on each resource after it.
+    load: Vec<f64>,
+    /// Per round up to the first one not repeatable, each resource's room (as the
+    /// filling computes it) and the least of them.
+    rooms: Vec<f64>,
+    lambda_rooms: Vec<f64>,
+    /// Per round of the first filling, its rising classes (ends in `active_end`) and
+    /// the summed slope on each resource (they depend on nothing else).
+    active: Vec<usize>,
+    active_end: Vec<u32>,
+    slopes: Vec<f64>,
+}
+
+/// Whether the next filling records its rounds, replays them, or neither.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum TraceMode {
+    #[default]
+    Off,
+    Record,
+    Replay,
+}
+
+/// One recorded round: its rate level and where its entries end in the trace lists.
+#[derive(Debug, Clone, Copy)]
+struct TracedRound {
+    lambda: f64,
+    level: f64,
+    varying_end: u32,
+    frozen_end: u32,
+    still_end: u32,
+}
+
+impl Trace {
+    /// Forgets the last solve's rounds; nothing is recorded or replayed.
+    fn clear(&mut self) {
+        self.mode = TraceMode::Off;
+        self.rounds.clear();
+        self.varying.clear();
+        self.frozen.clear();
+        self.still.clear();
+        self.load.clear();
+        self.rooms.clear();
+        self.lambda_rooms.clear();
+        self.active.clear();
+        self.active_end.clear();
+        self.slopes.clear();
+    }
+
+    /// Rounds whose rooms are recorded.
+    fn roomed(&self) -> usize {
+        self.lambda_rooms.len()
+    }
+
+    /// Rounds whose slopes are recorded.
+    fn summed(&self) -> usize {
+        self.active_end.len()
+    }
+
+    /// Records the next round's rising classes and summed slopes.
+    fn sums(&mut self, active: &[usize], slope: &[f64]) {
+        self.active.extend_from_slice(active);
+        self.active_end.push(self.active.len() as u32);
+        self.slopes.extend_from_slice(slope);
+    }
+
+    /// The slopes recorded for round `k` if it had the same rising classes.
+    fn slopes(&self, k: usize, active: &[usize], nr: usize) -> Option<&[f64]> {
+        let end = *self.active_end.get(k)? as usize;
+        let start = if k == 0 {
+            0
+        } else {
+            self.active_end[k - 1] as usize
+        };
+        let recorded = &self.active[start..end];
+        let same =
+            recorded.len() == active.len() && recorded.iter().zip(active).all(|(a, b)| a == b);
+        same.then(|| &self.slopes[k * nr..(k + 1) * nr])
+    }
+
+    /// The next filling records its rounds.
+    fn record(&mut self) {
+        self.mode = TraceMode::Record;
+    }
 }
 
 /// One class's draw on one resource, with the factors the filling needs.
@@ -854,6 +1152,9 @@ impl Hasher for FoldHasher {
         self.0
     }
 }
+
+#[cfg(test)]
+mod fill_tests;
 
 #[cfg(test)]
 mod tests {
@@ -994,24 +1295,24 @@ mod tests {
     }
 
     /// A small deterministic generator for the randomised tests.
-    struct XorShift(u64);
+    pub(super) struct XorShift(pub(super) u64);
 
     impl XorShift {
-        fn next(&mut self) -> u64 {
+        pub(super) fn next(&mut self) -> u64 {
             self.0 ^= self.0 << 13;
             self.0 ^= self.0 >> 7;
             self.0 ^= self.0 << 17;
             self.0
         }
-        fn below(&mut self, n: u64) -> u64 {
+        pub(super) fn below(&mut self, n: u64) -> u64 {
             self.next() % n
         }
-        fn unit(&mut self) -> f64 {
+        pub(super) fn unit(&mut self) -> f64 {
             (self.next() >> 11) as f64 / (1u64 << 53) as f64
         }
     }
 
-    fn random_curve(rng: &mut XorShift) -> LatencyCurve {
+    pub(super) fn random_curve(rng: &mut XorShift) -> LatencyCurve {
         let points = vec![
             (0.0, 80.0 + 60.0 * rng.unit()),
             (0.5, 150.0 + 50.0 * rng.unit()),
@@ -1037,7 +1338,7 @@ mod tests {
         curve.with_write_mixes(0.3, vec![(0.0, read)]).unwrap()
     }
 
-    fn random_class(rng: &mut XorShift, nr: usize, simple: bool) -> ClassDemand {
+    pub(super) fn random_class(rng: &mut XorShift, nr: usize, simple: bool) -> ClassDemand {
         let mut weights = Vec::new();
         for r in 0..nr {
             if rng.below(2) == 0 {
