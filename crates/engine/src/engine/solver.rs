@@ -115,6 +115,8 @@ pub struct Solver {
     /// summed in this solve), and threads plus host threads.
     pool_wanted: Vec<Option<f64>>,
     host_wanted: Vec<Option<f64>>,
+    /// Scratch for `prepare`'s per-thread throughputs.
+    pool_paces: Vec<Option<(u64, f64)>>,
     /// L(0) at this solve's write mix (the divisor of every latency slowdown).
     idle_ns: f64,
     /// Per resource, in one filling round: the rate level at which it saturates.
@@ -136,8 +138,8 @@ pub struct Solver {
     /// Per class, in one filling: the rate level at which it reaches its cap.
     cap_level: Vec<f64>,
     /// The classes whose cap depends on DRAM utilisation (set per solve).
-    varying: Vec<usize>,
-    /// Per class, a mask of the resources it draws on (all ones past 64 resources).
+    varying: Vec<CapTerms>,
+    /// Per class, a mask of the resources it draws on (bits past 64 all set).
     touches: Vec<u64>,
     /// The classes that take part in the filling with a fixed cap (set per solve).
     rising_fixed: Vec<usize>,
@@ -198,7 +200,7 @@ impl Solver {
             .iter()
             .any(|c| c.count > 0 && (c.latency_frac > 0.0 || c.line_bound > 0.0 || paced(c)));
         if !latency_sensitive || capacities[dram] <= 0.0 {
-            self.fill(capacities, dram, classes, curve, 0.0, out);
+            self.fill(capacities, dram, curve, 0.0, out);
             self.settle(capacities, dram, curve, out);
             return;
         }
@@ -210,7 +212,7 @@ impl Solver {
         // (utilisation), or on [0, g(0)] (offered load, which may exceed 1).
         let offered = curve.by_offered_load();
         let h = |u: f64, s: &mut Self, out: &mut Vec<ClassSpeed>| {
-            s.fill(capacities, dram, classes, curve, u, out);
+            s.fill(capacities, dram, curve, u, out);
             let load = if offered { s.offered } else { s.dram_draw };
             load / capacities[dram] - u
         };
@@ -462,7 +464,12 @@ impl Solver {
         }
         self.idle_ns = curve.latency_ns_mix(0.0, self.write_frac);
         for c in classes {
-            let phi = self.phi(capacities, c);
+            // (An idle class's phi is never read: it takes no part in the filling.)
+            let phi = if c.count > 0 {
+                self.phi(capacities, c)
+            } else {
+                0.0
+            };
             self.scale.push(phi);
         }
         // What the running classes want of each pool (the same sums, in the same order,
@@ -471,6 +478,11 @@ impl Solver {
         self.pool_wanted.resize(self.pools.len(), None);
         self.host_wanted.clear();
         self.host_wanted.resize(self.pools.len(), None);
+        // Per pool, the last per-thread throughput asked for (active threads' bits, the
+        // throughput): most classes on a pool ask it for the same active threads.
+        let mut paces: Vec<Option<(u64, f64)>> = std::mem::take(&mut self.pool_paces);
+        paces.clear();
+        paces.resize(self.pools.len(), None);
         for (i, c) in classes.iter().enumerate() {
             let (mut slow, mut pool) = (1.0, None);
             if c.compute_frac > 0.0 && c.count > 0 {
@@ -486,7 +498,15 @@ impl Solver {
                             .sum()
                     });
                     let active = wanted.min(capacities[p.resource]).max(own);
-                    let s = (cpu.per_thread(own) / cpu.per_thread(active)).max(1.0);
+                    let at_active = match paces[k] {
+                        Some((bits, pace)) if bits == active.to_bits() => pace,
+                        _ => {
+                            let pace = cpu.per_thread(active);
+                            paces[k] = Some((active.to_bits(), pace));
+                            pace
+                        }
+                    };
+                    let s = (cpu.per_thread(own) / at_active).max(1.0);
                     if s > slow {
                         (slow, pool) = (s, Some(p.resource));
                     }
@@ -525,6 +545,7 @@ impl Solver {
             let fixed = (!varies).then(|| self.cap_of(i, c, dram, 1.0, 0.0));
             self.fixed_cap.push(fixed);
         }
+        self.pool_paces = paces;
         // A proportional class rises at the speed of the heaviest max-min DRAM class.
         if classes
             .iter()
@@ -553,8 +574,11 @@ impl Solver {
         for (i, c) in classes.iter().enumerate() {
             let dom = self.scale[i];
             let start = self.flat.len() as u32;
+            // The resources it draws on (all, as far as the mask can tell, past 64).
+            let mut touches = 0u64;
             if c.count > 0 {
                 for &(r, w) in &c.weights {
+                    touches |= 1u64.checked_shl(r as u32).unwrap_or(u64::MAX);
                     // The same expressions, so the same bits, as computing them in place.
                     self.flat.push(Weight {
                         r,
@@ -575,20 +599,16 @@ impl Solver {
                 }
             }
             self.flat_range.push((start, self.flat.len() as u32));
-            let draws = &self.flat[start as usize..];
-            self.touches.push(if capacities.len() <= 64 {
-                draws.iter().fold(0, |m, w| m | 1 << w.r)
-            } else {
-                u64::MAX
-            });
+            self.touches.push(touches);
         }
         self.caps.clear();
         self.cap_level.clear();
         self.varying.clear();
         self.fixed_out.clear();
-        for (i, cap) in self.fixed_cap.iter().enumerate() {
-            let s = cap.unwrap_or_else(|| {
-                self.varying.push(i);
+        for (i, c) in classes.iter().enumerate() {
+            let s = self.fixed_cap[i].unwrap_or_else(|| {
+                let terms = self.cap_terms(i, c, dram);
+                self.varying.push(terms);
                 ClassSpeed {
                     speed: f64::NAN,
                     limiter: None,
@@ -609,7 +629,6 @@ impl Solver {
 
     /// Class `i`'s cap (the highest speed latency, cores and its host thread allow) at a
     /// latency `slowdown` of L(u)/L(0) and `latency_ns` of L(u), and what holds it there.
-    #[inline]
     fn cap_of(
         &self,
         i: usize,
@@ -618,30 +637,23 @@ impl Solver {
         slowdown: f64,
         latency_ns: f64,
     ) -> ClassSpeed {
-        let compute = self.compute_term[i];
-        let host = self.host_term[i];
-        let latency = c.latency_frac * (slowdown - 1.0);
-        // (Adding zero compute and host terms keeps the v1 expression's bits.)
-        let mut cap = 1.0 / ((1.0 - c.latency_frac) + c.latency_frac * slowdown + compute + host);
-        if c.line_bound > 0.0
-            && let Some(w) = dram_weight(c, dram)
-        {
-            cap = cap.min(c.line_bound / (latency_ns * w));
-        }
-        if let Some(st) = &c.staging {
-            cap = cap.min(st.cap(slowdown));
-        }
-        // Slower cores are the pool's loss; latency the DRAM's.
-        let limiter = match self.compute_pool[i] {
-            _ if host > latency && host >= compute => {
-                Limiter::Rate(RateId::from_index(c.host_pool))
-            }
-            Some(p) if compute > latency => Limiter::Rate(RateId::from_index(p)),
-            _ => Limiter::DramLatency,
-        };
-        ClassSpeed {
-            speed: cap,
-            limiter: (cap < 1.0 - EPS).then_some(limiter),
+        self.cap_terms(i, c, dram).at(slowdown, latency_ns)
+    }
+
+    /// The terms of class `i`'s cap that do not depend on DRAM latency.
+    fn cap_terms(&self, i: usize, c: &ClassDemand, dram: usize) -> CapTerms {
+        CapTerms {
+            class: i,
+            latency_frac: c.latency_frac,
+            unbound_frac: 1.0 - c.latency_frac,
+            compute: self.compute_term[i],
+            compute_pool: self.compute_pool[i],
+            host: self.host_term[i],
+            host_pool: c.host_pool,
+            lines: (c.line_bound > 0.0)
+                .then(|| Some((c.line_bound, dram_weight(c, dram)?)))
+                .flatten(),
+            staging: c.staging,
         }
     }
 
@@ -653,7 +665,6 @@ impl Solver {
         &mut self,
         capacities: &[f64],
         dram: usize,
-        classes: &[ClassDemand],
         curve: &LatencyCurve,
         u: f64,
         out: &mut [ClassSpeed],
@@ -676,8 +687,8 @@ impl Solver {
         for &i in &self.rising_fixed {
             out[i] = self.fixed_out[i];
         }
-        for &i in &self.varying {
-            let s = self.cap_of(i, &classes[i], dram, slowdown, latency_ns);
+        for terms in &self.varying {
+            let (i, s) = (terms.class, terms.at(slowdown, latency_ns));
             self.caps[i] = s.speed;
             self.cap_level[i] = s.speed * self.scale[i];
             out[i] = s;
@@ -772,6 +783,7 @@ impl Solver {
                 } else if nr <= 64 {
                     (room.iter().rev()).fold(0u64, |m, &l| (m << 1) | (l <= level) as u64)
                 } else {
+                    // (Past 64 resources every class checks its draws.)
                     u64::MAX
                 };
                 let mut still = std::mem::take(&mut self.still);
@@ -827,7 +839,12 @@ impl Solver {
                             .all(|&i| self.cap_level[i] > level);
                     let t = &mut self.trace;
                     if tracing {
-                        let varying = self.active.iter().copied().filter(varies);
+                        // Each varying class, with its speed if the round froze it.
+                        let frozen = &t.frozen[frozen_from..];
+                        let varying = (self.active.iter().copied().filter(varies)).map(|i| {
+                            let froze = frozen.iter().find(|f| f.0 == i);
+                            (i, froze.map(|f| f.1.speed))
+                        });
                         t.varying.extend(varying);
                         t.still.extend_from_slice(&still);
                         t.load.extend_from_slice(&self.frozen_load);
@@ -876,15 +893,14 @@ impl Solver {
         let (mut repeated, mut varying_from, mut frozen_from) = (0, 0, 0);
         for round in &t.rounds {
             let (v, f) = (round.varying_end as usize, round.frozen_end as usize);
-            let above = t.varying[varying_from..v]
-                .iter()
-                .all(|&i| self.cap_level[i] > round.level);
-            let same = t.frozen[frozen_from..f].iter().all(|&(i, s)| {
-                self.fixed_cap[i].is_some()
-                    || (round.lambda / self.scale[i]).min(self.caps[i]).to_bits()
-                        == s.speed.to_bits()
+            let repeats = t.varying[varying_from..v].iter().all(|&(i, froze)| {
+                self.cap_level[i] > round.level
+                    && froze.is_none_or(|speed| {
+                        let again = (round.lambda / self.scale[i]).min(self.caps[i]);
+                        again.to_bits() == speed.to_bits()
+                    })
             });
-            if !(above && same) {
+            if !repeats {
                 break;
             }
             (repeated, varying_from, frozen_from) = (repeated + 1, v, f);
@@ -908,6 +924,53 @@ impl Solver {
         self.frozen_load
             .copy_from_slice(&t.load[last * nr..(last + 1) * nr]);
         repeated
+    }
+}
+
+/// What a class's cap is made of, but for DRAM latency (see [`Solver::cap_of`]).
+#[derive(Debug, Clone, Copy)]
+struct CapTerms {
+    class: usize,
+    latency_frac: f64,
+    /// `1 - latency_frac`.
+    unbound_frac: f64,
+    /// The time the compute-bound share adds, and the pool that slows it.
+    compute: f64,
+    compute_pool: Option<usize>,
+    /// The time the host thread's share adds, and its pool.
+    host: f64,
+    host_pool: usize,
+    /// Little's-law bound and the DRAM draw it divides, when bounded and on DRAM.
+    lines: Option<(f64, f64)>,
+    staging: Option<StagedCopy>,
+}
+
+impl CapTerms {
+    /// The cap at a latency `slowdown` of L(u)/L(0) and `latency_ns` of L(u).
+    #[inline]
+    fn at(&self, slowdown: f64, latency_ns: f64) -> ClassSpeed {
+        let (compute, host) = (self.compute, self.host);
+        let latency = self.latency_frac * (slowdown - 1.0);
+        // (Adding zero compute and host terms keeps the v1 expression's bits.)
+        let mut cap = 1.0 / (self.unbound_frac + self.latency_frac * slowdown + compute + host);
+        if let Some((line_bound, w)) = self.lines {
+            cap = cap.min(line_bound / (latency_ns * w));
+        }
+        if let Some(st) = &self.staging {
+            cap = cap.min(st.cap(slowdown));
+        }
+        // Slower cores are the pool's loss; latency the DRAM's.
+        let limiter = match self.compute_pool {
+            _ if host > latency && host >= compute => {
+                Limiter::Rate(RateId::from_index(self.host_pool))
+            }
+            Some(p) if compute > latency => Limiter::Rate(RateId::from_index(p)),
+            _ => Limiter::DramLatency,
+        };
+        ClassSpeed {
+            speed: cap,
+            limiter: (cap < 1.0 - EPS).then_some(limiter),
+        }
     }
 }
 
@@ -936,8 +999,9 @@ fn weight_on(c: &ClassDemand, r: usize) -> Option<f64> {
 struct Trace {
     mode: TraceMode,
     rounds: Vec<TracedRound>,
-    /// Per round, its rising classes whose cap varies (ends in `TracedRound`).
-    varying: Vec<usize>,
+    /// Per round, its rising classes whose cap varies (ends in `TracedRound`), with the
+    /// speed it froze them at on a saturated resource, if it did.
+    varying: Vec<(usize, Option<f64>)>,
     /// Per round, the classes it froze and their speeds.
     frozen: Vec<(usize, ClassSpeed)>,
     /// Per round, the classes still rising after it.

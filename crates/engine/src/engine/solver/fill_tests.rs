@@ -308,7 +308,7 @@ fn replayed_rounds_give_the_plain_fillings_bits_at_any_utilisation() {
         }
         for step in 0..40 {
             let u = if step == 0 { 0.0 } else { 1.5 * rng.unit() };
-            solver.fill(&caps, 0, &classes, &curve, u, &mut out);
+            solver.fill(&caps, 0, &curve, u, &mut out);
             plain_fill(&mut plain, &caps, 0, &classes, &curve, u, &mut expected);
             let why = format!("case {case}, u = {u}: {caps:?} {classes:?} {curve:?}");
             for (got, want) in out.iter().zip(&expected) {
