@@ -489,6 +489,17 @@ fn params(m: &Measurements, fit: &Fitted) -> Vec<Param> {
             p.pageable_d2h_latency_frac,
             "fraction of a pageable D2H copy's time that is DRAM-latency bound",
         );
+        param(
+            "pinned_h2d_latency_frac",
+            p.pinned_h2d_latency_frac,
+            "fraction of a pinned H2D DMA's time that is DRAM-latency bound (its reads of host \
+             memory); use as the transfer stage's latency_bound_frac",
+        );
+        param(
+            "pinned_d2h_latency_frac",
+            p.pinned_d2h_latency_frac,
+            "fraction of a pinned D2H DMA's time that is DRAM-latency bound",
+        );
     }
     // Sizes that were measured are written as measured; others from the model.
     let ntt_at = |variant: &str, lg: u32| -> Option<(f64, &'static str)> {

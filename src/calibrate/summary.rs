@@ -83,7 +83,7 @@ pub fn print_summary(m: &Measurements, f: &Fitted) {
         println!(
             "PCIe pinned h2d {:.1} d2h {:.1} both {} GB/s; pageable h2d {:.1} d2h {:.1}; DRAM \
              factors h2d {:.2} d2h {:.2} pageable copy {:.2}; pageable latency-bound h2d {:.2} \
-             d2h {:.2}",
+             d2h {:.2}; pinned latency-bound h2d {:.2} d2h {:.2}",
             p.h2d_gbps,
             p.d2h_gbps,
             p.duplex_gbps.map_or("-".into(), |d| format!("{d:.1}")),
@@ -93,7 +93,9 @@ pub fn print_summary(m: &Measurements, f: &Fitted) {
             p.d2h_dram_factor,
             p.pageable_copy_dram_factor,
             p.pageable_h2d_latency_frac,
-            p.pageable_d2h_latency_frac
+            p.pageable_d2h_latency_frac,
+            p.pinned_h2d_latency_frac,
+            p.pinned_d2h_latency_frac
         );
         for n in &p.notes {
             println!("  {n}");

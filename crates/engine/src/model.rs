@@ -132,7 +132,9 @@ impl Dram {
 /// Loaded-latency curve: points (load, latency in ns), piecewise linear. By default the
 /// load is achieved utilisation in [0, 1] and the curve is held flat beyond its last point
 /// (model v1). A curve of *offered* load (demand / capacity, may exceed 1) keeps rising
-/// past its last point along its last segment: queues keep building.
+/// past its last point: along its last segment, and at least in proportion to the load
+/// (past saturation the served rate stays put while the requests in flight grow with
+/// the offered load, and L = N / X).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LatencyCurve {
     points: Vec<(f64, f64)>,
@@ -182,8 +184,8 @@ impl LatencyCurve {
     }
 
     /// Builds a curve of offered load (demand / capacity): points sorted by load, loads
-    /// finite and >= 0 (above 1 allowed), latency positive; it extrapolates past its last
-    /// point along the last segment (never below the last latency).
+    /// finite and >= 0 (above 1 allowed), latency positive; past its last point (u_n,
+    /// L_n) it extrapolates along the last segment, and never below L_n u / u_n.
     pub fn offered(points: Vec<(f64, f64)>) -> Result<Self, String> {
         if points.is_empty() {
             return Err("needs at least one (offered load, ns) point".into());
@@ -313,7 +315,7 @@ impl LatencyCurve {
     }
 
     /// Latency in ns at load `u` (utilisation: clamped to the curve's range; offered
-    /// load: extrapolated past the last point along the last rising segment).
+    /// load: extrapolated past the last point, see [`LatencyCurve::offered`]).
     pub fn latency_ns(&self, u: f64) -> f64 {
         self.page(u, self.on_points(&self.points, u))
     }
@@ -331,7 +333,11 @@ impl LatencyCurve {
         let (un, ln) = p[p.len() - 1];
         if self.by_offered_load && p.len() >= 2 {
             let (um, lm) = p[p.len() - 2];
-            return ln + ((ln - lm) / (un - um)).max(0.0) * (u - un);
+            let along = ln + ((ln - lm) / (un - um)).max(0.0) * (u - un);
+            // Past saturation the served rate stays put while the requests in flight
+            // grow with the offered load, so latency grows at least in proportion
+            // (Little's law, L = N / X).
+            return along.max(ln * u / un);
         }
         ln
     }
@@ -1017,6 +1023,21 @@ mod tests {
         assert_eq!(c.latency_ns(0.75), 275.0);
         assert_eq!(c.latency_ns(2.0), 400.0);
         assert_eq!(c.slowdown(1.0), 4.0);
+    }
+
+    #[test]
+    fn offered_curve_rises_past_its_last_point_at_least_in_proportion() {
+        // Last segment steeper than the ray through the origin: it is followed.
+        let steep = LatencyCurve::offered(vec![(0.0, 100.0), (0.5, 110.0), (1.0, 300.0)]).unwrap();
+        assert_eq!(steep.latency_ns(1.5), 490.0);
+        // A flat last segment (noisy points pooled to one level): the ray, L_n u / u_n.
+        let flat = LatencyCurve::offered(vec![(0.0, 134.0), (0.8, 188.0), (0.85, 188.0)]).unwrap();
+        assert!((flat.latency_ns(1.1) - 188.0 * 1.1 / 0.85).abs() < 1e-9);
+        assert_eq!(flat.latency_ns(0.85), 188.0);
+        // Up to the last point nothing changes; a utilisation curve stays clamped.
+        assert_eq!(flat.latency_ns(0.4), 134.0 + 54.0 * 0.5);
+        let util = LatencyCurve::new(vec![(0.0, 134.0), (0.85, 188.0)]).unwrap();
+        assert_eq!(util.latency_ns(1.1), 188.0);
     }
 
     #[test]

@@ -18,10 +18,12 @@ pub mod staging;
 
 pub use kernel::{KernelFit, Line, fit_kernel, fit_line, fit_msm, fit_ntt};
 pub use latency::{isotonic, latency_curve, latency_medians};
-pub use pcie::{COUPLING_NOISE, PcieFit, fit_capacity, fit_pcie, latency_frac, saturated};
+pub use pcie::{
+    COUPLING_NOISE, PcieFit, fit_capacity, fit_pcie, latency_frac, pinned_latency_frac, saturated,
+};
 
 use crate::calibrate::error::{Result, fail, failed};
-use crate::calibrate::measurements::Measurements;
+use crate::calibrate::measurements::{DmaStreamPoint, Measurements};
 use crate::calibrate::probe::stream::Kernel;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -125,6 +127,41 @@ pub fn fit(m: &Measurements) -> Result<Fitted> {
                 pf.pageable_h2d_latency_frac = v;
             } else {
                 pf.pageable_d2h_latency_frac = v;
+            }
+        }
+        // The pinned DMAs read the curve as the engine's v2 rules do: at offered load.
+        let offered = crate::model::LatencyCurve::offered(curve.clone())
+            .map_err(|e| failed!("fitted latency curve: {e}"))?;
+        for h2d in [true, false] {
+            let dir = if h2d { "h2d" } else { "d2h" };
+            let f = if h2d {
+                pf.h2d_dram_factor
+            } else {
+                pf.d2h_dram_factor
+            };
+            let runs: Vec<&DmaStreamPoint> = (m.dma_stream.iter())
+                .filter(|p| p.pinned && p.dir == dir)
+                .collect();
+            let v = match pinned_latency_frac(&runs, f, capacity, &offered) {
+                Some((v, n)) => {
+                    pf.notes.push(format!(
+                        "pinned {dir}: {v:.2} of the DMA time latency bound (slope of its \
+                         slowdown on L/L(0) over {n} runs next to streams)"
+                    ));
+                    v
+                }
+                None => {
+                    pf.notes.push(format!(
+                        "pinned {dir}: latency-bound share not observable (fewer than two \
+                         runs next to streams where latency rose); 0 kept"
+                    ));
+                    0.0
+                }
+            };
+            if h2d {
+                pf.pinned_h2d_latency_frac = v;
+            } else {
+                pf.pinned_d2h_latency_frac = v;
             }
         }
     }

@@ -1,6 +1,6 @@
 //! The PCIe link and its coupling to DRAM: pinned and pageable rates, DRAM capacity and
 //! DRAM bytes per DMA byte from saturated stream + DMA runs, and the latency-bound
-//! fraction of pageable copies.
+//! fractions of pageable copies and pinned DMAs.
 
 use super::kernel::fit_line;
 use super::median_of;
@@ -31,8 +31,20 @@ pub struct PcieFit {
     pub pageable_h2d_latency_frac: f64,
     /// The same for pageable D2H.
     pub pageable_d2h_latency_frac: f64,
+    /// Fraction of a pinned H2D DMA's time that is DRAM-latency bound: its reads of
+    /// host memory wait on DRAM with a bounded number in flight (0, and not written, in
+    /// files that predate the fit: they read back as written).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pinned_h2d_latency_frac: f64,
+    /// The same for pinned D2H (posted writes: expected near 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pinned_d2h_latency_frac: f64,
     /// How each value was obtained.
     pub notes: Vec<String>,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// Relative slowdown below which a side counts as not slowed (measurement noise).
@@ -237,6 +249,8 @@ pub fn fit_pcie(m: &Measurements, peak_stream: f64) -> (Option<PcieFit>, f64, St
             pageable_copy_dram_factor: copy_f,
             pageable_h2d_latency_frac: 0.0,
             pageable_d2h_latency_frac: 0.0,
+            pinned_h2d_latency_frac: 0.0,
+            pinned_d2h_latency_frac: 0.0,
             notes,
         }),
         cap,
@@ -263,6 +277,39 @@ pub fn latency_frac(
         return None;
     }
     Some(((slow - 1.0) / (ratio - 1.0)).clamp(0.0, 1.0))
+}
+
+/// Fraction phi of a pinned DMA's time that is DRAM-latency bound, from its runs next
+/// to streams. A DMA that reads host memory keeps a bounded number of requests in
+/// flight, each waiting a PCIe round trip plus the DRAM latency, so it slows as the
+/// latency rises even before DRAM saturates: D_alone / D_with = (1 - phi) + phi L/L(0),
+/// with L read on the offered-load `curve` at the run's load (streams + `dram_factor`
+/// x DMA over `cap`). phi is the least-squares slope through the origin of
+/// (D_alone/D_with - 1) on (L/L(0) - 1): the loaded runs, where the slowdown stands
+/// above the noise, weigh most. Runs where latency rose less than 2% say nothing.
+/// Returns (phi clamped to 0..=1, runs used), or None with fewer than two such runs.
+pub fn pinned_latency_frac(
+    runs: &[&DmaStreamPoint],
+    dram_factor: f64,
+    cap: f64,
+    curve: &crate::model::LatencyCurve,
+) -> Option<(f64, usize)> {
+    let (mut xy, mut xx, mut n) = (0.0, 0.0, 0);
+    for p in runs {
+        if p.dma_with_gbps <= 0.0 || p.dma_alone_gbps <= 0.0 || cap <= 0.0 {
+            continue;
+        }
+        let load = (p.stream_with_gbps + dram_factor * p.dma_with_gbps) / cap;
+        let x = curve.slowdown(load) - 1.0;
+        if x < 0.02 {
+            continue;
+        }
+        let y = p.dma_alone_gbps / p.dma_with_gbps - 1.0;
+        xy += x * y;
+        xx += x * x;
+        n += 1;
+    }
+    (n >= 2).then(|| ((xy / xx).clamp(0.0, 1.0), n))
 }
 
 #[cfg(test)]
@@ -378,11 +425,44 @@ mod tests {
             pageable_copy_dram_factor: 2.0,
             pageable_h2d_latency_frac: 0.0,
             pageable_d2h_latency_frac: 0.0,
+            pinned_h2d_latency_frac: 0.0,
+            pinned_d2h_latency_frac: 0.0,
             notes: vec![],
         };
         let d_with = 7.0 / 1.4;
         let p = run("h2d", false, (200.0, 200.0 - 3.0 * d_with), (7.0, d_with));
         let phi = latency_frac(&p, &pf, 200.0, &curve).unwrap();
         assert!((phi - 0.4).abs() < 1e-9, "{phi}");
+    }
+
+    #[test]
+    fn pinned_latency_fraction_is_the_slope_through_the_origin() {
+        // Offered-load curve: 100 ns idle, 200 ns at load 1, 300 ns at 2 (the ray).
+        let curve = crate::model::LatencyCurve::offered(vec![(0.0, 100.0), (1.0, 200.0)]).unwrap();
+        // A DMA 20% latency bound: at load 0.5 (150 ns) it runs 1.1x slower, at load
+        // 1.0 (200 ns) 1.2x. Streams + DMA make the load over capacity 200.
+        let at = |load: f64, slow: f64| {
+            let d = 50.0 / slow;
+            run("h2d", true, (200.0, load * 200.0 - d), (50.0, d))
+        };
+        let runs = [at(0.5, 1.1), at(1.0, 1.2), at(0.01, 1.0)];
+        let refs: Vec<&DmaStreamPoint> = runs.iter().collect();
+        let (phi, n) = pinned_latency_frac(&refs, 1.0, 200.0, &curve).unwrap();
+        assert!((phi - 0.2).abs() < 1e-9, "{phi}");
+        // The run at load 0.01 (latency up 1%) is left out.
+        assert_eq!(n, 2);
+        // Noisy slowdowns: x = 0.5 and 1.0, y = 0.06 and 0.24: slope 0.27 / 1.25.
+        let runs = [at(0.5, 1.06), at(1.0, 1.24)];
+        let refs: Vec<&DmaStreamPoint> = runs.iter().collect();
+        let (phi, _) = pinned_latency_frac(&refs, 1.0, 200.0, &curve).unwrap();
+        assert!((phi - 0.27 / 1.25).abs() < 1e-9, "{phi}");
+        // One usable run is not enough; a DMA that sped up is not bound (clamped to 0).
+        assert!(pinned_latency_frac(&refs[..1], 1.0, 200.0, &curve).is_none());
+        let faster = [at(0.5, 0.95), at(1.0, 0.97)];
+        let refs: Vec<&DmaStreamPoint> = faster.iter().collect();
+        assert_eq!(
+            pinned_latency_frac(&refs, 1.0, 200.0, &curve).unwrap().0,
+            0.0
+        );
     }
 }

@@ -42,6 +42,9 @@ pub struct V2Rules {
     /// (read 0, write 1/2) on the same axis as `offered_curve` (the copy mix, 1/3);
     /// empty: one curve for every mix.
     pub write_mixes: Vec<(f64, LatencyCurve)>,
+    /// Latency-bound fraction of pinned (H2D, D2H) DMAs: their reads or writes of host
+    /// memory wait on DRAM latency (0 in calibrations that predate the fit).
+    pub pinned_latency_frac: (f64, f64),
 }
 
 /// Write share of the DRAM bytes of the copy mix, whose curve is the base one.
@@ -70,6 +73,9 @@ pub fn load_calib(text: &str) -> Result<Calib> {
     let lat = prov.fitted.pcie.as_ref().map_or((0.0, 0.0), |p| {
         (p.pageable_h2d_latency_frac, p.pageable_d2h_latency_frac)
     });
+    let pinned_lat = prov.fitted.pcie.as_ref().map_or((0.0, 0.0), |p| {
+        (p.pinned_h2d_latency_frac, p.pinned_d2h_latency_frac)
+    });
     Ok(Calib {
         capacity_gbps: file.hardware.dram.capacity_gbps,
         curve,
@@ -82,6 +88,7 @@ pub fn load_calib(text: &str) -> Result<Calib> {
             dma_d2h: dma_policy(&prov.fitted.contention, "d2h", DramPolicy::Priority),
             write_mixes: write_mixes(&prov.fitted.contention),
             offered_curve,
+            pinned_latency_frac: pinned_lat,
         }),
     })
 }

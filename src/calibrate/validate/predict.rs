@@ -143,8 +143,8 @@ impl Calib {
 
     /// A copy stage as the scenario layer builds a `transfer` (the link's copy rule)
     /// lasting `secs` standalone: a staged pageable copy is paced by its memcpy (its
-    /// bytes drawn over setup + streaming); an unstaged one is latency bound by the
-    /// calibrated fraction.
+    /// bytes drawn over setup + streaming); an unstaged one, and with v2 rules a pinned
+    /// DMA, is latency bound by the calibrated fraction.
     fn copy_stage(&self, name: &str, c: Copy, secs: f64, after: Vec<StageId>) -> Option<Stage> {
         let l = self.rules_link()?;
         let copy = LinkCopy::from(c);
@@ -158,8 +158,13 @@ impl Calib {
             }
             None => (rate * secs, l.copy_demand(copy, rate)),
         };
+        let pinned_lat = self
+            .v2
+            .as_ref()
+            .map_or((0.0, 0.0), |v2| v2.pinned_latency_frac);
         let lat = match (c.pinned, c.h2d) {
-            (true, _) => 0.0,
+            (true, true) => pinned_lat.0,
+            (true, false) => pinned_lat.1,
             _ if staging.is_some() => 0.0,
             (false, true) => self.pageable_latency_frac.0,
             (false, false) => self.pageable_latency_frac.1,

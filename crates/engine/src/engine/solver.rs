@@ -1596,15 +1596,16 @@ mod tests {
     #[test]
     fn offered_load_keeps_latency_rising_past_saturation() {
         // A stream offers 150 GB/s to a 100 GB/s DRAM: offered load 1.5. On an offered
-        // curve L = 100 + 100x (extrapolated past its last point at 1), L = 250 and a
-        // fully latency-bound chase runs at 100/250 = 0.4. On a utilisation curve with the
-        // same points latency stops at L(1) = 200 (speed 0.5).
+        // curve through (0, 100) and (1, 200), past its last point latency grows in
+        // proportion to the load (200 x 1.5 = 300; its last segment would give only 250),
+        // and a fully latency-bound chase runs at 100/300. On a utilisation curve with
+        // the same points latency stops at L(1) = 200 (speed 0.5).
         let stream = class(1, &[(0, 150.0)], 0.0);
         let chase = class(1, &[], 1.0);
         let offered = LatencyCurve::offered(vec![(0.0, 100.0), (1.0, 200.0)]).unwrap();
         let (out, s) = solve(&[100.0], &[stream.clone(), chase.clone()], &offered);
-        assert!((out[1].speed - 0.4).abs() < 1e-9, "{out:?}");
-        assert!((s.latency_slowdown - 2.5).abs() < 1e-9);
+        assert!((out[1].speed - 1.0 / 3.0).abs() < 1e-9, "{out:?}");
+        assert!((s.latency_slowdown - 3.0).abs() < 1e-9);
         assert!((s.dram_utilisation - 1.0).abs() < 1e-12);
         let util = LatencyCurve::new(vec![(0.0, 100.0), (1.0, 200.0)]).unwrap();
         let (out, _) = solve(&[100.0], &[stream, chase], &util);
