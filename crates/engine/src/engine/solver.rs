@@ -16,7 +16,10 @@
 //! Latency-bound work: a class whose standalone time is a fraction `f` latency bound runs
 //! at most at `cap = 1 / ((1 - f) + f * L(u)/L(0))`, where `u` is DRAM utilisation. Since
 //! `u` depends on the speeds, the solver finds the fixed point `u = usage(u) / C_dram`
-//! (usage is non-increasing in `u`, so the root is unique) by the Illinois method.
+//! (usage is non-increasing in `u`, so the root is unique) by the Illinois method. From
+//! one filling of that search to the next only the latency-dependent caps change, so the
+//! fillings of a solve share their work, exactly: later ones replay the first one's
+//! rounds that no such cap takes part in (see `Solver::replay`).
 //!
 //! Model v2 (each off by default, so v1 results stay bit-identical):
 //! - DRAM policy per class: max-min (above); *priority* classes are filled first, the
