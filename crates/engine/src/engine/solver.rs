@@ -137,13 +137,10 @@ pub struct Solver {
     flat: Vec<Weight>,
     /// Each class's slice of `flat` (empty for classes not running).
     flat_range: Vec<(u32, u32)>,
-    caps: Vec<f64>,
-    /// Per class, in one filling: the rate level at which it reaches its cap.
-    cap_level: Vec<f64>,
+    /// Per class, what a filling round reads of it (caps set per filling).
+    rising: Vec<Rising>,
     /// The classes whose cap depends on DRAM utilisation (set per solve).
     varying: Vec<CapTerms>,
-    /// Per class, a mask of the resources it draws on (bits past 64 all set).
-    touches: Vec<u64>,
     /// The classes that take part in the filling with a fixed cap (set per solve).
     rising_fixed: Vec<usize>,
     /// Each class's cap and limiter where fixed (set per solve; the others are set by
@@ -441,12 +438,12 @@ impl Solver {
         self.rest.clear();
         self.flat.clear();
         self.flat_range.clear();
+        self.rising.clear();
         self.compute_term.clear();
         self.compute_pool.clear();
         self.host_term.clear();
         self.fixed_cap.clear();
         self.dram_loads.clear();
-        self.touches.clear();
         self.trace.clear();
         self.write_frac = None;
         if let Some(base) = curve.base_write_frac() {
@@ -602,10 +599,14 @@ impl Solver {
                 }
             }
             self.flat_range.push((start, self.flat.len() as u32));
-            self.touches.push(touches);
+            self.rising.push(Rising {
+                cap: f64::NAN,
+                cap_level: f64::NAN,
+                scale: dom,
+                draws: (start, self.flat.len() as u32),
+                touches,
+            });
         }
-        self.caps.clear();
-        self.cap_level.clear();
         self.varying.clear();
         self.fixed_out.clear();
         for (i, c) in classes.iter().enumerate() {
@@ -617,8 +618,9 @@ impl Solver {
                     limiter: None,
                 }
             });
-            self.caps.push(s.speed);
-            self.cap_level.push(s.speed * self.scale[i]);
+            let rising = &mut self.rising[i];
+            rising.cap = s.speed;
+            rising.cap_level = s.speed * rising.scale;
             self.fixed_out.push(s);
         }
         self.caps_fixed = self.varying.is_empty();
@@ -692,8 +694,9 @@ impl Solver {
         }
         for terms in &self.varying {
             let (i, s) = (terms.class, terms.at(slowdown, latency_ns));
-            self.caps[i] = s.speed;
-            self.cap_level[i] = s.speed * self.scale[i];
+            let rising = &mut self.rising[i];
+            rising.cap = s.speed;
+            rising.cap_level = s.speed * rising.scale;
             out[i] = s;
         }
         let recording = self.trace.mode == TraceMode::Record;
@@ -727,7 +730,7 @@ impl Solver {
             while !self.active.is_empty() {
                 let flat = &self.flat;
                 let range = |i: usize| {
-                    let (a, b) = self.flat_range[i];
+                    let (a, b) = self.rising[i].draws;
                     &flat[a as usize..b as usize]
                 };
                 // Each resource's saturation level, once per round (NaN where nothing
@@ -775,7 +778,7 @@ impl Solver {
                 };
                 let least_room = lambda;
                 for &i in &self.active {
-                    lambda = lambda.min(self.cap_level[i]);
+                    lambda = lambda.min(self.rising[i].cap_level);
                 }
                 let level = lambda * (1.0 + 1e-9);
                 // Freeze classes that reach their cap, and classes crossing saturated
@@ -793,17 +796,20 @@ impl Solver {
                 still.clear();
                 let frozen_from = self.trace.frozen.len();
                 for &i in &self.active {
-                    let at_cap = self.cap_level[i] <= level;
-                    let on_saturated = if self.touches[i] & saturated != 0 {
-                        range(i).iter().find(|w| room[w.r] <= level)
+                    let c = &self.rising[i];
+                    let at_cap = c.cap_level <= level;
+                    let on_saturated = if c.touches & saturated != 0 {
+                        flat[c.draws.0 as usize..c.draws.1 as usize]
+                            .iter()
+                            .find(|w| room[w.r] <= level)
                     } else {
                         None
                     };
                     if at_cap || on_saturated.is_some() {
                         let speed = if at_cap {
-                            self.caps[i]
+                            c.cap
                         } else {
-                            (lambda / self.scale[i]).min(self.caps[i])
+                            (lambda / c.scale).min(c.cap)
                         };
                         let limiter = match on_saturated {
                             Some(w) if !at_cap => Some(Limiter::Rate(RateId::from_index(w.r))),
@@ -824,7 +830,8 @@ impl Solver {
                 if stuck {
                     // Numerical corner: nothing froze; freeze everything at this level.
                     for &i in &still {
-                        let speed = (lambda / self.scale[i]).min(self.caps[i]);
+                        let c = &self.rising[i];
+                        let speed = (lambda / c.scale).min(c.cap);
                         out[i].speed = speed;
                         for w in range(i) {
                             self.frozen_load[w.r] += w.load * speed;
@@ -839,7 +846,7 @@ impl Solver {
                     tracing = !stuck
                         && level >= lambda
                         && (self.active.iter().filter(|i| varies(i)))
-                            .all(|&i| self.cap_level[i] > level);
+                            .all(|&i| self.rising[i].cap_level > level);
                     let t = &mut self.trace;
                     if tracing {
                         // Each varying class, with its speed if the round froze it.
@@ -875,7 +882,7 @@ impl Solver {
             draw += load * out[i].speed;
             // Held back by DRAM itself: it offers what its cap allows.
             let at = if out[i].limiter == Some(Limiter::Rate(RateId::from_index(dram))) {
-                self.caps[i]
+                self.rising[i].cap
             } else {
                 out[i].speed
             };
@@ -897,9 +904,10 @@ impl Solver {
         for round in &t.rounds {
             let (v, f) = (round.varying_end as usize, round.frozen_end as usize);
             let repeats = t.varying[varying_from..v].iter().all(|&(i, froze)| {
-                self.cap_level[i] > round.level
+                let c = &self.rising[i];
+                c.cap_level > round.level
                     && froze.is_none_or(|speed| {
-                        let again = (round.lambda / self.scale[i]).min(self.caps[i]);
+                        let again = (round.lambda / c.scale).min(c.cap);
                         again.to_bits() == speed.to_bits()
                     })
             });
@@ -1092,6 +1100,20 @@ impl Trace {
     fn record(&mut self) {
         self.mode = TraceMode::Record;
     }
+}
+
+/// What a filling round reads of one class, together.
+#[derive(Debug, Clone, Copy)]
+struct Rising {
+    /// Its cap (speed) and the rate level at which it reaches it, in this filling.
+    cap: f64,
+    cap_level: f64,
+    /// Its `phi`: speed x scale is its rate level.
+    scale: f64,
+    /// Its slice of `flat`, and a mask of the resources it draws on (bits past 64 all
+    /// set).
+    draws: (u32, u32),
+    touches: u64,
 }
 
 /// One class's draw on one resource, with the factors the filling needs.
