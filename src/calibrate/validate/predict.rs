@@ -219,11 +219,19 @@ impl Calib {
                 .ok_or_else(|| failed!("calibration has no {} bandwidth", k.name()))
         };
         // v2: n threads at the one-thread rate, each keeping the lines in flight that
-        // rate implies at idle latency (Little's law: lines = rate x latency / 64 B).
+        // the calibration's n-thread rate implies at that load's latency (Little's law:
+        // lines = rate x latency / 64 B), and never fewer than the one-thread rate
+        // implies at idle latency. A streaming thread's prefetchers run further ahead
+        // as latency rises, so the lines measured at load hold there.
         let (demand, threads, lines) = match (s.streams, &self.v2) {
-            (Some((k, n)), Some(_)) => {
+            (Some((k, n)), Some(v2)) => {
                 let one = bw(k, 1)?;
-                (one * n as f64, n as u64, Some(one * l0 / 64.0))
+                let at_n = bw(k, n)?;
+                let loaded = v2
+                    .latency()
+                    .latency_ns_mix(at_n / self.capacity_gbps, Some(write_fraction(k)));
+                let lines = (one * l0 / 64.0).max(at_n * loaded / (64.0 * n as f64));
+                (one * n as f64, n as u64, Some(lines))
             }
             (Some((k, n)), None) => (bw(k, n)?, 0, None),
             (None, _) => (0.0, 0, None),
@@ -378,6 +386,7 @@ mod tests {
     use super::*;
     use crate::calibrate::probe::stream::Kernel;
     use crate::calibrate::validate::steady_state_tests::fixtures::calib;
+    use crate::model::LatencyCurve;
 
     #[test]
     fn engine_shares_dram_and_reports_rates() {
@@ -405,6 +414,41 @@ mod tests {
             })
             .unwrap();
         assert!((idle.chase_ns.unwrap() - 100.0).abs() < 2.0, "{idle:?}");
+    }
+
+    #[test]
+    fn v2_streams_keep_the_lines_their_measured_rate_implies_at_its_load() {
+        // Copy: 20 GB/s on 1 thread, 80 on 4, 120 on 8; capacity 120; offered-load curve
+        // L = 100 + 200u. At idle latency one thread keeps 20 x 100 / 64 = 31.25 lines in
+        // flight; eight threads at 120 GB/s (load 1, 300 ns) keep 120 x 300 / (64 x 8) =
+        // 70.3 each. With those lines the streams alone land on the measured rate (the
+        // fixed point u = 1: 8 x 70.3 x 64 / 300 = 120). With the idle lines they would
+        // solve u (100 + 200u) = 8 x 31.25 x 64 / 120, u = 0.604: 72.5 GB/s.
+        let mut c = calib();
+        let curve = LatencyCurve::offered(vec![(0.0, 100.0), (1.0, 300.0)]).unwrap();
+        c.curve = curve.clone();
+        c.v2 = Some(super::super::calib::V2Rules {
+            dma_h2d: crate::model::DramPolicy::Proportional,
+            dma_d2h: crate::model::DramPolicy::Priority,
+            offered_curve: curve,
+            write_mixes: vec![],
+            pinned_latency_frac: (0.0, 0.0),
+        });
+        let streams = |n: usize| {
+            c.predict_engine(&Setup {
+                streams: Some((Kernel::Copy, n)),
+                chase: false,
+                dma: None,
+                pipe: None,
+            })
+            .unwrap()
+            .stream_gbps
+            .unwrap()
+        };
+        assert!((streams(8) - 120.0).abs() < 1e-3, "{}", streams(8));
+        // Four threads: 80 GB/s at load 2/3 (233.3 ns), 72.9 lines each: the cap meets
+        // the demand (4 x 20) exactly at the measured rate.
+        assert!((streams(4) - 80.0).abs() < 1e-3, "{}", streams(4));
     }
 
     #[test]

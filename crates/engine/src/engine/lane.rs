@@ -1,11 +1,14 @@
 //! The single-hold lane: a run whose workload is one stage, one instance per job, with at
-//! most one host-wide hold (released at its own end), no markers and nothing that can
-//! slow it (no demands). Its instances go ready, granted, started and finished without
-//! the job slab, the DAG counters, the per-job hold list, the general work queue or the
-//! general hold line: a job *is* its one instance, its zero-time steps wait in a queue of
-//! their own (a third of the general item's size), and its one hold is a counter with a
-//! FIFO line. The steps run in the order the general path would run them and make the
-//! same observer calls, so every output is the same; only the bookkeeping goes.
+//! most one host-wide hold (released at its own end) and no markers, whose instances
+//! either are never slowed (no demands) or share rate resources as one class that the
+//! lone solve settles (a processor-sharing pool). Its instances go ready, granted,
+//! started and finished without the job slab, the DAG counters, the per-job hold list,
+//! the general work queue, the general hold line or the general fluid table: a job *is*
+//! its one instance, its zero-time steps wait in a queue of their own (a third of the
+//! general item's size), its one hold is a counter with a FIFO line, and its running
+//! instances are in one [`LaneClass`]. The steps run in the order the general path would
+//! run them and make the same observer calls, so every output is the same; only the
+//! bookkeeping goes.
 
 use std::collections::VecDeque;
 
@@ -15,9 +18,15 @@ use crate::time::SimTime;
 use super::Engine;
 use super::fluid::ceil_to_u64;
 use super::holdable::{HoldIndex, HoldSlot};
+use super::lane_class::{LaneClass, Reschedule};
 use super::observer::{Loss, Observer, Scope, StageRecord, StageRef};
 use super::plan::Plan;
-use super::{Event, Overflowed};
+use super::solver::PoolRule;
+use super::{EngineError, Event, Overflowed};
+
+/// The event-queue slot of the lane class's pending completion (the general path's first
+/// class slot, which the one class of such a run always takes).
+pub(super) const CLASS_SLOT: usize = 0;
 
 /// What a lane run needs to know of its one stage, fixed at plan time.
 #[derive(Debug, Clone, Copy)]
@@ -27,6 +36,8 @@ pub(super) struct Lane {
     pub scope: Scope,
     /// Its one host-wide hold and amount, if any.
     pub hold: Option<(HoldIndex, u64)>,
+    /// Its instances share rate resources, as one [`LaneClass`] (else never slowed).
+    pub shared: bool,
 }
 
 impl Lane {
@@ -38,8 +49,11 @@ impl Lane {
         if plan.slots_per_job != 1 || !stage.markers.is_empty() || !stage.children.is_empty() {
             return None;
         }
-        // Never slowed, on whatever GPU (an instance here is never bound to one).
-        if plan.keys[stage.key_for(None)].shared() {
+        // Never slowed, or sharing as one class that the lone solve settles (an instance
+        // here is never bound to a GPU).
+        let key = &plan.keys[stage.key_for(None)];
+        let shared = key.shared();
+        if shared && !LaneClass::fits(key) {
             return None;
         }
         let hold = match (&*stage.needs, &stage.until[..]) {
@@ -56,6 +70,7 @@ impl Lane {
             stage: 0,
             scope,
             hold,
+            shared,
         })
     }
 
@@ -149,6 +164,8 @@ struct Running {
     start: SimTime,
     standalone_s: f64,
     waited: bool,
+    /// It runs in the lane's class (else it is never slowed, or took no time).
+    in_class: bool,
 }
 
 /// What a lane run keeps while it runs.
@@ -158,14 +175,32 @@ pub(super) struct LaneRun {
     hold: Option<LaneHold>,
     running: Vec<Running>,
     free: Vec<usize>,
-    /// No loss, over every rate resource: what each record reports (never slowed).
-    no_loss: Loss,
+    /// The class of a shared lane's running instances.
+    class: Option<LaneClass>,
+    /// Per running slot, the class's lost-time counters when it joined (shared lane).
+    lost_at_start: Vec<Loss>,
+    /// The lost time of the last record (handed back once reported).
+    lost: Loss,
+    /// `lost` holds no loss, over every rate resource (what an instance that never ran
+    /// in the class reports).
+    lost_is_none: bool,
 }
 
 impl LaneRun {
-    /// The state of a run of `lane` (if any) with the hold capacities given; `no_loss` is
-    /// what each record reports.
-    pub fn new(lane: Option<Lane>, capacities: &[u64], no_loss: Loss) -> Self {
+    /// The state of a run of `lane` (if any) of `plan`, with the hold capacities given,
+    /// the rate capacities `rates` (DRAM at `dram`) and the pool rules `pools`; `no_loss`
+    /// is what an instance outside the class reports.
+    pub fn new(
+        lane: Option<Lane>,
+        plan: &Plan,
+        capacities: &[u64],
+        (rates, dram, pools): (Vec<f64>, usize, Vec<PoolRule>),
+        no_loss: Loss,
+    ) -> Self {
+        let class = lane.filter(|l| l.shared).map(|l| {
+            let key = &plan.keys[plan.stages[l.stage].key_for(None)];
+            LaneClass::new(key, rates, dram, pools)
+        });
         let hold = lane.and_then(|l| l.hold).map(|(index, amount)| LaneHold {
             index,
             amount,
@@ -179,7 +214,10 @@ impl LaneRun {
             hold,
             running: Vec::new(),
             free: Vec::new(),
-            no_loss,
+            class,
+            lost_at_start: Vec::new(),
+            lost: no_loss,
+            lost_is_none: true,
         }
     }
 
@@ -197,6 +235,14 @@ impl LaneRun {
     pub fn push_finish(&mut self, a: usize) {
         self.steps.push(Step::Finish(a));
     }
+
+    /// The class's pending completion came due at `now`: its members done by then are
+    /// queued to finish.
+    pub fn class_due(&mut self, now: SimTime) {
+        let steps = &mut self.steps;
+        (self.class.as_mut().expect("a shared lane"))
+            .complete_due(now, |a| steps.push(Step::Finish(a)));
+    }
 }
 
 impl Engine<'_> {
@@ -208,9 +254,20 @@ impl Engine<'_> {
         self.lane_run.steps.push(Step::Ready { job: number });
     }
 
-    /// As the general drain's work loop, for the lane's steps (readies, grants, finishes)
-    /// until none remain, then the hold's report.
+    /// As the general drain, for the lane's steps (readies, grants, finishes) until none
+    /// remain, then the hold's report and, on a shared lane, the class's re-solve.
     pub(super) fn lane_drain<O: Observer>(&mut self, obs: &mut O, lane: Lane) {
+        // Each kind of lane compiled on its own: an unshared lane carries no class checks.
+        if lane.shared {
+            self.lane_drain_of::<O, true>(obs, lane);
+        } else {
+            self.lane_drain_of::<O, false>(obs, lane);
+        }
+    }
+
+    /// [`Engine::lane_drain`] for a lane whose instances share as one class (`SHARED`,
+    /// which is `lane.shared`) or are never slowed.
+    fn lane_drain_of<O: Observer, const SHARED: bool>(&mut self, obs: &mut O, lane: Lane) {
         while let Some(step) = self.lane_run.steps.pop() {
             if !self.take_step() {
                 return;
@@ -218,9 +275,9 @@ impl Engine<'_> {
             match step {
                 Step::Ready { job } => self.lane_ready(obs, job, lane),
                 Step::Start { job, ready, waited } => {
-                    self.lane_start(obs, job, ready, waited, lane)
+                    self.lane_start::<O, SHARED>(obs, job, ready, waited, lane)
                 }
-                Step::Finish(a) => self.lane_finish(obs, a, lane),
+                Step::Finish(a) => self.lane_finish::<O, SHARED>(obs, a, lane),
             }
         }
         if let Some(hold) = &mut self.lane_run.hold
@@ -228,6 +285,32 @@ impl Engine<'_> {
         {
             hold.touched = false;
             obs.hold_changed(self.now, hold.index, hold.in_use, hold.line.len());
+        }
+        if SHARED {
+            self.lane_class_settle(obs, lane);
+        }
+    }
+
+    /// As the general drain's end, for the lane's class: re-solves its speed when its
+    /// membership changed and hands its next completion to the event queue.
+    fn lane_class_settle<O: Observer>(&mut self, obs: &mut O, lane: Lane) {
+        let Some(class) = &mut self.lane_run.class else {
+            return;
+        };
+        let now = self.now;
+        if class.needs_resolve() {
+            let (usage, latency_slowdown) = class.resolve(now, &self.model.hardware.dram);
+            obs.rates_changed(now, usage, latency_slowdown);
+        }
+        match class.reschedule(now) {
+            Reschedule::Keep => {}
+            Reschedule::At(at) => self.queue.set_slot(CLASS_SLOT, at, Event::LaneDue),
+            Reschedule::Beyond => self.fail(EngineError::ClockOverflow {
+                what: Overflowed::StageEnd {
+                    stage: self.model.workload.stages[lane.stage].name.clone(),
+                },
+                now_s: now.as_secs(),
+            }),
         }
     }
 
@@ -253,7 +336,7 @@ impl Engine<'_> {
 
     /// As [`Engine::on_start`], for the lane's instance: never slowed, so it ends its
     /// standalone time after now (rounded up to the nanosecond, as in the general path).
-    fn lane_start<O: Observer>(
+    fn lane_start<O: Observer, const SHARED: bool>(
         &mut self,
         obs: &mut O,
         job: u64,
@@ -263,12 +346,14 @@ impl Engine<'_> {
     ) {
         obs.stage_edge(self.now, lane.instance(job), Edge::Start, None);
         let standalone_s = self.plan.stages[lane.stage].sampler.sample(&mut self.rng);
+        let in_class = SHARED && standalone_s > 0.0;
         let running = Running {
             job,
             ready,
             start: self.now,
             standalone_s,
             waited,
+            in_class,
         };
         let run = &mut self.lane_run;
         let a = match run.free.pop() {
@@ -283,6 +368,12 @@ impl Engine<'_> {
         };
         if standalone_s <= 0.0 {
             run.steps.push(Step::Finish(a));
+        } else if SHARED {
+            let class = run.class.as_mut().expect("a shared lane");
+            if run.lost_at_start.len() <= a {
+                run.lost_at_start.resize_with(a + 1, Loss::default);
+            }
+            class.join(self.now, a, standalone_s, &mut run.lost_at_start[a]);
         } else {
             let end = self.now + ceil_to_u64(standalone_s * 1e9);
             self.schedule(end, Event::Done(a), |e| Overflowed::StageEnd {
@@ -293,12 +384,24 @@ impl Engine<'_> {
 
     /// As [`Engine::on_finish`], for the lane's instance: reports it, releases its hold
     /// (granting from the front of the line what now fits) and finishes its job.
-    fn lane_finish<O: Observer>(&mut self, obs: &mut O, a: usize, lane: Lane) {
+    fn lane_finish<O: Observer, const SHARED: bool>(&mut self, obs: &mut O, a: usize, lane: Lane) {
         let run = &mut self.lane_run;
         let act = run.running[a];
         run.free.push(a);
         let stage_ref = lane.instance(act.job);
         obs.stage_edge(self.now, stage_ref, Edge::End, None);
+        if !SHARED {
+            // Never slowed: `lost` holds no loss for good.
+        } else if act.in_class {
+            let class = run.class.as_ref().expect("a shared lane");
+            class.lost_since(&run.lost_at_start[a], &mut run.lost);
+            run.lost_is_none = false;
+        } else if !run.lost_is_none {
+            // Observers see the record by reference, so a no-loss value written for an
+            // earlier record is still there.
+            run.lost.reset(run.lost.by_rate.len());
+            run.lost_is_none = true;
+        }
         let record = StageRecord {
             stage_ref,
             ready: act.ready,
@@ -306,11 +409,11 @@ impl Engine<'_> {
             end: self.now,
             standalone_s: act.standalone_s,
             gpu: None,
-            lost: std::mem::take(&mut run.no_loss),
+            lost: std::mem::take(&mut run.lost),
             blocked_on: lane.hold.filter(|_| act.waited).map(|(i, _)| i),
         };
         obs.stage_finished(&record);
-        run.no_loss = record.lost;
+        run.lost = record.lost;
         if let Some(hold) = &mut run.hold {
             hold.in_use -= hold.amount;
             hold.touched = true;
@@ -341,7 +444,9 @@ mod tests {
     use super::*;
     use crate::engine::test_model::{host_model, stage};
     use crate::engine::{EngineError, EngineLimits, RunSummary};
-    use crate::model::{Demand, Duration, Hold, HoldResource, Model, RateTarget};
+    use crate::model::{
+        ArrivalKind, Demand, Duration, Hold, HoldResource, Model, Pool, PoolSharing, RateTarget,
+    };
     use crate::time::SimTime;
 
     /// Every observer call, in order, as text.
@@ -436,6 +541,68 @@ mod tests {
         }
     }
 
+    /// A stage of exponential time (mean 1 s) drawing `demands`, on a host with a
+    /// one-thread pool "link" and `efficiency_loss` per DRAM stream.
+    fn sharing_model(demands: Vec<Demand>, efficiency_loss: f64, jobs: u64) -> Model {
+        let mut s = stage("transfer", false, vec![], 1.0);
+        s.duration = Duration::Exponential { mean_s: 1.0 };
+        s.demands = demands;
+        let mut model = host_model(1, vec![s], jobs, 1);
+        model.hardware.pools.push(Pool {
+            name: "link".into(),
+            threads: 1.0,
+            sharing: PoolSharing::ByActivity,
+            cpu: None,
+        });
+        model.hardware.dram.efficiency_loss_per_stream = efficiency_loss;
+        model.arrivals.kind = ArrivalKind::Poisson { rate_per_s: 0.9 };
+        model
+    }
+
+    #[test]
+    fn a_shared_lane_makes_the_general_paths_calls_in_the_same_order() {
+        let pool = |amount| Demand {
+            target: RateTarget::Pool(0),
+            amount,
+        };
+        let dram = |amount| Demand {
+            target: RateTarget::Dram,
+            amount,
+        };
+        let mut cases = Vec::new();
+        // Processor sharing at rho = 0.9: every arrival and departure re-rates the class.
+        cases.push(sharing_model(vec![pool(1.0)], 0.0, 3000));
+        // DRAM streams that lose efficiency as they interleave, and a second resource.
+        cases.push(sharing_model(vec![dram(30.0), pool(0.5)], 0.05, 2000));
+        // A closed loop of five on one DRAM share, behind a two-core hold: a job that
+        // finishes starts the next while the class is empty at the same instant.
+        let mut closed = sharing_model(vec![dram(60.0)], 0.0, 1500);
+        closed.arrivals.kind = ArrivalKind::Closed { concurrency: 5 };
+        closed.workload.stages[0].holds = held(2, HoldResource::Cores);
+        cases.push(closed);
+        // Zero-duration instances in a sharing stage (never in the class), one at a time.
+        let mut zero = sharing_model(vec![pool(1.0)], 0.0, 400);
+        zero.workload.stages[0].duration = Duration::Fixed(0.0);
+        zero.arrivals.kind = ArrivalKind::Closed { concurrency: 1 };
+        cases.push(zero);
+        for model in &cases {
+            let engine = Engine::new(model, EngineLimits::default()).unwrap();
+            assert!(engine.lane.is_some_and(|l| l.shared), "a shared lane");
+            let (lane_calls, lane_summary) = run(model, true);
+            let (general_calls, general_summary) = run(model, false);
+            assert_eq!(lane_summary, general_summary);
+            assert_eq!(lane_calls, general_calls);
+            assert!(lane_calls.len() > 1000);
+        }
+        // The event limit, reached in the middle of a drain, with members running.
+        let limits = EngineLimits { max_events: 1001 };
+        let (lane_calls, lane_result) = run_with(&cases[0], true, limits);
+        let (general_calls, general_result) = run_with(&cases[0], false, limits);
+        assert!(matches!(lane_result, Err(EngineError::EventLimit { .. })));
+        assert_eq!(lane_result, general_result);
+        assert_eq!(lane_calls, general_calls);
+    }
+
     #[test]
     fn the_lane_stops_and_stalls_where_the_general_path_does() {
         let mut s = stage("s", false, vec![], 1.0);
@@ -471,12 +638,15 @@ mod tests {
         let mut per = s.clone();
         per.per_partition = true;
         assert!(!fits(&host_model(2, vec![per], 1, 1)));
-        // A demand can slow it.
+        // A demand on rate resources alone: one class, settled by the lone solve.
         let mut slowed = s.clone();
         slowed.demands = vec![Demand {
             target: RateTarget::Dram,
             amount: 10.0,
         }];
+        assert!(fits(&host_model(1, vec![slowed.clone()], 1, 1)));
+        // A latency-bound share needs the general solve.
+        slowed.latency_bound_frac = 0.5;
         assert!(!fits(&host_model(1, vec![slowed], 1, 1)));
         // Two holds.
         let mut two = s.clone();

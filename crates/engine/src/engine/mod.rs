@@ -56,7 +56,10 @@
 //! compiled for a run), `sampler` (durations), `arrivals`, `jobs` (job slab, DAG
 //! progress, holds and wake-ups), `fluid` (the classes sharing rate resources), [`solver`]
 //! (max-min speeds), [`holdable`] (FIFO holds), [`queue`] (the event queue) and
-//! [`observer`] (what the outside world sees). This file keeps only the event loop.
+//! [`observer`] (what the outside world sees); `lane` and `lane_class` run one-stage
+//! workloads (a single-server queue, a processor-sharing pool) without the general job,
+//! hold and class tables, making the same observer calls. This file keeps only the event
+//! loop.
 
 mod arrivals;
 mod fluid;
@@ -65,6 +68,7 @@ mod fluid_tests;
 pub mod holdable;
 mod jobs;
 mod lane;
+mod lane_class;
 pub mod observer;
 mod plan;
 pub mod queue;
@@ -263,6 +267,9 @@ enum Event {
     /// An unshared activity (slot) reaches its end: it runs at speed 1 whatever else
     /// runs, so it is scheduled once, at start + its standalone time, outside any class.
     Done(usize),
+    /// The lane class's next member may be done (its one pending completion, in the
+    /// queue slot [`lane::CLASS_SLOT`]).
+    LaneDue,
 }
 
 /// Zero-time consequences, processed in order before time moves on.
@@ -351,10 +358,11 @@ impl<'m> Engine<'m> {
         let mut no_loss = Loss::default();
         fluid.no_loss(&mut no_loss);
         let hold_capacities: Vec<u64> = r.holds.iter().map(|h| h.capacity).collect();
+        let rates = (r.capacities(), r.dram.index(), plan.pool_rules(model));
         Ok(Self {
             model,
             lane,
-            lane_run: LaneRun::new(lane, &hold_capacities, no_loss),
+            lane_run: LaneRun::new(lane, &plan, &hold_capacities, rates, no_loss),
             holds,
             fluid,
             queue: EventQueue::default(),
@@ -408,6 +416,11 @@ impl<'m> Engine<'m> {
                     let work = &mut self.work;
                     self.fluid
                         .complete_due(t, class, |a| work.push_back(Work::Finish(a)));
+                }
+                Event::LaneDue => {
+                    self.advance_to(t);
+                    self.events += 1;
+                    self.lane_run.class_due(t);
                 }
                 Event::Done(a) => {
                     self.advance_to(t);

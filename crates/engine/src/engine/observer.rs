@@ -101,10 +101,22 @@ impl Loss {
     }
 
     /// Sets `self` to `now - before`, entry by entry, keeping the buffer.
+    #[inline]
     pub fn set_difference(&mut self, now: &Loss, before: &Loss) {
-        self.by_rate.clear();
-        self.by_rate
-            .extend(now.by_rate.iter().zip(&before.by_rate).map(|(n, b)| n - b));
+        let n = now.by_rate.len().min(before.by_rate.len());
+        if self.by_rate.len() == n {
+            // Over the same rate table as last time (always, within a run): in place.
+            for ((d, a), b) in (self.by_rate.iter_mut())
+                .zip(&now.by_rate)
+                .zip(&before.by_rate)
+            {
+                *d = a - b;
+            }
+        } else {
+            self.by_rate.clear();
+            self.by_rate
+                .extend(now.by_rate.iter().zip(&before.by_rate).map(|(n, b)| n - b));
+        }
         self.dram_latency = now.dram_latency - before.dram_latency;
     }
 

@@ -98,13 +98,17 @@ impl<E: Copy> EventQueue<E> {
             let at = self.slotted.len();
             self.slotted.push(SlotEntry { key, slot, event });
             self.slot_at[slot] = at;
-            self.slot_sift_up(at);
+            if at > 0 {
+                self.slot_sift_up(at);
+            }
         } else {
             let entry = &mut self.slotted[at];
             let earlier = key < entry.key;
             entry.key = key;
             entry.event = event;
-            if earlier {
+            if self.slotted.len() == 1 {
+                // Alone (one class running, as on a processor-sharing pool): in order.
+            } else if earlier {
                 self.slot_sift_up(at);
             } else {
                 self.slot_sift_down(at);

@@ -1,0 +1,378 @@
+//! The lane's one fluid class: a lane run whose stage shares rate resources (a
+//! processor-sharing pool, for instance) has all its running instances in one class, so
+//! the general fluid table, its touched list and its memo come down to one virtual clock,
+//! one member heap and one lone solution per member count. Every step (joining,
+//! completing, re-solving, rescheduling) performs the general classes' float operations
+//! in the same order, so the times and lost seconds are the same bits.
+
+use crate::model::Dram;
+use crate::time::SimTime;
+
+use super::fluid::ceil_to_u64;
+use super::observer::{Limiter, Loss};
+use super::plan::ClassKey;
+use super::solver::{ClassDemand, ClassSpeed, PoolRule, Solver};
+
+/// A lone solution of the class at one member count.
+#[derive(Debug)]
+struct Solved {
+    speed: ClassSpeed,
+    usage: Box<[f64]>,
+    latency_slowdown: f64,
+}
+
+/// The one class of a lane run and the solver that sets its speed.
+#[derive(Debug)]
+pub(super) struct LaneClass {
+    /// Its demand as the solver sees it (`count`: members now).
+    demand: ClassDemand,
+    solver: Solver,
+    /// `C_r` per rate resource (DRAM's moves with the number of streams when DRAM loses
+    /// efficiency per stream).
+    capacities: Vec<f64>,
+    dram: usize,
+    /// The class draws on DRAM (its members are DRAM streams).
+    draws_dram: bool,
+    /// Solutions by member count (index 0: nothing running). The capacities are a
+    /// function of the count, so the count alone determines a solution.
+    solved: Vec<Option<Solved>>,
+    /// The class exists: it has members, or lost its last at this instant and is not
+    /// yet retired (the general path retires an empty class when it reschedules).
+    live: bool,
+    /// Members by virtual finish time, then member (see [`member_key`]).
+    members: MinHeap,
+    speed: f64,
+    limiter: Option<Limiter>,
+    /// Standalone seconds of progress a member has made since the class was created.
+    virtual_now: f64,
+    last: SimTime,
+    /// Wall seconds a member has lost since the class was created, by cause.
+    lost: Loss,
+    /// The time of the pending completion handed out last (NEVER: none pending).
+    scheduled: SimTime,
+    /// Members joined or left since the last solve.
+    dirty: bool,
+    /// The next completion may have moved since the last reschedule.
+    touched: bool,
+}
+
+/// What [`LaneClass::reschedule`] asks of the event queue.
+#[derive(Debug)]
+pub(super) enum Reschedule {
+    /// Nothing: the pending completion (if any) stands.
+    Keep,
+    /// Set the class's pending completion to this time.
+    At(SimTime),
+    /// The next completion falls beyond the clock's range.
+    Beyond,
+}
+
+impl LaneClass {
+    /// Whether instances of `key` can share as a lane's one class: their speed comes from
+    /// rate resources alone (see `Solver::lone_solvable`).
+    pub fn fits(key: &ClassKey) -> bool {
+        Solver::lone_solvable(&demand_of(key))
+    }
+
+    /// The class of instances of `key`, on rate resources of `capacities` (DRAM at
+    /// `dram`) with the pool rules `pools`; nothing runs yet.
+    pub fn new(key: &ClassKey, capacities: Vec<f64>, dram: usize, pools: Vec<PoolRule>) -> Self {
+        let nrate = capacities.len();
+        LaneClass {
+            demand: demand_of(key),
+            solver: Solver::with_pools(pools),
+            draws_dram: key.weights.iter().any(|&(r, _)| r == dram),
+            capacities,
+            dram,
+            solved: Vec::new(),
+            live: false,
+            members: MinHeap::default(),
+            speed: 1.0,
+            limiter: None,
+            virtual_now: 0.0,
+            last: SimTime::ZERO,
+            lost: Loss::zero(nrate),
+            scheduled: SimTime::NEVER,
+            dirty: false,
+            touched: false,
+        }
+    }
+
+    /// Adds `member`, needing `standalone_s` of standalone work (creating the class when
+    /// none is live); `lost_at_start` receives the class's lost-time counters.
+    #[inline]
+    pub fn join(
+        &mut self,
+        now: SimTime,
+        member: usize,
+        standalone_s: f64,
+        lost_at_start: &mut Loss,
+    ) {
+        if !self.live {
+            self.live = true;
+            self.speed = 1.0;
+            self.limiter = None;
+            self.virtual_now = 0.0;
+            self.last = now;
+            self.lost.reset(self.capacities.len());
+            self.scheduled = SimTime::NEVER;
+        }
+        self.advance(now);
+        let finish = self.virtual_now + standalone_s;
+        lost_at_start.copy_from(&self.lost);
+        self.members.push(member_key(finish, member));
+        self.demand.count += 1;
+        self.dirty = true;
+        self.touched = true;
+    }
+
+    /// Brings the virtual clock and lost-time counters up to `now`.
+    #[inline]
+    fn advance(&mut self, now: SimTime) {
+        if now == self.last {
+            return;
+        }
+        let dt = (now - self.last) as f64 * 1e-9;
+        if dt > 0.0 {
+            self.virtual_now += self.speed * dt;
+            if self.speed < 1.0 {
+                // Below standalone speed with no saturated resource named: the
+                // loaded-latency cap is what held it back.
+                let cause = self.limiter.unwrap_or(Limiter::DramLatency);
+                self.lost.add(cause, (1.0 - self.speed) * dt);
+            }
+        }
+        self.last = now;
+    }
+
+    /// Removes every member whose virtual finish time has been reached, handing each to
+    /// `done` in order; called when the pending completion comes due, which consumes it.
+    #[inline]
+    pub fn complete_due(&mut self, now: SimTime, mut done: impl FnMut(usize)) {
+        self.advance(now);
+        self.scheduled = SimTime::NEVER;
+        let tolerance = 1e-9 + self.virtual_now.abs() * 1e-13;
+        while let Some(key) = self.members.peek() {
+            let (f, a) = split_key(key);
+            if f > self.virtual_now + tolerance {
+                break;
+            }
+            self.members.pop();
+            self.demand.count -= 1;
+            done(a);
+            self.dirty = true;
+        }
+        self.touched = true;
+    }
+
+    /// Wall seconds a member lost since it joined (`at_start` from [`LaneClass::join`]),
+    /// by cause, into `out`.
+    #[inline]
+    pub fn lost_since(&self, at_start: &Loss, out: &mut Loss) {
+        out.set_difference(&self.lost, at_start);
+    }
+
+    /// Whether membership changed since the last [`LaneClass::resolve`].
+    #[inline]
+    pub fn needs_resolve(&self) -> bool {
+        self.dirty
+    }
+
+    /// Re-solves the class's speed at `now`. Returns the draw on each rate resource and
+    /// the DRAM latency slowdown L(u)/L(0).
+    pub fn resolve(&mut self, now: SimTime, dram: &Dram) -> (&[f64], f64) {
+        self.dirty = false;
+        let n = self.demand.count;
+        if n > 0 {
+            self.advance(now);
+        }
+        if dram.efficiency_loss_per_stream > 0.0 {
+            let streams = if self.draws_dram { n } else { 0 };
+            self.capacities[self.dram] = dram.effective_capacity_gbps(streams);
+        }
+        let i = n as usize;
+        if !matches!(self.solved.get(i), Some(Some(_))) {
+            self.solve_at(i, dram);
+        }
+        let solved = self.solved[i].as_ref().expect("solved above");
+        if n > 0 && (self.speed != solved.speed.speed || self.limiter != solved.speed.limiter) {
+            self.speed = solved.speed.speed;
+            self.limiter = solved.speed.limiter;
+            self.touched = true;
+        }
+        (&solved.usage, solved.latency_slowdown)
+    }
+
+    /// Solves the class at `count` members (the first time that count is met).
+    #[cold]
+    #[inline(never)]
+    fn solve_at(&mut self, count: usize, dram: &Dram) {
+        if self.solved.len() <= count {
+            self.solved.resize_with(count + 1, || None);
+        }
+        let lone = (count > 0).then_some(&self.demand);
+        let speed = (self.solver).solve_lone(&self.capacities, self.dram, &dram.latency, lone);
+        self.solved[count] = Some(Solved {
+            speed,
+            usage: self.solver.usage.as_slice().into(),
+            latency_slowdown: self.solver.latency_slowdown,
+        });
+    }
+
+    /// The class's next completion, when it moved since the last one handed out; retires
+    /// the class when it emptied.
+    #[inline]
+    pub fn reschedule(&mut self, now: SimTime) -> Reschedule {
+        if !self.touched {
+            return Reschedule::Keep;
+        }
+        self.touched = false;
+        self.advance(now);
+        if self.demand.count == 0 {
+            // Its pending completion was consumed by `complete_due`, which emptied it.
+            self.live = false;
+            self.scheduled = SimTime::NEVER;
+            return Reschedule::Keep;
+        }
+        let Some(key) = self.members.peek() else {
+            return Reschedule::Keep;
+        };
+        // Round up so the event never fires before the work is done.
+        let remaining = (split_key(key).0 - self.virtual_now).max(0.0);
+        let next = now + ceil_to_u64((remaining / self.speed) * 1e9);
+        if next == SimTime::NEVER {
+            return Reschedule::Beyond;
+        }
+        if next == self.scheduled {
+            return Reschedule::Keep;
+        }
+        self.scheduled = next;
+        Reschedule::At(next)
+    }
+}
+
+/// The solver's view of a class of `key` with no members.
+fn demand_of(k: &ClassKey) -> ClassDemand {
+    ClassDemand {
+        count: 0,
+        weights: k.weights.clone(),
+        latency_frac: k.latency_frac,
+        dram_policy: k.dram_policy,
+        line_bound: k.line_bound,
+        compute_frac: k.compute_frac,
+        write_frac: k.write_frac,
+        host_frac: k.host_frac,
+        host_pool: k.host_pool,
+        staging: k.staging,
+    }
+}
+
+/// A member's heap key: its virtual finish time's bits above its number, so one integer
+/// compare orders by (finish time, member), as the general classes' heap of pairs does
+/// (the bits of non-negative floats order as their values; finish times never go below
+/// zero).
+fn member_key(finish: f64, member: usize) -> u128 {
+    debug_assert!(finish >= 0.0, "virtual finish time {finish} is negative");
+    ((finish.to_bits() as u128) << 64) | member as u128
+}
+
+/// The (virtual finish time, member) of a key.
+fn split_key(key: u128) -> (f64, usize) {
+    (f64::from_bits((key >> 64) as u64), key as u64 as usize)
+}
+
+/// A binary min-heap of distinct keys whose sifts move a hole instead of swapping (a pop
+/// returns the same key as any min-heap would: keys are distinct).
+#[derive(Debug, Default)]
+struct MinHeap(Vec<u128>);
+
+impl MinHeap {
+    #[inline]
+    fn peek(&self) -> Option<u128> {
+        self.0.first().copied()
+    }
+
+    #[inline]
+    fn push(&mut self, key: u128) {
+        let v = &mut self.0;
+        let mut at = v.len();
+        v.push(key);
+        while at > 0 {
+            let parent = (at - 1) / 2;
+            if v[parent] <= key {
+                break;
+            }
+            v[at] = v[parent];
+            at = parent;
+        }
+        v[at] = key;
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<u128> {
+        let v = &mut self.0;
+        let last = v.pop()?;
+        let Some(&top) = v.first() else {
+            return Some(last);
+        };
+        let n = v.len();
+        let mut at = 0;
+        loop {
+            let left = 2 * at + 1;
+            if left >= n {
+                break;
+            }
+            let child = if left + 1 < n && v[left + 1] < v[left] {
+                left + 1
+            } else {
+                left
+            };
+            if last <= v[child] {
+                break;
+            }
+            v[at] = v[child];
+            at = child;
+        }
+        v[at] = last;
+        Some(top)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+
+    use super::{MinHeap, member_key, split_key};
+
+    #[test]
+    fn the_member_heap_pops_as_a_heap_of_pairs() {
+        let mut ours = MinHeap::default();
+        let mut pairs = BinaryHeap::new();
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for member in 0..20_000usize {
+            // Few distinct finish times, so ties fall to the member.
+            let finish = next(50) as f64 * 0.25;
+            ours.push(member_key(finish, member));
+            pairs.push(Reverse((finish.to_bits(), member)));
+            for _ in 0..next(3) {
+                let want = pairs.pop().map(|Reverse((f, m))| (f64::from_bits(f), m));
+                assert_eq!(ours.pop().map(split_key), want);
+            }
+            assert_eq!(
+                ours.peek().map(split_key),
+                pairs.peek().map(|&Reverse((f, m))| (f64::from_bits(f), m))
+            );
+        }
+        while let Some(Reverse((f, m))) = pairs.pop() {
+            assert_eq!(ours.pop().map(split_key), Some((f64::from_bits(f), m)));
+        }
+        assert_eq!(ours.pop(), None);
+    }
+}
