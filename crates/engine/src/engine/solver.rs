@@ -16,7 +16,10 @@
 //! Latency-bound work: a class whose standalone time is a fraction `f` latency bound runs
 //! at most at `cap = 1 / ((1 - f) + f * L(u)/L(0))`, where `u` is DRAM utilisation. Since
 //! `u` depends on the speeds, the solver finds the fixed point `u = usage(u) / C_dram`
-//! (usage is non-increasing in `u`, so the root is unique) by the Illinois method.
+//! (usage is non-increasing in `u`, so the root is unique) by the Illinois method. From
+//! one filling of that search to the next only the latency-dependent caps change, so the
+//! fillings of a solve share their work, exactly: later ones replay the first one's
+//! rounds that no such cap takes part in (see `Solver::replay`).
 //!
 //! Model v2 (each off by default, so v1 results stay bit-identical):
 //! - DRAM policy per class: max-min (above); *priority* classes are filled first, the
@@ -115,6 +118,8 @@ pub struct Solver {
     /// summed in this solve), and threads plus host threads.
     pool_wanted: Vec<Option<f64>>,
     host_wanted: Vec<Option<f64>>,
+    /// Scratch for `prepare`'s per-thread throughputs.
+    pool_paces: Vec<Option<(u64, f64)>>,
     /// L(0) at this solve's write mix (the divisor of every latency slowdown).
     idle_ns: f64,
     /// Per resource, in one filling round: the rate level at which it saturates.
@@ -132,10 +137,23 @@ pub struct Solver {
     flat: Vec<Weight>,
     /// Each class's slice of `flat` (empty for classes not running).
     flat_range: Vec<(u32, u32)>,
-    caps: Vec<f64>,
-    /// Per class, in one filling: the rate level at which it reaches its cap.
-    cap_level: Vec<f64>,
-    saturated: Vec<bool>,
+    /// Per class, what a filling round reads of it (caps set per filling).
+    rising: Vec<Rising>,
+    /// The classes whose cap depends on DRAM utilisation (set per solve).
+    varying: Vec<CapTerms>,
+    /// The classes that take part in the filling with a fixed cap (set per solve).
+    rising_fixed: Vec<usize>,
+    /// Each class's cap and limiter where fixed (set per solve; the others are set by
+    /// each filling).
+    fixed_out: Vec<ClassSpeed>,
+    /// Whether no class's cap depends on DRAM utilisation (set per solve).
+    caps_fixed: bool,
+    /// Each class's draw at speed 1 on DRAM (class, count x weight), in `flat` order.
+    dram_loads: Vec<(usize, f64)>,
+    /// DRAM draw after the last filling (`usage` is summed only when the solve ends).
+    dram_draw: f64,
+    /// The first filling's rounds that no latency-dependent cap takes part in.
+    trace: Trace,
     /// Draw on each resource after the last solve.
     pub usage: Vec<f64>,
     /// DRAM utilisation (draw / capacity) after the last solve.
@@ -147,6 +165,9 @@ pub struct Solver {
     offered: f64,
     /// Write share of the running classes' DRAM demand (None: the curve's own mix).
     write_frac: Option<f64>,
+    /// Rounds the fillings skipped by replaying recorded ones (for the tests).
+    #[cfg(test)]
+    rounds_repeated: u64,
 }
 
 /// Relative tolerance when comparing fill levels.
@@ -173,26 +194,32 @@ impl Solver {
         out: &mut Vec<ClassSpeed>,
     ) {
         self.prepare(capacities, dram, curve, classes);
+        out.clear();
+        out.extend_from_slice(&self.fixed_out);
         let latency_sensitive = classes
             .iter()
             .any(|c| c.count > 0 && (c.latency_frac > 0.0 || c.line_bound > 0.0 || paced(c)));
         if !latency_sensitive || capacities[dram] <= 0.0 {
-            self.fill(capacities, dram, classes, curve, 0.0, out);
-            self.finish(capacities, dram, curve);
+            self.fill(capacities, dram, curve, 0.0, out);
+            self.settle(capacities, dram, curve, out);
             return;
+        }
+        // Several fillings follow: the first records its rounds for the others.
+        if self.priority.is_empty() {
+            self.trace.record();
         }
         // Fixed point of u = g(u), g non-increasing: root of h(u) = g(u) - u on [0, 1]
         // (utilisation), or on [0, g(0)] (offered load, which may exceed 1).
         let offered = curve.by_offered_load();
         let h = |u: f64, s: &mut Self, out: &mut Vec<ClassSpeed>| {
-            s.fill(capacities, dram, classes, curve, u, out);
-            let load = if offered { s.offered } else { s.usage[dram] };
+            s.fill(capacities, dram, curve, u, out);
+            let load = if offered { s.offered } else { s.dram_draw };
             load / capacities[dram] - u
         };
         let (mut a, mut b) = (0.0_f64, 1.0_f64);
         let mut ha = h(a, self, out);
         if ha <= 0.0 {
-            self.finish(capacities, dram, curve);
+            self.settle(capacities, dram, curve, out);
             return;
         }
         if offered {
@@ -201,7 +228,7 @@ impl Solver {
         let mut hb = h(b, self, out);
         if hb >= 0.0 {
             // Saturated even at the highest latency.
-            self.finish(capacities, dram, curve);
+            self.settle(capacities, dram, curve, out);
             return;
         }
         let mut side = 0i8;
@@ -225,6 +252,26 @@ impl Solver {
                     ha *= 0.5;
                 }
                 side = -1;
+            }
+        }
+        self.settle(capacities, dram, curve, out);
+    }
+
+    /// Every resource's draw at the last filling's speeds (a filling sums only DRAM's,
+    /// which is all the fixed point reads; these are the same sums in the same order),
+    /// then the utilisation and latency the solve reports.
+    fn settle(
+        &mut self,
+        capacities: &[f64],
+        dram: usize,
+        curve: &LatencyCurve,
+        out: &[ClassSpeed],
+    ) {
+        self.usage.clear();
+        self.usage.resize(capacities.len(), 0.0);
+        for (&(a, b), o) in self.flat_range.iter().zip(out) {
+            for w in &self.flat[a as usize..b as usize] {
+                self.usage[w.r] += w.load * o.speed;
             }
         }
         self.finish(capacities, dram, curve);
@@ -391,10 +438,13 @@ impl Solver {
         self.rest.clear();
         self.flat.clear();
         self.flat_range.clear();
+        self.rising.clear();
         self.compute_term.clear();
         self.compute_pool.clear();
         self.host_term.clear();
         self.fixed_cap.clear();
+        self.dram_loads.clear();
+        self.trace.clear();
         self.write_frac = None;
         if let Some(base) = curve.base_write_frac() {
             // The run's mix: each class's write share, weighted by its DRAM demand.
@@ -414,7 +464,12 @@ impl Solver {
         }
         self.idle_ns = curve.latency_ns_mix(0.0, self.write_frac);
         for c in classes {
-            let phi = self.phi(capacities, c);
+            // (An idle class's phi is never read: it takes no part in the filling.)
+            let phi = if c.count > 0 {
+                self.phi(capacities, c)
+            } else {
+                0.0
+            };
             self.scale.push(phi);
         }
         // What the running classes want of each pool (the same sums, in the same order,
@@ -423,6 +478,11 @@ impl Solver {
         self.pool_wanted.resize(self.pools.len(), None);
         self.host_wanted.clear();
         self.host_wanted.resize(self.pools.len(), None);
+        // Per pool, the last per-thread throughput asked for (active threads' bits, the
+        // throughput): most classes on a pool ask it for the same active threads.
+        let mut paces: Vec<Option<(u64, f64)>> = std::mem::take(&mut self.pool_paces);
+        paces.clear();
+        paces.resize(self.pools.len(), None);
         for (i, c) in classes.iter().enumerate() {
             let (mut slow, mut pool) = (1.0, None);
             if c.compute_frac > 0.0 && c.count > 0 {
@@ -438,7 +498,15 @@ impl Solver {
                             .sum()
                     });
                     let active = wanted.min(capacities[p.resource]).max(own);
-                    let s = (cpu.per_thread(own) / cpu.per_thread(active)).max(1.0);
+                    let at_active = match paces[k] {
+                        Some((bits, pace)) if bits == active.to_bits() => pace,
+                        _ => {
+                            let pace = cpu.per_thread(active);
+                            paces[k] = Some((active.to_bits(), pace));
+                            pace
+                        }
+                    };
+                    let s = (cpu.per_thread(own) / at_active).max(1.0);
                     if s > slow {
                         (slow, pool) = (s, Some(p.resource));
                     }
@@ -477,6 +545,7 @@ impl Solver {
             let fixed = (!varies).then(|| self.cap_of(i, c, dram, 1.0, 0.0));
             self.fixed_cap.push(fixed);
         }
+        self.pool_paces = paces;
         // A proportional class rises at the speed of the heaviest max-min DRAM class.
         if classes
             .iter()
@@ -505,14 +574,20 @@ impl Solver {
         for (i, c) in classes.iter().enumerate() {
             let dom = self.scale[i];
             let start = self.flat.len() as u32;
+            // The resources it draws on (all, as far as the mask can tell, past 64).
+            let mut touches = 0u64;
             if c.count > 0 {
                 for &(r, w) in &c.weights {
+                    touches |= 1u64.checked_shl(r as u32).unwrap_or(u64::MAX);
                     // The same expressions, so the same bits, as computing them in place.
                     self.flat.push(Weight {
                         r,
                         load: c.count as f64 * w,
                         slope: c.count as f64 * w / dom,
                     });
+                    if r == dram {
+                        self.dram_loads.push((i, c.count as f64 * w));
+                    }
                 }
                 if dom > 0.0 {
                     self.base_active.push(i);
@@ -524,12 +599,41 @@ impl Solver {
                 }
             }
             self.flat_range.push((start, self.flat.len() as u32));
+            self.rising.push(Rising {
+                cap: f64::NAN,
+                cap_level: f64::NAN,
+                scale: dom,
+                draws: (start, self.flat.len() as u32),
+                touches,
+            });
         }
+        self.varying.clear();
+        self.fixed_out.clear();
+        for (i, c) in classes.iter().enumerate() {
+            let s = self.fixed_cap[i].unwrap_or_else(|| {
+                let terms = self.cap_terms(i, c, dram);
+                self.varying.push(terms);
+                ClassSpeed {
+                    speed: f64::NAN,
+                    limiter: None,
+                }
+            });
+            let rising = &mut self.rising[i];
+            rising.cap = s.speed;
+            rising.cap_level = s.speed * rising.scale;
+            self.fixed_out.push(s);
+        }
+        self.caps_fixed = self.varying.is_empty();
+        self.rising_fixed.clear();
+        let fixed = self
+            .base_active
+            .iter()
+            .filter(|&&i| self.fixed_cap[i].is_some());
+        self.rising_fixed.extend(fixed);
     }
 
     /// Class `i`'s cap (the highest speed latency, cores and its host thread allow) at a
     /// latency `slowdown` of L(u)/L(0) and `latency_ns` of L(u), and what holds it there.
-    #[inline]
     fn cap_of(
         &self,
         i: usize,
@@ -538,48 +642,42 @@ impl Solver {
         slowdown: f64,
         latency_ns: f64,
     ) -> ClassSpeed {
-        let compute = self.compute_term[i];
-        let host = self.host_term[i];
-        let latency = c.latency_frac * (slowdown - 1.0);
-        // (Adding zero compute and host terms keeps the v1 expression's bits.)
-        let mut cap = 1.0 / ((1.0 - c.latency_frac) + c.latency_frac * slowdown + compute + host);
-        if c.line_bound > 0.0
-            && let Some(w) = dram_weight(c, dram)
-        {
-            cap = cap.min(c.line_bound / (latency_ns * w));
-        }
-        if let Some(st) = &c.staging {
-            cap = cap.min(st.cap(slowdown));
-        }
-        // Slower cores are the pool's loss; latency the DRAM's.
-        let limiter = match self.compute_pool[i] {
-            _ if host > latency && host >= compute => {
-                Limiter::Rate(RateId::from_index(c.host_pool))
-            }
-            Some(p) if compute > latency => Limiter::Rate(RateId::from_index(p)),
-            _ => Limiter::DramLatency,
-        };
-        ClassSpeed {
-            speed: cap,
-            limiter: (cap < 1.0 - EPS).then_some(limiter),
+        self.cap_terms(i, c, dram).at(slowdown, latency_ns)
+    }
+
+    /// The terms of class `i`'s cap that do not depend on DRAM latency.
+    fn cap_terms(&self, i: usize, c: &ClassDemand, dram: usize) -> CapTerms {
+        CapTerms {
+            class: i,
+            latency_frac: c.latency_frac,
+            unbound_frac: 1.0 - c.latency_frac,
+            compute: self.compute_term[i],
+            compute_pool: self.compute_pool[i],
+            host: self.host_term[i],
+            host_pool: c.host_pool,
+            lines: (c.line_bound > 0.0)
+                .then(|| Some((c.line_bound, dram_weight(c, dram)?)))
+                .flatten(),
+            staging: c.staging,
         }
     }
 
     /// Progressive filling at a given DRAM utilisation `u` (which sets latency caps).
-    /// [`Solver::prepare`] must have run for the same classes.
+    /// [`Solver::prepare`] must have run for the same classes, and `out` start from its
+    /// `fixed_out` (a filling rewrites only the entries fillings change). Sums only
+    /// DRAM's draw (`dram_draw`, `offered`); [`Solver::settle`] sums every resource's.
     fn fill(
         &mut self,
         capacities: &[f64],
         dram: usize,
-        classes: &[ClassDemand],
         curve: &LatencyCurve,
         u: f64,
-        out: &mut Vec<ClassSpeed>,
+        out: &mut [ClassSpeed],
     ) {
         let nr = capacities.len();
         // Only caps that vary with utilisation read the curve: L(u), and L(u)/L(0) as
         // `curve.slowdown_mix` computes it.
-        let (slowdown, latency_ns) = if self.fixed_cap.iter().all(Option::is_some) {
+        let (slowdown, latency_ns) = if self.caps_fixed {
             (1.0, 0.0)
         } else {
             let at = curve.latency_ns_mix(u, self.write_frac);
@@ -587,80 +685,131 @@ impl Solver {
         };
         self.frozen_load.clear();
         self.frozen_load.resize(nr, 0.0);
-        self.usage.clear();
-        self.usage.resize(nr, 0.0);
         self.slope.resize(nr, 0.0);
-        self.caps.clear();
-        self.cap_level.clear();
-        out.clear();
-        for (i, c) in classes.iter().enumerate() {
-            let s = match self.fixed_cap[i] {
-                Some(s) => s,
-                None => self.cap_of(i, c, dram, slowdown, latency_ns),
-            };
-            self.caps.push(s.speed);
-            self.cap_level.push(s.speed * self.scale[i]);
-            out.push(s);
+        self.room.resize(nr, 0.0);
+        // Fixed caps stay in place from `prepare` (in `out` from the solve) but for the
+        // classes the last filling froze; only the varying ones are set.
+        for &i in &self.rising_fixed {
+            out[i] = self.fixed_out[i];
         }
+        for terms in &self.varying {
+            let (i, s) = (terms.class, terms.at(slowdown, latency_ns));
+            let rising = &mut self.rising[i];
+            rising.cap = s.speed;
+            rising.cap_level = s.speed * rising.scale;
+            out[i] = s;
+        }
+        let recording = self.trace.mode == TraceMode::Record;
         let phases = if self.priority.is_empty() { 1 } else { 2 };
-        let flat = &self.flat;
-        let range = |i: usize| {
-            let (a, b) = self.flat_range[i];
-            &flat[a as usize..b as usize]
-        };
         // Each round raises the common rate level `lambda` until a resource
         // saturates or a class reaches its cap; those classes freeze. Priority classes
         // (if any) are filled first, the others in a second phase on what is left.
         for phase in 0..phases {
             self.active.clear();
+            // This filling's rounds so far, and those repeated from the trace.
+            let (mut round, mut repeated) = (0, 0);
             if phases == 1 {
-                self.active.extend_from_slice(&self.base_active);
+                if self.trace.mode == TraceMode::Replay {
+                    repeated = self.replay(out);
+                    round = repeated;
+                    #[cfg(test)]
+                    {
+                        self.rounds_repeated += repeated as u64;
+                    }
+                } else {
+                    self.active.extend_from_slice(&self.base_active);
+                }
             } else if phase == 0 {
                 self.active.extend_from_slice(&self.priority);
             } else {
                 self.active.extend_from_slice(&self.rest);
             }
+            // Recording stops at the first round a latency-dependent cap takes part in
+            // (that round's rooms are still kept: later fillings enter it alike).
+            let mut tracing = recording;
             while !self.active.is_empty() {
-                self.slope.iter_mut().for_each(|s| *s = 0.0);
-                for &i in &self.active {
-                    for w in range(i) {
-                        self.slope[w.r] += w.slope;
-                    }
-                }
-                // Each resource's saturation level, once per round.
-                let mut lambda = f64::INFINITY;
-                self.room.clear();
-                for ((&cap, &load), &slope) in
-                    capacities.iter().zip(&self.frozen_load).zip(&self.slope)
-                {
-                    let l = if slope > 0.0 {
-                        let l = (cap - load).max(0.0) / slope;
-                        lambda = lambda.min(l);
-                        l
-                    } else {
-                        f64::INFINITY
+                let flat = &self.flat;
+                let range = |i: usize| {
+                    let (a, b) = self.rising[i].draws;
+                    &flat[a as usize..b as usize]
+                };
+                // Each resource's saturation level, once per round (NaN where nothing
+                // rising draws on it: never `<=` any level, so never saturated). The
+                // first round after those repeated starts where the first filling's
+                // did: the same rooms.
+                let mut lambda;
+                let room: &[f64] = if round == repeated && round < self.trace.roomed() {
+                    lambda = self.trace.lambda_rooms[round];
+                    &self.trace.rooms[round * nr..(round + 1) * nr]
+                } else {
+                    let slope = match self.trace.slopes(round, &self.active, nr) {
+                        Some(s) => s,
+                        None => {
+                            self.slope.iter_mut().for_each(|s| *s = 0.0);
+                            for &i in &self.active {
+                                for w in range(i) {
+                                    self.slope[w.r] += w.slope;
+                                }
+                            }
+                            if recording && round == self.trace.summed() {
+                                self.trace.sums(&self.active, &self.slope);
+                            }
+                            &self.slope
+                        }
                     };
-                    self.room.push(l);
-                }
+                    lambda = f64::INFINITY;
+                    for ((room, &cap), (&load, &slope)) in (self.room.iter_mut())
+                        .zip(capacities)
+                        .zip(self.frozen_load.iter().zip(slope))
+                    {
+                        *room = if slope > 0.0 {
+                            let l = (cap - load).max(0.0) / slope;
+                            lambda = lambda.min(l);
+                            l
+                        } else {
+                            f64::NAN
+                        };
+                    }
+                    if tracing {
+                        self.trace.rooms.extend_from_slice(&self.room);
+                        self.trace.lambda_rooms.push(lambda);
+                    }
+                    &self.room
+                };
+                let least_room = lambda;
                 for &i in &self.active {
-                    lambda = lambda.min(self.cap_level[i]);
+                    lambda = lambda.min(self.rising[i].cap_level);
                 }
                 let level = lambda * (1.0 + 1e-9);
-                // Freeze classes that reach their cap, and classes crossing saturated resources.
-                self.saturated.clear();
-                for (&slope, &room) in self.slope.iter().zip(&self.room) {
-                    self.saturated.push(slope > 0.0 && room <= level);
-                }
+                // Freeze classes that reach their cap, and classes crossing saturated
+                // resources: a mask of them where resources are few (none saturates
+                // when even the least room is above the level).
+                let saturated = if least_room > level {
+                    0
+                } else if nr <= 64 {
+                    (room.iter().rev()).fold(0u64, |m, &l| (m << 1) | (l <= level) as u64)
+                } else {
+                    // (Past 64 resources every class checks its draws.)
+                    u64::MAX
+                };
                 let mut still = std::mem::take(&mut self.still);
                 still.clear();
+                let frozen_from = self.trace.frozen.len();
                 for &i in &self.active {
-                    let at_cap = self.cap_level[i] <= level;
-                    let on_saturated = range(i).iter().find(|w| self.saturated[w.r]);
+                    let c = &self.rising[i];
+                    let at_cap = c.cap_level <= level;
+                    let on_saturated = if c.touches & saturated != 0 {
+                        flat[c.draws.0 as usize..c.draws.1 as usize]
+                            .iter()
+                            .find(|w| room[w.r] <= level)
+                    } else {
+                        None
+                    };
                     if at_cap || on_saturated.is_some() {
                         let speed = if at_cap {
-                            self.caps[i]
+                            c.cap
                         } else {
-                            (lambda / self.scale[i]).min(self.caps[i])
+                            (lambda / c.scale).min(c.cap)
                         };
                         let limiter = match on_saturated {
                             Some(w) if !at_cap => Some(Limiter::Rate(RateId::from_index(w.r))),
@@ -670,14 +819,19 @@ impl Solver {
                         for w in range(i) {
                             self.frozen_load[w.r] += w.load * speed;
                         }
+                        if tracing {
+                            self.trace.frozen.push((i, out[i]));
+                        }
                     } else {
                         still.push(i);
                     }
                 }
-                if still.len() == self.active.len() {
+                let stuck = still.len() == self.active.len();
+                if stuck {
                     // Numerical corner: nothing froze; freeze everything at this level.
                     for &i in &still {
-                        let speed = (lambda / self.scale[i]).min(self.caps[i]);
+                        let c = &self.rising[i];
+                        let speed = (lambda / c.scale).min(c.cap);
                         out[i].speed = speed;
                         for w in range(i) {
                             self.frozen_load[w.r] += w.load * speed;
@@ -685,27 +839,148 @@ impl Solver {
                     }
                     still.clear();
                 }
+                if tracing {
+                    // A round the latency caps take no part in: every varying cap lies
+                    // above the level, so none set lambda or froze at its cap.
+                    let varies = |&i: &usize| self.fixed_cap[i].is_none();
+                    tracing = !stuck
+                        && level >= lambda
+                        && (self.active.iter().filter(|i| varies(i)))
+                            .all(|&i| self.rising[i].cap_level > level);
+                    let t = &mut self.trace;
+                    if tracing {
+                        // Each varying class, with its speed if the round froze it.
+                        let frozen = &t.frozen[frozen_from..];
+                        let varying = (self.active.iter().copied().filter(varies)).map(|i| {
+                            let froze = frozen.iter().find(|f| f.0 == i);
+                            (i, froze.map(|f| f.1.speed))
+                        });
+                        t.varying.extend(varying);
+                        t.still.extend_from_slice(&still);
+                        t.load.extend_from_slice(&self.frozen_load);
+                        t.rounds.push(TracedRound {
+                            lambda,
+                            level,
+                            varying_end: t.varying.len() as u32,
+                            frozen_end: t.frozen.len() as u32,
+                            still_end: t.still.len() as u32,
+                        });
+                    } else {
+                        t.frozen.truncate(frozen_from);
+                    }
+                }
                 self.still = std::mem::replace(&mut self.active, still);
+                round += 1;
             }
         }
-        self.offered = 0.0;
-        for (i, c) in classes.iter().enumerate() {
-            if c.count == 0 {
-                continue;
+        if recording {
+            self.trace.mode = TraceMode::Replay;
+        }
+        // DRAM's draw and offered load, summed as `settle` sums every resource's.
+        let (mut draw, mut offered) = (0.0, 0.0);
+        for &(i, load) in &self.dram_loads {
+            draw += load * out[i].speed;
+            // Held back by DRAM itself: it offers what its cap allows.
+            let at = if out[i].limiter == Some(Limiter::Rate(RateId::from_index(dram))) {
+                self.rising[i].cap
+            } else {
+                out[i].speed
+            };
+            offered += load * at;
+        }
+        self.dram_draw = draw;
+        self.offered = offered;
+    }
+
+    /// Skips the recorded rounds that this filling's caps leave unchanged: a round
+    /// repeats when each latency-dependent cap among its rising classes still lies above
+    /// its level (so lambda, the saturated resources and who freezes are the same) and
+    /// each such class it froze on a resource gets the same speed. Leaves the state after
+    /// the last repeated round (or the first round's) in `active`, `frozen_load`, `out`,
+    /// and returns how many rounds repeated.
+    fn replay(&mut self, out: &mut [ClassSpeed]) -> usize {
+        let t = &self.trace;
+        let (mut repeated, mut varying_from, mut frozen_from) = (0, 0, 0);
+        for round in &t.rounds {
+            let (v, f) = (round.varying_end as usize, round.frozen_end as usize);
+            let repeats = t.varying[varying_from..v].iter().all(|&(i, froze)| {
+                let c = &self.rising[i];
+                c.cap_level > round.level
+                    && froze.is_none_or(|speed| {
+                        let again = (round.lambda / c.scale).min(c.cap);
+                        again.to_bits() == speed.to_bits()
+                    })
+            });
+            if !repeats {
+                break;
             }
-            for w in range(i) {
-                self.usage[w.r] += w.load * out[i].speed;
-                if w.r == dram {
-                    // Held back by DRAM itself: it offers what its cap allows.
-                    let offered = if out[i].limiter == Some(Limiter::Rate(RateId::from_index(dram)))
-                    {
-                        self.caps[i]
-                    } else {
-                        out[i].speed
-                    };
-                    self.offered += w.load * offered;
-                }
+            (repeated, varying_from, frozen_from) = (repeated + 1, v, f);
+        }
+        if repeated == 0 {
+            self.active.extend_from_slice(&self.base_active);
+            return 0;
+        }
+        for &(i, s) in &t.frozen[..frozen_from] {
+            out[i] = s;
+        }
+        let nr = self.frozen_load.len();
+        let last = repeated - 1;
+        let still_from = if last == 0 {
+            0
+        } else {
+            t.rounds[last - 1].still_end as usize
+        };
+        self.active
+            .extend_from_slice(&t.still[still_from..t.rounds[last].still_end as usize]);
+        self.frozen_load
+            .copy_from_slice(&t.load[last * nr..(last + 1) * nr]);
+        repeated
+    }
+}
+
+/// What a class's cap is made of, but for DRAM latency (see [`Solver::cap_of`]).
+#[derive(Debug, Clone, Copy)]
+struct CapTerms {
+    class: usize,
+    latency_frac: f64,
+    /// `1 - latency_frac`.
+    unbound_frac: f64,
+    /// The time the compute-bound share adds, and the pool that slows it.
+    compute: f64,
+    compute_pool: Option<usize>,
+    /// The time the host thread's share adds, and its pool.
+    host: f64,
+    host_pool: usize,
+    /// Little's-law bound and the DRAM draw it divides, when bounded and on DRAM.
+    lines: Option<(f64, f64)>,
+    staging: Option<StagedCopy>,
+}
+
+impl CapTerms {
+    /// The cap at a latency `slowdown` of L(u)/L(0) and `latency_ns` of L(u).
+    #[inline]
+    fn at(&self, slowdown: f64, latency_ns: f64) -> ClassSpeed {
+        let (compute, host) = (self.compute, self.host);
+        let latency = self.latency_frac * (slowdown - 1.0);
+        // (Adding zero compute and host terms keeps the v1 expression's bits.)
+        let mut cap = 1.0 / (self.unbound_frac + self.latency_frac * slowdown + compute + host);
+        if let Some((line_bound, w)) = self.lines {
+            cap = cap.min(line_bound / (latency_ns * w));
+        }
+        if let Some(st) = &self.staging {
+            cap = cap.min(st.cap(slowdown));
+        }
+        // Slower cores are the pool's loss; latency the DRAM's.
+        let limiter = match self.compute_pool {
+            _ if host > latency && host >= compute => {
+                Limiter::Rate(RateId::from_index(self.host_pool))
             }
+            Some(p) if compute > latency => Limiter::Rate(RateId::from_index(p)),
+            _ => Limiter::DramLatency,
+        };
+        ClassSpeed {
+            speed: cap,
+            limiter: (cap < 1.0 - EPS).then_some(limiter),
         }
     }
 }
@@ -727,6 +1002,118 @@ fn weight_on(c: &ClassDemand, r: usize) -> Option<f64> {
         .iter()
         .find(|&&(x, w)| x == r && w > 0.0)
         .map(|&(_, w)| w)
+}
+
+/// The rounds of a solve's first filling that no latency-dependent cap took part in,
+/// for the later fillings to skip (see [`Solver::replay`]).
+#[derive(Debug, Default, Clone)]
+struct Trace {
+    mode: TraceMode,
+    rounds: Vec<TracedRound>,
+    /// Per round, its rising classes whose cap varies (ends in `TracedRound`), with the
+    /// speed it froze them at on a saturated resource, if it did.
+    varying: Vec<(usize, Option<f64>)>,
+    /// Per round, the classes it froze and their speeds.
+    frozen: Vec<(usize, ClassSpeed)>,
+    /// Per round, the classes still rising after it.
+    still: Vec<usize>,
+    /// Per round, the frozen load on each resource after it.
+    load: Vec<f64>,
+    /// Per round up to the first one not repeatable, each resource's room (as the
+    /// filling computes it) and the least of them.
+    rooms: Vec<f64>,
+    lambda_rooms: Vec<f64>,
+    /// Per round of the first filling, its rising classes (ends in `active_end`) and
+    /// the summed slope on each resource (they depend on nothing else).
+    active: Vec<usize>,
+    active_end: Vec<u32>,
+    slopes: Vec<f64>,
+}
+
+/// Whether the next filling records its rounds, replays them, or neither.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum TraceMode {
+    #[default]
+    Off,
+    Record,
+    Replay,
+}
+
+/// One recorded round: its rate level and where its entries end in the trace lists.
+#[derive(Debug, Clone, Copy)]
+struct TracedRound {
+    lambda: f64,
+    level: f64,
+    varying_end: u32,
+    frozen_end: u32,
+    still_end: u32,
+}
+
+impl Trace {
+    /// Forgets the last solve's rounds; nothing is recorded or replayed.
+    fn clear(&mut self) {
+        self.mode = TraceMode::Off;
+        self.rounds.clear();
+        self.varying.clear();
+        self.frozen.clear();
+        self.still.clear();
+        self.load.clear();
+        self.rooms.clear();
+        self.lambda_rooms.clear();
+        self.active.clear();
+        self.active_end.clear();
+        self.slopes.clear();
+    }
+
+    /// Rounds whose rooms are recorded.
+    fn roomed(&self) -> usize {
+        self.lambda_rooms.len()
+    }
+
+    /// Rounds whose slopes are recorded.
+    fn summed(&self) -> usize {
+        self.active_end.len()
+    }
+
+    /// Records the next round's rising classes and summed slopes.
+    fn sums(&mut self, active: &[usize], slope: &[f64]) {
+        self.active.extend_from_slice(active);
+        self.active_end.push(self.active.len() as u32);
+        self.slopes.extend_from_slice(slope);
+    }
+
+    /// The slopes recorded for round `k` if it had the same rising classes.
+    fn slopes(&self, k: usize, active: &[usize], nr: usize) -> Option<&[f64]> {
+        let end = *self.active_end.get(k)? as usize;
+        let start = if k == 0 {
+            0
+        } else {
+            self.active_end[k - 1] as usize
+        };
+        let recorded = &self.active[start..end];
+        let same =
+            recorded.len() == active.len() && recorded.iter().zip(active).all(|(a, b)| a == b);
+        same.then(|| &self.slopes[k * nr..(k + 1) * nr])
+    }
+
+    /// The next filling records its rounds.
+    fn record(&mut self) {
+        self.mode = TraceMode::Record;
+    }
+}
+
+/// What a filling round reads of one class, together.
+#[derive(Debug, Clone, Copy)]
+struct Rising {
+    /// Its cap (speed) and the rate level at which it reaches it, in this filling.
+    cap: f64,
+    cap_level: f64,
+    /// Its `phi`: speed x scale is its rate level.
+    scale: f64,
+    /// Its slice of `flat`, and a mask of the resources it draws on (bits past 64 all
+    /// set).
+    draws: (u32, u32),
+    touches: u64,
 }
 
 /// One class's draw on one resource, with the factors the filling needs.
@@ -854,6 +1241,9 @@ impl Hasher for FoldHasher {
         self.0
     }
 }
+
+#[cfg(test)]
+mod fill_tests;
 
 #[cfg(test)]
 mod tests {
@@ -994,24 +1384,24 @@ mod tests {
     }
 
     /// A small deterministic generator for the randomised tests.
-    struct XorShift(u64);
+    pub(super) struct XorShift(pub(super) u64);
 
     impl XorShift {
-        fn next(&mut self) -> u64 {
+        pub(super) fn next(&mut self) -> u64 {
             self.0 ^= self.0 << 13;
             self.0 ^= self.0 >> 7;
             self.0 ^= self.0 << 17;
             self.0
         }
-        fn below(&mut self, n: u64) -> u64 {
+        pub(super) fn below(&mut self, n: u64) -> u64 {
             self.next() % n
         }
-        fn unit(&mut self) -> f64 {
+        pub(super) fn unit(&mut self) -> f64 {
             (self.next() >> 11) as f64 / (1u64 << 53) as f64
         }
     }
 
-    fn random_curve(rng: &mut XorShift) -> LatencyCurve {
+    pub(super) fn random_curve(rng: &mut XorShift) -> LatencyCurve {
         let points = vec![
             (0.0, 80.0 + 60.0 * rng.unit()),
             (0.5, 150.0 + 50.0 * rng.unit()),
@@ -1037,7 +1427,7 @@ mod tests {
         curve.with_write_mixes(0.3, vec![(0.0, read)]).unwrap()
     }
 
-    fn random_class(rng: &mut XorShift, nr: usize, simple: bool) -> ClassDemand {
+    pub(super) fn random_class(rng: &mut XorShift, nr: usize, simple: bool) -> ClassDemand {
         let mut weights = Vec::new();
         for r in 0..nr {
             if rng.below(2) == 0 {
