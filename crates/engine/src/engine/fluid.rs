@@ -32,6 +32,36 @@ impl ClassId {
 /// A member of a class, as the caller numbers it (the engine's activity slot).
 pub(super) type MemberId = usize;
 
+/// Brings a virtual clock from `*last` to `now`: `speed` standalone seconds per wall
+/// second, the time below standalone speed charged to `limiter` in `lost`. Shared by
+/// the general classes and the lane's one class, so both keep the same arithmetic.
+#[inline]
+pub(super) fn advance_clock(
+    now: SimTime,
+    last: &mut SimTime,
+    virtual_now: &mut f64,
+    speed: f64,
+    limiter: Option<Limiter>,
+    lost: &mut Loss,
+) {
+    if now == *last {
+        // Already there (an event advances a class up to three times at one instant):
+        // skip the integer-to-float conversion of a zero interval.
+        return;
+    }
+    let dt = (now - *last) as f64 * 1e-9;
+    if dt > 0.0 {
+        *virtual_now += speed * dt;
+        if speed < 1.0 {
+            // Below standalone speed with no saturated resource named: the
+            // loaded-latency cap is what held it back.
+            let cause = limiter.unwrap_or(Limiter::DramLatency);
+            lost.add(cause, (1.0 - speed) * dt);
+        }
+    }
+    *last = now;
+}
+
 /// A virtual-time class of identical running activities.
 struct Class {
     key: KeyId,
@@ -231,22 +261,14 @@ impl Fluid {
     /// Brings a class's virtual clock and lost-time counters up to `now`.
     fn advance(&mut self, now: SimTime, c: ClassId) {
         let class = &mut self.classes[c.0];
-        if now == class.last {
-            // Already there (an event advances a class up to three times at one instant):
-            // skip the integer-to-float conversion of a zero interval.
-            return;
-        }
-        let dt = (now - class.last) as f64 * 1e-9;
-        if dt > 0.0 {
-            class.virtual_now += class.speed * dt;
-            if class.speed < 1.0 {
-                // Below standalone speed with no saturated resource named: the
-                // loaded-latency cap is what held it back.
-                let cause = class.limiter.unwrap_or(Limiter::DramLatency);
-                class.lost.add(cause, (1.0 - class.speed) * dt);
-            }
-        }
-        class.last = now;
+        advance_clock(
+            now,
+            &mut class.last,
+            &mut class.virtual_now,
+            class.speed,
+            class.limiter,
+            &mut class.lost,
+        );
     }
 
     /// The member of `class` that finishes next (to name it when its end is out of range).

@@ -8,7 +8,7 @@
 use crate::model::Dram;
 use crate::time::SimTime;
 
-use super::fluid::ceil_to_u64;
+use super::fluid::{advance_clock, ceil_to_u64};
 use super::observer::{Limiter, Loss};
 use super::plan::ClassKey;
 use super::solver::{ClassDemand, ClassSpeed, PoolRule, Solver};
@@ -129,20 +129,14 @@ impl LaneClass {
     /// Brings the virtual clock and lost-time counters up to `now`.
     #[inline]
     fn advance(&mut self, now: SimTime) {
-        if now == self.last {
-            return;
-        }
-        let dt = (now - self.last) as f64 * 1e-9;
-        if dt > 0.0 {
-            self.virtual_now += self.speed * dt;
-            if self.speed < 1.0 {
-                // Below standalone speed with no saturated resource named: the
-                // loaded-latency cap is what held it back.
-                let cause = self.limiter.unwrap_or(Limiter::DramLatency);
-                self.lost.add(cause, (1.0 - self.speed) * dt);
-            }
-        }
-        self.last = now;
+        advance_clock(
+            now,
+            &mut self.last,
+            &mut self.virtual_now,
+            self.speed,
+            self.limiter,
+            &mut self.lost,
+        );
     }
 
     /// Removes every member whose virtual finish time has been reached, handing each to
