@@ -238,18 +238,7 @@ impl Fluid {
                     lost: Loss::zero(nrate),
                     scheduled: SimTime::NEVER,
                 });
-                self.demands.push(ClassDemand {
-                    count: 0,
-                    weights: k.weights.clone(),
-                    latency_frac: k.latency_frac,
-                    dram_policy: k.dram_policy,
-                    line_bound: k.line_bound,
-                    compute_frac: k.compute_frac,
-                    write_frac: k.write_frac,
-                    host_frac: k.host_frac,
-                    host_pool: k.host_pool,
-                    staging: k.staging,
-                });
+                self.demands.push(k.demand(0));
                 ClassId(self.classes.len() - 1)
             }
         };

@@ -171,21 +171,7 @@ fn reference(c: &Case) -> Vec<f64> {
         // Every activity its own variable, rates from scratch.
         let demands: Vec<ClassDemand> = active
             .iter()
-            .map(|&i| {
-                let k = &c.keys[c.arrivals[i].key];
-                ClassDemand {
-                    count: 1,
-                    weights: k.weights.clone(),
-                    latency_frac: k.latency_frac,
-                    dram_policy: k.dram_policy,
-                    line_bound: k.line_bound,
-                    compute_frac: k.compute_frac,
-                    write_frac: k.write_frac,
-                    host_frac: k.host_frac,
-                    host_pool: k.host_pool,
-                    staging: k.staging,
-                }
-            })
+            .map(|&i| c.keys[c.arrivals[i].key].demand(1))
             .collect();
         let streams = demands
             .iter()

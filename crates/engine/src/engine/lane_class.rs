@@ -71,7 +71,7 @@ impl LaneClass {
     /// Whether instances of `key` can share as a lane's one class: their speed comes from
     /// rate resources alone (see `Solver::lone_solvable`).
     pub fn fits(key: &ClassKey) -> bool {
-        Solver::lone_solvable(&demand_of(key))
+        Solver::lone_solvable(&key.demand(0))
     }
 
     /// The class of instances of `key`, on rate resources of `capacities` (DRAM at
@@ -79,7 +79,7 @@ impl LaneClass {
     pub fn new(key: &ClassKey, capacities: Vec<f64>, dram: usize, pools: Vec<PoolRule>) -> Self {
         let nrate = capacities.len();
         LaneClass {
-            demand: demand_of(key),
+            demand: key.demand(0),
             solver: Solver::with_pools(pools),
             draws_dram: key.weights.iter().any(|&(r, _)| r == dram),
             capacities,
@@ -242,22 +242,6 @@ impl LaneClass {
         }
         self.scheduled = next;
         Reschedule::At(next)
-    }
-}
-
-/// The solver's view of a class of `key` with no members.
-fn demand_of(k: &ClassKey) -> ClassDemand {
-    ClassDemand {
-        count: 0,
-        weights: k.weights.clone(),
-        latency_frac: k.latency_frac,
-        dram_policy: k.dram_policy,
-        line_bound: k.line_bound,
-        compute_frac: k.compute_frac,
-        write_frac: k.write_frac,
-        host_frac: k.host_frac,
-        host_pool: k.host_pool,
-        staging: k.staging,
     }
 }
 

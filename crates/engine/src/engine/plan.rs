@@ -14,7 +14,7 @@ use super::EngineError;
 use super::holdable::HoldSlot;
 use super::resources::{MissingHold, Resources};
 use super::sampler::Sampler;
-use super::solver::PoolRule;
+use super::solver::{ClassDemand, PoolRule};
 
 /// Index of an interned [`ClassKey`] in [`Plan::keys`].
 pub(super) type KeyId = usize;
@@ -70,6 +70,22 @@ pub(super) struct ClassKey {
 }
 
 impl ClassKey {
+    /// The solver's view of `count` running activities of this key.
+    pub fn demand(&self, count: u32) -> ClassDemand {
+        ClassDemand {
+            count,
+            weights: self.weights.clone(),
+            latency_frac: self.latency_frac,
+            dram_policy: self.dram_policy,
+            line_bound: self.line_bound,
+            compute_frac: self.compute_frac,
+            write_frac: self.write_frac,
+            host_frac: self.host_frac,
+            host_pool: self.host_pool,
+            staging: self.staging,
+        }
+    }
+
     /// Whether activities of this key can ever run slower than standalone.
     pub fn shared(&self) -> bool {
         !self.weights.is_empty()
