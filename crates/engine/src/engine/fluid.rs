@@ -13,10 +13,11 @@ use std::collections::BinaryHeap;
 use crate::model::Dram;
 use crate::time::SimTime;
 
-use super::observer::{Limiter, Loss};
+use super::observer::Loss;
 use super::plan::{ClassKey, KeyId};
 use super::resources::RateId;
 use super::solver::{ClassDemand, ClassSpeed, PoolRule, SolveMemo, Solver};
+use super::virtual_clock::VirtualClock;
 
 /// A class slot (slots are reused, under another key, once a class empties).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -32,36 +33,6 @@ impl ClassId {
 /// A member of a class, as the caller numbers it (the engine's activity slot).
 pub(super) type MemberId = usize;
 
-/// Brings a virtual clock from `*last` to `now`: `speed` standalone seconds per wall
-/// second, the time below standalone speed charged to `limiter` in `lost`. Shared by
-/// the general classes and the lane's one class, so both keep the same arithmetic.
-#[inline]
-pub(super) fn advance_clock(
-    now: SimTime,
-    last: &mut SimTime,
-    virtual_now: &mut f64,
-    speed: f64,
-    limiter: Option<Limiter>,
-    lost: &mut Loss,
-) {
-    if now == *last {
-        // Already there (an event advances a class up to three times at one instant):
-        // skip the integer-to-float conversion of a zero interval.
-        return;
-    }
-    let dt = (now - *last) as f64 * 1e-9;
-    if dt > 0.0 {
-        *virtual_now += speed * dt;
-        if speed < 1.0 {
-            // Below standalone speed with no saturated resource named: the
-            // loaded-latency cap is what held it back.
-            let cause = limiter.unwrap_or(Limiter::DramLatency);
-            lost.add(cause, (1.0 - speed) * dt);
-        }
-    }
-    *last = now;
-}
-
 /// A virtual-time class of identical running activities.
 struct Class {
     key: KeyId,
@@ -73,14 +44,8 @@ struct Class {
     lone_solvable: bool,
     /// Members by virtual finish time.
     members: BinaryHeap<Reverse<(OrdF64, MemberId)>>,
-    /// `x_i`: speed as a fraction of standalone.
-    speed: f64,
-    limiter: Option<Limiter>,
-    /// Standalone seconds of progress a member has made since the class was created.
-    virtual_now: f64,
-    last: SimTime,
-    /// Cumulative wall seconds a member has lost since the class was created, by cause.
-    lost: Loss,
+    /// Speed, progress and lost time since the class was created.
+    clock: VirtualClock,
     /// The time of the pending completion handed out last (NEVER: none pending).
     scheduled: SimTime,
 }
@@ -182,8 +147,8 @@ impl Fluid {
         };
         self.advance(now, c);
         let class = &mut self.classes[c.0];
-        let finish = class.virtual_now + standalone_s;
-        lost_at_start.copy_from(&class.lost);
+        let finish = class.clock.virtual_now + standalone_s;
+        lost_at_start.copy_from(&class.clock.lost);
         class.members.push(Reverse((OrdF64::new(finish), member)));
         self.demands[c.0].count += 1;
         if class.shared {
@@ -204,11 +169,7 @@ impl Fluid {
                 class.key = key;
                 class.live = true;
                 class.shared = shared;
-                class.speed = 1.0;
-                class.limiter = None;
-                class.virtual_now = 0.0;
-                class.last = now;
-                class.lost.reset(nrate);
+                class.clock.restart(now, nrate);
                 class.scheduled = SimTime::NEVER;
                 let d = &mut self.demands[c.0];
                 d.count = 0;
@@ -231,11 +192,7 @@ impl Fluid {
                     shared,
                     lone_solvable: false,
                     members: BinaryHeap::new(),
-                    speed: 1.0,
-                    limiter: None,
-                    virtual_now: 0.0,
-                    last: now,
-                    lost: Loss::zero(nrate),
+                    clock: VirtualClock::new(now, nrate),
                     scheduled: SimTime::NEVER,
                 });
                 self.demands.push(k.demand(0));
@@ -249,15 +206,7 @@ impl Fluid {
 
     /// Brings a class's virtual clock and lost-time counters up to `now`.
     fn advance(&mut self, now: SimTime, c: ClassId) {
-        let class = &mut self.classes[c.0];
-        advance_clock(
-            now,
-            &mut class.last,
-            &mut class.virtual_now,
-            class.speed,
-            class.limiter,
-            &mut class.lost,
-        );
+        self.classes[c.0].clock.advance(now);
     }
 
     /// The member of `class` that finishes next (to name it when its end is out of range).
@@ -275,9 +224,9 @@ impl Fluid {
         self.advance(now, c);
         let class = &mut self.classes[c.0];
         class.scheduled = SimTime::NEVER;
-        let tolerance = 1e-9 + class.virtual_now.abs() * 1e-13;
+        let tolerance = 1e-9 + class.clock.virtual_now.abs() * 1e-13;
         while let Some(&Reverse((f, a))) = class.members.peek() {
-            if f.get() > class.virtual_now + tolerance {
+            if f.get() > class.clock.virtual_now + tolerance {
                 break;
             }
             class.members.pop();
@@ -293,7 +242,7 @@ impl Fluid {
     /// Wall seconds a member of `c` lost since it joined (`at_start` from
     /// [`Fluid::join`]), by cause, into `out`.
     pub fn lost_since(&self, c: ClassId, at_start: &Loss, out: &mut Loss) {
-        out.set_difference(&self.classes[c.0].lost, at_start);
+        out.set_difference(&self.classes[c.0].clock.lost, at_start);
     }
 
     /// The all-zero lost time of an activity that never ran in a class, into `out`.
@@ -405,9 +354,9 @@ impl Fluid {
     /// Gives running class `c` its solved speed (marking it touched if that moved).
     fn set_speed(&mut self, c: ClassId, s: ClassSpeed) {
         let class = &mut self.classes[c.0];
-        if class.speed != s.speed || class.limiter != s.limiter {
-            class.speed = s.speed;
-            class.limiter = s.limiter;
+        if class.clock.speed != s.speed || class.clock.limiter != s.limiter {
+            class.clock.speed = s.speed;
+            class.clock.limiter = s.limiter;
             self.touch(c);
         }
     }
@@ -451,8 +400,8 @@ impl Fluid {
                 continue;
             };
             // Round up so the event never fires before the work is done.
-            let remaining = (f.get() - class.virtual_now).max(0.0);
-            let next = now + ceil_to_u64((remaining / class.speed) * 1e9);
+            let remaining = (f.get() - class.clock.virtual_now).max(0.0);
+            let next = now + ceil_to_u64((remaining / class.clock.speed) * 1e9);
             // NEVER is not a time: an end beyond the clock's range goes to the caller,
             // which reports the overflow.
             if next == class.scheduled && next != SimTime::NEVER {

@@ -8,10 +8,11 @@
 use crate::model::Dram;
 use crate::time::SimTime;
 
-use super::fluid::{advance_clock, ceil_to_u64};
-use super::observer::{Limiter, Loss};
+use super::fluid::ceil_to_u64;
+use super::observer::Loss;
 use super::plan::ClassKey;
 use super::solver::{ClassDemand, ClassSpeed, PoolRule, Solver};
+use super::virtual_clock::VirtualClock;
 
 /// A lone solution of the class at one member count.
 #[derive(Debug)]
@@ -41,13 +42,8 @@ pub(super) struct LaneClass {
     live: bool,
     /// Members by virtual finish time, then member (see [`member_key`]).
     members: MinHeap,
-    speed: f64,
-    limiter: Option<Limiter>,
-    /// Standalone seconds of progress a member has made since the class was created.
-    virtual_now: f64,
-    last: SimTime,
-    /// Wall seconds a member has lost since the class was created, by cause.
-    lost: Loss,
+    /// Speed, progress and lost time since the class was last started.
+    clock: VirtualClock,
     /// The time of the pending completion handed out last (NEVER: none pending).
     scheduled: SimTime,
     /// Members joined or left since the last solve.
@@ -87,11 +83,7 @@ impl LaneClass {
             solved: Vec::new(),
             live: false,
             members: MinHeap::default(),
-            speed: 1.0,
-            limiter: None,
-            virtual_now: 0.0,
-            last: SimTime::ZERO,
-            lost: Loss::zero(nrate),
+            clock: VirtualClock::new(SimTime::ZERO, nrate),
             scheduled: SimTime::NEVER,
             dirty: false,
             touched: false,
@@ -110,16 +102,12 @@ impl LaneClass {
     ) {
         if !self.live {
             self.live = true;
-            self.speed = 1.0;
-            self.limiter = None;
-            self.virtual_now = 0.0;
-            self.last = now;
-            self.lost.reset(self.capacities.len());
+            self.clock.restart(now, self.capacities.len());
             self.scheduled = SimTime::NEVER;
         }
         self.advance(now);
-        let finish = self.virtual_now + standalone_s;
-        lost_at_start.copy_from(&self.lost);
+        let finish = self.clock.virtual_now + standalone_s;
+        lost_at_start.copy_from(&self.clock.lost);
         self.members.push(member_key(finish, member));
         self.demand.count += 1;
         self.dirty = true;
@@ -129,14 +117,7 @@ impl LaneClass {
     /// Brings the virtual clock and lost-time counters up to `now`.
     #[inline]
     fn advance(&mut self, now: SimTime) {
-        advance_clock(
-            now,
-            &mut self.last,
-            &mut self.virtual_now,
-            self.speed,
-            self.limiter,
-            &mut self.lost,
-        );
+        self.clock.advance(now);
     }
 
     /// Removes every member whose virtual finish time has been reached, handing each to
@@ -145,10 +126,10 @@ impl LaneClass {
     pub fn complete_due(&mut self, now: SimTime, mut done: impl FnMut(usize)) {
         self.advance(now);
         self.scheduled = SimTime::NEVER;
-        let tolerance = 1e-9 + self.virtual_now.abs() * 1e-13;
+        let tolerance = 1e-9 + self.clock.virtual_now.abs() * 1e-13;
         while let Some(key) = self.members.peek() {
             let (f, a) = split_key(key);
-            if f > self.virtual_now + tolerance {
+            if f > self.clock.virtual_now + tolerance {
                 break;
             }
             self.members.pop();
@@ -163,7 +144,7 @@ impl LaneClass {
     /// by cause, into `out`.
     #[inline]
     pub fn lost_since(&self, at_start: &Loss, out: &mut Loss) {
-        out.set_difference(&self.lost, at_start);
+        out.set_difference(&self.clock.lost, at_start);
     }
 
     /// Whether membership changed since the last [`LaneClass::resolve`].
@@ -189,9 +170,12 @@ impl LaneClass {
             self.solve_at(i, dram);
         }
         let solved = self.solved[i].as_ref().expect("solved above");
-        if n > 0 && (self.speed != solved.speed.speed || self.limiter != solved.speed.limiter) {
-            self.speed = solved.speed.speed;
-            self.limiter = solved.speed.limiter;
+        if n > 0
+            && (self.clock.speed != solved.speed.speed
+                || self.clock.limiter != solved.speed.limiter)
+        {
+            self.clock.speed = solved.speed.speed;
+            self.clock.limiter = solved.speed.limiter;
             self.touched = true;
         }
         (&solved.usage, solved.latency_slowdown)
@@ -232,8 +216,8 @@ impl LaneClass {
             return Reschedule::Keep;
         };
         // Round up so the event never fires before the work is done.
-        let remaining = (split_key(key).0 - self.virtual_now).max(0.0);
-        let next = now + ceil_to_u64((remaining / self.speed) * 1e9);
+        let remaining = (split_key(key).0 - self.clock.virtual_now).max(0.0);
+        let next = now + ceil_to_u64((remaining / self.clock.speed) * 1e9);
         if next == SimTime::NEVER {
             return Reschedule::Beyond;
         }

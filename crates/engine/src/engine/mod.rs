@@ -80,6 +80,7 @@ pub mod solver;
 mod staging_tests;
 #[cfg(test)]
 mod test_model;
+mod virtual_clock;
 
 use std::collections::VecDeque;
 use std::fmt;
