@@ -224,9 +224,8 @@ impl Fluid {
         self.advance(now, c);
         let class = &mut self.classes[c.0];
         class.scheduled = SimTime::NEVER;
-        let tolerance = 1e-9 + class.clock.virtual_now.abs() * 1e-13;
         while let Some(&Reverse((f, a))) = class.members.peek() {
-            if f.get() > class.clock.virtual_now + tolerance {
+            if !class.clock.reached(f.get()) {
                 break;
             }
             class.members.pop();
@@ -353,10 +352,7 @@ impl Fluid {
 
     /// Gives running class `c` its solved speed (marking it touched if that moved).
     fn set_speed(&mut self, c: ClassId, s: ClassSpeed) {
-        let class = &mut self.classes[c.0];
-        if class.clock.speed != s.speed || class.clock.limiter != s.limiter {
-            class.clock.speed = s.speed;
-            class.clock.limiter = s.limiter;
+        if self.classes[c.0].clock.set_speed(s) {
             self.touch(c);
         }
     }
@@ -399,9 +395,7 @@ impl Fluid {
             let Some(&Reverse((f, _))) = class.members.peek() else {
                 continue;
             };
-            // Round up so the event never fires before the work is done.
-            let remaining = (f.get() - class.clock.virtual_now).max(0.0);
-            let next = now + ceil_to_u64((remaining / class.clock.speed) * 1e9);
+            let next = class.clock.wall_time_of(now, f.get());
             // NEVER is not a time: an end beyond the clock's range goes to the caller,
             // which reports the overflow.
             if next == class.scheduled && next != SimTime::NEVER {

@@ -8,7 +8,6 @@
 use crate::model::Dram;
 use crate::time::SimTime;
 
-use super::fluid::ceil_to_u64;
 use super::observer::Loss;
 use super::plan::ClassKey;
 use super::solver::{ClassDemand, ClassSpeed, PoolRule, Solver};
@@ -126,10 +125,9 @@ impl LaneClass {
     pub fn complete_due(&mut self, now: SimTime, mut done: impl FnMut(usize)) {
         self.advance(now);
         self.scheduled = SimTime::NEVER;
-        let tolerance = 1e-9 + self.clock.virtual_now.abs() * 1e-13;
         while let Some(key) = self.members.peek() {
             let (f, a) = split_key(key);
-            if f > self.clock.virtual_now + tolerance {
+            if !self.clock.reached(f) {
                 break;
             }
             self.members.pop();
@@ -170,12 +168,7 @@ impl LaneClass {
             self.solve_at(i, dram);
         }
         let solved = self.solved[i].as_ref().expect("solved above");
-        if n > 0
-            && (self.clock.speed != solved.speed.speed
-                || self.clock.limiter != solved.speed.limiter)
-        {
-            self.clock.speed = solved.speed.speed;
-            self.clock.limiter = solved.speed.limiter;
+        if n > 0 && self.clock.set_speed(solved.speed) {
             self.touched = true;
         }
         (&solved.usage, solved.latency_slowdown)
@@ -215,9 +208,7 @@ impl LaneClass {
         let Some(key) = self.members.peek() else {
             return Reschedule::Keep;
         };
-        // Round up so the event never fires before the work is done.
-        let remaining = (split_key(key).0 - self.clock.virtual_now).max(0.0);
-        let next = now + ceil_to_u64((remaining / self.clock.speed) * 1e9);
+        let next = self.clock.wall_time_of(now, split_key(key).0);
         if next == SimTime::NEVER {
             return Reschedule::Beyond;
         }

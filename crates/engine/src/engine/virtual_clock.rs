@@ -4,7 +4,9 @@
 
 use crate::time::SimTime;
 
+use super::fluid::ceil_to_u64;
 use super::observer::{Limiter, Loss};
+use super::solver::ClassSpeed;
 
 /// Progress of a class of identical running activities since it was (re)started.
 #[derive(Debug)]
@@ -61,5 +63,33 @@ impl VirtualClock {
             }
         }
         self.last = now;
+    }
+
+    /// Sets the speed the solver found; returns whether it (or its limiter) changed.
+    #[inline]
+    pub fn set_speed(&mut self, s: ClassSpeed) -> bool {
+        if self.speed == s.speed && self.limiter == s.limiter {
+            return false;
+        }
+        self.speed = s.speed;
+        self.limiter = s.limiter;
+        true
+    }
+
+    /// Whether a member due at virtual time `finish` is done by the clock's now (within
+    /// the float error the virtual clock has accumulated).
+    #[inline]
+    pub fn reached(&self, finish: f64) -> bool {
+        let tolerance = 1e-9 + self.virtual_now.abs() * 1e-13;
+        finish <= self.virtual_now + tolerance
+    }
+
+    /// The wall time, from `now` at the current speed, at which a member due at virtual
+    /// time `finish` is done: rounded up, so its event never fires before the work is.
+    /// NEVER when it falls beyond the clock's range.
+    #[inline]
+    pub fn wall_time_of(&self, now: SimTime, finish: f64) -> SimTime {
+        let remaining = (finish - self.virtual_now).max(0.0);
+        now + ceil_to_u64((remaining / self.speed) * 1e9)
     }
 }
