@@ -127,6 +127,12 @@ impl Steps {
         Some(step)
     }
 
+    /// No step is queued.
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.front.is_none()
+    }
+
     fn clear(&mut self) {
         self.front = None;
         self.rest.clear();
@@ -179,10 +185,11 @@ pub(super) struct LaneRun {
     class: Option<LaneClass>,
     /// Per running slot, the class's lost-time counters when it joined (shared lane).
     lost_at_start: Vec<Loss>,
-    /// The lost time of the last record (handed back once reported).
-    lost: Loss,
-    /// `lost` holds no loss, over every rate resource (what an instance that never ran
-    /// in the class reports).
+    /// The record of the last finished instance, rewritten in place for the next one
+    /// (observers see it by reference, so its buffers are kept).
+    record: StageRecord,
+    /// `record.lost` holds no loss, over every rate resource (what an instance that
+    /// never ran in the class reports).
     lost_is_none: bool,
 }
 
@@ -216,7 +223,20 @@ impl LaneRun {
             free: Vec::new(),
             class,
             lost_at_start: Vec::new(),
-            lost: no_loss,
+            record: StageRecord {
+                stage_ref: StageRef {
+                    job: 0,
+                    scope: Scope::Job,
+                    stage: 0,
+                },
+                ready: SimTime::ZERO,
+                start: SimTime::ZERO,
+                end: SimTime::ZERO,
+                standalone_s: 0.0,
+                gpu: None,
+                lost: no_loss,
+                blocked_on: None,
+            },
             lost_is_none: true,
         }
     }
@@ -273,7 +293,11 @@ impl Engine<'_> {
                 return;
             }
             match step {
-                Step::Ready { job } => self.lane_ready(obs, job, lane),
+                Step::Ready { job } => {
+                    if !self.lane_ready::<O, SHARED>(obs, job, lane) {
+                        return;
+                    }
+                }
                 Step::Start { job, ready, waited } => {
                     self.lane_start::<O, SHARED>(obs, job, ready, waited, lane)
                 }
@@ -315,23 +339,39 @@ impl Engine<'_> {
     }
 
     /// As [`Engine::on_ready`], for the lane's instance (no GPU binding, no markers).
-    fn lane_ready<O: Observer>(&mut self, obs: &mut O, job: u64, lane: Lane) {
+    /// False when the event limit stopped the run at its start step.
+    fn lane_ready<O: Observer, const SHARED: bool>(
+        &mut self,
+        obs: &mut O,
+        job: u64,
+        lane: Lane,
+    ) -> bool {
         let ready = self.now;
         obs.stage_edge(ready, lane.instance(job), Edge::Ready, None);
         let run = &mut self.lane_run;
         if let Some(hold) = &mut run.hold {
             if !hold.line.is_empty() || !hold.fits() {
                 hold.line.push_back((job, ready));
-                return;
+                return true;
             }
             hold.in_use += hold.amount;
             hold.touched = true;
+        }
+        if run.steps.is_empty() {
+            // Its start would be the next step taken: take it now, counted as a step all
+            // the same (an arrival's drain, mostly).
+            if !self.take_step() {
+                return false;
+            }
+            self.lane_start::<O, SHARED>(obs, job, ready, false, lane);
+            return true;
         }
         run.steps.push(Step::Start {
             job,
             ready,
             waited: false,
         });
+        true
     }
 
     /// As [`Engine::on_start`], for the lane's instance: never slowed, so it ends its
@@ -390,30 +430,26 @@ impl Engine<'_> {
         run.free.push(a);
         let stage_ref = lane.instance(act.job);
         obs.stage_edge(self.now, stage_ref, Edge::End, None);
+        let record = &mut run.record;
         if !SHARED {
-            // Never slowed: `lost` holds no loss for good.
+            // Never slowed: the record's loss is none for good.
         } else if act.in_class {
             let class = run.class.as_ref().expect("a shared lane");
-            class.lost_since(&run.lost_at_start[a], &mut run.lost);
+            class.lost_since(&run.lost_at_start[a], &mut record.lost);
             run.lost_is_none = false;
         } else if !run.lost_is_none {
             // Observers see the record by reference, so a no-loss value written for an
             // earlier record is still there.
-            run.lost.reset(run.lost.by_rate.len());
+            record.lost.reset(record.lost.by_rate.len());
             run.lost_is_none = true;
         }
-        let record = StageRecord {
-            stage_ref,
-            ready: act.ready,
-            start: act.start,
-            end: self.now,
-            standalone_s: act.standalone_s,
-            gpu: None,
-            lost: std::mem::take(&mut run.lost),
-            blocked_on: lane.hold.filter(|_| act.waited).map(|(i, _)| i),
-        };
-        obs.stage_finished(&record);
-        run.lost = record.lost;
+        record.stage_ref = stage_ref;
+        record.ready = act.ready;
+        record.start = act.start;
+        record.end = self.now;
+        record.standalone_s = act.standalone_s;
+        record.blocked_on = lane.hold.filter(|_| act.waited).map(|(i, _)| i);
+        obs.stage_finished(record);
         if let Some(hold) = &mut run.hold {
             hold.in_use -= hold.amount;
             hold.touched = true;
