@@ -88,7 +88,23 @@ impl<E: Copy> EventQueue<E> {
     /// Schedules `event` at `time` as the one pending event of `slot` (a small index,
     /// the caller's), dropping the slot's previous event if it has not been popped. The
     /// event is ordered as if pushed now.
+    #[inline]
     pub fn set_slot(&mut self, slot: usize, time: SimTime, event: E) {
+        if let [only] = &mut self.slotted[..]
+            && only.slot == slot
+        {
+            // The slot's event pending alone (one class running, as on a processor-sharing
+            // pool): replaced in place, nothing to reorder.
+            self.seq += 1;
+            only.key = ((time.0 as u128) << 64) | self.seq as u128;
+            only.event = event;
+            return;
+        }
+        self.set_slot_sorted(slot, time, event);
+    }
+
+    /// [`EventQueue::set_slot`] where the slot heap may need reordering.
+    fn set_slot_sorted(&mut self, slot: usize, time: SimTime, event: E) {
         let key = self.next_key(time);
         if slot >= self.slot_at.len() {
             self.slot_at.resize(slot + 1, NO_EVENT);
