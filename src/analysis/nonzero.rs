@@ -5,37 +5,49 @@
 /// A set of indices below a fixed length, iterated in increasing order.
 #[derive(Debug, Clone, Default)]
 pub struct NonZero {
-    words: Vec<u64>,
+    /// Indices 0..64 (every table of most runs fits here, so a visit reads one word).
+    first: u64,
+    /// Indices from 64 on, 64 a word.
+    rest: Vec<u64>,
 }
 
 impl NonZero {
     /// The empty set over `len` indices.
     pub fn new(len: usize) -> Self {
         Self {
-            words: vec![0; len.div_ceil(64)],
+            first: 0,
+            rest: vec![0; len.div_ceil(64).saturating_sub(1)],
         }
     }
 
     /// Marks `i` as non-zero (`nonzero`) or zero.
     #[inline]
     pub fn set(&mut self, i: usize, nonzero: bool) {
-        let (w, bit) = (i / 64, 1u64 << (i % 64));
+        let bit = 1u64 << (i % 64);
+        let word = match i / 64 {
+            0 => &mut self.first,
+            w => &mut self.rest[w - 1],
+        };
         if nonzero {
-            self.words[w] |= bit;
+            *word |= bit;
         } else {
-            self.words[w] &= !bit;
+            *word &= !bit;
         }
     }
 
     /// Calls `f` with each non-zero index, in increasing order.
     #[inline]
     pub fn for_each(&self, mut f: impl FnMut(usize)) {
-        for (k, &word) in self.words.iter().enumerate() {
+        let mut visit = |base: usize, word: u64| {
             let mut rest = word;
             while rest != 0 {
-                f(k * 64 + rest.trailing_zeros() as usize);
+                f(base + rest.trailing_zeros() as usize);
                 rest &= rest - 1;
             }
+        };
+        visit(0, self.first);
+        for (k, &word) in self.rest.iter().enumerate() {
+            visit((k + 1) * 64, word);
         }
     }
 }
