@@ -100,42 +100,43 @@ enum Step {
     Finish(usize),
 }
 
-/// The lane's FIFO of steps. Its front is kept out of the deque: a lane drain mostly holds
-/// one step at a time (ready, then start), which then never touches the deque.
+/// The lane's FIFO of steps: a buffer read from the front, emptied whenever the last
+/// step is taken. A lane drain mostly holds one step at a time (an arrival's ready, a
+/// departure's finish), so a push and a pop are a write and a read, with no ring
+/// arithmetic and no moving of the next step into place.
 #[derive(Debug, Default)]
 struct Steps {
-    /// The oldest step; None only when the queue is empty.
-    front: Option<Step>,
-    rest: VecDeque<Step>,
+    buf: Vec<Step>,
+    /// The next step to take, within `buf` (`buf.len()` when none is left).
+    head: usize,
 }
 
 impl Steps {
     #[inline]
     fn push(&mut self, step: Step) {
-        if self.front.is_none() {
-            debug_assert!(self.rest.is_empty());
-            self.front = Some(step);
-        } else {
-            self.rest.push_back(step);
-        }
+        self.buf.push(step);
     }
 
     #[inline]
     fn pop(&mut self) -> Option<Step> {
-        let step = self.front.take()?;
-        self.front = self.rest.pop_front();
+        let step = *self.buf.get(self.head)?;
+        self.head += 1;
+        if self.head == self.buf.len() {
+            self.clear();
+        }
         Some(step)
     }
 
     /// No step is queued.
     #[inline]
     fn is_empty(&self) -> bool {
-        self.front.is_none()
+        self.head == self.buf.len()
     }
 
+    #[inline]
     fn clear(&mut self) {
-        self.front = None;
-        self.rest.clear();
+        self.buf.clear();
+        self.head = 0;
     }
 }
 
@@ -272,6 +273,30 @@ impl Engine<'_> {
         self.started += 1;
         obs.job_arrived(self.now, number);
         self.lane_run.steps.push(Step::Ready { job: number });
+    }
+
+    /// The event loop of a lane run (as [`Engine::run_events`], for the lane's events;
+    /// `SHARED` is `lane.shared`): each event's steps are drained before the next event,
+    /// until the jobs are done, nothing is left or the run fails.
+    pub(super) fn run_lane<O: Observer, const SHARED: bool>(&mut self, obs: &mut O, lane: Lane) {
+        let total = self.model.arrivals.jobs;
+        while let Some((t, event)) = self.queue.pop() {
+            self.advance_to(t);
+            self.events += 1;
+            match event {
+                Event::Arrival => {
+                    self.lane_start_job(obs);
+                    self.schedule_next_arrival();
+                }
+                Event::LaneDue => self.lane_run.class_due(t),
+                Event::Done(a) => self.lane_run.push_finish(a),
+                Event::ClassDue(_) => unreachable!("a lane run has no general classes"),
+            }
+            self.lane_drain_of::<O, SHARED>(obs, lane);
+            if self.fault.is_some() || self.completed >= total {
+                break;
+            }
+        }
     }
 
     /// As the general drain, for the lane's steps (readies, grants, finishes) until none

@@ -403,40 +403,10 @@ impl<'m> Engine<'m> {
                 self.schedule_next_arrival();
             }
         }
-        while let Some((t, event)) = self.queue.pop() {
-            match event {
-                Event::Arrival => {
-                    self.advance_to(t);
-                    self.events += 1;
-                    self.start_job(obs);
-                    self.schedule_next_arrival();
-                }
-                Event::ClassDue(class) => {
-                    self.advance_to(t);
-                    self.events += 1;
-                    let work = &mut self.work;
-                    self.fluid
-                        .complete_due(t, class, |a| work.push_back(Work::Finish(a)));
-                }
-                Event::LaneDue => {
-                    self.advance_to(t);
-                    self.events += 1;
-                    self.lane_run.class_due(t);
-                }
-                Event::Done(a) => {
-                    self.advance_to(t);
-                    self.events += 1;
-                    if self.lane.is_some() {
-                        self.lane_run.push_finish(a);
-                    } else {
-                        self.work.push_back(Work::Finish(a));
-                    }
-                }
-            }
-            self.drain(obs);
-            if self.fault.is_some() || self.completed >= total {
-                break;
-            }
+        match self.lane {
+            Some(lane) if lane.shared => self.run_lane::<O, true>(obs, lane),
+            Some(lane) => self.run_lane::<O, false>(obs, lane),
+            None => self.run_events(obs),
         }
         if let Some(fault) = self.fault.take() {
             return Err(fault);
@@ -458,6 +428,39 @@ impl<'m> Engine<'m> {
             jobs_started: self.started,
             stalled,
         })
+    }
+
+    /// The event loop off the lane: each event's zero-time work is drained before the
+    /// next event, until the jobs are done, nothing is left or the run fails.
+    fn run_events<O: Observer>(&mut self, obs: &mut O) {
+        let total = self.model.arrivals.jobs;
+        while let Some((t, event)) = self.queue.pop() {
+            match event {
+                Event::Arrival => {
+                    self.advance_to(t);
+                    self.events += 1;
+                    self.start_job(obs);
+                    self.schedule_next_arrival();
+                }
+                Event::ClassDue(class) => {
+                    self.advance_to(t);
+                    self.events += 1;
+                    let work = &mut self.work;
+                    self.fluid
+                        .complete_due(t, class, |a| work.push_back(Work::Finish(a)));
+                }
+                Event::Done(a) => {
+                    self.advance_to(t);
+                    self.events += 1;
+                    self.work.push_back(Work::Finish(a));
+                }
+                Event::LaneDue => unreachable!("only a lane run schedules the lane's class"),
+            }
+            self.drain(obs);
+            if self.fault.is_some() || self.completed >= total {
+                break;
+            }
+        }
     }
 
     /// Stops the run with `fault` (the first one wins); the loop returns it after the
