@@ -73,6 +73,8 @@ struct Gpus {
     brackets_open: Vec<u32>,
     bracket_busy: Vec<f64>,
     kernel_stage: Vec<bool>,
+    /// Some stage runs a GPU kernel (else stage edges change nothing here).
+    any_kernel_stage: bool,
     /// Kernels running plus brackets open, over all GPUs (zero: nothing to integrate).
     activity: u64,
     /// The nvidia-smi view: sample windows in which any kernel ran.
@@ -162,6 +164,7 @@ impl<'m> Metrics<'m> {
                 brackets_open: vec![0; ngpu],
                 bracket_busy: vec![0.0; ngpu],
                 kernel_stage: model.workload.stages.iter().map(|s| s.gpu_kernel).collect(),
+                any_kernel_stage: model.workload.stages.iter().any(|s| s.gpu_kernel),
                 activity: 0,
                 sampled: vec![SampleWindows::new(model.instrumentation.smi_period_s()); ngpu],
             },
@@ -379,7 +382,10 @@ impl Observer for Metrics<'_> {
     }
 
     fn stage_edge(&mut self, t: SimTime, stage: StageRef, edge: Edge, gpu: Option<u32>) {
-        if !self.gpus.kernel_stage[stage.stage] || edge == Edge::Ready {
+        if edge == Edge::Ready
+            || !self.gpus.any_kernel_stage
+            || !self.gpus.kernel_stage[stage.stage]
+        {
             return;
         }
         self.advance(t);
