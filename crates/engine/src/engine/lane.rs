@@ -347,10 +347,12 @@ impl Engine<'_> {
             return;
         };
         let now = self.now;
-        if class.needs_resolve() {
-            let (usage, latency_slowdown) = class.resolve(now, &self.model.hardware.dram);
-            obs.rates_changed(now, usage, latency_slowdown);
+        let resolved = class.needs_resolve();
+        if resolved {
+            class.resolve(now, &self.model.hardware.dram);
         }
+        // The queue and the observer see nothing of each other: scheduling before the
+        // report lets the class's borrow end once, for the report's.
         match class.reschedule(now) {
             Reschedule::Keep => {}
             Reschedule::At(at) => self.queue.set_slot(CLASS_SLOT, at, Event::LaneDue),
@@ -360,6 +362,10 @@ impl Engine<'_> {
                 },
                 now_s: now.as_secs(),
             }),
+        }
+        if resolved && let Some(class) = &self.lane_run.class {
+            let (usage, latency_slowdown) = class.reported();
+            obs.rates_changed(now, usage, latency_slowdown);
         }
     }
 

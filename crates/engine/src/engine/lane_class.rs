@@ -36,6 +36,8 @@ pub(super) struct LaneClass {
     /// Solutions by member count (index 0: nothing running). The capacities are a
     /// function of the count, so the count alone determines a solution.
     solved: Vec<Option<Solved>>,
+    /// The member count of the last solve (its entry of `solved` is set).
+    current: usize,
     /// The class exists: it has members, or lost its last at this instant and is not
     /// yet retired (the general path retires an empty class when it reschedules).
     live: bool,
@@ -80,6 +82,7 @@ impl LaneClass {
             capacities,
             dram,
             solved: Vec::new(),
+            current: 0,
             live: false,
             members: MinHeap::default(),
             clock: VirtualClock::new(SimTime::ZERO, nrate),
@@ -151,9 +154,10 @@ impl LaneClass {
         self.dirty
     }
 
-    /// Re-solves the class's speed at `now`. Returns the draw on each rate resource and
-    /// the DRAM latency slowdown L(u)/L(0).
-    pub fn resolve(&mut self, now: SimTime, dram: &Dram) -> (&[f64], f64) {
+    /// Re-solves the class's speed at `now`; [`LaneClass::reported`] then gives what the
+    /// solution draws.
+    #[inline]
+    pub fn resolve(&mut self, now: SimTime, dram: &Dram) {
         self.dirty = false;
         let n = self.demand.count;
         if n > 0 {
@@ -164,20 +168,29 @@ impl LaneClass {
             self.capacities[self.dram] = dram.effective_capacity_gbps(streams);
         }
         let i = n as usize;
-        if !matches!(self.solved.get(i), Some(Some(_))) {
-            self.solve_at(i, dram);
-        }
-        let solved = self.solved[i].as_ref().expect("solved above");
-        if n > 0 && self.clock.set_speed(solved.speed) {
+        let speed = match self.solved.get(i) {
+            Some(Some(solved)) => solved.speed,
+            _ => self.solve_at(i, dram),
+        };
+        self.current = i;
+        if n > 0 && self.clock.set_speed(speed) {
             self.touched = true;
         }
+    }
+
+    /// The draw on each rate resource and the DRAM latency slowdown L(u)/L(0) of the
+    /// last [`LaneClass::resolve`].
+    #[inline]
+    pub fn reported(&self) -> (&[f64], f64) {
+        let solved = self.solved[self.current].as_ref().expect("resolved");
         (&solved.usage, solved.latency_slowdown)
     }
 
     /// Solves the class at `count` members (the first time that count is met).
+    /// Returns its speed.
     #[cold]
     #[inline(never)]
-    fn solve_at(&mut self, count: usize, dram: &Dram) {
+    fn solve_at(&mut self, count: usize, dram: &Dram) -> ClassSpeed {
         if self.solved.len() <= count {
             self.solved.resize_with(count + 1, || None);
         }
@@ -188,6 +201,7 @@ impl LaneClass {
             usage: self.solver.usage.as_slice().into(),
             latency_slowdown: self.solver.latency_slowdown,
         });
+        speed
     }
 
     /// The class's next completion, when it moved since the last one handed out; retires
