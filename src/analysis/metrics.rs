@@ -217,6 +217,24 @@ impl<'m> Metrics<'m> {
         self.jobs.in_system_integral += self.jobs.in_system as f64 * dt;
     }
 
+    /// Holds a newly reported draw and latency slowdown (and their peaks, inside the
+    /// window). Out of line: most reports repeat the draw held, and return before this.
+    #[inline(never)]
+    fn store_rates(&mut self, usage: &[f64], latency_slowdown: f64) {
+        self.rates.usage.copy_from_slice(usage);
+        for (i, &u) in usage.iter().enumerate() {
+            self.rates.drawn.set(i, u != 0.0);
+        }
+        self.rates.slowdown = latency_slowdown;
+        if self.in_window() {
+            for (p, &u) in self.rates.usage_peak.iter_mut().zip(usage) {
+                *p = p.max(u);
+            }
+            self.rates.slowdown_max = self.rates.slowdown_max.max(latency_slowdown);
+        }
+        self.rates.in_peaks = self.in_window();
+    }
+
     fn in_window(&self) -> bool {
         self.clock.window_start.is_some()
     }
@@ -474,18 +492,7 @@ impl Observer for Metrics<'_> {
         {
             return;
         }
-        self.rates.usage.copy_from_slice(usage);
-        for (i, &u) in usage.iter().enumerate() {
-            self.rates.drawn.set(i, u != 0.0);
-        }
-        self.rates.slowdown = latency_slowdown;
-        if self.in_window() {
-            for (p, &u) in self.rates.usage_peak.iter_mut().zip(usage) {
-                *p = p.max(u);
-            }
-            self.rates.slowdown_max = self.rates.slowdown_max.max(latency_slowdown);
-        }
-        self.rates.in_peaks = self.in_window();
+        self.store_rates(usage, latency_slowdown);
     }
 
     fn hold_changed(&mut self, t: SimTime, resource: usize, in_use: u64, _waiting: usize) {
