@@ -95,6 +95,7 @@ impl Loss {
     }
 
     /// Copies `other` into `self`, keeping the buffer.
+    #[inline]
     pub fn copy_from(&mut self, other: &Loss) {
         super::small_copy::copy_small(&mut self.by_rate, &other.by_rate);
         self.dram_latency = other.dram_latency;
