@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use super::few;
 use super::nonzero::NonZero;
 use super::run_stats::{
     DramTotals, GpuTotals, HoldTotals, RateTotals, RunStats, RunTotals, SpanTotals, StageTotals,
@@ -432,9 +433,7 @@ impl Observer for Metrics<'_> {
         let wait = (r.start - r.ready) as f64 * 1e-9;
         acc.wait_s += wait;
         acc.ready_to_end_s += (r.end - r.ready) as f64 * 1e-9;
-        for (a, l) in acc.lost.by_rate.iter_mut().zip(&r.lost.by_rate) {
-            *a += l;
-        }
+        few::add_each(&mut acc.lost.by_rate, &r.lost.by_rate);
         acc.lost.dram_latency += r.lost.dram_latency;
         if let Some(h) = r.blocked_on {
             acc.wait_by_hold_s[h] += wait;
@@ -487,8 +486,7 @@ impl Observer for Metrics<'_> {
         let r = &self.rates;
         if (r.in_peaks || !self.in_window())
             && r.slowdown.to_bits() == latency_slowdown.to_bits()
-            && r.usage.len() == usage.len()
-            && (r.usage.iter().zip(usage)).all(|(a, b)| a.to_bits() == b.to_bits())
+            && few::same_bits(&r.usage, usage)
         {
             return;
         }

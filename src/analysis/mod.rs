@@ -4,6 +4,7 @@
 //! and sweep tables alike.
 
 pub mod bottleneck;
+mod few;
 pub mod keys;
 pub mod metrics;
 mod nonzero;
