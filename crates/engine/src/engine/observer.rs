@@ -106,12 +106,21 @@ impl Loss {
     pub fn set_difference(&mut self, now: &Loss, before: &Loss) {
         let n = now.by_rate.len().min(before.by_rate.len());
         if self.by_rate.len() == n {
-            // Over the same rate table as last time (always, within a run): in place.
-            for ((d, a), b) in (self.by_rate.iter_mut())
-                .zip(&now.by_rate)
-                .zip(&before.by_rate)
-            {
-                *d = a - b;
+            // Over the same rate table as last time (always, within a run): in place, with
+            // explicit arms for the usual one or two rate resources (a loop's set-up costs
+            // more than the subtractions).
+            match (
+                &mut self.by_rate[..],
+                &now.by_rate[..n],
+                &before.by_rate[..n],
+            ) {
+                ([d0], [a0], [b0]) => *d0 = a0 - b0,
+                ([d0, d1], [a0, a1], [b0, b1]) => (*d0, *d1) = (a0 - b0, a1 - b1),
+                (d, a, b) => {
+                    for ((d, a), b) in d.iter_mut().zip(a).zip(b) {
+                        *d = a - b;
+                    }
+                }
             }
         } else {
             self.by_rate.clear();
@@ -280,5 +289,31 @@ impl<A: Observer, B: Observer> Observer for Tee<'_, A, B> {
     fn finished(&mut self, t: SimTime) {
         self.0.finished(t);
         self.1.finished(t);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Loss;
+
+    #[test]
+    fn set_difference_subtracts_entry_by_entry_into_any_buffer() {
+        let loss = |v: Vec<f64>, dram_latency| Loss {
+            by_rate: v,
+            dram_latency,
+        };
+        for len in 0..6 {
+            let now = loss((0..len).map(|i| 1.5 + i as f64 / 3.0).collect(), 2.0);
+            let before = loss((0..len).map(|i| 0.25 * i as f64).collect(), 0.5);
+            let want: Vec<f64> = (now.by_rate.iter().zip(&before.by_rate))
+                .map(|(a, b)| a - b)
+                .collect();
+            // A buffer over the same table (in place) and one of another length.
+            for old in [len, len + 2] {
+                let mut out = loss(vec![9.0; old], 9.0);
+                out.set_difference(&now, &before);
+                assert_eq!(out, loss(want.clone(), 1.5), "len {len}, buffer {old}");
+            }
+        }
     }
 }
