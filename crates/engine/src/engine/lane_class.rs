@@ -282,22 +282,20 @@ impl MinHeap {
         let Some(&top) = v.first() else {
             return Some(last);
         };
-        let n = v.len();
         let mut at = 0;
         loop {
             let left = 2 * at + 1;
-            if left >= n {
+            let Some(&l) = v.get(left) else {
                 break;
-            }
-            let child = if left + 1 < n && v[left + 1] < v[left] {
-                left + 1
-            } else {
-                left
             };
-            if last <= v[child] {
+            let (child, key) = match v.get(left + 1) {
+                Some(&r) if r < l => (left + 1, r),
+                _ => (left, l),
+            };
+            if last <= key {
                 break;
             }
-            v[at] = v[child];
+            v[at] = key;
             at = child;
         }
         v[at] = last;
