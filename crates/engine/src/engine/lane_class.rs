@@ -156,7 +156,7 @@ impl LaneClass {
 
     /// Re-solves the class's speed at `now`; [`LaneClass::reported`] then gives what the
     /// solution draws.
-    #[inline]
+    #[inline(always)]
     pub fn resolve(&mut self, now: SimTime, dram: &Dram) {
         self.dirty = false;
         let n = self.demand.count;
@@ -206,7 +206,7 @@ impl LaneClass {
 
     /// The class's next completion, when it moved since the last one handed out; retires
     /// the class when it emptied.
-    #[inline]
+    #[inline(always)]
     pub fn reschedule(&mut self, now: SimTime) -> Reschedule {
         if !self.touched {
             return Reschedule::Keep;
