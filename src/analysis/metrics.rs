@@ -477,6 +477,7 @@ impl Observer for Metrics<'_> {
         self.clock.end = t;
     }
 
+    #[inline(always)]
     fn rates_changed(&mut self, t: SimTime, usage: &[f64], latency_slowdown: f64) {
         self.advance(t);
         // Most re-solves report the draw already held (a PS link is busy at the same

@@ -259,6 +259,7 @@ impl LaneRun {
 
     /// The class's pending completion came due at `now`: its members done by then are
     /// queued to finish.
+    #[inline]
     pub fn class_due(&mut self, now: SimTime) {
         let steps = &mut self.steps;
         (self.class.as_mut().expect("a shared lane"))

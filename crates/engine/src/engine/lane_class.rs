@@ -94,7 +94,7 @@ impl LaneClass {
 
     /// Adds `member`, needing `standalone_s` of standalone work (creating the class when
     /// none is live); `lost_at_start` receives the class's lost-time counters.
-    #[inline]
+    #[inline(always)]
     pub fn join(
         &mut self,
         now: SimTime,
@@ -124,7 +124,7 @@ impl LaneClass {
 
     /// Removes every member whose virtual finish time has been reached, handing each to
     /// `done` in order; called when the pending completion comes due, which consumes it.
-    #[inline]
+    #[inline(always)]
     pub fn complete_due(&mut self, now: SimTime, mut done: impl FnMut(usize)) {
         self.advance(now);
         self.scheduled = SimTime::NEVER;

@@ -254,38 +254,47 @@ impl Observer for NullObserver {}
 pub struct Tee<'a, A: Observer, B: Observer>(pub &'a mut A, pub &'a mut B);
 
 impl<A: Observer, B: Observer> Observer for Tee<'_, A, B> {
+    #[inline]
     fn resources(&mut self, rates: &[RateResourceInfo], holds: &[HoldResourceInfo]) {
         self.0.resources(rates, holds);
         self.1.resources(rates, holds);
     }
+    #[inline]
     fn job_arrived(&mut self, t: SimTime, job: u64) {
         self.0.job_arrived(t, job);
         self.1.job_arrived(t, job);
     }
+    #[inline]
     fn stage_edge(&mut self, t: SimTime, stage: StageRef, edge: Edge, gpu: Option<u32>) {
         self.0.stage_edge(t, stage, edge, gpu);
         self.1.stage_edge(t, stage, edge, gpu);
     }
+    #[inline]
     fn stage_finished(&mut self, record: &StageRecord) {
         self.0.stage_finished(record);
         self.1.stage_finished(record);
     }
+    #[inline]
     fn marker(&mut self, t: SimTime, marker: MarkerId, job: u64, scope: Scope, gpu: Option<u32>) {
         self.0.marker(t, marker, job, scope, gpu);
         self.1.marker(t, marker, job, scope, gpu);
     }
+    #[inline]
     fn job_finished(&mut self, t: SimTime, job: u64, arrived: SimTime) {
         self.0.job_finished(t, job, arrived);
         self.1.job_finished(t, job, arrived);
     }
+    #[inline]
     fn rates_changed(&mut self, t: SimTime, usage: &[f64], latency_slowdown: f64) {
         self.0.rates_changed(t, usage, latency_slowdown);
         self.1.rates_changed(t, usage, latency_slowdown);
     }
+    #[inline]
     fn hold_changed(&mut self, t: SimTime, resource: usize, in_use: u64, waiting: usize) {
         self.0.hold_changed(t, resource, in_use, waiting);
         self.1.hold_changed(t, resource, in_use, waiting);
     }
+    #[inline]
     fn finished(&mut self, t: SimTime) {
         self.0.finished(t);
         self.1.finished(t);
