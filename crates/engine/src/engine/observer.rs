@@ -284,7 +284,7 @@ impl<A: Observer, B: Observer> Observer for Tee<'_, A, B> {
         self.0.job_finished(t, job, arrived);
         self.1.job_finished(t, job, arrived);
     }
-    #[inline]
+    #[inline(always)]
     fn rates_changed(&mut self, t: SimTime, usage: &[f64], latency_slowdown: f64) {
         self.0.rates_changed(t, usage, latency_slowdown);
         self.1.rates_changed(t, usage, latency_slowdown);

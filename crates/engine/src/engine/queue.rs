@@ -59,6 +59,7 @@ impl<E> Default for EventQueue<E> {
 
 impl<E: Copy> EventQueue<E> {
     /// The key of an event scheduled now at `time`: after every event scheduled so far.
+    #[inline]
     fn next_key(&mut self, time: SimTime) -> u128 {
         self.seq += 1;
         ((time.0 as u128) << 64) | self.seq as u128
@@ -98,6 +99,14 @@ impl<E: Copy> EventQueue<E> {
             self.seq += 1;
             only.key = ((time.0 as u128) << 64) | self.seq as u128;
             only.event = event;
+            return;
+        }
+        if self.slotted.is_empty() && slot < self.slot_at.len() {
+            // No slot event pending (the lone class's last one was just consumed): this
+            // one is the slot heap's root.
+            let key = self.next_key(time);
+            self.slotted.push(SlotEntry { key, slot, event });
+            self.slot_at[slot] = 0;
             return;
         }
         self.set_slot_sorted(slot, time, event);
