@@ -136,10 +136,10 @@ fn loaded_latency_probe(
     // memory speed spread over all curves; the fit takes medians per point.
     let mixes = Kernel::LATENCY_MIXES;
     let pb = bar(
-        (plan.lat_threads.len() * mixes.len() * plan.lat_passes) as u64,
+        (plan.lat_threads.len() * mixes.len() * plan.curve_passes) as u64,
         "latency",
     );
-    for pass in 0..plan.lat_passes {
+    for pass in 0..plan.curve_passes {
         for &k in &plan.lat_threads {
             let mut order = mixes;
             order.rotate_left(pass % mixes.len());
@@ -347,7 +347,7 @@ mod tests {
         assert_eq!(m.bandwidth.len(), plan.bw_threads.len() * 4);
         assert_eq!(
             m.latency.len(),
-            plan.lat_threads.len() * 3 * plan.lat_passes
+            plan.lat_threads.len() * 3 * plan.curve_passes
         );
         assert_eq!(m.standalone.len(), w.len() * 3);
         for p in &m.latency {

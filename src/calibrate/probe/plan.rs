@@ -57,9 +57,13 @@ pub struct Plan {
     pub msm_reps: u32,
     /// Longest settling phase before measuring.
     pub settle_max: Duration,
-    /// Passes over the contention probes (loaded latency, page size, DMA next to
-    /// streams); interleaved, so spreads across passes can be computed.
+    /// Passes over the contention probes (page size, DMA next to streams);
+    /// interleaved, so spreads across passes can be computed.
     pub lat_passes: usize,
+    /// Passes over the loaded-latency curve. Three in full mode: a VM's memory can
+    /// switch state between passes (two passes of one point have read 168 and 219 ns),
+    /// and the median of three is one pass's reading, not the mean of two states.
+    pub curve_passes: usize,
     /// Length of each standalone-stream measurement (per worker and mix).
     pub standalone_dur: Duration,
     /// Streaming threads behind the loaded point of the page-size probe.
@@ -110,6 +114,7 @@ impl Plan {
                 msm_reps: 2,
                 settle_max: Duration::ZERO,
                 lat_passes: 1,
+                curve_passes: 1,
                 standalone_dur: Duration::from_millis(20),
                 page_loaded_threads: bg.min(1),
                 compute_threads: upto(&[1], n),
@@ -134,6 +139,7 @@ impl Plan {
                 msm_reps: 3,
                 settle_max: Duration::from_secs(15),
                 lat_passes: 1,
+                curve_passes: 1,
                 standalone_dur: Duration::from_millis(150),
                 page_loaded_threads: half.min(bg),
                 compute_threads: upto(&[1, 2, 4, 8], n),
@@ -158,6 +164,7 @@ impl Plan {
                 msm_reps: 5,
                 settle_max: Duration::from_secs(40),
                 lat_passes: 2,
+                curve_passes: 3,
                 standalone_dur: Duration::from_millis(250),
                 page_loaded_threads: half.min(bg),
                 compute_threads: (1..=n).collect(),
