@@ -2,7 +2,11 @@
 //! events at the same nanosecond pop in the order they were scheduled (deterministic).
 //! Four children per node halve the depth of a binary heap: a pop (the hot operation)
 //! moves an entry down half as many levels, comparing the children of each level, which
-//! sit in one or two cache lines.
+//! sit in one or two cache lines. Entries past the last event are padding that sorts
+//! after every event, so every node with a child has four to compare, without a loop.
+//! A pop leaves the root empty: the next push fills it from the top (one sift down, no
+//! sift up: an event loop pops, then schedules), and a pop that finds it empty first
+//! fills it with the last entry, as a plain heap's pop would have done.
 //!
 //! A *slot* holds at most one pending event that later scheduling replaces (a fluid
 //! class's next completion moves every time the class is re-rated). Slot events live in
@@ -20,6 +24,10 @@ struct Entry<E> {
     event: E,
 }
 
+/// The key of the main heap's padding: after every event's (an event's sequence number
+/// is below `u64::MAX`).
+const PADDING_KEY: u128 = u128::MAX;
+
 /// A slot's pending event.
 struct SlotEntry<E> {
     key: u128,
@@ -27,9 +35,13 @@ struct SlotEntry<E> {
     event: E,
 }
 
-/// Children per node (`smallest_child` compares a full node's four without a loop).
+/// Children per node (`smallest_child` compares a node's four without a loop).
 const ARITY: usize = 4;
 const _: () = assert!(ARITY == 4);
+
+/// Padding entries kept past the last event: the last event's parent has its first child
+/// at or after the last event, so its four children end at most `ARITY - 1` past it.
+const PADDING: usize = ARITY - 1;
 
 /// `slot_at` of a slot with no pending event.
 const NO_EVENT: usize = usize::MAX;
@@ -38,7 +50,13 @@ const NO_EVENT: usize = usize::MAX;
 /// a sift moves each entry it passes once, into the hole the sifted entry leaves, instead
 /// of swapping it (half the copies of a swap).
 pub struct EventQueue<E> {
+    /// The events (`heap[..heap_len]`), then at least [`PADDING`] entries keyed
+    /// [`PADDING_KEY`] (the vector keeps its longest length).
     heap: Vec<Entry<E>>,
+    /// Entries in the main heap, an empty root included.
+    heap_len: usize,
+    /// The root's event was popped and its place not refilled yet (its entry is stale).
+    root_empty: bool,
     /// Slots' pending events: a binary min-heap by key (slots are few).
     slotted: Vec<SlotEntry<E>>,
     /// Each slot's position in `slotted` ([`NO_EVENT`]: nothing pending).
@@ -50,6 +68,8 @@ impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         Self {
             heap: Vec::new(),
+            heap_len: 0,
+            root_empty: false,
             slotted: Vec::new(),
             slot_at: Vec::new(),
             seq: 0,
@@ -72,9 +92,22 @@ impl<E: Copy> EventQueue<E> {
             key: self.next_key(time),
             event,
         };
+        if self.root_empty {
+            self.root_empty = false;
+            self.sift_down_from_root(entry, self.heap_len);
+            return;
+        }
         // A hole rises from the end while its parent is later; the entry fills it.
-        let mut at = self.heap.len();
-        self.heap.push(entry);
+        let mut at = self.heap_len;
+        self.heap_len += 1;
+        if self.heap.len() < self.heap_len + PADDING {
+            // Longer than ever: one more padding entry (any event: it is never popped).
+            let padding = Entry {
+                key: PADDING_KEY,
+                event,
+            };
+            self.heap.resize(self.heap_len + PADDING, padding);
+        }
         while at > 0 {
             let parent = (at - 1) / ARITY;
             if self.heap[parent].key <= entry.key {
@@ -89,7 +122,7 @@ impl<E: Copy> EventQueue<E> {
     /// Schedules `event` at `time` as the one pending event of `slot` (a small index,
     /// the caller's), dropping the slot's previous event if it has not been popped. The
     /// event is ordered as if pushed now.
-    #[inline]
+    #[inline(always)]
     pub fn set_slot(&mut self, slot: usize, time: SimTime, event: E) {
         if let [only] = &mut self.slotted[..]
             && only.slot == slot
@@ -152,8 +185,12 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Removes and returns the earliest event.
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
+        if self.root_empty {
+            self.fill_root_with_last();
+        }
+        // An empty main heap's root is padding, later than any slot event.
         let slot_first = match (self.heap.first(), self.slotted.first()) {
             (_, None) => false,
             (None, Some(_)) => true,
@@ -163,47 +200,59 @@ impl<E: Copy> EventQueue<E> {
             let top = self.remove_slotted(0);
             return Some((time_of(top.key), top.event));
         }
-        self.pop_heap()
+        if self.heap_len == 0 {
+            return None;
+        }
+        // The root's place stays taken until a push or the next pop refills it.
+        self.root_empty = true;
+        let top = self.heap[0];
+        Some((time_of(top.key), top.event))
     }
 
-    /// Removes and returns the main heap's earliest event.
-    fn pop_heap(&mut self) -> Option<(SimTime, E)> {
-        let last = self.heap.pop()?;
-        let Some(&top) = self.heap.first() else {
-            return Some((time_of(last.key), last.event));
-        };
-        // The root leaves a hole that sinks while its smallest child is earlier than the
-        // last entry; the last entry fills it.
-        let n = self.heap.len();
+    /// Refills the empty root with the last entry, which leaves the end to padding.
+    #[inline(never)]
+    fn fill_root_with_last(&mut self) {
+        self.root_empty = false;
+        let n = self.heap_len - 1;
+        self.heap_len = n;
+        let last = self.heap[n];
+        // The last entry's own place is never earlier than itself, so the sift stops
+        // above it unless the root was the last.
+        self.sift_down_from_root(last, n);
+        self.heap[n].key = PADDING_KEY;
+    }
+
+    /// Fills the empty root with `entry`: the hole sinks while its smallest child (of
+    /// the first `n` entries, padding after) is earlier than `entry`, which fills it.
+    #[inline(never)]
+    fn sift_down_from_root(&mut self, entry: Entry<E>, n: usize) {
         let mut at = 0;
         loop {
             let first = at * ARITY + 1;
             if first >= n {
                 break;
             }
-            let (child, child_key) = self.smallest_child(first, n);
-            if last.key <= child_key {
+            let (child, child_key) = self.smallest_child(first);
+            if entry.key <= child_key {
                 break;
             }
             self.heap[at] = self.heap[child];
             at = child;
         }
-        self.heap[at] = last;
-        Some((time_of(top.key), top.event))
+        self.heap[at] = entry;
     }
 
-    /// The earliest of the children starting at `first` (of `n` entries), and its key.
+    /// The earliest of the four children starting at `first` (padding included), and its
+    /// key.
     #[inline]
-    fn smallest_child(&self, first: usize, n: usize) -> (usize, u128) {
+    fn smallest_child(&self, first: usize) -> (usize, u128) {
+        let c: &[Entry<E>; ARITY] = self.heap[first..first + ARITY]
+            .try_into()
+            .expect("a slice of ARITY entries");
+        // A tournament of pairs.
         let earlier = |a: (usize, u128), b: (usize, u128)| if b.1 < a.1 { b } else { a };
-        if let Some(c) = self.heap.get(first..first + ARITY) {
-            // A full node (most of them): a tournament of pairs, without a loop.
-            let at = |i: usize| (first + i, c[i].key);
-            return earlier(earlier(at(0), at(1)), earlier(at(2), at(3)));
-        }
-        (first + 1..n)
-            .map(|i| (i, self.heap[i].key))
-            .fold((first, self.heap[first].key), earlier)
+        let at = |i: usize| (first + i, c[i].key);
+        earlier(earlier(at(0), at(1)), earlier(at(2), at(3)))
     }
 
     /// Removes the slot event at position `at` of `slotted`, keeping the heap order.
@@ -265,12 +314,12 @@ impl<E: Copy> EventQueue<E> {
 
     /// Events scheduled and not yet popped (a slot's replaced events are gone).
     pub fn len(&self) -> usize {
-        self.heap.len() + self.slotted.len()
+        self.heap_len - usize::from(self.root_empty) + self.slotted.len()
     }
 
     /// True when nothing is scheduled.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty() && self.slotted.is_empty()
+        self.heap_len == usize::from(self.root_empty) && self.slotted.is_empty()
     }
 }
 
@@ -321,6 +370,48 @@ mod tests {
             assert_eq!(q.pop(), Some((SimTime(first.0), first.1)));
         }
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn grows_drains_and_grows_again_in_order() {
+        // Bursts of pushes and of pops, so the heap grows past its longest length, drains
+        // to empty (only padding left) and grows again; pops follow pops (the empty root
+        // refilled by the last entry) and pushes follow pops (refilled from the top).
+        let mut q = EventQueue::default();
+        let mut reference = std::collections::BTreeSet::new();
+        let mut x = 0x1234_5678_9ABC_DEF1_u64;
+        let mut seq = 0u64;
+        for round in 0..40u64 {
+            let pushes = (round * 37) % 300;
+            for _ in 0..pushes {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                seq += 1;
+                let t = x % 1_000;
+                q.push(SimTime(t), seq);
+                reference.insert((t, seq));
+            }
+            let pops = if round % 5 == 4 {
+                usize::MAX
+            } else {
+                (x % 250) as usize
+            };
+            for _ in 0..pops {
+                let Some(first) = reference.pop_first() else {
+                    break;
+                };
+                assert_eq!(q.pop(), Some((SimTime(first.0), first.1)));
+                assert_eq!(q.len(), reference.len());
+            }
+            assert_eq!(q.is_empty(), reference.is_empty());
+        }
+        while let Some(first) = reference.pop_first() {
+            assert_eq!(q.pop(), Some((SimTime(first.0), first.1)));
+        }
+        assert!(q.is_empty());
+        assert_eq!(q.len(), 0);
+        assert!(q.pop().is_none());
     }
 
     /// Where an event comes from: a plain push (its number) or a slot (slot, generation).
