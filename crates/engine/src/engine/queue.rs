@@ -35,7 +35,7 @@ struct SlotEntry<E> {
     event: E,
 }
 
-/// Children per node (`smallest_child` compares a node's four without a loop).
+/// Children per node (`earliest_child` compares a node's four without a loop).
 const ARITY: usize = 4;
 const _: () = assert!(ARITY == 4);
 
@@ -94,7 +94,12 @@ impl<E: Copy> EventQueue<E> {
         };
         if self.root_empty {
             self.root_empty = false;
-            self.sift_down_from_root(entry, self.heap_len);
+            if self.heap_len == 1 {
+                // The root alone (the next arrival on a processor-sharing pool): no sift.
+                self.heap[0] = entry;
+            } else {
+                self.sift_down_from_root(entry, self.heap_len);
+            }
             return;
         }
         // A hole rises from the end while its parent is later; the entry fills it.
@@ -226,35 +231,40 @@ impl<E: Copy> EventQueue<E> {
     /// the first `n` entries, padding after) is earlier than `entry`, which fills it.
     #[inline(never)]
     fn sift_down_from_root(&mut self, entry: Entry<E>, n: usize) {
+        // The events and the padding their last parent's children reach: every child
+        // read below is in it.
+        let heap = &mut self.heap[..n + PADDING];
         let mut at = 0;
         loop {
             let first = at * ARITY + 1;
             if first >= n {
                 break;
             }
-            let (child, child_key) = self.smallest_child(first);
-            if entry.key <= child_key {
+            let (child, earliest) = earliest_child(heap, first);
+            if entry.key <= earliest.key {
                 break;
             }
-            self.heap[at] = self.heap[child];
+            heap[at] = earliest;
             at = child;
         }
-        self.heap[at] = entry;
+        heap[at] = entry;
     }
+}
 
-    /// The earliest of the four children starting at `first` (padding included), and its
-    /// key.
-    #[inline]
-    fn smallest_child(&self, first: usize) -> (usize, u128) {
-        let c: &[Entry<E>; ARITY] = self.heap[first..first + ARITY]
-            .try_into()
-            .expect("a slice of ARITY entries");
-        // A tournament of pairs.
-        let earlier = |a: (usize, u128), b: (usize, u128)| if b.1 < a.1 { b } else { a };
-        let at = |i: usize| (first + i, c[i].key);
-        earlier(earlier(at(0), at(1)), earlier(at(2), at(3)))
-    }
+/// The earliest of the four children starting at `first` in `heap` (padding included):
+/// its index and a copy.
+#[inline]
+fn earliest_child<E: Copy>(heap: &[Entry<E>], first: usize) -> (usize, Entry<E>) {
+    let c: &[Entry<E>; ARITY] = heap[first..first + ARITY]
+        .try_into()
+        .expect("a slice of ARITY entries");
+    // A tournament of pairs, by position among the four.
+    let earlier = |a: usize, b: usize| if c[b].key < c[a].key { b } else { a };
+    let i = earlier(earlier(0, 1), earlier(2, 3));
+    (first + i, c[i])
+}
 
+impl<E: Copy> EventQueue<E> {
     /// Removes the slot event at position `at` of `slotted`, keeping the heap order.
     fn remove_slotted(&mut self, at: usize) -> SlotEntry<E> {
         let last = self.slotted.len() - 1;
