@@ -229,7 +229,7 @@ impl<E: Copy> EventQueue<E> {
 
     /// Fills the empty root with `entry`: the hole sinks while its smallest child (of
     /// the first `n` entries, padding after) is earlier than `entry`, which fills it.
-    #[inline(never)]
+    #[inline]
     fn sift_down_from_root(&mut self, entry: Entry<E>, n: usize) {
         // The events and the padding their last parent's children reach: every child
         // read below is in it.
