@@ -249,22 +249,7 @@ impl<E: Copy> EventQueue<E> {
         }
         heap[at] = entry;
     }
-}
 
-/// The earliest of the four children starting at `first` in `heap` (padding included):
-/// its index and a copy.
-#[inline]
-fn earliest_child<E: Copy>(heap: &[Entry<E>], first: usize) -> (usize, Entry<E>) {
-    let c: &[Entry<E>; ARITY] = heap[first..first + ARITY]
-        .try_into()
-        .expect("a slice of ARITY entries");
-    // A tournament of pairs, by position among the four.
-    let earlier = |a: usize, b: usize| if c[b].key < c[a].key { b } else { a };
-    let i = earlier(earlier(0, 1), earlier(2, 3));
-    (first + i, c[i])
-}
-
-impl<E: Copy> EventQueue<E> {
     /// Removes the slot event at position `at` of `slotted`, keeping the heap order.
     fn remove_slotted(&mut self, at: usize) -> SlotEntry<E> {
         let last = self.slotted.len() - 1;
@@ -331,6 +316,19 @@ impl<E: Copy> EventQueue<E> {
     pub fn is_empty(&self) -> bool {
         self.heap_len == usize::from(self.root_empty) && self.slotted.is_empty()
     }
+}
+
+/// The earliest of the four children starting at `first` in `heap` (padding included):
+/// its index and a copy.
+#[inline]
+fn earliest_child<E: Copy>(heap: &[Entry<E>], first: usize) -> (usize, Entry<E>) {
+    let c: &[Entry<E>; ARITY] = heap[first..first + ARITY]
+        .try_into()
+        .expect("a slice of ARITY entries");
+    // A tournament of pairs, by position among the four.
+    let earlier = |a: usize, b: usize| if c[b].key < c[a].key { b } else { a };
+    let i = earlier(earlier(0, 1), earlier(2, 3));
+    (first + i, c[i])
 }
 
 /// The time half of a key.
