@@ -11,7 +11,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::model::Dram;
-use crate::time::SimTime;
+use crate::time::{I64_RANGE, SimTime};
 
 use super::observer::Loss;
 use super::plan::{ClassKey, KeyId};
@@ -479,9 +479,6 @@ pub(super) fn ceil_to_u64(x: f64) -> u64 {
         t
     }
 }
-
-/// 2^63: the floats below it convert to `i64` exactly as to `u64`.
-const I64_RANGE: f64 = 9_223_372_036_854_775_808.0;
 
 #[cfg(test)]
 mod tests {
