@@ -129,14 +129,13 @@ impl<E: Copy> EventQueue<E> {
     /// event is ordered as if pushed now.
     #[inline(always)]
     pub fn set_slot(&mut self, slot: usize, time: SimTime, event: E) {
-        if let [only] = &mut self.slotted[..]
+        if let [only] = &self.slotted[..]
             && only.slot == slot
         {
             // The slot's event pending alone (one class running, as on a processor-sharing
             // pool): replaced in place, nothing to reorder.
-            self.seq += 1;
-            only.key = ((time.0 as u128) << 64) | self.seq as u128;
-            only.event = event;
+            let key = self.next_key(time);
+            self.slotted[0] = SlotEntry { key, slot, event };
             return;
         }
         if self.slotted.is_empty() && slot < self.slot_at.len() {
@@ -340,6 +339,13 @@ fn time_of(key: u128) -> SimTime {
 mod tests {
     use super::*;
 
+    /// Advances a xorshift64 stream in place (the tests' cheap, repeatable randomness).
+    fn xorshift(x: &mut u64) {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+    }
+
     #[test]
     fn pops_in_time_order_then_fifo() {
         let mut q = EventQueue::default();
@@ -359,9 +365,7 @@ mod tests {
         let mut x = 0x9E37_79B9_7F4A_7C15_u64;
         let mut seq = 0u64;
         for _ in 0..20_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            xorshift(&mut x);
             if !x.is_multiple_of(3) {
                 seq += 1;
                 let t = x % 50;
@@ -392,9 +396,7 @@ mod tests {
         for round in 0..40u64 {
             let pushes = (round * 37) % 300;
             for _ in 0..pushes {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                xorshift(&mut x);
                 seq += 1;
                 let t = x % 1_000;
                 q.push(SimTime(t), seq);
@@ -458,9 +460,7 @@ mod tests {
             assert_eq!(slotted.pop(), expected);
         };
         for _ in 0..50_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            xorshift(&mut x);
             let t = SimTime((x >> 8) % 40);
             let slot = (x >> 20) as usize % SLOTS;
             match x % 7 {
