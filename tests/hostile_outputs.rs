@@ -54,7 +54,12 @@ fn defect_1_fifo_symlink_or_device_output_is_refused() {
         fifo.as_os_str(),
     ]);
     assert_refused(&o, &fifo, "FIFO");
-    assert!(stderr(&o).contains("a FIFO"));
+    // What it is, what was wanted, and what to give instead.
+    assert!(
+        stderr(&o).contains("is a FIFO, not a regular file; give a new path, or a path that is already a regular file"),
+        "{}",
+        stderr(&o)
+    );
     assert!(
         fifo.metadata().unwrap().file_type().is_fifo(),
         "FIFO replaced"

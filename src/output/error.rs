@@ -14,7 +14,9 @@ pub enum OutputError {
     },
     /// The target exists but is not what is expected (a FIFO, device or folder for a file;
     /// a file for a folder).
-    #[error("{path}: is {found}, not {expected}; give a new path or an existing {expected}")]
+    #[error(
+        "{path}: is {found}, not {expected}; give a new path, or a path that is already {expected}"
+    )]
     WrongKind {
         /// The refused path.
         path: PathBuf,
