@@ -123,6 +123,32 @@ fn hand_made_edge_case_logs_are_counted_not_fatal() {
     assert_eq!(j["jobs"], 0);
     assert_eq!(j["gpu"]["bracketed_busy_frac"], 0.0);
 
+    // A file with no record in it still gets its (empty) report, with a warning that
+    // names it: a scenario file passed by mistake is not an idle GPU.
+    let not_a_log = write(
+        "not-a-log.toml",
+        "name = \"x\"\n[hardware]\ncpu_cores = 4\n",
+    );
+    bwsim()
+        .arg("log")
+        .arg(&not_a_log)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "read 3 lines: 0 TIMELINE, 0 timing, 3 other",
+        ))
+        .stderr(predicate::str::contains(format!(
+            "warning: {}: no TIMELINE or *_TIMING line among 3 lines read",
+            not_a_log.display()
+        )));
+    // A log with records gets no such warning.
+    bwsim()
+        .arg("log")
+        .arg(&messy)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("no TIMELINE").not());
+
     // A missing file is an input error naming it.
     bwsim()
         .args(["log", "no/such.log"])

@@ -29,6 +29,11 @@ pub fn log(args: LogArgs) -> anyhow::Result<()> {
     }
     let (log, analysis) = read_and_analyse(&args.files, args.warmup_jobs)?;
     let names: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
+    if log.markers.is_empty() && log.timings.is_empty() {
+        // Still a report (a daemon that has just started logs nothing yet), but a file
+        // that is not a cuzk log at all should not pass for an idle GPU unremarked.
+        eprintln!("warning: {}", no_records(&names, &log));
+    }
     if let Some(p) = &args.plot {
         draw(&names.join(", "), &analysis, p)?;
     }
@@ -100,6 +105,20 @@ pub fn log(args: LogArgs) -> anyhow::Result<()> {
         }
     }?;
     Ok(())
+}
+
+/// Why the report that follows is empty: no line of `files` was a record.
+fn no_records(files: &[String], log: &ParsedLog) -> String {
+    let garbled = match log.garbled.len() {
+        0 => String::new(),
+        n => format!(", {n} that looked like records but did not parse"),
+    };
+    format!(
+        "{}: no TIMELINE or *_TIMING line among {} lines read{garbled}; the report is empty \
+         (bwsim log reads cuzk daemon logs)",
+        files.join(", "),
+        log.lines
+    )
 }
 
 /// Runs the scenario, writes its TIMELINE log in memory and analyses it as a real one
