@@ -1,4 +1,5 @@
-//! Reading the files a user names (scenarios, includes, trace and sweep CSVs): regular
+//! Reading the files a user names (scenarios, includes, trace and sweep CSVs, calibration
+//! and measurement files, host profiles, earlier outputs read back): regular
 //! files only and at most a size cap, so that `/dev/zero`, a FIFO or a directory is an
 //! error naming the file instead of a hang or gigabytes of memory.
 
@@ -9,6 +10,9 @@ use std::path::Path;
 pub const MAX_TOML_BYTES: u64 = 16 << 20;
 /// The most bytes a CSV input (arrival trace, sweep table) may have.
 pub const MAX_CSV_BYTES: u64 = 256 << 20;
+/// The most bytes a JSON input bwsim wrote itself (measurements, validate and replay
+/// results, sweep manifests, journals and shards) may have.
+pub const MAX_JSON_BYTES: u64 = 256 << 20;
 
 /// Reads `path` as UTF-8 text if it is a regular file of at most `max_bytes` bytes
 /// (symlinks are followed). The error says what is wrong, without the path (callers

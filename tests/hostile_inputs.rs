@@ -294,6 +294,95 @@ fn defect_7_fifo_include_does_not_hang() {
     assert!(err.contains("regular file"), "{err}");
 }
 
+/// Every file a command reads back (a calibration, measurements, a validate table, a
+/// host profile, a replay's or a shard's JSON) is refused when it is a FIFO: reading one
+/// would block until a writer came, which no one ever does.
+#[cfg(unix)]
+#[test]
+fn also_fifos_as_calibration_measurement_and_result_files_do_not_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let ok = Command::new("mkfifo").arg(&fifo).status();
+    if !ok.is_ok_and(|s| s.success()) {
+        return; // no mkfifo here: nothing to test
+    }
+    // Folders whose replay.json and shard.json are FIFOs.
+    let replay = dir.path().join("replay-out");
+    let shard = dir.path().join("shard-out");
+    for (folder, name) in [(&replay, "replay.json"), (&shard, "shard.json")] {
+        std::fs::create_dir(folder).unwrap();
+        let ok = Command::new("mkfifo").arg(folder.join(name)).status();
+        assert!(ok.is_ok_and(|s| s.success()));
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let calibration = root.join("scenarios/calibration/h200-host.toml");
+    let scenario = root.join("scenarios/demo.toml");
+    let f = fifo.to_str().unwrap();
+    let merged = dir.path().join("merged");
+    let cases: Vec<(Vec<&std::ffi::OsStr>, PathBuf)> = vec![
+        (
+            vec!["validate".as_ref(), "--calibration".as_ref(), f.as_ref()],
+            fifo.clone(),
+        ),
+        (
+            vec![
+                "validate".as_ref(),
+                "--calibration".as_ref(),
+                calibration.as_os_str(),
+                "--remeasured".as_ref(),
+                f.as_ref(),
+            ],
+            fifo.clone(),
+        ),
+        (
+            vec!["calibrate".as_ref(), "--refit".as_ref(), f.as_ref()],
+            fifo.clone(),
+        ),
+        (
+            vec![
+                "compare".as_ref(),
+                scenario.as_os_str(),
+                "--host".as_ref(),
+                f.as_ref(),
+            ],
+            fifo.clone(),
+        ),
+        (
+            vec![
+                "replay".as_ref(),
+                scenario.as_os_str(),
+                "--repredict".as_ref(),
+                replay.as_os_str(),
+            ],
+            replay.join("replay.json"),
+        ),
+        (
+            vec![
+                "sweep".as_ref(),
+                "merge".as_ref(),
+                "--out".as_ref(),
+                merged.as_os_str(),
+                shard.as_os_str(),
+            ],
+            shard.join("shard.json"),
+        ),
+    ];
+    for (args, named) in cases {
+        let mut cmd = bwsim();
+        cmd.args(&args).current_dir(dir.path());
+        let (code, _, err) = run_within(cmd, Duration::from_secs(30));
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains(&named.display().to_string()),
+            "{args:?}: {err}"
+        );
+        assert!(
+            err.contains("regular file") || err.contains("not a readable file"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
 #[test]
 fn defect_7_huge_sweep_grids_and_seed_counts_are_refused() {
     use bwsim::sweep::SpecError;

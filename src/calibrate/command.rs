@@ -77,7 +77,7 @@ pub fn utc_now() -> String {
 /// Runs all probes, fits, and writes the calibration file. Prints what was skipped.
 pub fn calibrate_command(args: CalibrateArgs) -> Result<()> {
     if let Some(path) = &args.refit {
-        let text = std::fs::read_to_string(path)
+        let text = crate::input_file::read_text(path, crate::input_file::MAX_JSON_BYTES)
             .map_err(|e| input_err(format!("cannot read {}: {e}", path.display())))?;
         let m: measurements::Measurements = serde_json::from_str(&text).map_err(|e| {
             input_err(format!(

@@ -171,7 +171,7 @@ pub fn resume_with(
 ) -> anyhow::Result<SweepOutcome> {
     let staged = StagedDir::reopen(dir)?;
     let manifest_path = staged.file(MANIFEST);
-    let text = std::fs::read_to_string(&manifest_path)
+    let text = crate::input_file::read_text(&manifest_path, crate::input_file::MAX_JSON_BYTES)
         .map_err(|e| ResumeError(format!("{}: {e}", manifest_path.display())))?;
     let mut manifest: Manifest = serde_json::from_str(&text)
         .map_err(|e| ResumeError(format!("{}: {e}", manifest_path.display())))?;
@@ -367,7 +367,7 @@ fn open_journal(path: &Path) -> Result<File, OutputError> {
 /// is ignored (that point runs again).
 fn read_journal(path: &Path, plan: &SweepPlan) -> Result<Vec<Option<Vec<Value>>>, ResumeError> {
     let mut finished = vec![None; plan.grid.len()];
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::input_file::read_text(path, crate::input_file::MAX_JSON_BYTES) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(finished),
         Err(e) => return Err(ResumeError(format!("{}: {e}", path.display()))),

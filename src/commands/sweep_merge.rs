@@ -90,12 +90,13 @@ pub fn merge(cli: SweepMergeCli) -> anyhow::Result<()> {
 
 fn read_shard(dir: &Path) -> Result<ShardFile, MergeError> {
     let path = dir.join(SHARD_FILE);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        MergeError(format!(
-            "{}: cannot read ({e}); give the folders written by `bwsim sweep --shard I/N`",
-            path.display()
-        ))
-    })?;
+    let text =
+        crate::input_file::read_text(&path, crate::input_file::MAX_JSON_BYTES).map_err(|e| {
+            MergeError(format!(
+                "{}: cannot read ({e}); give the folders written by `bwsim sweep --shard I/N`",
+                path.display()
+            ))
+        })?;
     serde_json::from_str(&text).map_err(|e| {
         MergeError(format!(
             "{}: not a shard file written by `bwsim sweep --shard`: {e}",

@@ -270,7 +270,8 @@ pub fn load_host(file: &Path) -> Result<HostProfile, HostError> {
             "not a readable file; give a host profile (TOML)".into(),
         ));
     }
-    let text = std::fs::read_to_string(file).map_err(|e| whole(format!("cannot read: {e}")))?;
+    let text = crate::input_file::read_text(file, crate::input_file::MAX_TOML_BYTES)
+        .map_err(|e| whole(format!("cannot read: {e}")))?;
     let de = toml::Deserializer::parse(&text).map_err(|e| whole(e.message().to_string()))?;
     let host: HostProfile = serde_path_to_error::deserialize(de).map_err(|e| {
         let key = e.path().to_string();

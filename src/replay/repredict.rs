@@ -26,11 +26,12 @@ struct OldPoint {
 fn read_points(dir: &Path) -> Result<(Value, Vec<OldPoint>)> {
     let path = dir.join("replay.json");
     let bad = |why: String| ReplayInputError(format!("{}: {why}", path.display()));
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        bad(format!(
-            "cannot read it ({e}); --repredict wants a replay's output folder"
-        ))
-    })?;
+    let text =
+        crate::input_file::read_text(&path, crate::input_file::MAX_JSON_BYTES).map_err(|e| {
+            bad(format!(
+                "cannot read it ({e}); --repredict wants a replay's output folder"
+            ))
+        })?;
     let doc: Value = serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
     let points = doc
         .get("points")

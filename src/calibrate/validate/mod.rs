@@ -36,6 +36,7 @@ use crate::calibrate::probe::multi_gpu;
 use crate::calibrate::probe::plan::{Mode, Plan, bar};
 use crate::calibrate::probe::stream::Kernel;
 use crate::calibrate::probe::sys::huge_shortfall;
+use crate::input_file::{MAX_JSON_BYTES, MAX_TOML_BYTES, read_text};
 use experiment::Setup;
 use experiment_list::experiments;
 use measure::measure;
@@ -83,7 +84,7 @@ fn predictions(calib: &Calib, s: &Setup) -> Result<Predictions> {
 /// Runs the experiments, prints the table, writes CSV / JSON / PNG into `out_dir`.
 pub fn validate_command(args: ValidateArgs) -> Result<()> {
     let bad = CalibrateError::Input;
-    let text = std::fs::read_to_string(&args.calibration)
+    let text = read_text(&args.calibration, MAX_TOML_BYTES)
         .map_err(|e| bad(format!("cannot read {}: {e}", args.calibration.display())))?;
     let calib = load_calib(&text).map_err(|e| {
         bad(format!(
@@ -94,7 +95,7 @@ pub fn validate_command(args: ValidateArgs) -> Result<()> {
     let name = args.calibration.display().to_string();
     let table = if let Some(path) = &args.remeasured {
         let old: Table = serde_json::from_str(
-            &std::fs::read_to_string(path)
+            &read_text(path, MAX_JSON_BYTES)
                 .map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?,
         )
         .map_err(|e| bad(format!("{} is not a validate.json: {e}", path.display())))?;
