@@ -166,3 +166,54 @@ fn bad_host_files_and_flags_are_input_errors() {
         .code(2)
         .stderr(predicate::str::contains("--amortise-years"));
 }
+
+/// A setting whose measured proofs mostly start together at t = 0 (demo: 200 jobs at
+/// 100,000 in flight) times one batch draining, at millions of proofs a day: it is no
+/// result, so the best setting is the steady one, whatever the burst read.
+#[test]
+fn a_setting_without_a_steady_state_is_not_the_best() {
+    let run = |search: &str| -> Value {
+        let out = Command::cargo_bin("bwsim")
+            .unwrap()
+            .args(["compare", "scenarios/demo.toml"])
+            .args(["--host", HOSTS[1], "--format", "json", "--search", search])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice(&out).unwrap()
+    };
+    let both = run("params.concurrency=4,100000");
+    let result = &both["hosts"][0]["result"];
+    assert_eq!(result["best"][0], "concurrency=4", "{both:#}");
+    let alone = run("params.concurrency=4");
+    assert_eq!(
+        result["proofs_per_day"],
+        alone["hosts"][0]["result"]["proofs_per_day"]
+    );
+    // Only settings without a steady state: the host has no result, and says why.
+    let burst = run("params.concurrency=100000");
+    let why = burst["hosts"][0]["error"].as_str().unwrap();
+    assert!(why.contains("no steady state"), "{why}");
+}
+
+/// A --search no host could run is the command line's fault: exit 2 naming the flag,
+/// not a table of hosts that "do not run".
+#[test]
+fn a_bad_search_is_an_input_error() {
+    for (search, says) in [
+        ("params.concurrency=1..100000000", "more than 10000"),
+        ("params.nope=1..3", "unknown parameter \"nope\""),
+        ("params.concurrency=1.5,2.5", "wrong type"),
+    ] {
+        Command::cargo_bin("bwsim")
+            .unwrap()
+            .args(["compare", "scenarios/demo.toml", "--host", HOSTS[1]])
+            .args(["--search", search])
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::contains("--search").and(predicate::str::contains(says)));
+    }
+}

@@ -14,6 +14,7 @@ use crate::compare::{
 };
 use crate::output::{check_file_target, print_stdout};
 use crate::plot::compare::{CompareChart, HostBar};
+use crate::sweep::aggregate::report_without_steady_state;
 use crate::sweep::{ProgressMode, ScenarioSimulator, SweepArgs, aggregate_table, execute, plan};
 
 /// Most values a default knob search takes (the range 1..=2 x default is stepped to fit).
@@ -69,6 +70,7 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
     } else {
         args.search.clone()
     };
+    check_search(&args.scenario, &args.sets, &search)?;
     let sim = ScenarioSimulator::new(&args.scenario);
     let mut rows = Vec::new();
     for (file, host) in args.hosts.iter().zip(hosts) {
@@ -169,7 +171,39 @@ fn default_search(params: &[crate::scenario::ParamInfo]) -> Result<Vec<String>, 
     Ok(found)
 }
 
-/// Searches one host's settings; the one with the most proofs per day that did not stall.
+/// Refuses a `--search` that no host could run: a SPEC that does not parse, or a key the
+/// scenario does not have or a value of the wrong type for it (tried at each key's first
+/// value on the scenario as given). Without this each host's row read "does not run" and
+/// the exit status was 0. Value errors stay per host: a host's overrides may make a value
+/// fit that the scenario as given refuses.
+fn check_search(scenario: &Path, sets: &[String], search: &[String]) -> anyhow::Result<()> {
+    use crate::scenario::ErrorKind;
+    for arg in search {
+        let param = crate::sweep::parse_param(arg)
+            .map_err(|e| CompareInputError::new("--search", format!("{arg}: {e}")))?;
+        let Some(first) = param.values.first() else {
+            continue;
+        };
+        let mut tried = sets.to_vec();
+        tried.push(format!("{}={first}", param.key));
+        match crate::scenario::load(scenario, &tried) {
+            Err(e)
+                if matches!(
+                    e.kind,
+                    ErrorKind::UnknownKey | ErrorKind::Type | ErrorKind::Set | ErrorKind::Param
+                ) =>
+            {
+                return Err(CompareInputError::new("--search", format!("{arg}: {e}")).into());
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Searches one host's settings; the one with the most proofs per day that did not stall
+/// and had a steady state (a setting whose measured proofs mostly start together at t = 0
+/// times one batch draining: its throughput is no result).
 fn best_setting(
     sweep: &SweepArgs,
     sim: &ScenarioSimulator,
@@ -181,11 +215,17 @@ fn best_setting(
         .map_err(|e| format!("{e:#}"))?;
     let table = aggregate_table(&plan, &runs);
     let jph = |r: usize| table.stat(r, crate::keys::JOBS_PER_HOUR).map(|s| s.mean);
+    // Rows are in grid order, as the runs they aggregate.
+    let steady = |r: usize| !runs[r].reports.iter().any(report_without_steady_state);
     let best = (0..table.rows.len())
-        .filter(|&r| table.rows[r].stalled == 0)
+        .filter(|&r| table.rows[r].stalled == 0 && steady(r))
         .filter_map(|r| jph(r).filter(|j| *j > 0.0).map(|j| (r, j)))
         .max_by(|a, b| a.1.total_cmp(&b.1))
-        .ok_or_else(|| "every setting searched stalled or finished no proof".to_string())?;
+        .ok_or_else(|| {
+            "every setting searched stalled, finished no proof or had no steady state (most \
+             proofs starting at once: simulate more jobs than the concurrency)"
+                .to_string()
+        })?;
     let (r, jobs_per_hour) = best;
     let row = &table.rows[r];
     let stat = |k: &str| table.stat(r, k).map(|s| s.mean);
@@ -231,7 +271,8 @@ fn assumptions(scenario: &Path, search: &[String], seeds: u32) -> Vec<String> {
         ),
         format!(
             "Best setting: the most simulated proofs/day over {} ({seeds} seed(s) per \
-             setting); settings that stalled are not results.",
+             setting); settings that stalled, or whose measured proofs mostly started \
+             together at t = 0 (no steady state), are not results.",
             search.join(" x ")
         ),
         "A stage that asks for more threads of the scenario's cpu pool than a host has is \

@@ -152,13 +152,24 @@ pub fn aggregate(scenario: &str, keys: &[String], runs: &[PointRun]) -> SweepTab
 
 /// True when a run's report says it stalled (a note beginning "stalled").
 pub fn report_stalled(report: &Value) -> bool {
+    has_note(report, crate::analysis::report::NOTE_STALLED)
+}
+
+/// True when a run's report says its closed loop had no steady state (most measured jobs
+/// started together at t = 0).
+pub fn report_without_steady_state(report: &Value) -> bool {
+    has_note(report, crate::analysis::report::NOTE_NO_STEADY_STATE)
+}
+
+/// True when one of a report's notes begins with `prefix`.
+fn has_note(report: &Value, prefix: &str) -> bool {
     report
         .get("notes")
         .and_then(Value::as_array)
         .is_some_and(|notes| {
             notes
                 .iter()
-                .any(|n| n.as_str().is_some_and(|n| n.starts_with("stalled")))
+                .any(|n| n.as_str().is_some_and(|n| n.starts_with(prefix)))
         })
 }
 

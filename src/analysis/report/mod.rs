@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use super::bottleneck::{self, Bottleneck};
 use super::run_stats::{RunStats, StageTotals};
 use crate::engine::RateKind;
-use crate::model::{HoldResource, Model, Stage};
+use crate::model::{ArrivalKind, Arrivals, HoldResource, Model, Stage};
 
 const GIB: f64 = (1u64 << 30) as f64;
 
@@ -204,7 +204,7 @@ impl Report {
                 0.0
             },
             ideal_seconds_per_job: None,
-            notes: notes(m, &holds),
+            notes: notes(model, m, &holds),
             stalled: m.stalled.clone(),
             holds,
             engine_events: m.run.events,
@@ -276,6 +276,27 @@ fn hold_stats(m: &RunStats) -> Vec<HoldStats> {
         .collect()
 }
 
+/// A closed loop starts its first `concurrency` jobs together at t = 0. When most of the
+/// measured jobs (those after the warm-up) are among them, the window times one batch
+/// draining, not the loop's steady state: its throughput can be any number (200 jobs
+/// at 10^5 in flight read as 3 million jobs an hour on the demo scenario).
+fn first_wave_note(arrivals: &Arrivals) -> Option<String> {
+    let ArrivalKind::Closed { concurrency } = arrivals.kind else {
+        return None;
+    };
+    let (jobs, warmup) = (arrivals.jobs, arrivals.warmup_jobs);
+    let measured = jobs.saturating_sub(warmup);
+    let first_wave = u64::from(concurrency).min(jobs).saturating_sub(warmup);
+    (measured > 0 && 2 * first_wave > measured).then(|| {
+        format!(
+            "{NOTE_NO_STEADY_STATE}: {first_wave} of the {measured} measured jobs start together \
+             at t = 0 ({concurrency} in flight, {jobs} jobs, {warmup} of them warm-up), so the \
+             throughput is that of one batch draining; simulate several times the concurrency \
+             in arrivals.jobs, with arrivals.warmup_jobs at least the concurrency"
+        )
+    })
+}
+
 /// Peak bytes held on any one instance of a memory resource, GiB.
 fn peak_gib(m: &RunStats, want: HoldResource) -> f64 {
     (m.holds.iter())
@@ -286,11 +307,20 @@ fn peak_gib(m: &RunStats, want: HoldResource) -> f64 {
         / GIB
 }
 
-/// Warnings: the stall, memory or cores that made stages wait, no measured job.
-fn notes(m: &RunStats, holds: &[HoldStats]) -> Vec<String> {
+/// How a note about a run that stalled begins (sweeps and `compare` look for it).
+pub const NOTE_STALLED: &str = "stalled";
+/// How a note about a closed loop with no steady state begins (`compare` looks for it).
+pub const NOTE_NO_STEADY_STATE: &str = "no steady state";
+
+/// Warnings: the stall, memory or cores that made stages wait, a closed loop whose
+/// measured jobs mostly started at once, no measured job.
+fn notes(model: &Model, m: &RunStats, holds: &[HoldStats]) -> Vec<String> {
     let mut notes = Vec::new();
     if let Some(s) = &m.stalled {
-        notes.push(format!("stalled: {s}"));
+        notes.push(format!("{NOTE_STALLED}: {s}"));
+    }
+    if let Some(note) = first_wave_note(&model.arrivals) {
+        notes.push(note);
     }
     // Memory and cores that made stages wait: the requested concurrency is not reached.
     for (h, totals) in holds.iter().zip(&m.holds) {
@@ -315,4 +345,37 @@ fn notes(m: &RunStats, holds: &[HoldStats]) -> Vec<String> {
         );
     }
     notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn closed(concurrency: u32, jobs: u64, warmup_jobs: u64) -> Arrivals {
+        Arrivals {
+            kind: ArrivalKind::Closed { concurrency },
+            jobs,
+            warmup_jobs,
+        }
+    }
+
+    #[test]
+    fn a_closed_loop_is_flagged_when_most_measured_jobs_start_at_once() {
+        // 30 jobs, 6 warm-up: 24 measured.
+        assert_eq!(first_wave_note(&closed(4, 30, 6)), None); // none in the first wave
+        assert_eq!(first_wave_note(&closed(18, 30, 6)), None); // 12 of 24: half
+        let note = first_wave_note(&closed(19, 30, 6)).expect("13 of 24"); // most
+        assert!(note.starts_with(NOTE_NO_STEADY_STATE), "{note}");
+        assert!(note.contains("13 of the 24 measured jobs"), "{note}");
+        let all = first_wave_note(&closed(100_000, 200, 20)).expect("a single batch");
+        assert!(all.contains("180 of the 180 measured jobs"), "{all}");
+        // No measured job (a note of its own says so), or no closed loop: nothing.
+        assert_eq!(first_wave_note(&closed(50, 10, 10)), None);
+        let open = Arrivals {
+            kind: ArrivalKind::Poisson { rate_per_s: 1.0 },
+            jobs: 10,
+            warmup_jobs: 0,
+        };
+        assert_eq!(first_wave_note(&open), None);
+    }
 }
