@@ -136,3 +136,21 @@ fn run_writes_trace_timeline_log_and_plot() {
     assert!(log.lines().next().unwrap().starts_with("TIMELINE,"));
     assert!(d.join("plots/timeline.png").is_file());
 }
+
+/// A point whose closed loop starts most measured jobs at once (demo: 200 jobs at 1,000
+/// in flight) is named in a warning: its throughput is one batch draining. The sweep
+/// still succeeds, and the steady point gets no warning.
+#[test]
+fn sweep_warns_of_points_without_a_steady_state() {
+    let dir = tempfile::tempdir().unwrap();
+    bwsim()
+        .args(["sweep", "scenarios/demo.toml", "--param"])
+        .args(["params.concurrency=4,1000", "--seeds", "1", "--out"])
+        .arg(dir.path().join("sw"))
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "warning: sweep point 2 (params.concurrency=1000): no steady state",
+        ))
+        .stderr(predicate::str::contains("sweep point 1").not());
+}

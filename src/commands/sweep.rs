@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 
 use crate::cli::SweepCli;
 use crate::output::{OutputError, StagedDir, default_folder, print_stdout, reserve_unique_folder};
+use crate::sweep::aggregate::report_without_steady_state;
 use crate::sweep::json::SweepMeta;
 use crate::sweep::knee::{self, KNEE_TOLERANCE, Knee};
 use crate::sweep::seeds::point_seeds;
@@ -56,6 +57,9 @@ pub struct SweepOutcome {
     pub shard: Option<ShardSpec>,
     /// Points in the whole grid.
     pub grid_points: usize,
+    /// Rows (of `table`) where a seed's closed loop had no steady state: most measured
+    /// jobs started together at t = 0, so the row's throughput times one batch draining.
+    pub no_steady_state: Vec<usize>,
 }
 
 /// The manifest's content.
@@ -292,6 +296,7 @@ fn finish(
     let mut files: Vec<PathBuf> = names.iter().map(|n| dir.join(n)).collect();
     files.push(dir.join(MANIFEST));
     Ok(SweepOutcome {
+        no_steady_state: rows_without_steady_state(&runs),
         knees: match plan.shard {
             Some(_) => Vec::new(), // a slice's knee is not the sweep's
             None => knee::find_knees(&table, KNEE_TOLERANCE),
@@ -433,7 +438,35 @@ pub fn print_outcome(out: &SweepOutcome, seeds: usize) -> Result<(), OutputError
 }
 
 /// A stalled point is not a result: warn for each and fail (exit 1).
+/// The points (in run order, as the table's rows) where a seed had no steady state.
+pub(crate) fn rows_without_steady_state(runs: &[PointRun]) -> Vec<usize> {
+    (runs.iter().enumerate())
+        .filter(|(_, p)| p.reports.iter().any(report_without_steady_state))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// `KEY=VALUE ...` of a table row's point.
+fn point_label(table: &SweepTable, row: usize) -> String {
+    let at: Vec<String> = (table.params.iter())
+        .zip(&table.rows[row].values)
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    at.join(" ")
+}
+
+/// Warns of points without a steady state (their numbers stand, marked by a warning);
+/// fails when a point stalled (its numbers are no result).
 pub(crate) fn check_stalls(out: &SweepOutcome) -> anyhow::Result<()> {
+    for &i in &out.no_steady_state {
+        eprintln!(
+            "warning: sweep point {} ({}): no steady state, most measured jobs start together \
+             at t = 0, so its throughput is that of one batch draining; simulate several times \
+             the concurrency in arrivals.jobs",
+            i + 1,
+            point_label(&out.table, i)
+        );
+    }
     let stalled: Vec<_> = out
         .table
         .rows
@@ -442,17 +475,10 @@ pub(crate) fn check_stalls(out: &SweepOutcome) -> anyhow::Result<()> {
         .filter(|(_, r)| r.stalled > 0)
         .collect();
     for (i, row) in &stalled {
-        let at: Vec<String> = out
-            .table
-            .params
-            .iter()
-            .zip(&row.values)
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
         eprintln!(
             "warning: sweep point {} ({}) stalled in {} of {} seeds",
             i + 1,
-            at.join(" "),
+            point_label(&out.table, *i),
             row.stalled,
             row.seeds
         );

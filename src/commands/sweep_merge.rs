@@ -144,6 +144,7 @@ fn write_merged(
     let mut files: Vec<PathBuf> = names.iter().map(|n| dir.join(n)).collect();
     files.push(dir.join(MANIFEST));
     Ok(SweepOutcome {
+        no_steady_state: super::sweep::rows_without_steady_state(runs),
         knees: knee::find_knees(&table, KNEE_TOLERANCE),
         dir,
         table,
