@@ -25,6 +25,12 @@ fn compare(extra: &[&str]) -> Command {
     c
 }
 
+/// Runs `cmd`, which must succeed, and parses its stdout as JSON.
+fn json_of(mut cmd: Command) -> Value {
+    let out = cmd.assert().success().get_output().stdout.clone();
+    serde_json::from_slice(&out).unwrap()
+}
+
 #[test]
 fn readme_shows_the_table_the_command_prints() {
     let out = compare(&["--target-proofs-per-day", "5000"])
@@ -91,13 +97,7 @@ fn cost_flags_change_dollars_not_throughput() {
     let run = |extra: &[&str]| -> Value {
         let mut args = vec!["--format", "json"];
         args.extend_from_slice(extra);
-        let out = compare(&args)
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        serde_json::from_slice(&out).unwrap()
+        json_of(compare(&args))
     };
     let a = run(&[]);
     let b = run(&["--amortise-years", "6", "--power-price-per-kwh", "0"]);
@@ -173,16 +173,10 @@ fn bad_host_files_and_flags_are_input_errors() {
 #[test]
 fn a_setting_without_a_steady_state_is_not_the_best() {
     let run = |search: &str| -> Value {
-        let out = Command::cargo_bin("bwsim")
-            .unwrap()
-            .args(["compare", "scenarios/demo.toml"])
-            .args(["--host", HOSTS[1], "--format", "json", "--search", search])
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        serde_json::from_slice(&out).unwrap()
+        let mut cmd = Command::cargo_bin("bwsim").unwrap();
+        cmd.args(["compare", "scenarios/demo.toml"])
+            .args(["--host", HOSTS[1], "--format", "json", "--search", search]);
+        json_of(cmd)
     };
     let both = run("params.concurrency=4,100000");
     let result = &both["hosts"][0]["result"];

@@ -67,6 +67,13 @@ fn run_within(mut cmd: Command, limit: Duration) -> (i32, String, String) {
     )
 }
 
+/// Makes a FIFO `name` in `dir`; None where there is no `mkfifo`.
+fn fifo_in(dir: &Path, name: &str) -> Option<PathBuf> {
+    let path = dir.join(name);
+    let made = Command::new("mkfifo").arg(&path).status();
+    made.is_ok_and(|s| s.success()).then_some(path)
+}
+
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
@@ -277,11 +284,9 @@ fn defect_7_non_regular_and_oversized_inputs_are_refused() {
 #[test]
 fn defect_7_fifo_include_does_not_hang() {
     let dir = tempfile::tempdir().unwrap();
-    let fifo = dir.path().join("fifo.toml");
-    let ok = Command::new("mkfifo").arg(&fifo).status();
-    if !ok.is_ok_and(|s| s.success()) {
+    let Some(_) = fifo_in(dir.path(), "fifo.toml") else {
         return; // no mkfifo here: nothing to test
-    }
+    };
     let s = write(
         dir.path(),
         "s.toml",
@@ -301,18 +306,15 @@ fn defect_7_fifo_include_does_not_hang() {
 #[test]
 fn also_fifos_as_calibration_measurement_and_result_files_do_not_hang() {
     let dir = tempfile::tempdir().unwrap();
-    let fifo = dir.path().join("fifo");
-    let ok = Command::new("mkfifo").arg(&fifo).status();
-    if !ok.is_ok_and(|s| s.success()) {
+    let Some(fifo) = fifo_in(dir.path(), "fifo") else {
         return; // no mkfifo here: nothing to test
-    }
+    };
     // Folders whose replay.json and shard.json are FIFOs.
     let replay = dir.path().join("replay-out");
     let shard = dir.path().join("shard-out");
     for (folder, name) in [(&replay, "replay.json"), (&shard, "shard.json")] {
         std::fs::create_dir(folder).unwrap();
-        let ok = Command::new("mkfifo").arg(folder.join(name)).status();
-        assert!(ok.is_ok_and(|s| s.success()));
+        assert!(fifo_in(folder, name).is_some());
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let calibration = root.join("scenarios/calibration/h200-host.toml");
