@@ -1021,3 +1021,59 @@ fn oracle_closed_loop_littles_law() {
         0.01,
     );
 }
+
+/// A closed loop at 1,000 in flight over the demo's 200 jobs has no steady state: `check`
+/// says so before anything runs, and the run's report carries the same note (the
+/// throughput it prints is one batch draining).
+#[test]
+fn a_closed_loop_without_a_steady_state_is_noted_by_check_and_run() {
+    let set = ["--set", "params.concurrency=1000"];
+    let check = bwsim()
+        .args(["check", "scenarios/demo.toml"])
+        .args(set)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let check = String::from_utf8(check).unwrap();
+    assert!(
+        check.contains("warning: no steady state: 180 of the 180 measured jobs"),
+        "{check}"
+    );
+    let run = bwsim()
+        .args([
+            "run",
+            "scenarios/demo.toml",
+            "--no-ideal",
+            "--format",
+            "json",
+        ])
+        .args(set)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let report: Value = serde_json::from_slice(&run).unwrap();
+    let notes = report["notes"].as_array().unwrap();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with("no steady state")),
+        "{notes:?}"
+    );
+    // At the default 4 in flight: neither.
+    let steady = bwsim()
+        .args(["check", "scenarios/demo.toml"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert!(
+        !String::from_utf8(steady)
+            .unwrap()
+            .contains("no steady state")
+    );
+}

@@ -170,6 +170,8 @@ fn finish(
     limits::check(&model, limits, &loc)?;
     let overload = limits::overload_warning(&model);
     warnings.extend(overload.clone());
+    // The run's report carries the same note; `check` shows it before anything runs.
+    warnings.extend(crate::analysis::report::first_wave_note(&model.arrivals));
     let replay = replay_info::collect(&spec.workload, &model, &loc)?;
     Ok(Loaded {
         model,

@@ -280,7 +280,7 @@ fn hold_stats(m: &RunStats) -> Vec<HoldStats> {
 /// measured jobs (those after the warm-up) are among them, the window times one batch
 /// draining, not the loop's steady state: its throughput can be any number (200 jobs
 /// at 10^5 in flight read as 3 million jobs an hour on the demo scenario).
-fn first_wave_note(arrivals: &Arrivals) -> Option<String> {
+pub fn first_wave_note(arrivals: &Arrivals) -> Option<String> {
     let ArrivalKind::Closed { concurrency } = arrivals.kind else {
         return None;
     };
