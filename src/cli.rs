@@ -87,6 +87,10 @@ pub struct ReplayCliArgs {
     /// Host RAM to plan against, GiB (default: MemTotal of this host).
     #[arg(long, value_name = "GIB")]
     pub host_ram_gib: Option<f64>,
+    /// The longest replay to start, hours: every point's expected time x --runs (a replay
+    /// runs in real time, so 10^5 one-second jobs would take days).
+    #[arg(long, value_name = "HOURS", default_value_t = 4.0)]
+    pub max_hours: f64,
     /// Run nothing: read the measured points of an earlier replay's output folder
     /// (DIR/replay.json) and set the current model's prediction beside them (writes to
     /// --out, default DIR/repredicted).

@@ -228,3 +228,29 @@ fn repredict_refuses_a_folder_without_a_replay() {
         .code(2)
         .stderr(predicate::str::contains("replay.json"));
 }
+
+/// A replay runs in real time: the M/M/1 oracle's jobs would take ~70 hours, so it is
+/// refused before anything runs unless --max-hours allows it.
+#[test]
+fn a_replay_longer_than_max_hours_is_refused() {
+    bwsim()
+        .args(["replay", "scenarios/oracles/mm1.toml", "--dry-run"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the replay would take about 69.5 h",
+        ))
+        .stderr(predicate::str::contains("--max-hours"));
+    bwsim()
+        .args(["replay", "scenarios/oracles/mm1.toml", "--dry-run"])
+        .args(["--max-hours", "100"])
+        .assert()
+        .success();
+    bwsim()
+        .args(["replay", "scenarios/oracles/mm1.toml", "--max-hours", "nan"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--max-hours: NaN is not a number > 0",
+        ));
+}

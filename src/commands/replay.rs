@@ -4,7 +4,7 @@
 use crate::cli::ReplayCliArgs;
 use crate::replay::kernels::BufferSizes;
 use crate::replay::repredict::repredict_command;
-use crate::replay::{ReplayOptions, replay_command};
+use crate::replay::{ReplayInputError, ReplayOptions, replay_command};
 
 /// Runs `bwsim replay`.
 pub fn replay(a: ReplayCliArgs) -> anyhow::Result<()> {
@@ -17,7 +17,16 @@ pub fn replay(a: ReplayCliArgs) -> anyhow::Result<()> {
     opts.runs = a.runs;
     opts.gpu_harness = a.gpu_harness;
     opts.nvml_period_ms = a.nvml_period_ms;
+    for (flag, value) in [
+        ("--host-ram-gib", a.host_ram_gib),
+        ("--max-hours", Some(a.max_hours)),
+    ] {
+        if let Some(v) = value.filter(|v| !(v.is_finite() && *v > 0.0)) {
+            return Err(ReplayInputError(format!("{flag}: {v} is not a number > 0")).into());
+        }
+    }
     opts.host_ram_bytes = a.host_ram_gib.map(|g| g * 1024.0 * 1024.0 * 1024.0);
+    opts.max_wall_s = a.max_hours * 3600.0;
     if a.small_buffers {
         opts.buffers = BufferSizes::TEST;
     }

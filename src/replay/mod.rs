@@ -68,6 +68,8 @@ pub struct ReplayOptions {
     pub nvml_period_ms: u32,
     /// Host RAM to plan against, bytes (default: this host's MemTotal).
     pub host_ram_bytes: Option<f64>,
+    /// The longest replay to start, seconds of expected wall time over all points and runs.
+    pub max_wall_s: f64,
     /// Kernel buffer sizes.
     pub buffers: BufferSizes,
 }
@@ -86,6 +88,7 @@ impl ReplayOptions {
             gpu_harness: None,
             nvml_period_ms: 200,
             host_ram_bytes: None,
+            max_wall_s: 4.0 * 3600.0,
             buffers: BufferSizes::REPLAY,
         }
     }
@@ -287,6 +290,24 @@ pub fn check_fit(points: &[PointPlan], ram_limit: f64, vram_limit: f64) -> Resul
     Ok(())
 }
 
+/// Refuses a replay expected to run longer than `max_wall_s` (exit 2): it runs in real
+/// time, so a scenario sized for the simulator (10^5 one-second jobs) would take days.
+pub fn check_duration(points: &[PointPlan], runs: u32, max_wall_s: f64) -> Result<()> {
+    let expected: f64 = points.iter().map(|p| p.expected_wall_s()).sum::<f64>() * f64::from(runs);
+    if expected > max_wall_s {
+        return Err(ReplayInputError(format!(
+            "the replay would take about {:.1} h ({} point(s) x {runs} run(s)), above the limit \
+             of {:.1} h; lower arrivals.jobs (with --set) or the points, or raise the limit \
+             with --max-hours",
+            expected / 3600.0,
+            points.len(),
+            max_wall_s / 3600.0
+        ))
+        .into());
+    }
+    Ok(())
+}
+
 /// What a replay wrote.
 pub struct ReplayOutcome {
     /// Output folder (None for a dry run).
@@ -324,6 +345,7 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
     if opts.dry_run {
         print!("{}", describe_plan(&points, ram_limit, declared_vram));
         check_fit(&points, ram_limit, declared_vram)?;
+        check_duration(&points, opts.runs, opts.max_wall_s)?;
         return Ok(ReplayOutcome {
             dir: None,
             files: Vec::new(),
@@ -363,6 +385,7 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
         .unwrap_or(declared_vram);
     print!("{}", describe_plan(&points, ram_limit, vram_limit));
     check_fit(&points, ram_limit, vram_limit)?;
+    check_duration(&points, opts.runs, opts.max_wall_s)?;
 
     let threads = std::thread::available_parallelism()
         .map(|n| n.get() as u32)
