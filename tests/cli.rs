@@ -1027,35 +1027,22 @@ fn oracle_closed_loop_littles_law() {
 /// throughput it prints is one batch draining).
 #[test]
 fn a_closed_loop_without_a_steady_state_is_noted_by_check_and_run() {
+    let check = |args: &[&str]| -> String {
+        let out = bwsim()
+            .arg("check")
+            .arg(demo())
+            .args(args)
+            .assert()
+            .success();
+        String::from_utf8(out.get_output().stdout.clone()).unwrap()
+    };
     let set = ["--set", "params.concurrency=1000"];
-    let check = bwsim()
-        .args(["check", "scenarios/demo.toml"])
-        .args(set)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let check = String::from_utf8(check).unwrap();
+    let text = check(&set);
     assert!(
-        check.contains("warning: no steady state: 180 of the 180 measured jobs"),
-        "{check}"
+        text.contains("warning: no steady state: 180 of the 180 measured jobs"),
+        "{text}"
     );
-    let run = bwsim()
-        .args([
-            "run",
-            "scenarios/demo.toml",
-            "--no-ideal",
-            "--format",
-            "json",
-        ])
-        .args(set)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let report: Value = serde_json::from_slice(&run).unwrap();
+    let report = run_json(&demo(), &["--no-ideal", set[0], set[1]]);
     let notes = report["notes"].as_array().unwrap();
     assert!(
         notes
@@ -1064,16 +1051,10 @@ fn a_closed_loop_without_a_steady_state_is_noted_by_check_and_run() {
         "{notes:?}"
     );
     // At the default 4 in flight: neither.
-    let steady = bwsim()
-        .args(["check", "scenarios/demo.toml"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    assert!(!check(&[]).contains("no steady state"));
     assert!(
-        !String::from_utf8(steady)
-            .unwrap()
+        !run_json(&demo(), &["--no-ideal"])
+            .to_string()
             .contains("no steady state")
     );
 }
