@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use crate::cli::SweepCli;
 use crate::output::{OutputError, StagedDir, default_folder, print_stdout, reserve_unique_folder};
-use crate::sweep::aggregate::report_without_steady_state;
+use crate::sweep::aggregate::no_steady_state_note;
 use crate::sweep::json::SweepMeta;
 use crate::sweep::knee::{self, KNEE_TOLERANCE, Knee};
 use crate::sweep::seeds::point_seeds;
@@ -57,9 +57,10 @@ pub struct SweepOutcome {
     pub shard: Option<ShardSpec>,
     /// Points in the whole grid.
     pub grid_points: usize,
-    /// Rows (of `table`) where a seed's closed loop had no steady state: most measured
-    /// jobs started together at t = 0, so the row's throughput times one batch draining.
-    pub no_steady_state: Vec<usize>,
+    /// Rows (of `table`) where a seed's closed loop had no steady state (most measured
+    /// jobs started together at t = 0, so the row's throughput times one batch draining),
+    /// each with the first such seed's note.
+    pub no_steady_state: Vec<(usize, String)>,
 }
 
 /// The manifest's content.
@@ -437,12 +438,14 @@ pub fn print_outcome(out: &SweepOutcome, seeds: usize) -> Result<(), OutputError
     print_stdout(&text)
 }
 
-/// A stalled point is not a result: warn for each and fail (exit 1).
-/// The points (in run order, as the table's rows) where a seed had no steady state.
-pub(crate) fn rows_without_steady_state(runs: &[PointRun]) -> Vec<usize> {
+/// The points (in run order, as the table's rows) where a seed had no steady state, each
+/// with that seed's note.
+pub(crate) fn rows_without_steady_state(runs: &[PointRun]) -> Vec<(usize, String)> {
     (runs.iter().enumerate())
-        .filter(|(_, p)| p.reports.iter().any(report_without_steady_state))
-        .map(|(i, _)| i)
+        .filter_map(|(i, p)| {
+            let note = p.reports.iter().find_map(no_steady_state_note)?;
+            Some((i, note.to_string()))
+        })
         .collect()
 }
 
@@ -458,13 +461,12 @@ fn point_label(table: &SweepTable, row: usize) -> String {
 /// Warns of points without a steady state (their numbers stand, marked by a warning);
 /// fails when a point stalled (its numbers are no result).
 pub(crate) fn check_stalls(out: &SweepOutcome) -> anyhow::Result<()> {
-    for &i in &out.no_steady_state {
+    for (i, note) in &out.no_steady_state {
+        // The report's own note: what it found, and what to change.
         eprintln!(
-            "warning: sweep point {} ({}): no steady state, most measured jobs start together \
-             at t = 0, so its throughput is that of one batch draining; simulate several times \
-             the concurrency in arrivals.jobs",
+            "warning: sweep point {} ({}): {note}",
             i + 1,
-            point_label(&out.table, i)
+            point_label(&out.table, *i)
         );
     }
     let stalled: Vec<_> = out

@@ -158,19 +158,24 @@ pub fn report_stalled(report: &Value) -> bool {
 /// True when a run's report says its closed loop had no steady state (most measured jobs
 /// started together at t = 0).
 pub fn report_without_steady_state(report: &Value) -> bool {
-    has_note(report, crate::analysis::report::NOTE_NO_STEADY_STATE)
+    no_steady_state_note(report).is_some()
+}
+
+/// The report's note saying its closed loop had no steady state, if it has one.
+pub fn no_steady_state_note(report: &Value) -> Option<&str> {
+    note_starting(report, crate::analysis::report::NOTE_NO_STEADY_STATE)
 }
 
 /// True when one of a report's notes begins with `prefix`.
 fn has_note(report: &Value, prefix: &str) -> bool {
-    report
-        .get("notes")
-        .and_then(Value::as_array)
-        .is_some_and(|notes| {
-            notes
-                .iter()
-                .any(|n| n.as_str().is_some_and(|n| n.starts_with(prefix)))
-        })
+    note_starting(report, prefix).is_some()
+}
+
+/// The first of a report's notes that begins with `prefix`.
+fn note_starting<'a>(report: &'a Value, prefix: &str) -> Option<&'a str> {
+    (report.get("notes")?.as_array()?.iter())
+        .filter_map(Value::as_str)
+        .find(|n| n.starts_with(prefix))
 }
 
 #[cfg(test)]
