@@ -290,9 +290,16 @@ pub fn check_fit(points: &[PointPlan], ram_limit: f64, vram_limit: f64) -> Resul
     Ok(())
 }
 
+/// Refuses, before anything runs (a dry run too), a plan that would not fit or would run
+/// too long.
+fn check_plan(points: &[PointPlan], ram: f64, vram: f64, opts: &ReplayOptions) -> Result<()> {
+    check_fit(points, ram, vram)?;
+    check_duration(points, opts.runs, opts.max_wall_s)
+}
+
 /// Refuses a replay expected to run longer than `max_wall_s` (exit 2): it runs in real
 /// time, so a scenario sized for the simulator (10^5 one-second jobs) would take days.
-pub fn check_duration(points: &[PointPlan], runs: u32, max_wall_s: f64) -> Result<()> {
+fn check_duration(points: &[PointPlan], runs: u32, max_wall_s: f64) -> Result<()> {
     let expected: f64 = points.iter().map(|p| p.expected_wall_s()).sum::<f64>() * f64::from(runs);
     if expected > max_wall_s {
         return Err(ReplayInputError(format!(
@@ -344,8 +351,7 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
         .unwrap_or(0.0);
     if opts.dry_run {
         print!("{}", describe_plan(&points, ram_limit, declared_vram));
-        check_fit(&points, ram_limit, declared_vram)?;
-        check_duration(&points, opts.runs, opts.max_wall_s)?;
+        check_plan(&points, ram_limit, declared_vram, opts)?;
         return Ok(ReplayOutcome {
             dir: None,
             files: Vec::new(),
@@ -384,8 +390,7 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
         })
         .unwrap_or(declared_vram);
     print!("{}", describe_plan(&points, ram_limit, vram_limit));
-    check_fit(&points, ram_limit, vram_limit)?;
-    check_duration(&points, opts.runs, opts.max_wall_s)?;
+    check_plan(&points, ram_limit, vram_limit, opts)?;
 
     let threads = std::thread::available_parallelism()
         .map(|n| n.get() as u32)
