@@ -11,7 +11,7 @@ use super::probe::sys::HostInfo;
 use crate::calibrate::error::{CalibrateError, Result, fail, failed};
 use crate::calibrate::fit::cpu::{CpuTable, cpu_table};
 use crate::calibrate::fit::staging::{StagingTable, staging_notes, staging_table};
-use crate::model::{LatencyCurve, PcieLink};
+use crate::model::{CACHE_LINE_BYTES, CopyLatencyFrac, LatencyCurve, PcieLink};
 use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -52,6 +52,26 @@ pub struct DramTable {
     pub capacity_gbps: f64,
     /// (utilisation, ns) points of the loaded-latency curve.
     pub latency_curve: Vec<(f64, f64)>,
+    /// "offered": the curve is read at offered load (written by calibrate; absent in
+    /// older files, which then take the scenario's rule set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_load: Option<String>,
+    /// Cache lines a streaming thread keeps in flight at least.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lines_in_flight_per_thread: Option<f64>,
+    /// DRAM policy of pinned H2D DMAs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dma_h2d: Option<PolicyTable>,
+    /// DRAM policy of pinned D2H DMAs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dma_d2h: Option<PolicyTable>,
+}
+
+/// `{ policy = "..." }`: how a DMA direction shares DRAM.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PolicyTable {
+    /// "max-min", "proportional" or "priority".
+    pub policy: String,
 }
 
 /// `[hardware.gpu]`: the GPU and its PCIe link. Keys left out take the scenario layer's
@@ -83,6 +103,18 @@ pub struct GpuTable {
     /// file written before staging was fitted): staging off, the one-rate rule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pageable_staging: Option<StagingTable>,
+    /// Latency-bound share of a pinned H2D DMA (absent: the scenario's typical value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned_h2d_latency_frac: Option<f64>,
+    /// Latency-bound share of a pinned D2H DMA.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned_d2h_latency_frac: Option<f64>,
+    /// Latency-bound share of an unstaged pageable H2D copy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pageable_h2d_latency_frac: Option<f64>,
+    /// Latency-bound share of an unstaged pageable D2H copy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pageable_d2h_latency_frac: Option<f64>,
 }
 
 /// One `[params]` entry: `name = { default = ..., doc = "..." }`.
@@ -163,6 +195,7 @@ impl GpuTable {
     /// defaults: pageable rates a quarter of the pinned ones, DMA factors 1 and the
     /// pageable memcpy factor 2 (one read, one write).
     pub fn link(&self) -> PcieLink {
+        let typical = crate::scenario::rules::Rules::default().copy_latency_frac();
         PcieLink {
             h2d_gbps: self.pcie_h2d_gbps,
             d2h_gbps: self.pcie_d2h_gbps,
@@ -184,6 +217,16 @@ impl GpuTable {
                 .unwrap_or(PcieLink::DEFAULT_PAGEABLE_COPY_DRAM_FACTOR),
             pageable_h2d_staging: self.staging_dir("h2d"),
             pageable_d2h_staging: self.staging_dir("d2h"),
+            latency_frac: CopyLatencyFrac {
+                pinned_h2d: self.pinned_h2d_latency_frac.unwrap_or(typical.pinned_h2d),
+                pinned_d2h: self.pinned_d2h_latency_frac.unwrap_or(typical.pinned_d2h),
+                pageable_h2d: self
+                    .pageable_h2d_latency_frac
+                    .unwrap_or(typical.pageable_h2d),
+                pageable_d2h: self
+                    .pageable_d2h_latency_frac
+                    .unwrap_or(typical.pageable_d2h),
+            },
         }
     }
 
@@ -231,6 +274,10 @@ impl CalibrationFile {
                 d2h_dram_factor: Some(p.d2h_dram_factor),
                 pageable_copy_dram_factor: Some(p.pageable_copy_dram_factor),
                 pageable_staging: staging_table(&fit.contention),
+                pinned_h2d_latency_frac: Some(p.pinned_h2d_latency_frac),
+                pinned_d2h_latency_frac: Some(p.pinned_d2h_latency_frac),
+                pageable_h2d_latency_frac: Some(p.pageable_h2d_latency_frac),
+                pageable_d2h_latency_frac: Some(p.pageable_d2h_latency_frac),
             }),
             _ => None,
         };
@@ -241,6 +288,10 @@ impl CalibrationFile {
                 dram: DramTable {
                     capacity_gbps: fit.capacity_gbps,
                     latency_curve: fit.latency_curve.clone(),
+                    latency_load: Some("offered".into()),
+                    lines_in_flight_per_thread: lines_in_flight(m, fit).map(|(l, _)| l),
+                    dma_h2d: dma_policy(fit, "h2d"),
+                    dma_d2h: dma_policy(fit, "d2h"),
                 },
                 gpu,
             },
@@ -363,6 +414,30 @@ impl CalibrationFile {
             .map(|&(u, ns)| format!("[{}, {}]", f(u), f(ns)))
             .collect();
         writeln!(o, "latency_curve = [{}]", pts.join(", "))?;
+        if let Some(load) = &hw.dram.latency_load {
+            writeln!(
+                o,
+                "# Read the curve at offered load (demand / capacity): latency keeps rising past\n\
+                 # saturation while queues build."
+            )?;
+            writeln!(o, "latency_load = \"{}\"", esc(load))?;
+        }
+        if let Some(lines) = hw.dram.lines_in_flight_per_thread {
+            if let Some((_, note)) = lines_in_flight(m, fit) {
+                writeln!(o, "# {}", one_line(&note))?;
+            }
+            writeln!(o, "lines_in_flight_per_thread = {}", f(lines))?;
+        }
+        for (dir, p) in [("h2d", &hw.dram.dma_h2d), ("d2h", &hw.dram.dma_d2h)] {
+            if let Some(p) = p {
+                let basis = fit.contention.dma.get(dir).map_or(
+                    "not measured here; the direction's usual policy".to_string(),
+                    |_| "fitted from the DMA-next-to-streams runs".to_string(),
+                );
+                writeln!(o, "# pinned {dir} DMA's DRAM share: {basis}")?;
+                writeln!(o, "dma_{dir} = {{ policy = \"{}\" }}", esc(&p.policy))?;
+            }
+        }
         writeln!(o)?;
         if let Some(g) = &hw.gpu {
             writeln!(o, "[hardware.gpu]")?;
@@ -398,6 +473,23 @@ impl CalibrationFile {
                 &mut o,
                 "pageable_copy_dram_factor",
                 g.pageable_copy_dram_factor,
+            )?;
+            writeln!(
+                o,
+                "# Share of each copy's time that waits on DRAM latency (a transfer stage takes it\n\
+                 # unless it sets latency_bound_frac), fitted from the copies next to streams."
+            )?;
+            opt(&mut o, "pinned_h2d_latency_frac", g.pinned_h2d_latency_frac)?;
+            opt(&mut o, "pinned_d2h_latency_frac", g.pinned_d2h_latency_frac)?;
+            opt(
+                &mut o,
+                "pageable_h2d_latency_frac",
+                g.pageable_h2d_latency_frac,
+            )?;
+            opt(
+                &mut o,
+                "pageable_d2h_latency_frac",
+                g.pageable_d2h_latency_frac,
             )?;
             writeln!(o)?;
             for (dir, d) in
@@ -445,6 +537,56 @@ impl CalibrationFile {
         crate::output::write_atomic(path, text.as_bytes())?;
         Ok(())
     }
+}
+
+/// Cache lines a streaming thread keeps in flight (Little's law: lines = rate x latency /
+/// 64 B) and how it was found: per stream kernel, the most any thread count implies at
+/// its own load's latency (a thread's prefetchers run further ahead as latency rises),
+/// and of the kernels the fewest, since the engine gives a stage at least what its own
+/// standalone draw implies. None without bandwidth measurements.
+fn lines_in_flight(m: &Measurements, fit: &Fitted) -> Option<(f64, String)> {
+    let curve = LatencyCurve::offered(fit.latency_curve.clone()).ok()?;
+    let l0 = curve.latency_ns(0.0);
+    let mut per_kernel = Vec::new();
+    for k in Kernel::ALL {
+        let Some(one) = m.bw_at(k, 1) else { continue };
+        let mut lines = one * l0 / CACHE_LINE_BYTES;
+        for p in m
+            .bandwidth
+            .iter()
+            .filter(|p| p.kernel == k && p.threads > 0)
+        {
+            let rate = m.bw_at(k, p.threads).unwrap_or(p.dram_gbps);
+            let at = curve.latency_ns(rate / fit.capacity_gbps);
+            lines = lines.max(rate * at / (CACHE_LINE_BYTES * p.threads as f64));
+        }
+        per_kernel.push((k.name(), lines));
+    }
+    let &(name, fewest) = per_kernel.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
+    let all: Vec<String> = (per_kernel.iter())
+        .map(|(k, l)| format!("{k} {l:.1}"))
+        .collect();
+    Some((
+        fewest,
+        format!(
+            "lines in flight per streaming thread (rate x loaded latency / 64 B, most over thread counts): {}; the fewest ({name}) is the floor",
+            all.join(", ")
+        ),
+    ))
+}
+
+/// The DRAM policy calibrate fitted for pinned DMAs of `dir`, else the direction's usual
+/// one (H2D proportional, D2H priority, as measured on the H200 host).
+fn dma_policy(fit: &Fitted, dir: &str) -> Option<PolicyTable> {
+    let usual = if dir == "h2d" {
+        "proportional"
+    } else {
+        "priority"
+    };
+    let policy = (fit.contention.dma.get(dir))
+        .filter(|f| crate::model::DramPolicy::parse(&f.policy).is_some())
+        .map_or(usual.to_string(), |f| f.policy.clone());
+    Some(PolicyTable { policy })
 }
 
 /// The `[params]` of measurements `m` and their fit. Sizes that were measured are given
@@ -743,8 +885,15 @@ mod tests {
             d2h_dram_factor: None,
             pageable_copy_dram_factor: None,
             pageable_staging: None,
+            pinned_h2d_latency_frac: None,
+            pinned_d2h_latency_frac: Some(0.5),
+            pageable_h2d_latency_frac: None,
+            pageable_d2h_latency_frac: None,
         };
         let l = g.link();
+        let typical = crate::scenario::rules::Rules::default().copy_latency_frac();
+        assert_eq!(l.latency_frac.pinned_h2d, typical.pinned_h2d);
+        assert_eq!(l.latency_frac.pinned_d2h, 0.5);
         assert_eq!((l.pageable_h2d_gbps, l.pageable_d2h_gbps), (10.0, 12.0));
         assert_eq!((l.h2d_dram_factor, l.d2h_dram_factor), (1.0, 1.0));
         assert_eq!(l.pageable_copy_dram_factor, 2.0);

@@ -4,12 +4,13 @@
 use std::path::{Path, PathBuf};
 
 use crate::model::{
-    ArrivalKind, Arrivals, CpuThroughput, Dram, DramPolicy, DramSharing, Edge, Gpu, Hardware,
-    Instrumentation, LatencyCurve, Lock, Marker, MemcpyPace, Model, PageableStaging, PcieLink,
-    Pool, PoolSharing, Span, Timer, Workload,
+    ArrivalKind, Arrivals, CopyLatencyFrac, CpuThroughput, Dram, DramPolicy, DramSharing, Edge,
+    Gpu, Hardware, Instrumentation, LatencyCurve, Lock, Marker, MemcpyPace, Model, PageableStaging,
+    PcieLink, Pool, PoolSharing, Span, Timer, Workload,
 };
 
 use super::error::{ErrorKind, Locator, ScenarioError, join_index, join_key};
+use super::rules::Rules;
 use super::schema::{
     ArrivalsSpec, DmaShareSpec, DramSpec, GpuSpec, HardwareSpec, InstrumentationSpec, ScenarioSpec,
 };
@@ -24,7 +25,17 @@ pub fn build(
     loc: &Locator,
     warnings: &mut Vec<String>,
 ) -> Result<Model, ScenarioError> {
-    let hardware = hardware(&spec.hardware, loc, warnings)?;
+    let rules = match spec.rules.as_deref() {
+        None => Rules::default(),
+        Some(name) => Rules::parse(name).ok_or_else(|| {
+            loc.error(
+                ErrorKind::Value,
+                "rules",
+                format!("{name:?} is not a rule set; use {}", Rules::NAMES),
+            )
+        })?,
+    };
+    let hardware = hardware(&spec.hardware, rules, loc, warnings)?;
     let workload = stages::workload(&spec.workload, &hardware, loc)?;
     let arrivals = arrivals(&spec.arrivals, loc, warnings)?;
     let instrumentation = instrumentation(&spec.instrumentation, &workload, loc)?;
@@ -46,6 +57,7 @@ pub fn build(
 
 fn hardware(
     h: &HardwareSpec,
+    rules: Rules,
     loc: &Locator,
     warnings: &mut Vec<String>,
 ) -> Result<Hardware, ScenarioError> {
@@ -73,9 +85,9 @@ fn hardware(
         }
     };
 
-    let dram = dram(h, loc, warnings)?;
+    let dram = dram(h, rules, loc, warnings)?;
     let gpus = match &h.gpu {
-        Some(g) => gpus(g, loc)?,
+        Some(g) => gpus(g, rules, loc)?,
         None => Vec::new(),
     };
 
@@ -112,7 +124,7 @@ fn hardware(
             per_gpu: l.per_gpu,
         });
     }
-    let (sharing, cpu) = cpu(h, loc)?;
+    let (sharing, cpu) = cpu(h, rules, loc)?;
     let mut pools = Vec::new();
     for (name, &threads) in &h.pools {
         let key = join_key("hardware.pools", name);
@@ -134,16 +146,18 @@ fn hardware(
     })
 }
 
-/// `[hardware.cpu]`: the pools' sharing rule and compute throughput (absent: v1).
+/// `[hardware.cpu]`: the pools' sharing rule (absent: the rule set's) and compute
+/// throughput (absent: none).
 fn cpu(
     h: &HardwareSpec,
+    rules: Rules,
     loc: &Locator,
 ) -> Result<(PoolSharing, Option<CpuThroughput>), ScenarioError> {
     let Some(c) = &h.cpu else {
-        return Ok((PoolSharing::default(), None));
+        return Ok((rules.pool_sharing(), None));
     };
     let sharing = match &c.pool_sharing {
-        None => PoolSharing::default(),
+        None => rules.pool_sharing(),
         Some(name) => PoolSharing::parse(name).ok_or_else(|| {
             loc.error(
                 ErrorKind::Value,
@@ -186,6 +200,7 @@ fn cpu(
 
 fn dram(
     h: &HardwareSpec,
+    rules: Rules,
     loc: &Locator,
     warnings: &mut Vec<String>,
 ) -> Result<Dram, ScenarioError> {
@@ -261,14 +276,15 @@ fn dram(
         ));
     }
     let offered = match d.latency_load.as_deref() {
-        None | Some("utilisation") => false,
+        None => rules.latency_on_offered_load(),
+        Some("utilisation") => false,
         Some("offered") => true,
         Some(other) => {
             return Err(loc.error(
                 ErrorKind::Value,
                 &join_key(p, "latency_load"),
                 format!(
-                    "\"{other}\" is not a load axis; use \"utilisation\" (default) or \"offered\""
+                    "\"{other}\" is not a load axis; use \"offered\" (default) or \"utilisation\" (model v1's)"
                 ),
             ));
         }
@@ -291,9 +307,12 @@ fn dram(
         None => LatencyCurve::flat(),
     };
     let latency = latency_axes(d, latency, offered, loc)?;
-    let policy = |spec: &Option<DmaShareSpec>, key: &str| -> Result<DramPolicy, ScenarioError> {
+    let policy = |spec: &Option<DmaShareSpec>,
+                  key: &str,
+                  default: DramPolicy|
+     -> Result<DramPolicy, ScenarioError> {
         match spec {
-            None => Ok(DramPolicy::MaxMin),
+            None => Ok(default),
             Some(s) => DramPolicy::parse(&s.policy).ok_or_else(|| {
                 loc.error(
                     ErrorKind::Value,
@@ -307,7 +326,7 @@ fn dram(
         }
     };
     let lines = match d.lines_in_flight_per_thread {
-        None => None,
+        None => rules.lines_in_flight_per_thread(),
         Some(n) if n > 0.0 && n.is_finite() => Some(n),
         Some(n) => {
             return Err(loc.error(
@@ -317,9 +336,10 @@ fn dram(
             ));
         }
     };
+    let (h2d_default, d2h_default) = rules.dma_policies();
     let sharing = DramSharing {
-        dma_h2d: policy(&d.dma_h2d, "dma_h2d")?,
-        dma_d2h: policy(&d.dma_d2h, "dma_d2h")?,
+        dma_h2d: policy(&d.dma_h2d, "dma_h2d", h2d_default)?,
+        dma_d2h: policy(&d.dma_d2h, "dma_d2h", d2h_default)?,
         lines_in_flight_per_thread: lines,
     };
     let loss = d.efficiency_loss_per_stream.unwrap_or(0.0);
@@ -402,7 +422,7 @@ fn latency_axes(
     Ok(latency)
 }
 
-fn gpus(g: &GpuSpec, loc: &Locator) -> Result<Vec<Gpu>, ScenarioError> {
+fn gpus(g: &GpuSpec, rules: Rules, loc: &Locator) -> Result<Vec<Gpu>, ScenarioError> {
     let p = "hardware.gpu";
     let count = g.count.unwrap_or(1);
     if count == 0 {
@@ -495,6 +515,7 @@ fn gpus(g: &GpuSpec, loc: &Locator) -> Result<Vec<Gpu>, ScenarioError> {
         )?,
         pageable_h2d_staging: staging(g, "h2d", loc)?,
         pageable_d2h_staging: staging(g, "d2h", loc)?,
+        latency_frac: copy_latency_frac(g, rules, loc)?,
     };
     Ok((0..count)
         .map(|i| Gpu {
@@ -503,6 +524,48 @@ fn gpus(g: &GpuSpec, loc: &Locator) -> Result<Vec<Gpu>, ScenarioError> {
             link: link.clone(),
         })
         .collect())
+}
+
+/// `hardware.gpu.*_latency_frac`: each kind of copy's latency-bound share, the rule
+/// set's typical value where absent.
+fn copy_latency_frac(
+    g: &GpuSpec,
+    rules: Rules,
+    loc: &Locator,
+) -> Result<CopyLatencyFrac, ScenarioError> {
+    let typical = rules.copy_latency_frac();
+    let share = |v: Option<f64>, name: &str, d: f64| {
+        number(
+            v.unwrap_or(d),
+            0.0,
+            1.0,
+            &join_key("hardware.gpu", name),
+            "the latency-bound share of a copy's standalone time is in 0..=1",
+            loc,
+        )
+    };
+    Ok(CopyLatencyFrac {
+        pinned_h2d: share(
+            g.pinned_h2d_latency_frac,
+            "pinned_h2d_latency_frac",
+            typical.pinned_h2d,
+        )?,
+        pinned_d2h: share(
+            g.pinned_d2h_latency_frac,
+            "pinned_d2h_latency_frac",
+            typical.pinned_d2h,
+        )?,
+        pageable_h2d: share(
+            g.pageable_h2d_latency_frac,
+            "pageable_h2d_latency_frac",
+            typical.pageable_h2d,
+        )?,
+        pageable_d2h: share(
+            g.pageable_d2h_latency_frac,
+            "pageable_d2h_latency_frac",
+            typical.pageable_d2h,
+        )?,
+    })
 }
 
 /// `hardware.gpu.pageable_staging.<dir>`: None when absent (the one-rate rule).

@@ -39,6 +39,7 @@ pub mod limits;
 pub mod overrides;
 pub mod params;
 pub mod replay_info;
+pub mod rules;
 pub mod schema;
 mod stages;
 mod summary;

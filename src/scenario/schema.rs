@@ -16,6 +16,8 @@ pub struct ScenarioSpec {
     pub name: Option<String>,
     pub description: Option<String>,
     pub seed: Option<u64>,
+    /// `"v2"` (default) or `"v1"`: see `rules.rs`.
+    pub rules: Option<String>,
     /// Handled by `params` before deserialization.
     #[allow(dead_code)]
     pub params: Option<toml::Value>,
@@ -106,6 +108,10 @@ pub struct GpuSpec {
     pub d2h_dram_factor: Option<f64>,
     pub pageable_copy_dram_factor: Option<f64>,
     pub pageable_staging: Option<PageableStagingSpec>,
+    pub pinned_h2d_latency_frac: Option<f64>,
+    pub pinned_d2h_latency_frac: Option<f64>,
+    pub pageable_h2d_latency_frac: Option<f64>,
+    pub pageable_d2h_latency_frac: Option<f64>,
 }
 
 /// Pageable copies as CPU staging pipelined with the DMA

@@ -184,6 +184,9 @@ impl StageCx<'_> {
         };
 
         let mut staged_copy = None;
+        // A stage that is a copy alone waits on DRAM latency as its kind of copy does
+        // (unless it says otherwise); a staged copy's memcpy is paced in the solver.
+        let mut copy_latency_frac = 0.0;
         if let Some(t) = &s.transfer {
             self.need_gpu("transfer", "a PCIe transfer")?;
             let link = &self.hw.gpus[0].link;
@@ -228,7 +231,10 @@ impl StageCx<'_> {
                 Some(Duration::Fixed(_)) | None if link.staging(copy).is_some() => {
                     (Duration::Fixed(copy_s), bytes / GB / copy_s)
                 }
-                Some(Duration::Fixed(_)) | None => (Duration::Fixed(copy_s), rate),
+                Some(Duration::Fixed(_)) | None => {
+                    copy_latency_frac = link.latency_frac.of(copy);
+                    (Duration::Fixed(copy_s), rate)
+                }
                 Some(_) => {
                     return Err(self.err(
                         ErrorKind::Value,
@@ -373,7 +379,7 @@ impl StageCx<'_> {
         }
 
         let latency_bound_frac = number(
-            s.latency_bound_frac.unwrap_or(0.0),
+            s.latency_bound_frac.unwrap_or(copy_latency_frac),
             0.0,
             1.0,
             &self.k("latency_bound_frac"),

@@ -101,7 +101,11 @@ impl DramPolicy {
     }
 }
 
-/// Model v2 DRAM sharing rules. The default reproduces model v1 exactly.
+/// Bytes per cache line: what one outstanding DRAM request moves.
+pub const CACHE_LINE_BYTES: f64 = 64.0;
+
+/// How DRAM is shared between its consumers. The default is the plain max-min rule of
+/// model v1; the scenario layer fills in the measured rules.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct DramSharing {
     /// Policy of a stage that moves data host-to-device (draws on a PCIe H2D direction).
@@ -117,7 +121,7 @@ impl DramSharing {
     /// DRAM GB/s one thread can draw at `latency_ns` (None without a per-thread bound).
     pub fn thread_bound_gbps(&self, latency_ns: f64) -> Option<f64> {
         self.lines_in_flight_per_thread
-            .map(|lines| lines * 64.0 / latency_ns)
+            .map(|lines| lines * CACHE_LINE_BYTES / latency_ns)
     }
 }
 
@@ -383,6 +387,37 @@ pub struct PcieLink {
     pub pageable_h2d_staging: Option<PageableStaging>,
     /// The same for device-to-host copies.
     pub pageable_d2h_staging: Option<PageableStaging>,
+    /// Share of each kind of copy's standalone time that waits on DRAM latency (a
+    /// transfer stage takes it unless it states its own).
+    pub latency_frac: CopyLatencyFrac,
+}
+
+/// Share of a copy's time bound by DRAM latency, per kind of copy. A GPU reading host
+/// memory (pinned H2D) keeps a bounded number of reads in flight, each a PCIe round
+/// trip plus a DRAM access, so it slows as DRAM latency rises; posted writes (pinned
+/// D2H) barely wait; an unstaged pageable copy's CPU memcpy waits like a CPU stream.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct CopyLatencyFrac {
+    /// Pinned host-to-device DMA.
+    pub pinned_h2d: f64,
+    /// Pinned device-to-host DMA.
+    pub pinned_d2h: f64,
+    /// Pageable host-to-device copy without staging.
+    pub pageable_h2d: f64,
+    /// Pageable device-to-host copy without staging.
+    pub pageable_d2h: f64,
+}
+
+impl CopyLatencyFrac {
+    /// The share for copy `c`.
+    pub fn of(&self, c: LinkCopy) -> f64 {
+        match (c.dir, c.pinned) {
+            (CopyDir::H2d, true) => self.pinned_h2d,
+            (CopyDir::D2h, true) => self.pinned_d2h,
+            (CopyDir::H2d, false) => self.pageable_h2d,
+            (CopyDir::D2h, false) => self.pageable_d2h,
+        }
+    }
 }
 
 /// A pageable copy as the driver runs it: one CPU thread memcpys the pageable buffer
@@ -1053,6 +1088,7 @@ mod tests {
             pageable_copy_dram_factor: 2.0,
             pageable_h2d_staging: None,
             pageable_d2h_staging: None,
+            latency_frac: Default::default(),
         };
         let copy = |dir, pinned| LinkCopy { dir, pinned };
         assert_eq!(link.copy_gbps(copy(CopyDir::H2d, true)), 50.0);

@@ -1,148 +1,92 @@
-//! What validate knows about the host, read from a calibration file alone (no
-//! refitting): DRAM, the PCIe link, per-kernel stream rates, NTT models, and the model
-//! v2 rules the calibration pins down.
+//! What validate knows about the host: the host model exactly as a scenario that
+//! includes the calibration file gets it (the scenario layer's reader, with the default
+//! rule set), plus the raw measurements and kernel fits that size the experiments.
 
 use crate::calibrate::error::{Result, failed};
-use crate::calibrate::file::{CalibrationFile, GpuTable};
+use crate::calibrate::file::CalibrationFile;
 use crate::calibrate::fit::KernelFit;
 use crate::calibrate::measurements::Measurements;
-use crate::model::{DramPolicy, LatencyCurve, PcieLink};
+use crate::model::{Hardware, PcieLink};
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// What the model knows about the host, read from a calibration file.
 #[derive(Debug, Clone)]
 pub struct Calib {
-    /// DRAM capacity, GB/s.
-    pub capacity_gbps: f64,
-    /// Loaded-latency curve.
-    pub curve: LatencyCurve,
-    /// The GPU's link, if the calibration has one.
-    pub link: Option<PcieLink>,
+    /// The host as a scenario including the calibration sees it: DRAM capacity, latency
+    /// curve and sharing rules, CPU table, GPUs and their links.
+    pub host: Hardware,
     /// Raw calibration measurements (per-kernel stream rates vs threads).
     pub meas: Measurements,
     /// NTT models per variant.
     pub ntt: BTreeMap<String, KernelFit>,
-    /// Latency-bound fraction of pageable (H2D, D2H) copies.
-    pub pageable_latency_frac: (f64, f64),
-    /// Model v2 rules for the engine's predictions; None: model v1 (the old rules).
-    pub v2: Option<V2Rules>,
 }
 
-/// The model v2 mechanisms as the calibration pins them down (see docs/model-v2.md).
-#[derive(Debug, Clone)]
-pub struct V2Rules {
-    /// DRAM policy of pinned H2D and D2H DMAs.
-    pub dma_h2d: crate::model::DramPolicy,
-    /// See `dma_h2d`.
-    pub dma_d2h: crate::model::DramPolicy,
-    /// The latency curve read as a function of offered load (extrapolated past its
-    /// last point: latency keeps rising while queues build).
-    pub offered_curve: LatencyCurve,
-    /// The write-fraction axis: (write fraction, curve) of the other measured mixes
-    /// (read 0, write 1/2) on the same axis as `offered_curve` (the copy mix, 1/3);
-    /// empty: one curve for every mix.
-    pub write_mixes: Vec<(f64, LatencyCurve)>,
-    /// Latency-bound fraction of pinned (H2D, D2H) DMAs: their reads or writes of host
-    /// memory wait on DRAM latency (0 in calibrations that predate the fit).
-    pub pinned_latency_frac: (f64, f64),
-}
+impl Calib {
+    /// The GPU's link, if the calibration has a GPU.
+    pub fn link(&self) -> Option<&PcieLink> {
+        self.host.gpus.first().map(|g| &g.link)
+    }
 
-/// Write share of the DRAM bytes of the copy mix, whose curve is the base one.
-pub const COPY_WRITE_FRACTION: f64 = 1.0 / 3.0;
-
-impl V2Rules {
-    /// The latency curve the engine runs with: the base curve, with the write-fraction
-    /// axis when there is one.
-    pub fn latency(&self) -> LatencyCurve {
-        if self.write_mixes.is_empty() {
-            return self.offered_curve.clone();
-        }
-        (self.offered_curve.clone())
-            .with_write_mixes(COPY_WRITE_FRACTION, self.write_mixes.clone())
-            .unwrap_or_else(|_| self.offered_curve.clone())
+    /// DRAM latency of an idle host, ns.
+    pub fn idle_latency_ns(&self) -> f64 {
+        self.host.dram.latency.latency_ns_mix(0.0, None)
     }
 }
 
-/// Builds the predictor's view of the host from a calibration file's text.
-pub fn load_calib(text: &str) -> Result<Calib> {
-    let file = CalibrationFile::parse(text)?;
-    let curve = file.latency_curve()?;
-    let offered_curve = LatencyCurve::offered(file.hardware.dram.latency_curve.clone())
-        .map_err(|e| failed!("latency_curve: {e}"))?;
+/// Reads the calibration file at `path`: the host through the scenario layer (a
+/// scenario that only includes the file), the measurements and fits from the file.
+pub fn load_calib(path: &Path) -> Result<Calib> {
+    let text = crate::input_file::read_text(path, crate::input_file::MAX_TOML_BYTES)
+        .map_err(|e| failed!("cannot read {}: {e}", path.display()))?;
+    let file = CalibrationFile::parse(&text)?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| failed!("{} names no file", path.display()))?
+        .to_string_lossy()
+        .into_owned();
+    let host = host_of(&name, &path.with_file_name("validate-host.toml"))?;
     let prov = file.calibration;
-    let lat = prov.fitted.pcie.as_ref().map_or((0.0, 0.0), |p| {
-        (p.pageable_h2d_latency_frac, p.pageable_d2h_latency_frac)
-    });
-    let pinned_lat = prov.fitted.pcie.as_ref().map_or((0.0, 0.0), |p| {
-        (p.pinned_h2d_latency_frac, p.pinned_d2h_latency_frac)
-    });
     Ok(Calib {
-        capacity_gbps: file.hardware.dram.capacity_gbps,
-        curve,
-        link: file.hardware.gpu.as_ref().map(GpuTable::link),
+        host,
         meas: prov.measurements,
         ntt: prov.fitted.ntt,
-        pageable_latency_frac: lat,
-        v2: Some(V2Rules {
-            dma_h2d: dma_policy(&prov.fitted.contention, "h2d", DramPolicy::Proportional),
-            dma_d2h: dma_policy(&prov.fitted.contention, "d2h", DramPolicy::Priority),
-            write_mixes: write_mixes(&prov.fitted.contention),
-            offered_curve,
-            pinned_latency_frac: pinned_lat,
-        }),
     })
 }
 
-/// The read and write mixes' curves, as the base one is built: latency vs achieved load
-/// (streams + chase over capacity), read as offered load. A mix whose points do not
-/// make a curve (too few, not rising) is left out.
-fn write_mixes(c: &crate::calibrate::fit::contention::ContentionFit) -> Vec<(f64, LatencyCurve)> {
-    let mut out = Vec::new();
-    for (name, m) in &c.offered_latency {
-        if name == "copy" || (m.write_fraction - COPY_WRITE_FRACTION).abs() < 1e-9 {
-            continue;
-        }
-        let mut pts: Vec<(f64, f64)> = Vec::new();
-        for p in &m.points {
-            let load = p.achieved_load.max(0.0);
-            if pts.last().is_none_or(|l| load > l.0) {
-                pts.push((load, p.latency_ns.median));
-            }
-        }
-        if pts.len() >= 2
-            && let Ok(curve) = LatencyCurve::offered(pts)
-        {
-            out.push((m.write_fraction, curve));
-        }
-    }
-    out
-}
-
-/// The DMA policy calibrate fitted for `dir`, or what a pinned DMA of that direction
-/// shows on the hosts measured so far (H2D proportional, D2H priority).
-fn dma_policy(
-    c: &crate::calibrate::fit::contention::ContentionFit,
-    dir: &str,
-    default: DramPolicy,
-) -> DramPolicy {
-    c.dma
-        .get(dir)
-        .and_then(|f| DramPolicy::parse(&f.policy))
-        .unwrap_or(default)
+/// The host of a scenario at `origin` that includes `calibration` (a file name beside it)
+/// and runs one trivial stage: what any scenario including the file gets.
+pub fn host_of(calibration: &str, origin: &Path) -> Result<Hardware> {
+    let include = toml::Value::String(calibration.to_string());
+    let text = format!(
+        "include = [{include}]\n\
+         [[workload.stages]]\nname = \"probe\"\nduration_s = 1\n\
+         [arrivals]\nkind = \"closed\"\nconcurrency = 1\njobs = 1\n"
+    );
+    let loaded = crate::scenario::load_str(&text, origin, &[])
+        .map_err(|e| failed!("as a scenario's host: {e}"))?;
+    Ok(loaded.model.hardware)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn load(text: &str) -> Result<Calib> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cal.toml");
+        std::fs::write(&path, text).unwrap();
+        load_calib(&path)
+    }
+
     #[test]
     fn bad_calibration_files_give_clear_errors() {
-        let e = load_calib("x = 1").unwrap_err().to_string();
+        let e = load("x = 1").unwrap_err().to_string();
         assert!(e.contains("hardware"), "{e}");
-        let e = load_calib("[hardware.dram]\ncapacity_gbps = 10.0\n")
+        let e = load("[hardware.dram]\ncapacity_gbps = 10.0\n")
             .unwrap_err()
             .to_string();
         assert!(e.contains("latency_curve"), "{e}");
-        assert!(load_calib("not toml [").is_err());
+        assert!(load("not toml [").is_err());
     }
 }

@@ -36,12 +36,11 @@ use crate::calibrate::probe::multi_gpu;
 use crate::calibrate::probe::plan::{Mode, Plan, bar};
 use crate::calibrate::probe::stream::Kernel;
 use crate::calibrate::probe::sys::huge_shortfall;
-use crate::input_file::{MAX_JSON_BYTES, MAX_TOML_BYTES, read_text};
-use experiment::Setup;
+use crate::input_file::{MAX_JSON_BYTES, read_text};
 use experiment_list::experiments;
 use measure::measure;
 use std::path::{Path, PathBuf};
-use table::{HostBandwidth, IdleChase, Predictions, rows_for};
+use table::{HostBandwidth, IdleChase, rows_for};
 
 /// Arguments of `bwsim validate`.
 #[derive(Debug, Clone)]
@@ -62,31 +61,10 @@ pub struct ValidateArgs {
     pub remeasured: Option<PathBuf>,
 }
 
-fn predictions(calib: &Calib, s: &Setup) -> Result<Predictions> {
-    Ok(Predictions {
-        engine: Calib {
-            v2: calib.v2.clone().map(|mut r| {
-                r.write_mixes.clear();
-                r
-            }),
-            ..calib.clone()
-        }
-        .predict_engine(s)?,
-        new: calib.predict_engine(s)?,
-        v1: Calib {
-            v2: None,
-            ..calib.clone()
-        }
-        .predict_engine(s)?,
-    })
-}
-
 /// Runs the experiments, prints the table, writes CSV / JSON / PNG into `out_dir`.
 pub fn validate_command(args: ValidateArgs) -> Result<()> {
     let bad = CalibrateError::Input;
-    let text = read_text(&args.calibration, MAX_TOML_BYTES)
-        .map_err(|e| bad(format!("cannot read {}: {e}", args.calibration.display())))?;
-    let calib = load_calib(&text).map_err(|e| {
+    let calib = load_calib(&args.calibration).map_err(|e| {
         bad(format!(
             "in calibration file {}: {e:#}",
             args.calibration.display()
@@ -101,7 +79,7 @@ pub fn validate_command(args: ValidateArgs) -> Result<()> {
         .map_err(|e| bad(format!("{} is not a validate.json: {e}", path.display())))?;
         let mut rows = Vec::new();
         for e in &old.experiments {
-            let p = predictions(&calib, &e.setup)?;
+            let p = calib.predict_engine(&e.setup)?;
             rows.extend(rows_for(&e.name, &e.outcome, &p));
         }
         let mut skipped = old.skipped.clone();
@@ -146,7 +124,7 @@ fn run_experiments(args: &ValidateArgs, calib: &Calib, name: &str) -> Result<Tab
     let mut probes: Vec<GpuProbe> = Vec::new();
     if args.no_gpu {
         skipped.push("GPU experiments: skipped on request (--no-gpu)".to_string());
-    } else if calib.link.is_none() {
+    } else if calib.link().is_none() {
         skipped.push("GPU experiments: the calibration has no [hardware.gpu]".to_string());
     } else {
         match GpuProbe::start(gpu::locate(args.gpu_probe.as_deref()), &gpu::harness_cpus()) {
@@ -165,7 +143,7 @@ fn run_experiments(args: &ValidateArgs, calib: &Calib, name: &str) -> Result<Tab
     let mut done = Vec::new();
     for e in &exps {
         pb.set_message(e.name.clone());
-        let p = predictions(calib, &e.setup)?;
+        let p = calib.predict_engine(&e.setup)?;
         match measure(&e.setup, &plan, &workers, &chaser, &mut probes) {
             Ok(measured) => {
                 rows.extend(rows_for(&e.name, &measured, &p));
@@ -202,7 +180,7 @@ fn run_experiments(args: &ValidateArgs, calib: &Calib, name: &str) -> Result<Tab
 fn idle_chase(calib: &Calib, run_ns: f64) -> IdleChase {
     IdleChase {
         run_ns,
-        calibrated_ns: calib.curve.latency_ns_mix(0.0, None),
+        calibrated_ns: calib.idle_latency_ns(),
     }
 }
 
@@ -288,7 +266,7 @@ mod tests {
     }
 
     fn committed_calib() -> Calib {
-        load_calib(&std::fs::read_to_string(h200_run8("h200-host.toml")).unwrap()).unwrap()
+        load_calib(&h200_run8("h200-host.toml")).unwrap()
     }
 
     #[test]

@@ -1,25 +1,22 @@
 //! Predictions of the validation experiments by the bwsim engine itself: each
-//! experiment becomes a [`Model`] built from the calibration alone (DRAM capacity and
-//! latency curve, PCIe link, per-kernel stream rates, NTT models), and is simulated with
+//! experiment is a workload run on the host exactly as a scenario that includes the
+//! calibration gets it ([`Calib::host`]), and is simulated with
 //! [`crate::engine::simulate`].
 //!
 //! To read a steady rate off a run, the activity being measured is given a short
 //! standalone duration (1 s) while the others run far longer; its elapsed time then
 //! reflects the sharing it met. The pipeline is unrolled into a chain of iterations.
-//!
-//! With model v2 rules ([`Calib::v2`]), the DMAs take their direction's DRAM policy, the
-//! latency curve is read at offered load, and the copy streams are `n` threads each
-//! drawing the one-thread rate at idle latency, bounded by Little's law (the lines in
-//! flight that rate implies): they slow as latency rises, as calibrate's
-//! bandwidth-vs-threads curve does. With v1 rules they draw the measured `n`-thread rate.
+//! Copy streams are `n` threads each drawing the one-thread rate; they slow as latency
+//! rises through the lines in flight each keeps (Little's law), as calibrate's
+//! bandwidth-vs-threads curve does.
 
 use super::calib::Calib;
 use super::experiment::{Copy, Outcome, Setup};
 use crate::calibrate::error::{Result, fail, failed};
 use crate::engine::{Observer, StageRecord, simulate};
 use crate::model::{
-    ArrivalKind, Arrivals, Demand, Dram, DramSharing, Duration, Gpu, Hardware, Hold, HoldResource,
-    Instrumentation, LinkCopy, Lock, Model, PcieLink, RateTarget, Stage, StageId, Workload,
+    ArrivalKind, Arrivals, CACHE_LINE_BYTES, Demand, Duration, Gpu, Hold, HoldResource,
+    Instrumentation, LinkCopy, Lock, Model, RateTarget, Stage, StageId, Workload,
 };
 
 const SHORT_S: f64 = 1.0;
@@ -73,50 +70,31 @@ fn write_fraction(k: crate::calibrate::probe::stream::Kernel) -> f64 {
 
 impl Calib {
     /// The experiment's model on `gpus` GPUs (each with the calibrated link; a per-GPU
-    /// `dma_slot` lock spreads a per-GPU DMA's instances one to a GPU); `lines` is the
-    /// Little's-law bound of the streams' threads (v2 only).
-    fn model(&self, stages: Vec<Stage>, lines: Option<f64>, gpus: u32) -> Model {
-        let (latency, sharing) = match &self.v2 {
-            Some(v2) => (
-                v2.latency(),
-                DramSharing {
-                    dma_h2d: v2.dma_h2d,
-                    dma_d2h: v2.dma_d2h,
-                    lines_in_flight_per_thread: lines,
-                },
-            ),
-            None => (self.curve.clone(), DramSharing::default()),
-        };
+    /// `dma_slot` lock spreads a per-GPU DMA's instances one to a GPU): the calibrated
+    /// host, with cores and memory enough that only the shared rates limit.
+    fn model(&self, stages: Vec<Stage>, gpus: u32) -> Model {
+        let mut hardware = self.host.clone();
+        hardware.cpu_cores = 1024;
+        hardware.host_ram_bytes = 1 << 40;
+        hardware.pools = vec![];
+        hardware.gpus = (self.link().iter())
+            .flat_map(|l| {
+                (0..gpus.max(1)).map(|g| Gpu {
+                    name: format!("gpu{g}"),
+                    vram_bytes: 1 << 40,
+                    link: (*l).clone(),
+                })
+            })
+            .collect();
+        hardware.locks = vec![Lock {
+            name: DMA_SLOT.into(),
+            capacity: 1,
+            per_gpu: true,
+        }];
         Model {
             name: "validate".into(),
             seed: 1,
-            hardware: Hardware {
-                cpu_cores: 1024,
-                host_ram_bytes: 1 << 40,
-                dram: Dram {
-                    capacity_gbps: self.capacity_gbps,
-                    latency,
-                    efficiency_loss_per_stream: 0.0,
-                    sharing,
-                },
-                gpus: self
-                    .link
-                    .iter()
-                    .flat_map(|l| {
-                        (0..gpus.max(1)).map(|g| Gpu {
-                            name: format!("gpu{g}"),
-                            vram_bytes: 1 << 40,
-                            link: l.clone(),
-                        })
-                    })
-                    .collect(),
-                locks: vec![Lock {
-                    name: DMA_SLOT.into(),
-                    capacity: 1,
-                    per_gpu: true,
-                }],
-                pools: vec![],
-            },
+            hardware,
             workload: Workload {
                 partitions: gpus.max(1),
                 stages,
@@ -130,74 +108,44 @@ impl Calib {
         }
     }
 
-    /// The link the rules see: with v1 rules a pageable copy keeps the one-rate rule
-    /// even when the calibration has staging.
-    fn rules_link(&self) -> Option<PcieLink> {
-        let mut l = self.link.clone()?;
-        if self.v2.is_none() {
-            l.pageable_h2d_staging = None;
-            l.pageable_d2h_staging = None;
-        }
-        Some(l)
-    }
-
-    /// A copy stage as the scenario layer builds a `transfer` (the link's copy rule)
-    /// lasting `secs` standalone: a staged pageable copy is paced by its memcpy (its
-    /// bytes drawn over setup + streaming); an unstaged one, and with v2 rules a pinned
-    /// DMA, is latency bound by the calibrated fraction.
+    /// A copy stage as the scenario layer builds a `transfer` lasting `secs` standalone:
+    /// a staged pageable copy is paced by its memcpy (its bytes drawn over setup +
+    /// streaming); any other waits on DRAM latency by its kind's calibrated share.
     fn copy_stage(&self, name: &str, c: Copy, secs: f64, after: Vec<StageId>) -> Option<Stage> {
-        let l = self.rules_link()?;
+        let l = self.link()?;
         let copy = LinkCopy::from(c);
         let staging = l.staging(copy).copied();
         let rate = l.copy_gbps(copy);
         // A staged copy's standalone time holds its setup: its bytes are what streams.
-        let (gb, d) = match staging {
+        let (gb, d, lat) = match staging {
             Some(st) => {
                 let gb = rate * (secs - st.setup_s).max(0.0);
-                (gb, l.copy_demand(copy, gb / secs))
+                (gb, l.copy_demand(copy, gb / secs), 0.0)
             }
-            None => (rate * secs, l.copy_demand(copy, rate)),
-        };
-        let pinned_lat = self
-            .v2
-            .as_ref()
-            .map_or((0.0, 0.0), |v2| v2.pinned_latency_frac);
-        let lat = match (c.pinned, c.h2d) {
-            (true, true) => pinned_lat.0,
-            (true, false) => pinned_lat.1,
-            _ if staging.is_some() => 0.0,
-            (false, true) => self.pageable_latency_frac.0,
-            (false, false) => self.pageable_latency_frac.1,
+            None => (
+                rate * secs,
+                l.copy_demand(copy, rate),
+                l.latency_frac.of(copy),
+            ),
         };
         let mut s = stage(name, secs, d.demands(), lat, after);
-        // A pinned DMA's direction gives its mix (H2D reads host memory, D2H writes
-        // it); a pageable copy adds the memcpy (a read and a write per byte) to the
-        // DMA's one access: a third of its DRAM bytes are writes either way.
-        if !c.pinned {
-            s.dram_write_frac = Some(1.0 / 3.0);
-        }
         s.staged_copy = l.staged_copy(copy, gb, secs);
         Some(s)
     }
 
     fn copy_rate(&self, c: Copy) -> Option<f64> {
-        Some(self.rules_link()?.copy_gbps(c.into()))
+        Some(self.link()?.copy_gbps(c.into()))
     }
 
     /// Standalone seconds of one pipeline copy of `gb` GB (a staged copy's setup included).
     fn copy_secs(&self, c: Copy, gb: f64) -> Option<f64> {
-        Some(self.rules_link()?.copy_seconds(c.into(), gb))
+        Some(self.link()?.copy_seconds(c.into(), gb))
     }
 
     /// Simulates the stages on `gpus` GPUs; per stage, every instance's (start, end).
-    fn run(
-        &self,
-        stages: Vec<Stage>,
-        lines: Option<f64>,
-        gpus: u32,
-    ) -> Result<Vec<Vec<(f64, f64)>>> {
+    fn run(&self, stages: Vec<Stage>, gpus: u32) -> Result<Vec<Vec<(f64, f64)>>> {
         let n = stages.len();
-        let model = self.model(stages, lines, gpus);
+        let model = self.model(stages, gpus);
         let mut rec = Records::default();
         let summary = simulate(&model, &mut rec).map_err(|e| failed!("engine: {e}"))?;
         if let Some(why) = summary.stalled {
@@ -212,31 +160,17 @@ impl Calib {
 
     /// Predicts an experiment with the engine.
     pub fn predict_engine(&self, s: &Setup) -> Result<Outcome> {
-        let l0 = self.curve.latency_ns(0.0);
-        let bw = |k: crate::calibrate::probe::stream::Kernel, n: usize| {
-            self.meas
-                .bw_at(k, n)
-                .ok_or_else(|| failed!("calibration has no {} bandwidth", k.name()))
-        };
-        // v2: n threads at the one-thread rate, each keeping the lines in flight that
-        // the calibration's n-thread rate implies at that load's latency (Little's law:
-        // lines = rate x latency / 64 B), and never fewer than the one-thread rate
-        // implies at idle latency. A streaming thread's prefetchers run further ahead
-        // as latency rises, so the lines measured at load hold there.
-        let (demand, threads, lines) = match (s.streams, &self.v2) {
-            (Some((k, n)), Some(v2)) => {
-                let one = bw(k, 1)?;
-                let at_n = bw(k, n)?;
-                let loaded = v2
-                    .latency()
-                    .latency_ns_mix(at_n / self.capacity_gbps, Some(write_fraction(k)));
-                let lines = (one * l0 / 64.0).max(at_n * loaded / (64.0 * n as f64));
-                (one * n as f64, n as u64, Some(lines))
+        let l0 = self.idle_latency_ns();
+        // n threads, each at the one-thread rate alone.
+        let (demand, threads) = match s.streams {
+            Some((k, n)) => {
+                let one = (self.meas.bw_at(k, 1))
+                    .ok_or_else(|| failed!("calibration has no {} bandwidth", k.name()))?;
+                (one * n as f64, n as u64)
             }
-            (Some((k, n)), None) => (bw(k, n)?, 0, None),
-            (None, _) => (0.0, 0, None),
+            None => (0.0, 0),
         };
-        let chase_gbps = 64.0 / l0;
+        let chase_gbps = CACHE_LINE_BYTES / l0;
         let pipe = match s.pipe {
             Some((lg, pinned)) => {
                 let bytes = (lg as f64).exp2() * 32.0 / 1e9;
@@ -350,19 +284,19 @@ impl Calib {
         let many = PIPE_ITERS * 10;
         if s.streams.is_some() {
             let (st, _) = build("streams", many)?;
-            let r = self.run(st, lines, gpus)?;
+            let r = self.run(st, gpus)?;
             out.stream_gbps = Some(demand * SHORT_S / elapsed(&r, 0));
         }
         if s.chase {
             let (st, _) = build("chase", many)?;
             let i = st.iter().position(|x| x.name == "chase").unwrap_or(0);
-            let r = self.run(st, lines, gpus)?;
+            let r = self.run(st, gpus)?;
             out.chase_ns = Some(l0 * elapsed(&r, i) / SHORT_S);
         }
         if let Some(c) = s.dma {
             let (st, _) = build("dma", 0)?;
             let i = st.iter().position(|x| x.name == "dma").unwrap_or(0);
-            let r = self.run(st, lines, gpus)?;
+            let r = self.run(st, gpus)?;
             let rate = self.copy_rate(c).unwrap_or(0.0);
             // Several GPUs: the mean of their loops' rates, as measured.
             let rates: Vec<f64> = r[i].iter().map(|(a, b)| rate * SHORT_S / (b - a)).collect();
@@ -370,7 +304,7 @@ impl Calib {
         }
         if pipe.is_some() {
             let (st, idx) = build("pipe", PIPE_ITERS)?;
-            let r = self.run(st, lines, gpus)?;
+            let r = self.run(st, gpus)?;
             let first = r[idx[0]][0].0;
             let last = r[idx[idx.len() - 1]][0].1;
             out.pipe_iter_ms = Some((last - first) / PIPE_ITERS as f64 * 1e3);
@@ -417,26 +351,18 @@ mod tests {
     }
 
     #[test]
-    fn v2_streams_keep_the_lines_their_measured_rate_implies_at_its_load() {
-        // Copy: 20 GB/s on 1 thread, 80 on 4, 120 on 8; capacity 120; offered-load curve
-        // L = 100 + 200u. At idle latency one thread keeps 20 x 100 / 64 = 31.25 lines in
-        // flight; eight threads at 120 GB/s (load 1, 300 ns) keep 120 x 300 / (64 x 8) =
-        // 70.3 each. With those lines the streams alone land on the measured rate (the
-        // fixed point u = 1: 8 x 70.3 x 64 / 300 = 120). With the idle lines they would
-        // solve u (100 + 200u) = 8 x 31.25 x 64 / 120, u = 0.604: 72.5 GB/s.
+    fn streams_slow_through_the_lines_each_thread_keeps() {
+        // Copy: 20 GB/s on 1 thread; capacity 120; offered-load curve L = 100 + 200u.
+        // Eight threads want 160 GB/s. Keeping only what their one-thread rate implies at
+        // idle latency (20 x 100 / 64 = 31.25 lines), each runs at 100 / L of its rate:
+        // x (100 + 200 x 160 x / 120) = 100 gives x = 0.4530, 72.5 GB/s. With 70.3125
+        // lines each (the bound 8 x 70.3125 x 64 = 36,000), x (100 + 266.7 x) = 225
+        // gives x = 0.75: the 120 GB/s the host measured at 8 threads.
         let mut c = calib();
-        let curve = LatencyCurve::offered(vec![(0.0, 100.0), (1.0, 300.0)]).unwrap();
-        c.curve = curve.clone();
-        c.v2 = Some(super::super::calib::V2Rules {
-            dma_h2d: crate::model::DramPolicy::Proportional,
-            dma_d2h: crate::model::DramPolicy::Priority,
-            offered_curve: curve,
-            write_mixes: vec![],
-            pinned_latency_frac: (0.0, 0.0),
-        });
-        let streams = |n: usize| {
+        c.host.dram.latency = LatencyCurve::offered(vec![(0.0, 100.0), (1.0, 300.0)]).unwrap();
+        let streams = |c: &Calib| {
             c.predict_engine(&Setup {
-                streams: Some((Kernel::Copy, n)),
+                streams: Some((Kernel::Copy, 8)),
                 chase: false,
                 dma: None,
                 pipe: None,
@@ -445,10 +371,12 @@ mod tests {
             .stream_gbps
             .unwrap()
         };
-        assert!((streams(8) - 120.0).abs() < 1e-3, "{}", streams(8));
-        // Four threads: 80 GB/s at load 2/3 (233.3 ns), 72.9 lines each: the cap meets
-        // the demand (4 x 20) exactly at the measured rate.
-        assert!((streams(4) - 80.0).abs() < 1e-3, "{}", streams(4));
+        c.host.dram.sharing.lines_in_flight_per_thread = Some(1.0);
+        let idle_lines = streams(&c);
+        let x = (-100.0 + (100.0f64 * 100.0 + 4.0 * (800.0 / 3.0) * 100.0).sqrt()) / (1600.0 / 3.0);
+        assert!((idle_lines - 160.0 * x).abs() < 1e-3, "{idle_lines}");
+        c.host.dram.sharing.lines_in_flight_per_thread = Some(70.3125);
+        assert!((streams(&c) - 120.0).abs() < 1e-3, "{}", streams(&c));
     }
 
     #[test]

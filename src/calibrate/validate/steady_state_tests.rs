@@ -74,14 +74,14 @@ pub(crate) struct SteadyState<'a>(pub(crate) &'a Calib);
 impl SteadyState<'_> {
     /// A copy's standalone rate and DRAM draw, by the link's copy rule.
     fn copy_rates(&self, c: Copy) -> Option<(f64, f64)> {
-        let l = self.0.link.as_ref()?;
+        let l = self.0.link()?;
         let copy = LinkCopy::from(c);
         let rate = l.copy_gbps(copy);
         Some((rate, l.copy_demand(copy, rate).dram_gbps))
     }
 
     fn lat(&self, u: f64) -> f64 {
-        self.0.curve.latency_ns(u)
+        self.0.host.dram.latency.latency_ns(u)
     }
 
     /// Solves one steady phase: streams (DRAM demand `s`) plus an optional copy. A
@@ -92,11 +92,10 @@ impl SteadyState<'_> {
     fn solve(&self, s: f64, copy: Option<Copy>) -> (f64, f64, f64) {
         let (rate, dram) = copy.and_then(|c| self.copy_rates(c)).unwrap_or((0.0, 0.0));
         let phi = match copy {
-            Some(c) if !c.pinned && c.h2d => self.0.pageable_latency_frac.0,
-            Some(c) if !c.pinned => self.0.pageable_latency_frac.1,
+            Some(c) => self.0.link().map_or(0.0, |l| l.latency_frac.of(c.into())),
             _ => 0.0,
         };
-        let cap = self.0.capacity_gbps;
+        let cap = self.0.host.dram.capacity_gbps;
         let cons = vec![Constraint {
             cap,
             w: vec![s, dram],
@@ -123,7 +122,7 @@ impl SteadyState<'_> {
     fn chase_ns(&self, u_other: f64) -> f64 {
         let mut ns = self.lat(u_other);
         for _ in 0..20 {
-            let u = (u_other + 64.0 / ns / self.0.capacity_gbps).min(1.0);
+            let u = (u_other + 64.0 / ns / self.0.host.dram.capacity_gbps).min(1.0);
             ns = self.lat(u);
         }
         ns
@@ -132,8 +131,9 @@ impl SteadyState<'_> {
     /// Predicts an experiment.
     pub(crate) fn predict(&self, s: &Setup) -> Outcome {
         let c = self.0;
+        // The engine's workload: n threads at the one-thread rate.
         let demand = s.streams.map_or(0.0, |(k, n)| {
-            c.meas.bw_at(k, n).expect("calibration has the stream rate")
+            c.meas.bw_at(k, 1).expect("calibration has the stream rate") * n as f64
         });
         let mut out = Outcome::default();
         if let Some((lg, pinned)) = s.pipe {
@@ -202,7 +202,7 @@ pub(crate) mod fixtures {
     use super::Calib;
     use crate::calibrate::measurements::{BwPoint, Measurements};
     use crate::calibrate::probe::stream::Kernel;
-    use crate::model::{LatencyCurve, PcieLink};
+    use crate::model::{Dram, Gpu, Hardware, LatencyCurve, PcieLink};
     use std::collections::BTreeMap;
 
     /// A small calibration shared by the prediction tests (engine and steady state).
@@ -217,24 +217,37 @@ pub(crate) mod fixtures {
             });
         }
         Calib {
-            capacity_gbps: 120.0,
-            curve: LatencyCurve::new(vec![(0.0, 100.0), (1.0, 300.0)]).unwrap(),
-            link: Some(PcieLink {
-                h2d_gbps: 50.0,
-                d2h_gbps: 50.0,
-                duplex_gbps: None,
-                pageable_h2d_gbps: 10.0,
-                pageable_d2h_gbps: 10.0,
-                h2d_dram_factor: 1.0,
-                d2h_dram_factor: 1.0,
-                pageable_copy_dram_factor: 2.0,
-                pageable_h2d_staging: None,
-                pageable_d2h_staging: None,
-            }),
+            host: Hardware {
+                cpu_cores: 1024,
+                host_ram_bytes: 1 << 40,
+                dram: Dram {
+                    capacity_gbps: 120.0,
+                    latency: LatencyCurve::new(vec![(0.0, 100.0), (1.0, 300.0)]).unwrap(),
+                    efficiency_loss_per_stream: 0.0,
+                    sharing: Default::default(),
+                },
+                gpus: vec![Gpu {
+                    name: "gpu0".into(),
+                    vram_bytes: 1 << 40,
+                    link: PcieLink {
+                        h2d_gbps: 50.0,
+                        d2h_gbps: 50.0,
+                        duplex_gbps: None,
+                        pageable_h2d_gbps: 10.0,
+                        pageable_d2h_gbps: 10.0,
+                        h2d_dram_factor: 1.0,
+                        d2h_dram_factor: 1.0,
+                        pageable_copy_dram_factor: 2.0,
+                        pageable_h2d_staging: None,
+                        pageable_d2h_staging: None,
+                        latency_frac: Default::default(),
+                    },
+                }],
+                locks: vec![],
+                pools: vec![],
+            },
             meas,
             ntt: BTreeMap::new(),
-            pageable_latency_frac: (0.0, 0.0),
-            v2: None,
         }
     }
 }
@@ -307,20 +320,28 @@ mod tests {
         assert!(o.chase_ns.unwrap() < 102.0);
     }
 
-    /// The engine with the model v1 rules against the oracle, on the experiments of the
-    /// committed H200 validation run and the bundled H200 calibration. They agree where
+    /// The engine with the model v1 rules (the bundled H200 calibration's host with
+    /// plain max-min sharing, latency on utilisation and the one-rate pageable copies)
+    /// against the oracle, on the experiments of the committed H200 validation run. They agree where
     /// at most one DRAM consumer is throttled; with a pinned DMA beside streams on a
     /// saturated DRAM the rules differ on purpose (the oracle slows both by the same
     /// fraction; the engine's v1 max-min shares rates), so those rows are left out.
     #[test]
     fn the_engine_with_v1_rules_agrees_with_the_steady_state() {
         let root = env!("CARGO_MANIFEST_DIR");
-        let text = std::fs::read_to_string(format!("{root}/scenarios/calibration/h200-host.toml"))
-            .unwrap();
-        let calib = Calib {
-            v2: None,
-            ..crate::calibrate::validate::load_calib(&text).unwrap()
-        };
+        let mut calib = crate::calibrate::validate::load_calib(std::path::Path::new(&format!(
+            "{root}/scenarios/calibration/h200-host.toml"
+        )))
+        .unwrap();
+        let dram = &mut calib.host.dram;
+        dram.sharing = Default::default();
+        dram.latency = crate::model::LatencyCurve::new(dram.latency.points().to_vec()).unwrap();
+        for g in &mut calib.host.gpus {
+            g.link.pageable_h2d_staging = None;
+            g.link.pageable_d2h_staging = None;
+            g.link.latency_frac.pinned_h2d = 0.0;
+            g.link.latency_frac.pinned_d2h = 0.0;
+        }
         let run: crate::calibrate::validate::Table = serde_json::from_str(
             &std::fs::read_to_string(format!("{root}/docs/calibrate/validate-h200-run2.json"))
                 .unwrap(),

@@ -18,20 +18,6 @@ pub struct Row {
     pub predicted: f64,
     /// (predicted - measured) / measured, percent.
     pub error_pct: f64,
-    /// The engine's prediction with the newer mechanisms added to the v2 rules (the
-    /// latency curve's write-fraction axis: one curve per measured read/write mix).
-    #[serde(default)]
-    pub predicted_new: f64,
-    /// Its error, percent.
-    #[serde(default)]
-    pub error_new_pct: f64,
-    /// The engine's prediction with the model v1 rules (max-min for every DRAM
-    /// consumer, latency of utilisation capped at 1, no per-thread bound).
-    #[serde(default)]
-    pub predicted_v1: f64,
-    /// Its error, percent.
-    #[serde(default)]
-    pub error_v1_pct: f64,
 }
 
 /// All rows plus summary statistics.
@@ -45,18 +31,6 @@ pub struct Table {
     pub median_abs_error_pct: f64,
     /// Max of |error %|.
     pub max_abs_error_pct: f64,
-    /// Median of |error %| of the engine with the newer mechanisms.
-    #[serde(default)]
-    pub median_abs_error_new_pct: f64,
-    /// Max of |error %| of the engine with the newer mechanisms.
-    #[serde(default)]
-    pub max_abs_error_new_pct: f64,
-    /// Median of |error %| of the engine with the model v1 rules.
-    #[serde(default)]
-    pub median_abs_error_v1_pct: f64,
-    /// Max of |error %| of the engine with the model v1 rules.
-    #[serde(default)]
-    pub max_abs_error_v1_pct: f64,
     /// What was skipped and why.
     pub skipped: Vec<String>,
     /// Each experiment's setup and measured outcome (to re-predict from another
@@ -179,36 +153,20 @@ pub struct Measured {
     pub outcome: Outcome,
 }
 
-/// Predictions of one experiment, both by the engine.
-pub struct Predictions {
-    /// The bwsim engine (model v2 rules when the calibration gives them).
-    pub engine: Outcome,
-    /// The bwsim engine with the newer mechanisms (the write-fraction axis).
-    pub new: Outcome,
-    /// The bwsim engine with the model v1 rules.
-    pub v1: Outcome,
-}
-
 /// The rows comparing `m` (measured) with `p` for every quantity both have.
-pub fn rows_for(name: &str, m: &Outcome, p: &Predictions) -> Vec<Row> {
+pub fn rows_for(name: &str, m: &Outcome, p: &Outcome) -> Vec<Row> {
     let mut rows = Vec::new();
     let err = |b: f64, a: f64| (b - a) / a * 100.0;
     let mut push = |metric: &str, f: fn(&Outcome) -> Option<f64>| {
-        if let (Some(a), Some(b)) = (f(m), f(&p.engine))
+        if let (Some(a), Some(b)) = (f(m), f(p))
             && a > 0.0
         {
-            let v1 = f(&p.v1).unwrap_or(b);
-            let new = f(&p.new).unwrap_or(b);
             rows.push(Row {
                 experiment: name.into(),
                 metric: metric.into(),
                 measured: a,
                 predicted: b,
                 error_pct: err(b, a),
-                predicted_new: new,
-                error_new_pct: err(new, a),
-                predicted_v1: v1,
-                error_v1_pct: err(v1, a),
             });
         }
     };
@@ -241,14 +199,8 @@ pub fn summarise(
     experiments: Vec<Measured>,
 ) -> Table {
     let abs: Vec<f64> = rows.iter().map(|r| r.error_pct.abs()).collect();
-    let abs1: Vec<f64> = rows.iter().map(|r| r.error_v1_pct.abs()).collect();
-    let abs_new: Vec<f64> = rows.iter().map(|r| r.error_new_pct.abs()).collect();
     Table {
         calibration: calibration.into(),
-        median_abs_error_new_pct: median(abs_new.clone()),
-        max_abs_error_new_pct: abs_new.iter().copied().fold(0.0, f64::max),
-        median_abs_error_v1_pct: median(abs1.clone()),
-        max_abs_error_v1_pct: abs1.iter().copied().fold(0.0, f64::max),
         median_abs_error_pct: median(abs.clone()),
         max_abs_error_pct: abs.iter().copied().fold(0.0, f64::max),
         rows,
@@ -262,35 +214,21 @@ pub fn summarise(
 /// The table as Markdown.
 pub fn markdown(t: &Table) -> String {
     let mut s = String::from(
-        "| experiment | metric | measured | engine | error % | + write axis | error % | engine v1 | error % |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| experiment | metric | measured | predicted | error % |\n\
+         |---|---|---:|---:|---:|\n",
     );
     for r in &t.rows {
         s.push_str(&format!(
-            "| {} | {} | {:.2} | {:.2} | {:+.1} | {:.2} | {:+.1} | {:.2} | {:+.1} |\n",
-            r.experiment,
-            r.metric,
-            r.measured,
-            r.predicted,
-            r.error_pct,
-            r.predicted_new,
-            r.error_new_pct,
-            r.predicted_v1,
-            r.error_v1_pct
+            "| {} | {} | {:.2} | {:.2} | {:+.1} |\n",
+            r.experiment, r.metric, r.measured, r.predicted, r.error_pct,
         ));
     }
     s.push_str(&format!(
-        "\nengine (the model as simulated): median |error| {:.1}%, max |error| {:.1}% over {} \
-         comparisons\nengine + write axis (one latency curve per read/write mix, \
-         interpolated by the run's write fraction): median {:.1}%, max {:.1}%\nengine v1 (the old rules: max-min for every DRAM consumer, latency \
-         of utilisation): median {:.1}%, max {:.1}%\n",
+        "\npredicted by the engine on the calibrated host (as a scenario including the \
+         calibration gets it): median |error| {:.1}%, max |error| {:.1}% over {} comparisons\n",
         t.median_abs_error_pct,
         t.max_abs_error_pct,
         t.rows.len(),
-        t.median_abs_error_new_pct,
-        t.max_abs_error_new_pct,
-        t.median_abs_error_v1_pct,
-        t.max_abs_error_v1_pct
     ));
     if let Some(c) = &t.idle_chase {
         s.push_str(&c.line());
@@ -305,22 +243,11 @@ pub fn markdown(t: &Table) -> String {
 
 /// The table as CSV.
 pub fn csv(t: &Table) -> String {
-    let mut s = String::from(
-        "experiment,metric,measured,predicted_engine,error_pct,predicted_engine_write_axis,\
-         error_write_axis_pct,predicted_engine_v1,error_v1_pct\n",
-    );
+    let mut s = String::from("experiment,metric,measured,predicted,error_pct\n");
     for r in &t.rows {
         s.push_str(&format!(
-            "\"{}\",\"{}\",{},{},{:.3},{},{:.3},{},{:.3}\n",
-            r.experiment,
-            r.metric,
-            r.measured,
-            r.predicted,
-            r.error_pct,
-            r.predicted_new,
-            r.error_new_pct,
-            r.predicted_v1,
-            r.error_v1_pct
+            "\"{}\",\"{}\",{},{},{:.3}\n",
+            r.experiment, r.metric, r.measured, r.predicted, r.error_pct,
         ));
     }
     s
@@ -338,16 +265,11 @@ mod tests {
             measured: 100.0,
             predicted: 100.0 + e,
             error_pct: e,
-            predicted_new: 100.0,
-            error_new_pct: 0.0,
-            predicted_v1: 100.0,
-            error_v1_pct: 0.0,
         };
         let t = summarise("c", vec![row(-5.0), row(2.0), row(20.0)], vec![], vec![]);
         assert_eq!(t.median_abs_error_pct, 5.0);
         assert_eq!(t.max_abs_error_pct, 20.0);
         assert!(markdown(&t).contains("median |error| 5.0%"));
-        assert_eq!(t.max_abs_error_v1_pct, 0.0);
         assert_eq!(csv(&t).lines().count(), 4);
     }
 

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::model::{
-    DramPolicy, DramSharing, Edge, HoldResource, MarkerId, MemcpyPace, Model, PoolSharing,
-    RateTarget, Stage, StageId, StagedCopy,
+    CACHE_LINE_BYTES, Dram, DramPolicy, Edge, HoldResource, MarkerId, MemcpyPace, Model,
+    PoolSharing, RateTarget, Stage, StageId, StagedCopy,
 };
 
 use super::EngineError;
@@ -211,10 +211,10 @@ impl Plan {
         // Intern every (stage, GPU) class key up front: joining a class is then an index.
         let mut keys = Vec::new();
         let mut key_index: HashMap<RawKey, KeyId> = HashMap::new();
-        let sharing = &model.hardware.dram.sharing;
+        let dram = &model.hardware.dram;
         for (i, s) in w.stages.iter().enumerate() {
             for g in 0..ngpu.max(1) {
-                let key = class_key(s, &resources, g, sharing);
+                let key = class_key(s, &resources, g, dram);
                 let id = *key_index.entry(key).or_insert_with_key(|k| {
                     keys.push(ClassKey {
                         weights: k.0.iter().map(|&(r, w)| (r, f64::from_bits(w))).collect(),
@@ -278,7 +278,8 @@ type RawKey = (
 /// The class key of `stage` bound to GPU `g`: resolved resource weights (sorted, duplicate
 /// resources summed), latency share, DRAM policy and Little's-law bound. The stage's
 /// targets were checked to exist.
-fn class_key(stage: &Stage, resources: &Resources, g: usize, sharing: &DramSharing) -> RawKey {
+fn class_key(stage: &Stage, resources: &Resources, g: usize, dram: &Dram) -> RawKey {
+    let sharing = &dram.sharing;
     let mut weights: Vec<(usize, u64)> = Vec::with_capacity(stage.demands.len() + 1);
     for d in &stage.demands {
         let Some((r, duplex)) = resources.rate_targets(d.target, g) else {
@@ -312,9 +313,20 @@ fn class_key(stage: &Stage, resources: &Resources, g: usize, sharing: &DramShari
     };
     // CPU threads are latency-bound streams (Little's law); a DMA is the device's.
     let draws_dram = merged.iter().any(|&(r, _)| r == resources.dram.index());
+    // A stage keeps at least the lines its own standalone draw implies at idle latency
+    // (Little's law on what it was measured doing alone), so the bound only ever slows
+    // it as latency rises.
     let line_bound = match sharing.lines_in_flight_per_thread {
         Some(lines) if draws_dram && dram_policy == DramPolicy::MaxMin && !moves_pcie(stage) => {
-            lines * 64.0 * stage_threads(stage)
+            let dram_gbps: f64 = merged
+                .iter()
+                .filter(|&&(r, _)| r == resources.dram.index())
+                .map(|&(_, w)| f64::from_bits(w))
+                .sum();
+            let idle_ns = dram
+                .latency
+                .latency_ns_mix(0.0, Some(stage_write_frac(stage)));
+            (lines * CACHE_LINE_BYTES * stage_threads(stage)).max(dram_gbps * idle_ns)
         }
         _ => 0.0,
     };

@@ -256,6 +256,7 @@ mod tests {
                 pageable_copy_dram_factor: 2.0,
                 pageable_h2d_staging: None,
                 pageable_d2h_staging: None,
+                latency_frac: Default::default(),
             },
         }
     }

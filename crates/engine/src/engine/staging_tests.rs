@@ -37,6 +37,7 @@ fn link(memcpy_gbps: f64) -> PcieLink {
             memcpy_pace: MemcpyPace::LatencyBound,
         }),
         pageable_d2h_staging: None,
+        latency_frac: Default::default(),
     }
 }
 
