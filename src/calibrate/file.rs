@@ -823,9 +823,14 @@ mod tests {
         assert_eq!(CalibrationFile::parse(&again).unwrap(), file);
         let g = file.hardware.gpu.as_ref().unwrap();
         assert_eq!(g.link().pageable_copy_dram_factor, 2.0);
-        // Written before staging was fitted: it loads, with staging off.
-        assert_eq!(g.pageable_staging, None);
-        assert_eq!(g.link().pageable_h2d_staging, None);
+        // Written with every mechanism calibrate measured: staging, latency shares, the
+        // DRAM rules.
+        assert!(g.link().pageable_h2d_staging.is_some());
+        assert!(g.pinned_h2d_latency_frac.is_some_and(|f| f > 0.0));
+        let d = &file.hardware.dram;
+        assert_eq!(d.latency_load.as_deref(), Some("offered"));
+        assert!(d.lines_in_flight_per_thread.is_some_and(|l| l > 0.0));
+        assert_eq!(d.dma_h2d.as_ref().unwrap().policy, "proportional");
         assert!(
             file.params
                 .0
