@@ -14,9 +14,9 @@ use crate::model::Dram;
 use crate::time::{I64_RANGE, SimTime};
 
 use super::observer::Loss;
-use super::plan::{ClassKey, KeyId};
+use super::plan::KeyId;
 use super::resources::RateId;
-use super::solver::{ClassDemand, ClassSpeed, PoolRule, SolveMemo, Solver};
+use super::solver::{ClassDemand, ClassKey, ClassSpeed, PoolRule, SolveMemo, Solver};
 use super::virtual_clock::VirtualClock;
 
 /// A class slot (slots are reused, under another key, once a class empties).
@@ -173,16 +173,7 @@ impl Fluid {
                 class.scheduled = SimTime::NEVER;
                 let d = &mut self.demands[c.0];
                 d.count = 0;
-                d.weights.clear();
-                d.weights.extend_from_slice(&k.weights);
-                d.latency_frac = k.latency_frac;
-                d.dram_policy = k.dram_policy;
-                d.line_bound = k.line_bound;
-                d.compute_frac = k.compute_frac;
-                d.write_frac = k.write_frac;
-                d.host_frac = k.host_frac;
-                d.host_pool = k.host_pool;
-                d.staging = k.staging;
+                d.key.clone_from(k);
                 c
             }
             None => {
@@ -274,7 +265,7 @@ impl Fluid {
             let streams: u32 = self
                 .demands
                 .iter()
-                .filter(|c| c.weights.iter().any(|&(r, _)| r == d))
+                .filter(|c| c.key.weights.iter().any(|&(r, _)| r == d))
                 .map(|c| c.count)
                 .sum();
             self.capacities[d] = dram.effective_capacity_gbps(streams);
