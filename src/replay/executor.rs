@@ -16,7 +16,7 @@ use rand_distr::{Distribution, Exp};
 use rand_pcg::Pcg64;
 
 use crate::engine::holdable::{HoldIndex, HoldSlot};
-use crate::engine::{Resources, Scope};
+use crate::engine::{Resources, Sampler, Scope};
 
 /// The executor's partition index for a job-level instance (turned into [`Scope::Job`]
 /// where it meets the trace recorder).
@@ -36,7 +36,7 @@ use crate::trace::recorder::{MarkerEvent, StageInstance};
 
 use super::holds::{self, HoldClient, HoldServer};
 use super::kernels::{CpuStageShape, KernelHost};
-use super::plan::{StagePlan, sample_duration};
+use super::plan::StagePlan;
 
 /// The GPU side of a replay: real copies, kernels and device memory.
 pub trait GpuBackend: Sync {
@@ -137,7 +137,8 @@ pub struct Executor<'a> {
     hold_server: Mutex<Option<HoldServer>>,
     /// Holdable instance capacities, in the engine's order.
     hold_capacity: Vec<u64>,
-    /// Per stage: its holds.
+    /// Per stage: its duration sampler (the engine's) and its holds.
+    samplers: Vec<Sampler>,
     needs: Vec<Vec<StageHold>>,
     children: Vec<Vec<StageId>>,
     slot_offset: Vec<usize>,
@@ -179,6 +180,13 @@ impl<'a> Executor<'a> {
         let table = Resources::from_hardware(hw);
         let hold_capacity = table.holds.iter().map(|h| h.capacity).collect();
         let w = &model.workload;
+        let samplers = (w.stages.iter())
+            .map(|s| {
+                Sampler::new(&s.duration).map_err(|why| {
+                    failed!("stage {:?}: invalid duration distribution: {why}", s.name)
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
         let mut needs = Vec::with_capacity(w.stages.len());
         for s in &w.stages {
             let mut v = Vec::with_capacity(s.holds.len());
@@ -227,6 +235,7 @@ impl<'a> Executor<'a> {
             holds,
             hold_server: Mutex::new(Some(hold_server)),
             hold_capacity,
+            samplers,
             needs,
             children,
             slot_offset,
@@ -577,7 +586,7 @@ impl<'a> Executor<'a> {
             ^ (stage as u64).wrapping_mul(0xbf58_476d_1ce4_e5b9)
             ^ u64::from(partition).wrapping_mul(0x94d0_49bb_1331_11eb);
         let mut rng = Pcg64::seed_from_u64(seed);
-        let standalone_s = sample_duration(&self.model.workload.stages[stage].duration, &mut rng);
+        let standalone_s = self.samplers[stage].sample(&mut rng);
         if !self.abort.load(Ordering::Relaxed)
             && let Err(e) = self.work(stage, standalone_s, gpu)
         {
