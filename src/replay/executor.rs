@@ -12,11 +12,11 @@ use std::time::{Duration as StdDuration, Instant};
 
 use super::error::{ReplayError, Result, chain, failed};
 use rand::SeedableRng;
-use rand_distr::{Distribution, Exp};
+use rand_distr::Exp;
 use rand_pcg::Pcg64;
 
 use crate::engine::holdable::{HoldIndex, HoldSlot};
-use crate::engine::{Resources, Sampler, Scope};
+use crate::engine::{Arrivals, Resources, Sampler, Scope};
 
 /// The executor's partition index for a job-level instance (turned into [`Scope::Job`]
 /// where it meets the trace recorder).
@@ -123,6 +123,19 @@ struct StageHold {
 struct Done {
     slot: usize,
     held: Vec<Held>,
+}
+
+/// The first `jobs` arrival times, seconds, that the engine draws for a run of `kind`
+/// seeded with `seed`: its own arrival stream, so a replay meets the simulated arrivals.
+fn engine_arrivals(kind: &ArrivalKind, seed: u64, jobs: u64) -> Vec<f64> {
+    let mut arrivals = Arrivals::new(kind, seed);
+    let mut now = SimTime::ZERO;
+    (0..jobs)
+        .map_while(|job| {
+            now = arrivals.next(kind, now, job)?;
+            Some(now.as_secs())
+        })
+        .collect()
 }
 
 /// Replays one model.
@@ -296,18 +309,8 @@ impl<'a> Executor<'a> {
                     });
                 }
                 ArrivalKind::Poisson { rate_per_s } => {
-                    let mut rng = Pcg64::seed_from_u64(self.model.seed);
-                    let exp = Exp::new(*rate_per_s).map_err(|e| failed!("{e}"));
-                    let times: Vec<f64> = match exp {
-                        Ok(exp) => {
-                            let mut t = 0.0;
-                            (0..jobs)
-                                .map(|_| {
-                                    t += exp.sample(&mut rng);
-                                    t
-                                })
-                                .collect()
-                        }
+                    let times: Vec<f64> = match Exp::new(*rate_per_s) {
+                        Ok(_) => engine_arrivals(&self.model.arrivals.kind, self.model.seed, jobs),
                         Err(e) => {
                             this.fail(e.to_string());
                             Vec::new()
@@ -730,6 +733,40 @@ mod tests {
         fn free(&self, _handle: u64) {
             self.live_allocs.fetch_sub(1, Ordering::Relaxed);
         }
+    }
+
+    #[test]
+    fn poisson_arrivals_are_the_ones_the_engine_simulates() {
+        // The engine reports each job's arrival; a replay of the same model must see
+        // the same times (the engine's stream, seeded as the engine seeds it).
+        struct Arrived(Vec<f64>);
+        impl crate::engine::Observer for Arrived {
+            fn job_arrived(&mut self, t: SimTime, _job: u64) {
+                self.0.push(t.as_secs());
+            }
+        }
+        let scenario = r#"
+seed = 42
+[hardware]
+cpu_cores = 4
+host_ram_gib = 4
+dram = { capacity_gbps = 50 }
+[[workload.stages]]
+name = "s"
+duration_s = 0.001
+[arrivals]
+kind = "poisson"
+rate_per_s = 5
+jobs = 50
+"#;
+        let l = load_str(scenario, Path::new("t.toml"), &[]).unwrap();
+        let mut simulated = Arrived(Vec::new());
+        crate::engine::simulate(&l.model, &mut simulated).unwrap();
+        assert_eq!(simulated.0.len(), 50);
+        let replayed = engine_arrivals(&l.model.arrivals.kind, l.model.seed, 50);
+        assert_eq!(replayed, simulated.0);
+        // Another seed, other arrivals.
+        assert_ne!(engine_arrivals(&l.model.arrivals.kind, 43, 50), replayed);
     }
 
     /// Two GPUs, a mutex per GPU, VRAM per partition: partitions spread over both GPUs.
