@@ -29,7 +29,7 @@ fn scope_of(partition: u32) -> Scope {
         Scope::Partition(partition)
     }
 }
-use crate::model::{ArrivalKind, Edge, HoldResource, Model, StageId};
+use crate::model::{ArrivalKind, CACHE_LINE_BYTES, Edge, HoldResource, Model, StageId};
 use crate::scenario::replay_info::{KernelKind, TransferInfo};
 use crate::time::SimTime;
 use crate::trace::recorder::{MarkerEvent, StageInstance};
@@ -634,7 +634,7 @@ impl<'a> Executor<'a> {
             };
             let work = self.cpu.work_for(&shape);
             let bytes = self.cpu.run(&work) as f64
-                + work.per_thread.chase_steps as f64 * 64.0 * work.threads as f64;
+                + work.per_thread.chase_steps as f64 * CACHE_LINE_BYTES * work.threads as f64;
             let t = self.now().as_secs();
             self.rec
                 .lock()

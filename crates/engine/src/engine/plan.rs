@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::model::{
-    DramPolicy, DramSharing, Edge, HoldResource, MarkerId, MemcpyPace, Model, PoolSharing,
-    RateTarget, Stage, StageId, StagedCopy,
+    CACHE_LINE_BYTES, DramPolicy, DramSharing, Edge, HoldResource, MarkerId, MemcpyPace, Model,
+    PoolSharing, RateTarget, Stage, StageId, StagedCopy,
 };
 
 use super::EngineError;
@@ -262,7 +262,7 @@ fn class_key(stage: &Stage, resources: &Resources, g: usize, sharing: &DramShari
     let draws_dram = merged.iter().any(|&(r, _)| r == resources.dram.index());
     let line_bound = match sharing.lines_in_flight_per_thread {
         Some(lines) if draws_dram && dram_policy == DramPolicy::MaxMin && !moves_pcie(stage) => {
-            lines * 64.0 * stage_threads(stage)
+            lines * CACHE_LINE_BYTES * stage_threads(stage)
         }
         _ => 0.0,
     };

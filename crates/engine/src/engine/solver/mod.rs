@@ -28,7 +28,8 @@
 //! - *Latency-bound share* `f`: that share of standalone time stretches with latency, so
 //!   `cap = 1 / ((1 - f) + f L(u)/L(0))`.
 //! - *Lines in flight* (Little's law): threads keeping `lines` cache lines in flight draw
-//!   at most `threads x lines x 64 B / L` of DRAM, so the cap falls as latency `L` rises.
+//!   at most `threads x lines x CACHE_LINE_BYTES / L` of DRAM, so the cap falls as
+//!   latency `L` rises.
 //! - *Staged pageable copy* ([`StagedCopy`]): its memcpy thread alone runs `headroom` x
 //!   the copy's streaming rate; a latency-bound memcpy keeps the lines that rate implies
 //!   in flight, so the streaming part runs at `min(1, headroom L(0)/L)` and the whole
@@ -93,8 +94,9 @@ pub struct ClassKey {
     pub latency_frac: f64,
     /// How it shares a saturated DRAM (by the PCIe direction it moves data on).
     pub dram_policy: DramPolicy,
-    /// Little's-law bound of one activity: threads x lines in flight x 64 B, in GB/s x ns
-    /// (its DRAM draw is at most `line_bound / L`); 0 when unbounded.
+    /// Little's-law bound of one activity: threads x lines in flight x
+    /// [`CACHE_LINE_BYTES`](crate::model::CACHE_LINE_BYTES), in GB/s x ns (its DRAM draw
+    /// is at most `line_bound / L`); 0 when unbounded.
     pub line_bound: f64,
     /// Fraction of standalone time that is compute bound (slows with the pool's
     /// per-thread throughput), in [0, 1 - latency_frac].
