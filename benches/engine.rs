@@ -9,7 +9,7 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::Duration as StdDuration;
 
-use bwsim::engine::solver::{ClassDemand, Solver};
+use bwsim::engine::solver::{ClassDemand, ClassKey, Solver};
 use bwsim::engine::{NullObserver, simulate};
 use bwsim::model::*;
 use bwsim::run::{RunOptions, run_model_with};
@@ -253,12 +253,12 @@ fn solver_raw(c: &mut Criterion) {
                 if i % 2 == 0 {
                     weights.push((1, 1.0 + (i % 7) as f64));
                 }
-                ClassDemand {
-                    count: 1,
+                ClassKey {
                     weights,
                     latency_frac: (i % 5) as f64 * 0.1,
                     ..Default::default()
                 }
+                .demand(1)
             })
             .collect();
         let mut solver = Solver::default();

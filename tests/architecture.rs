@@ -1,7 +1,8 @@
-//! The layering of docs/architecture.md, checked from the sources: every top-level module
-//! of `src/` imports (through `crate::<module>` paths) only modules below it in the
-//! documented order, so there are no import circles between them; and the engine crate
-//! depends on none of the file, format, plot or CLI crates.
+//! The layering of docs/architecture.md, checked from the sources of every crate (`src/`
+//! and each `crates/*/src/`): every top-level module imports (through `crate::<module>`
+//! paths) only modules below it in the documented order, so there are no import circles
+//! between them; files within a folder do not import each other in a circle; and the
+//! engine crate depends on none of the file, format, plot or CLI crates.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -75,10 +76,40 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Whether a file holds only tests (tests may reach any layer to build their fixtures).
+/// Whether a file holds only tests or their fixtures (tests may reach any layer to build
+/// them).
 fn is_test_file(path: &Path) -> bool {
     let stem = path.file_stem().unwrap().to_string_lossy();
-    stem == "tests" || stem.ends_with("_tests")
+    stem == "tests" || stem.ends_with("_tests") || stem.starts_with("test_")
+}
+
+/// The source folder of every crate in the workspace: `src/` and each `crates/*/src/`
+/// (in each, `crate::` names that crate's own modules).
+fn source_roots() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut roots = vec![root.join("src")];
+    let crates = root.join("crates");
+    let mut members: Vec<PathBuf> = fs::read_dir(&crates)
+        .unwrap_or_else(|e| panic!("{}: {e}", crates.display()))
+        .map(|e| e.unwrap().path().join("src"))
+        .filter(|p| p.is_dir())
+        .collect();
+    members.sort();
+    assert!(
+        !members.is_empty(),
+        "no crate sources under {}",
+        crates.display()
+    );
+    roots.extend(members);
+    roots
+}
+
+/// A source root as the messages name it (`src`, `crates/engine/src`).
+fn root_name(root: &Path) -> String {
+    let rel = root
+        .strip_prefix(env!("CARGO_MANIFEST_DIR"))
+        .unwrap_or(root);
+    rel.to_string_lossy().replace('\\', "/")
 }
 
 /// The top-level modules `source` names through `crate::<module>`, ignoring comments and
@@ -107,15 +138,23 @@ fn crate_paths(source: &str) -> BTreeSet<String> {
     found
 }
 
-/// Module -> (imported module -> the first file that imports it).
+/// Module -> (imported module -> the first file that imports it), over the top-level
+/// modules of every crate (the engine crate's `engine`, `model` and `time` are the
+/// layers the `bwsim` crate re-exports under the same names).
 fn import_graph() -> BTreeMap<String, BTreeMap<String, PathBuf>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut graph: BTreeMap<String, BTreeMap<String, PathBuf>> = BTreeMap::new();
-    for path in rust_files(&src) {
+    for src in source_roots() {
+        add_imports(&src, &mut graph);
+    }
+    graph
+}
+
+fn add_imports(src: &Path, graph: &mut BTreeMap<String, BTreeMap<String, PathBuf>>) {
+    for path in rust_files(src) {
         if is_test_file(&path) {
             continue;
         }
-        let rel = path.strip_prefix(&src).unwrap();
+        let rel = path.strip_prefix(src).unwrap();
         let first = rel
             .components()
             .next()
@@ -134,7 +173,6 @@ fn import_graph() -> BTreeMap<String, BTreeMap<String, PathBuf>> {
             }
         }
     }
-    graph
 }
 
 #[test]
@@ -142,7 +180,7 @@ fn every_top_level_module_sits_in_a_documented_layer() {
     for module in import_graph().keys() {
         assert!(
             layer_of(module).is_some(),
-            "src/{module} is in no layer of LAYERS; add it here and to docs/architecture.md"
+            "module {module} is in no layer of LAYERS; add it here and to docs/architecture.md"
         );
     }
 }
@@ -364,12 +402,25 @@ fn module_refs(source: &str, own: &[String]) -> Vec<Vec<String>> {
 /// its children, with an edge when anything under one names anything under another.
 #[test]
 fn there_are_no_import_circles_between_sibling_files() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let files: Vec<(PathBuf, Vec<String>)> = rust_files(&src)
+    let circles: Vec<String> = source_roots()
+        .iter()
+        .flat_map(|src| sibling_circles(src))
+        .collect();
+    assert!(
+        circles.is_empty(),
+        "import circles between sibling files:\n{}",
+        circles.join("\n")
+    );
+}
+
+/// The circles between sibling files and folders under one source root.
+fn sibling_circles(src: &Path) -> Vec<String> {
+    let name = root_name(src);
+    let files: Vec<(PathBuf, Vec<String>)> = rust_files(src)
         .into_iter()
         .filter(|p| !is_test_file(p))
         .map(|p| {
-            let m = module_path(p.strip_prefix(&src).unwrap());
+            let m = module_path(p.strip_prefix(src).unwrap());
             (p, m)
         })
         .filter(|(_, m)| !m.is_empty() && m[0] != "lib" && m[0] != "main")
@@ -408,7 +459,7 @@ fn there_are_no_import_circles_between_sibling_files() {
                     && a < b
                 {
                     circles.push(format!(
-                        "src/{}: {a} <-> {b} ({} and {})",
+                        "{name}/{}: {a} <-> {b} ({} and {})",
                         folder.join("/"),
                         file.display(),
                         back_file.display()
@@ -428,16 +479,12 @@ fn there_are_no_import_circles_between_sibling_files() {
             if circles.iter().all(|c| !c.contains(&format!(" {a} "))) {
                 let mut seen = BTreeSet::new();
                 if reaches(a, a, graph, &mut seen) {
-                    circles.push(format!("src/{}: {a} is on a circle", folder.join("/")));
+                    circles.push(format!("{name}/{}: {a} is on a circle", folder.join("/")));
                 }
             }
         }
     }
-    assert!(
-        circles.is_empty(),
-        "import circles between sibling files:\n{}",
-        circles.join("\n")
-    );
+    circles
 }
 
 #[test]
@@ -461,4 +508,24 @@ fn the_sibling_scanner_resolves_super_and_groups() {
             "analysis::metrics::M"
         ]
     );
+}
+
+#[test]
+fn the_scans_cover_the_engine_crate() {
+    // The engine crate's modules are in the graph with their own imports...
+    let graph = import_graph();
+    let engine = graph
+        .get("engine")
+        .expect("the engine crate's `engine` module");
+    assert!(engine.contains_key("model") && engine.contains_key("time"));
+    // ...and a circle between sibling files there would be found.
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("engine");
+    fs::create_dir(&folder).unwrap();
+    fs::write(folder.join("mod.rs"), "mod clock;\nmod fluid;\n").unwrap();
+    fs::write(folder.join("fluid.rs"), "use super::clock::Clock;\n").unwrap();
+    fs::write(folder.join("clock.rs"), "use super::fluid::ceil;\n").unwrap();
+    let circles = sibling_circles(dir.path());
+    assert_eq!(circles.len(), 1, "{circles:?}");
+    assert!(circles[0].contains("clock <-> fluid"), "{circles:?}");
 }

@@ -2,7 +2,7 @@
 //! that does not fit, a bad SPEC or scenario: exit 2), the engine, a chart or an output
 //! write (their own kinds), or the replay itself failing (the GPU harness, a thread:
 //! exit 1). Context ("simulating x.toml at ...") wraps the cause as its source, so
-//! messages read as before and the cause decides the exit code.
+//! messages read `context: cause` and the cause decides the exit code.
 
 use std::fmt::Display;
 

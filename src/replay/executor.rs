@@ -12,11 +12,11 @@ use std::time::{Duration as StdDuration, Instant};
 
 use super::error::{ReplayError, Result, chain, failed};
 use rand::SeedableRng;
-use rand_distr::{Distribution, Exp};
+use rand_distr::Exp;
 use rand_pcg::Pcg64;
 
 use crate::engine::holdable::{HoldIndex, HoldSlot};
-use crate::engine::{Resources, Scope};
+use crate::engine::{Arrivals, Resources, Sampler, Scope};
 
 /// The executor's partition index for a job-level instance (turned into [`Scope::Job`]
 /// where it meets the trace recorder).
@@ -29,14 +29,14 @@ fn scope_of(partition: u32) -> Scope {
         Scope::Partition(partition)
     }
 }
-use crate::model::{ArrivalKind, Edge, HoldResource, Model, StageId};
+use crate::model::{ArrivalKind, CACHE_LINE_BYTES, Edge, HoldResource, Model, StageId};
 use crate::scenario::replay_info::{KernelKind, TransferInfo};
 use crate::time::SimTime;
 use crate::trace::recorder::{MarkerEvent, StageInstance};
 
 use super::holds::{self, HoldClient, HoldServer};
 use super::kernels::{CpuStageShape, KernelHost};
-use super::plan::{StagePlan, sample_duration};
+use super::plan::StagePlan;
 
 /// The GPU side of a replay: real copies, kernels and device memory.
 pub trait GpuBackend: Sync {
@@ -125,6 +125,19 @@ struct Done {
     held: Vec<Held>,
 }
 
+/// The first `jobs` arrival times, seconds, that the engine draws for a run of `kind`
+/// seeded with `seed`: its own arrival stream, so a replay meets the simulated arrivals.
+fn engine_arrivals(kind: &ArrivalKind, seed: u64, jobs: u64) -> Vec<f64> {
+    let mut arrivals = Arrivals::new(kind, seed);
+    let mut now = SimTime::ZERO;
+    (0..jobs)
+        .map_while(|job| {
+            now = arrivals.next(kind, now, job)?;
+            Some(now.as_secs())
+        })
+        .collect()
+}
+
 /// Replays one model.
 pub struct Executor<'a> {
     model: &'a Model,
@@ -137,7 +150,8 @@ pub struct Executor<'a> {
     hold_server: Mutex<Option<HoldServer>>,
     /// Holdable instance capacities, in the engine's order.
     hold_capacity: Vec<u64>,
-    /// Per stage: its holds.
+    /// Per stage: its duration sampler (the engine's) and its holds.
+    samplers: Vec<Sampler>,
     needs: Vec<Vec<StageHold>>,
     children: Vec<Vec<StageId>>,
     slot_offset: Vec<usize>,
@@ -179,6 +193,13 @@ impl<'a> Executor<'a> {
         let table = Resources::from_hardware(hw);
         let hold_capacity = table.holds.iter().map(|h| h.capacity).collect();
         let w = &model.workload;
+        let samplers = (w.stages.iter())
+            .map(|s| {
+                Sampler::new(&s.duration).map_err(|why| {
+                    failed!("stage {:?}: invalid duration distribution: {why}", s.name)
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
         let mut needs = Vec::with_capacity(w.stages.len());
         for s in &w.stages {
             let mut v = Vec::with_capacity(s.holds.len());
@@ -227,6 +248,7 @@ impl<'a> Executor<'a> {
             holds,
             hold_server: Mutex::new(Some(hold_server)),
             hold_capacity,
+            samplers,
             needs,
             children,
             slot_offset,
@@ -287,18 +309,8 @@ impl<'a> Executor<'a> {
                     });
                 }
                 ArrivalKind::Poisson { rate_per_s } => {
-                    let mut rng = Pcg64::seed_from_u64(self.model.seed);
-                    let exp = Exp::new(*rate_per_s).map_err(|e| failed!("{e}"));
-                    let times: Vec<f64> = match exp {
-                        Ok(exp) => {
-                            let mut t = 0.0;
-                            (0..jobs)
-                                .map(|_| {
-                                    t += exp.sample(&mut rng);
-                                    t
-                                })
-                                .collect()
-                        }
+                    let times: Vec<f64> = match Exp::new(*rate_per_s) {
+                        Ok(_) => engine_arrivals(&self.model.arrivals.kind, self.model.seed, jobs),
                         Err(e) => {
                             this.fail(e.to_string());
                             Vec::new()
@@ -577,7 +589,7 @@ impl<'a> Executor<'a> {
             ^ (stage as u64).wrapping_mul(0xbf58_476d_1ce4_e5b9)
             ^ u64::from(partition).wrapping_mul(0x94d0_49bb_1331_11eb);
         let mut rng = Pcg64::seed_from_u64(seed);
-        let standalone_s = sample_duration(&self.model.workload.stages[stage].duration, &mut rng);
+        let standalone_s = self.samplers[stage].sample(&mut rng);
         if !self.abort.load(Ordering::Relaxed)
             && let Err(e) = self.work(stage, standalone_s, gpu)
         {
@@ -622,7 +634,7 @@ impl<'a> Executor<'a> {
             };
             let work = self.cpu.work_for(&shape);
             let bytes = self.cpu.run(&work) as f64
-                + work.per_thread.chase_steps as f64 * 64.0 * work.threads as f64;
+                + work.per_thread.chase_steps as f64 * CACHE_LINE_BYTES * work.threads as f64;
             let t = self.now().as_secs();
             self.rec
                 .lock()
@@ -721,6 +733,40 @@ mod tests {
         fn free(&self, _handle: u64) {
             self.live_allocs.fetch_sub(1, Ordering::Relaxed);
         }
+    }
+
+    #[test]
+    fn poisson_arrivals_are_the_ones_the_engine_simulates() {
+        // The engine reports each job's arrival; a replay of the same model must see
+        // the same times (the engine's stream, seeded as the engine seeds it).
+        struct Arrived(Vec<f64>);
+        impl crate::engine::Observer for Arrived {
+            fn job_arrived(&mut self, t: SimTime, _job: u64) {
+                self.0.push(t.as_secs());
+            }
+        }
+        let scenario = r#"
+seed = 42
+[hardware]
+cpu_cores = 4
+host_ram_gib = 4
+dram = { capacity_gbps = 50 }
+[[workload.stages]]
+name = "s"
+duration_s = 0.001
+[arrivals]
+kind = "poisson"
+rate_per_s = 5
+jobs = 50
+"#;
+        let l = load_str(scenario, Path::new("t.toml"), &[]).unwrap();
+        let mut simulated = Arrived(Vec::new());
+        crate::engine::simulate(&l.model, &mut simulated).unwrap();
+        assert_eq!(simulated.0.len(), 50);
+        let replayed = engine_arrivals(&l.model.arrivals.kind, l.model.seed, 50);
+        assert_eq!(replayed, simulated.0);
+        // Another seed, other arrivals.
+        assert_ne!(engine_arrivals(&l.model.arrivals.kind, 43, 50), replayed);
     }
 
     /// Two GPUs, a mutex per GPU, VRAM per partition: partitions spread over both GPUs.

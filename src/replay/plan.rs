@@ -2,10 +2,7 @@
 //! PCIe copy, a GPU kernel, or nothing), and for each concurrency point the memory the
 //! replay will take, so that `--dry-run` can show it and refuse what would not fit.
 
-use rand::Rng;
-use rand_distr::{Distribution, Exp, Gamma, LogNormal, Normal, Weibull};
-
-use crate::model::{Duration, HoldResource, Model, RateTarget};
+use crate::model::{HoldResource, Model, RateTarget};
 use crate::scenario::replay_info::{KernelKind, StageReplayInfo, TransferInfo};
 
 use super::kernels::{BufferSizes, CpuStageShape};
@@ -190,39 +187,6 @@ pub fn kernel_vram_bytes(k: KernelKind) -> f64 {
         KernelKind::Msm { lg } => (1u64 << lg) as f64 * (96.0 + 32.0) * 2.0,
         KernelKind::Spin => 0.0,
     }
-}
-
-/// Samples a standalone duration the way the engine's distributions are defined
-/// (truncated at zero).
-pub fn sample_duration<R: Rng>(d: &Duration, rng: &mut R) -> f64 {
-    let x = match *d {
-        Duration::Fixed(s) => s,
-        Duration::Exponential { mean_s } => Exp::new(1.0 / mean_s)
-            .map(|e| e.sample(rng))
-            .unwrap_or(mean_s),
-        Duration::Normal { mean_s, std_s } => Normal::new(mean_s, std_s)
-            .map(|e| e.sample(rng))
-            .unwrap_or(mean_s),
-        Duration::LogNormal { mean_s, std_s } => {
-            let sigma2 = (1.0 + (std_s / mean_s).powi(2)).ln();
-            let mu = mean_s.ln() - sigma2 / 2.0;
-            LogNormal::new(mu, sigma2.sqrt())
-                .map(|e| e.sample(rng))
-                .unwrap_or(mean_s)
-        }
-        Duration::Uniform { min_s, max_s } if max_s > min_s => rng.gen_range(min_s..max_s),
-        Duration::Uniform { min_s, .. } => min_s,
-        Duration::Gamma { shape, scale_s } => Gamma::new(shape, scale_s)
-            .map(|e| e.sample(rng))
-            .unwrap_or(shape * scale_s),
-        Duration::Erlang { k, mean_s } => Gamma::new(k as f64, mean_s / k as f64)
-            .map(|e| e.sample(rng))
-            .unwrap_or(mean_s),
-        Duration::Weibull { scale_s, shape } => Weibull::new(scale_s, shape)
-            .map(|e| e.sample(rng))
-            .unwrap_or(scale_s),
-    };
-    x.max(0.0)
 }
 
 #[cfg(test)]

@@ -16,6 +16,10 @@ pub type PoolId = usize;
 /// Index of a marker in [`Instrumentation::markers`].
 pub type MarkerId = usize;
 
+/// Bytes in one cache line: what one line in flight (Little's law) or one pointer-chase
+/// step moves.
+pub const CACHE_LINE_BYTES: f64 = 64.0;
+
 /// A whole scenario, ready to simulate.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Model {
@@ -101,9 +105,6 @@ impl DramPolicy {
     }
 }
 
-/// Bytes per cache line: what one outstanding DRAM request moves.
-pub const CACHE_LINE_BYTES: f64 = 64.0;
-
 /// How DRAM is shared between its consumers. The default is the plain max-min rule of
 /// model v1; the scenario layer fills in the measured rules.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -113,16 +114,8 @@ pub struct DramSharing {
     /// Policy of a stage that moves data device-to-host (draws on a PCIe D2H direction).
     pub dma_d2h: DramPolicy,
     /// Cache lines one CPU thread keeps in flight (Little's law): one thread draws at most
-    /// `lines x 64 B / loaded latency`. None: no per-thread bound.
+    /// `lines x CACHE_LINE_BYTES / loaded latency`. None: no per-thread bound.
     pub lines_in_flight_per_thread: Option<f64>,
-}
-
-impl DramSharing {
-    /// DRAM GB/s one thread can draw at `latency_ns` (None without a per-thread bound).
-    pub fn thread_bound_gbps(&self, latency_ns: f64) -> Option<f64> {
-        self.lines_in_flight_per_thread
-            .map(|lines| lines * CACHE_LINE_BYTES / latency_ns)
-    }
 }
 
 impl Dram {

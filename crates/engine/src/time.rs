@@ -59,6 +59,29 @@ pub fn secs_to_nanos(s: f64) -> u64 {
     }
 }
 
+/// Nanoseconds `x` rounded up: `x.ceil() as u64` for x >= 0 (and the same saturation for huge, infinite or NaN x),
+/// without a libm call: below 2^53 the truncation is exact, and above it every float is
+/// already an integer.
+#[inline]
+pub(crate) fn ceil_to_u64(x: f64) -> u64 {
+    if (0.0..I64_RANGE).contains(&x) {
+        // The signed conversions are one instruction each way on x86-64 (the unsigned
+        // ones several), and give the same integers in this range.
+        let t = x as i64;
+        return if (t as f64) < x {
+            t as u64 + 1
+        } else {
+            t as u64
+        };
+    }
+    let t = x as u64;
+    if (t as f64) < x {
+        t.saturating_add(1)
+    } else {
+        t
+    }
+}
+
 impl Add<u64> for SimTime {
     type Output = SimTime;
     fn add(self, ns: u64) -> SimTime {
@@ -118,6 +141,27 @@ mod tests {
         }
         for s in samples {
             assert_eq!(secs_to_nanos(s), reference(s), "s = {s:e}");
+        }
+    }
+
+    #[test]
+    fn ceil_to_u64_matches_f64_ceil() {
+        let mut samples = vec![0.0, 0.3, 1.0, 1.000_000_000_000_000_2, 2f64.powi(53) - 0.5];
+        samples.extend([2f64.powi(53), 2f64.powi(64), 1e300, f64::INFINITY, f64::NAN]);
+        // Either side of 2^63, where the signed shortcut stops, and below zero.
+        let two63 = 2f64.powi(63);
+        samples.extend([two63, f64::from_bits(two63.to_bits() - 1), two63 * 1.5]);
+        samples.extend([-0.0, -0.3, -1.0, -2.5, f64::NEG_INFINITY]);
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let mantissa = (x >> 11) as f64 / (1u64 << 53) as f64;
+            samples.push(mantissa * 10f64.powi((x % 25) as i32 - 5));
+        }
+        for v in samples {
+            assert_eq!(ceil_to_u64(v), v.ceil() as u64, "v = {v:e}");
         }
     }
 }

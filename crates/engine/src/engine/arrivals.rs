@@ -12,15 +12,17 @@ use crate::time::{SimTime, secs_to_nanos};
 /// Offset of the arrival stream's seed from the run's seed.
 const ARRIVAL_SEED_OFFSET: u64 = 0x9E37_79B9_7F4A_7C15;
 
-/// The open arrival process of a run.
-pub(super) struct Arrivals {
+/// The open arrival process of a run, on its own random stream (a replay of the same
+/// model draws the same arrivals from it).
+pub struct Arrivals {
     rng: Pcg64,
     /// Poisson inter-arrival gaps (None: no Poisson arrivals, or an invalid rate).
     gap: Option<Exp<f64>>,
 }
 
 impl Arrivals {
-    pub(super) fn new(kind: &ArrivalKind, seed: u64) -> Self {
+    /// The arrivals of a run seeded with `seed` (the model's seed).
+    pub fn new(kind: &ArrivalKind, seed: u64) -> Self {
         Self {
             rng: Pcg64::seed_from_u64(seed ^ ARRIVAL_SEED_OFFSET),
             gap: match kind {
@@ -32,12 +34,7 @@ impl Arrivals {
 
     /// When job number `started` (0-based) arrives, given the time is `now` and the
     /// previous job arrived now; None when no further arrival will come by itself.
-    pub(super) fn next(
-        &mut self,
-        kind: &ArrivalKind,
-        now: SimTime,
-        started: u64,
-    ) -> Option<SimTime> {
+    pub fn next(&mut self, kind: &ArrivalKind, now: SimTime, started: u64) -> Option<SimTime> {
         if let Some(gap) = &self.gap {
             // Poisson arrivals, the only kind with gaps (tested first: the hot case).
             return Some(now + secs_to_nanos(gap.sample(&mut self.rng)));

@@ -11,12 +11,12 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::model::Dram;
-use crate::time::{I64_RANGE, SimTime};
+use crate::time::SimTime;
 
 use super::observer::Loss;
-use super::plan::{ClassKey, KeyId};
+use super::plan::KeyId;
 use super::resources::RateId;
-use super::solver::{ClassDemand, ClassSpeed, PoolRule, SolveMemo, Solver};
+use super::solver::{ClassDemand, ClassKey, ClassSpeed, PoolRule, SolveMemo, Solver};
 use super::virtual_clock::VirtualClock;
 
 /// A class slot (slots are reused, under another key, once a class empties).
@@ -173,16 +173,7 @@ impl Fluid {
                 class.scheduled = SimTime::NEVER;
                 let d = &mut self.demands[c.0];
                 d.count = 0;
-                d.weights.clear();
-                d.weights.extend_from_slice(&k.weights);
-                d.latency_frac = k.latency_frac;
-                d.dram_policy = k.dram_policy;
-                d.line_bound = k.line_bound;
-                d.compute_frac = k.compute_frac;
-                d.write_frac = k.write_frac;
-                d.host_frac = k.host_frac;
-                d.host_pool = k.host_pool;
-                d.staging = k.staging;
+                d.key.clone_from(k);
                 c
             }
             None => {
@@ -274,7 +265,7 @@ impl Fluid {
             let streams: u32 = self
                 .demands
                 .iter()
-                .filter(|c| c.weights.iter().any(|&(r, _)| r == d))
+                .filter(|c| c.key.weights.iter().any(|&(r, _)| r == d))
                 .map(|c| c.count)
                 .sum();
             self.capacities[d] = dram.effective_capacity_gbps(streams);
@@ -457,32 +448,9 @@ impl LoneMemo {
     }
 }
 
-/// `x.ceil() as u64` for x >= 0 (and the same saturation for huge, infinite or NaN x),
-/// without a libm call: below 2^53 the truncation is exact, and above it every float is
-/// already an integer.
-#[inline]
-pub(super) fn ceil_to_u64(x: f64) -> u64 {
-    if (0.0..I64_RANGE).contains(&x) {
-        // The signed conversions are one instruction each way on x86-64 (the unsigned
-        // ones several), and give the same integers in this range.
-        let t = x as i64;
-        return if (t as f64) < x {
-            t as u64 + 1
-        } else {
-            t as u64
-        };
-    }
-    let t = x as u64;
-    if (t as f64) < x {
-        t.saturating_add(1)
-    } else {
-        t
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{LONE_MEMO_COUNTS, LoneMemo, LoneSolution, ceil_to_u64};
+    use super::{LONE_MEMO_COUNTS, LoneMemo, LoneSolution};
     use crate::engine::solver::ClassSpeed;
 
     #[test]
@@ -510,26 +478,5 @@ mod tests {
         assert!(m.solutions.iter().skip(1).all(Option::is_none));
         // Counts beyond the bound are not remembered.
         assert_eq!(m.slot(Some((4, LONE_MEMO_COUNTS))), None);
-    }
-
-    #[test]
-    fn ceil_to_u64_matches_f64_ceil() {
-        let mut samples = vec![0.0, 0.3, 1.0, 1.000_000_000_000_000_2, 2f64.powi(53) - 0.5];
-        samples.extend([2f64.powi(53), 2f64.powi(64), 1e300, f64::INFINITY, f64::NAN]);
-        // Either side of 2^63, where the signed shortcut stops, and below zero.
-        let two63 = 2f64.powi(63);
-        samples.extend([two63, f64::from_bits(two63.to_bits() - 1), two63 * 1.5]);
-        samples.extend([-0.0, -0.3, -1.0, -2.5, f64::NEG_INFINITY]);
-        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
-        for _ in 0..100_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let mantissa = (x >> 11) as f64 / (1u64 << 53) as f64;
-            samples.push(mantissa * 10f64.powi((x % 25) as i32 - 5));
-        }
-        for v in samples {
-            assert_eq!(ceil_to_u64(v), v.ceil() as u64, "v = {v:e}");
-        }
     }
 }

@@ -11,10 +11,10 @@ use crate::time::SimTime;
 
 use super::fluid::{Due, Fluid};
 use super::observer::Loss;
-use super::plan::ClassKey;
+
 use super::queue::EventQueue;
 use super::resources::Resources;
-use super::solver::{ClassDemand, Solver};
+use super::solver::{ClassDemand, ClassKey, Solver};
 
 /// One activity: arrival (ns), its class key, standalone seconds.
 #[derive(Debug, Clone)]
@@ -175,7 +175,7 @@ fn reference(c: &Case) -> Vec<f64> {
             .collect();
         let streams = demands
             .iter()
-            .filter(|d| d.weights.iter().any(|&(r, _)| r == 0))
+            .filter(|d| d.key.weights.iter().any(|&(r, _)| r == 0))
             .count();
         let mut caps = c.capacities.clone();
         caps[0] = c.dram.effective_capacity_gbps(streams as u32);

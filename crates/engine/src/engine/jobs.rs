@@ -4,9 +4,9 @@
 //! and closed arrivals starting a job when one finishes.
 
 use crate::model::{ArrivalKind, Edge, StageId};
-use crate::time::SimTime;
+use crate::time::{SimTime, ceil_to_u64};
 
-use super::fluid::{ClassId, ceil_to_u64};
+use super::fluid::ClassId;
 use super::holdable::{HoldIndex, Request};
 use super::observer::{Loss, Observer, Scope, StageRecord, StageRef};
 use super::small_copy::copy_small;

@@ -13,10 +13,9 @@
 use std::collections::VecDeque;
 
 use crate::model::{ArrivalKind, Edge, StageId};
-use crate::time::SimTime;
+use crate::time::{SimTime, ceil_to_u64};
 
 use super::Engine;
-use super::fluid::ceil_to_u64;
 use super::holdable::{HoldIndex, HoldSlot};
 use super::lane_class::{LaneClass, Reschedule};
 use super::observer::{Loss, Observer, Scope, StageRecord, StageRef};

@@ -9,8 +9,8 @@ use crate::model::Dram;
 use crate::time::SimTime;
 
 use super::observer::Loss;
-use super::plan::ClassKey;
-use super::solver::{ClassDemand, ClassSpeed, PoolRule, Solver};
+
+use super::solver::{ClassDemand, ClassKey, ClassSpeed, PoolRule, Solver};
 use super::virtual_clock::VirtualClock;
 
 /// A lone solution of the class at one member count.

@@ -88,16 +88,17 @@ use std::fmt;
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
 
+pub use arrivals::Arrivals;
 pub use observer::{
     HoldResourceInfo, Limiter, Loss, NullObserver, Observer, RateId, RateKind, RateResourceInfo,
     Scope, StageRecord, StageRef, Tee,
 };
 pub use resources::{GpuRates, MissingHold, Resources};
-pub use sampler::DistributionError;
+pub use sampler::{DistributionError, Sampler};
 
 use crate::model::{ArrivalKind, LockId, Model, RateTarget, StageId};
 use crate::time::SimTime;
-use arrivals::Arrivals;
+
 use fluid::{ClassId, Due, Fluid};
 use holdable::{Grant, HoldIndex, Holdables};
 use jobs::{Activity, JobState, Token};

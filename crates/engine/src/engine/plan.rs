@@ -14,7 +14,7 @@ use super::EngineError;
 use super::holdable::HoldSlot;
 use super::resources::{MissingHold, Resources};
 use super::sampler::Sampler;
-use super::solver::{ClassDemand, PoolRule};
+use super::solver::{ClassKey, PoolRule};
 
 /// Index of an interned [`ClassKey`] in [`Plan::keys`].
 pub(super) type KeyId = usize;
@@ -42,58 +42,6 @@ impl StagePlan {
     #[inline]
     pub fn key_for(&self, gpu: Option<u32>) -> KeyId {
         self.class_key[(gpu.unwrap_or(0) as usize).min(self.class_key.len() - 1)]
-    }
-}
-
-/// What makes running activities interchangeable: resolved resource weights (sorted by
-/// resource, duplicates summed) and the latency-bound share. Interned once per run.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct ClassKey {
-    /// (rate resource index, draw per activity at standalone speed).
-    pub weights: Vec<(usize, f64)>,
-    pub latency_frac: f64,
-    /// How it shares a saturated DRAM (by the PCIe direction it moves data on).
-    pub dram_policy: DramPolicy,
-    /// Little's-law bound of its threads: threads x lines in flight x 64 B (GB/s x ns);
-    /// 0 when unbounded.
-    pub line_bound: f64,
-    /// Compute-bound share of its standalone time.
-    pub compute_frac: f64,
-    /// Write share of its DRAM bytes (NaN: the latency curve's own mix).
-    pub write_frac: f64,
-    /// Share of standalone time its host thread needs a CPU of `host_pool` (0: none).
-    pub host_frac: f64,
-    /// The rate resource of that pool.
-    pub host_pool: usize,
-    /// A staged pageable copy's pace (None: not one).
-    pub staging: Option<StagedCopy>,
-}
-
-impl ClassKey {
-    /// The solver's view of `count` running activities of this key.
-    pub fn demand(&self, count: u32) -> ClassDemand {
-        ClassDemand {
-            count,
-            weights: self.weights.clone(),
-            latency_frac: self.latency_frac,
-            dram_policy: self.dram_policy,
-            line_bound: self.line_bound,
-            compute_frac: self.compute_frac,
-            write_frac: self.write_frac,
-            host_frac: self.host_frac,
-            host_pool: self.host_pool,
-            staging: self.staging,
-        }
-    }
-
-    /// Whether activities of this key can ever run slower than standalone.
-    pub fn shared(&self) -> bool {
-        !self.weights.is_empty()
-            || self.latency_frac > 0.0
-            || self.line_bound > 0.0
-            || self.compute_frac > 0.0
-            || self.host_frac > 0.0
-            || self.staging.is_some()
     }
 }
 

@@ -27,8 +27,13 @@ pub enum DistributionError {
     UniformBounds { min_s: f64, max_s: f64 },
 }
 
-/// Samples a stage's standalone duration, in seconds, never negative.
-pub(super) enum Sampler {
+/// Samples a stage's standalone duration, in seconds, never negative: the engine's
+/// sampler, which a replay of the same model uses too.
+#[derive(Debug, Clone)]
+pub struct Sampler(Kind);
+
+#[derive(Debug, Clone)]
+enum Kind {
     Fixed(f64),
     Exp(Exp<f64>),
     Normal(Normal<f64>),
@@ -39,53 +44,55 @@ pub(super) enum Sampler {
 }
 
 impl Sampler {
-    pub(super) fn new(d: &Duration) -> Result<Self, DistributionError> {
+    /// A sampler of `d`, or why its parameters cannot be sampled.
+    pub fn new(d: &Duration) -> Result<Self, DistributionError> {
         use DistributionError as E;
-        Ok(match *d {
-            Duration::Fixed(s) => Sampler::Fixed(s),
+        Ok(Self(match *d {
+            Duration::Fixed(s) => Kind::Fixed(s),
             Duration::Exponential { mean_s } => {
-                Sampler::Exp(Exp::new(1.0 / mean_s).map_err(E::Exponential)?)
+                Kind::Exp(Exp::new(1.0 / mean_s).map_err(E::Exponential)?)
             }
             Duration::Normal { mean_s, std_s } => {
-                Sampler::Normal(Normal::new(mean_s, std_s).map_err(E::Normal)?)
+                Kind::Normal(Normal::new(mean_s, std_s).map_err(E::Normal)?)
             }
             Duration::LogNormal { mean_s, std_s } => {
                 // Parameters of the underlying normal that give this mean and spread.
                 let sigma2 = (1.0 + (std_s / mean_s).powi(2)).ln();
                 let mu = mean_s.ln() - sigma2 / 2.0;
-                Sampler::LogNormal(LogNormal::new(mu, sigma2.sqrt()).map_err(E::Normal)?)
+                Kind::LogNormal(LogNormal::new(mu, sigma2.sqrt()).map_err(E::Normal)?)
             }
             Duration::Uniform { min_s, max_s } => {
                 if min_s > max_s || min_s.is_nan() || max_s.is_nan() {
                     return Err(E::UniformBounds { min_s, max_s });
                 }
                 if min_s == max_s {
-                    Sampler::Fixed(min_s)
+                    Kind::Fixed(min_s)
                 } else {
-                    Sampler::Uniform(Uniform::new(min_s, max_s))
+                    Kind::Uniform(Uniform::new(min_s, max_s))
                 }
             }
             Duration::Gamma { shape, scale_s } => {
-                Sampler::Gamma(Gamma::new(shape, scale_s).map_err(E::Gamma)?)
+                Kind::Gamma(Gamma::new(shape, scale_s).map_err(E::Gamma)?)
             }
             Duration::Erlang { k, mean_s } => {
-                Sampler::Gamma(Gamma::new(k as f64, mean_s / k as f64).map_err(E::Gamma)?)
+                Kind::Gamma(Gamma::new(k as f64, mean_s / k as f64).map_err(E::Gamma)?)
             }
             Duration::Weibull { scale_s, shape } => {
-                Sampler::Weibull(Weibull::new(scale_s, shape).map_err(E::Weibull)?)
+                Kind::Weibull(Weibull::new(scale_s, shape).map_err(E::Weibull)?)
             }
-        })
+        }))
     }
 
-    pub(super) fn sample(&self, rng: &mut Pcg64) -> f64 {
-        let x = match self {
-            Sampler::Fixed(s) => *s,
-            Sampler::Exp(d) => d.sample(rng),
-            Sampler::Normal(d) => d.sample(rng),
-            Sampler::LogNormal(d) => d.sample(rng),
-            Sampler::Uniform(d) => d.sample(rng),
-            Sampler::Gamma(d) => d.sample(rng),
-            Sampler::Weibull(d) => d.sample(rng),
+    /// One duration, seconds, from `rng`.
+    pub fn sample(&self, rng: &mut Pcg64) -> f64 {
+        let x = match &self.0 {
+            Kind::Fixed(s) => *s,
+            Kind::Exp(d) => d.sample(rng),
+            Kind::Normal(d) => d.sample(rng),
+            Kind::LogNormal(d) => d.sample(rng),
+            Kind::Uniform(d) => d.sample(rng),
+            Kind::Gamma(d) => d.sample(rng),
+            Kind::Weibull(d) => d.sample(rng),
         };
         x.max(0.0)
     }

@@ -2,9 +2,8 @@
 //! seconds, at what speed, and the wall time they lost to sharing, by cause. Shared by
 //! the general classes and the lane's one class, so both keep the same arithmetic.
 
-use crate::time::SimTime;
+use crate::time::{SimTime, ceil_to_u64};
 
-use super::fluid::ceil_to_u64;
 use super::observer::{Limiter, Loss};
 use super::solver::ClassSpeed;
 

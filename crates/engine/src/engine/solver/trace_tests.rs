@@ -1,11 +1,13 @@
-//! The solver against a plain copy of its progressive filling as it was before the
-//! fillings of one solve shared their work (every round computed, every resource's draw
-//! summed in every filling): the same bits on random hosts and classes.
+//! The solver against a plain progressive filling that shares no work between the
+//! fillings of a solve (every round computed, every resource's draw summed in every
+//! filling): the same bits on random hosts and classes.
 
-use super::tests::{XorShift, random_class, random_curve};
+use super::test_support::{XorShift, random_class, random_curve};
 use super::*;
+use crate::engine::observer::{Limiter, RateId};
+use crate::model::{CpuThroughput, DramPolicy, LatencyCurve, MemcpyPace, StagedCopy};
 
-/// The filling as written before: every round from the start, all draws summed.
+/// The plain filling: every round from the start, all draws summed.
 fn plain_fill(
     s: &mut Solver,
     capacities: &[f64],
@@ -130,7 +132,7 @@ fn plain_fill(
     }
 }
 
-/// The solve as written before, over [`plain_fill`].
+/// The plain solve, over [`plain_fill`].
 fn plain_solve(
     s: &mut Solver,
     capacities: &[f64],
@@ -140,9 +142,9 @@ fn plain_solve(
     out: &mut Vec<ClassSpeed>,
 ) {
     s.prepare(capacities, dram, curve, classes);
-    let latency_sensitive = classes
-        .iter()
-        .any(|c| c.count > 0 && (c.latency_frac > 0.0 || c.line_bound > 0.0 || paced(c)));
+    let latency_sensitive = classes.iter().any(|c| {
+        c.count > 0 && (c.key.latency_frac > 0.0 || c.key.line_bound > 0.0 || c.key.paced())
+    });
     if !latency_sensitive || capacities[dram] <= 0.0 {
         plain_fill(s, capacities, dram, classes, curve, 0.0, out);
         s.finish(capacities, dram, curve);
@@ -225,10 +227,10 @@ fn random_host(rng: &mut XorShift) -> (Vec<f64>, Vec<PoolRule>, LatencyCurve, Ve
             c.count = rng.below(5) as u32;
             // Mostly max-min: a priority class fills in two phases, untraced.
             if rng.below(4) != 0 {
-                c.dram_policy = DramPolicy::MaxMin;
+                c.key.dram_policy = DramPolicy::MaxMin;
             }
             if rng.below(6) == 0 {
-                c.staging = Some(StagedCopy {
+                c.key.staging = Some(StagedCopy {
                     setup_frac: 0.3 * rng.unit(),
                     memcpy_headroom: 1.0 + rng.unit(),
                     memcpy_pace: MemcpyPace::LatencyBound,

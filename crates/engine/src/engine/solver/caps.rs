@@ -1,0 +1,358 @@
+//! Each class's cap: the highest speed its own physics allows at a DRAM latency (its
+//! latency-bound share, lines in flight, a staged copy's memcpy, core throughput, its
+//! host thread). What does not depend on latency is computed once per solve; the rest
+//! is kept as [`CapTerms`] and evaluated by each filling.
+
+use crate::engine::observer::{Limiter, RateId};
+use crate::model::{LatencyCurve, StagedCopy};
+
+use super::{ClassDemand, ClassSpeed, EPS, Solver};
+
+impl Solver {
+    /// The run's write mix (each running class's write share, weighted by its DRAM
+    /// demand) and the idle latency L(0) at that mix, the divisor of every slowdown.
+    pub(super) fn mix_writes(
+        &mut self,
+        dram: usize,
+        curve: &LatencyCurve,
+        classes: &[ClassDemand],
+    ) {
+        self.write_frac = None;
+        if let Some(base) = curve.base_write_frac() {
+            let (mut writes, mut total) = (0.0, 0.0);
+            for c in classes.iter().filter(|c| c.count > 0) {
+                if let Some(w) = c.dram_weight(dram) {
+                    let wf = if c.key.write_frac.is_nan() {
+                        base
+                    } else {
+                        c.key.write_frac
+                    };
+                    writes += c.count as f64 * w * wf;
+                    total += c.count as f64 * w;
+                }
+            }
+            self.write_frac = (total > 0.0).then(|| writes / total);
+        }
+        self.idle_ns = curve.latency_ns_mix(0.0, self.write_frac);
+    }
+
+    /// Each class's compute and host-thread terms, and its whole cap where that does not
+    /// depend on DRAM latency.
+    pub(super) fn set_cap_terms(
+        &mut self,
+        capacities: &[f64],
+        dram: usize,
+        classes: &[ClassDemand],
+    ) {
+        self.compute_term.clear();
+        self.compute_pool.clear();
+        self.host_term.clear();
+        self.fixed_cap.clear();
+        // What the running classes want of each pool (the same sums, in the same order,
+        // for every class that asks): threads, and threads plus host threads.
+        self.pool_wanted.clear();
+        self.pool_wanted.resize(self.pools.len(), None);
+        self.host_wanted.clear();
+        self.host_wanted.resize(self.pools.len(), None);
+        // Per pool, the last per-thread throughput asked for (active threads' bits, the
+        // throughput): most classes on a pool ask it for the same active threads.
+        let mut paces: Vec<Option<(u64, f64)>> = std::mem::take(&mut self.pool_paces);
+        paces.clear();
+        paces.resize(self.pools.len(), None);
+        for (i, c) in classes.iter().enumerate() {
+            let (slow, pool) = self.compute_slowdown(capacities, classes, c, &mut paces);
+            let host = self.host_slowdown(capacities, classes, c);
+            self.compute_term.push(c.key.compute_frac * (slow - 1.0));
+            self.compute_pool.push(pool);
+            self.host_term.push(c.key.host_frac * (host - 1.0));
+            // A class that is neither latency bound nor bounded by lines in flight has
+            // the same cap at every utilisation: `0 * slowdown` is 0 for any (finite)
+            // slowdown, so computing it once at slowdown 1 gives the same bits.
+            let varies = c.key.latency_frac != 0.0
+                || (c.key.line_bound > 0.0 && c.dram_weight(dram).is_some())
+                || c.key.staging.is_some();
+            let fixed = (!varies).then(|| self.cap_of(i, c, dram, 1.0, 0.0));
+            self.fixed_cap.push(fixed);
+        }
+        self.pool_paces = paces;
+    }
+
+    /// How much slower class `c`'s compute-bound share runs than alone, on the pool
+    /// whose per-thread throughput slows it most (1 and None when none does).
+    fn compute_slowdown(
+        &mut self,
+        capacities: &[f64],
+        classes: &[ClassDemand],
+        c: &ClassDemand,
+        paces: &mut [Option<(u64, f64)>],
+    ) -> (f64, Option<usize>) {
+        let (mut slow, mut pool) = (1.0, None);
+        if c.key.compute_frac > 0.0 && c.count > 0 {
+            for (k, p) in self.pools.iter().enumerate() {
+                let (Some(cpu), Some(own)) = (&p.cpu, c.key.weight_on(p.resource)) else {
+                    continue;
+                };
+                let wanted = *self.pool_wanted[k].get_or_insert_with(|| {
+                    classes
+                        .iter()
+                        .filter(|o| o.count > 0)
+                        .filter_map(|o| Some(o.count as f64 * o.key.weight_on(p.resource)?))
+                        .sum()
+                });
+                let active = wanted.min(capacities[p.resource]).max(own);
+                let at_active = match paces[k] {
+                    Some((bits, pace)) if bits == active.to_bits() => pace,
+                    _ => {
+                        let pace = cpu.per_thread(active);
+                        paces[k] = Some((active.to_bits(), pace));
+                        pace
+                    }
+                };
+                let s = (cpu.per_thread(own) / at_active).max(1.0);
+                if s > slow {
+                    (slow, pool) = (s, Some(p.resource));
+                }
+            }
+        }
+        (slow, pool)
+    }
+
+    /// How much class `c`'s host thread stretches on its per-thread pool: the runnable
+    /// threads over the pool's size, at least 1.
+    fn host_slowdown(
+        &mut self,
+        capacities: &[f64],
+        classes: &[ClassDemand],
+        c: &ClassDemand,
+    ) -> f64 {
+        let mut host = 1.0;
+        if c.key.host_frac > 0.0 && c.count > 0 {
+            let p = c.key.host_pool;
+            if let Some(k) = (self.pools.iter()).position(|r| r.per_thread && r.resource == p) {
+                // Runnable threads: the pool's draws plus the host threads on it.
+                let wanted = *self.host_wanted[k].get_or_insert_with(|| {
+                    (classes.iter().filter(|o| o.count > 0))
+                        .map(|o| {
+                            let pool = o.key.weight_on(p).unwrap_or(0.0);
+                            let host = if o.key.host_frac > 0.0 && o.key.host_pool == p {
+                                o.key.host_frac
+                            } else {
+                                0.0
+                            };
+                            o.count as f64 * (pool + host)
+                        })
+                        .sum()
+                });
+                host = (wanted / capacities[p]).max(1.0);
+            }
+        }
+        host
+    }
+
+    /// Each class's cap where fixed, and the terms of the others (evaluated by each
+    /// filling); the fixed caps go to the filling's view of each class. Runs after the
+    /// weights are flattened.
+    pub(super) fn set_fixed_caps(&mut self, dram: usize, classes: &[ClassDemand]) {
+        self.varying.clear();
+        self.fixed_out.clear();
+        for (i, c) in classes.iter().enumerate() {
+            let s = self.fixed_cap[i].unwrap_or_else(|| {
+                let terms = self.cap_terms(i, c, dram);
+                self.varying.push(terms);
+                ClassSpeed {
+                    speed: f64::NAN,
+                    limiter: None,
+                }
+            });
+            let rising = &mut self.rising[i];
+            rising.cap = s.speed;
+            rising.cap_level = s.speed * rising.scale;
+            self.fixed_out.push(s);
+        }
+        self.caps_fixed = self.varying.is_empty();
+        self.rising_fixed.clear();
+        let fixed = self
+            .base_active
+            .iter()
+            .filter(|&&i| self.fixed_cap[i].is_some());
+        self.rising_fixed.extend(fixed);
+    }
+
+    /// Class `i`'s cap (the highest speed latency, cores and its host thread allow) at a
+    /// latency `slowdown` of L(u)/L(0) and `latency_ns` of L(u), and what holds it there.
+    pub(super) fn cap_of(
+        &self,
+        i: usize,
+        c: &ClassDemand,
+        dram: usize,
+        slowdown: f64,
+        latency_ns: f64,
+    ) -> ClassSpeed {
+        self.cap_terms(i, c, dram).at(slowdown, latency_ns)
+    }
+
+    /// The terms of class `i`'s cap that do not depend on DRAM latency.
+    fn cap_terms(&self, i: usize, c: &ClassDemand, dram: usize) -> CapTerms {
+        CapTerms {
+            class: i,
+            latency_frac: c.key.latency_frac,
+            unbound_frac: 1.0 - c.key.latency_frac,
+            compute: self.compute_term[i],
+            compute_pool: self.compute_pool[i],
+            host: self.host_term[i],
+            host_pool: c.key.host_pool,
+            lines: (c.key.line_bound > 0.0)
+                .then(|| Some((c.key.line_bound, c.dram_weight(dram)?)))
+                .flatten(),
+            staging: c.key.staging,
+        }
+    }
+}
+
+/// What a class's cap is made of, but for DRAM latency (see [`Solver::cap_of`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct CapTerms {
+    pub(super) class: usize,
+    latency_frac: f64,
+    /// `1 - latency_frac`.
+    unbound_frac: f64,
+    /// The time the compute-bound share adds, and the pool that slows it.
+    compute: f64,
+    compute_pool: Option<usize>,
+    /// The time the host thread's share adds, and its pool.
+    host: f64,
+    host_pool: usize,
+    /// Little's-law bound and the DRAM draw it divides, when bounded and on DRAM.
+    lines: Option<(f64, f64)>,
+    staging: Option<StagedCopy>,
+}
+
+impl CapTerms {
+    /// The cap at a latency `slowdown` of L(u)/L(0) and `latency_ns` of L(u).
+    #[inline]
+    pub(super) fn at(&self, slowdown: f64, latency_ns: f64) -> ClassSpeed {
+        let (compute, host) = (self.compute, self.host);
+        let latency = self.latency_frac * (slowdown - 1.0);
+        // (Zero compute and host terms leave the latency term's bits as they are.)
+        let mut cap = 1.0 / (self.unbound_frac + self.latency_frac * slowdown + compute + host);
+        if let Some((line_bound, w)) = self.lines {
+            cap = cap.min(line_bound / (latency_ns * w));
+        }
+        if let Some(st) = &self.staging {
+            cap = cap.min(st.cap(slowdown));
+        }
+        // Slower cores are the pool's loss; latency the DRAM's.
+        let limiter = match self.compute_pool {
+            _ if host > latency && host >= compute => {
+                Limiter::Rate(RateId::from_index(self.host_pool))
+            }
+            Some(p) if compute > latency => Limiter::Rate(RateId::from_index(p)),
+            _ => Limiter::DramLatency,
+        };
+        ClassSpeed {
+            speed: cap,
+            limiter: (cap < 1.0 - EPS).then_some(limiter),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{class, pool_solver, solve};
+    use crate::engine::observer::{Limiter, RateId};
+    use crate::model::{CpuThroughput, LatencyCurve, MemcpyPace, StagedCopy};
+
+    #[test]
+    fn little_law_bound_slows_a_stream_as_its_own_latency_rises() {
+        // One thread keeps enough lines in flight for 20 GB/s at the idle 100 ns
+        // (line bound 20 x 100). L(u) = 100 + 200u, capacity 100. At the fixed point
+        // speed = 100 / L and u = 20 speed / 100, so 200u^2 + 100u - 20 = 0:
+        // u = (-100 + sqrt(26000)) / 400 = 0.153113, speed = 100 / (100 + 200u) = 0.765564.
+        let curve = LatencyCurve::new(vec![(0.0, 100.0), (1.0, 300.0)]).unwrap();
+        let mut c = class(1, &[(0, 20.0)], 0.0);
+        c.key.line_bound = 20.0 * 100.0;
+        let (out, s) = solve(&[100.0], &[c.clone()], &curve);
+        let u = (-100.0 + 26000.0_f64.sqrt()) / 400.0;
+        assert!((s.dram_utilisation - u).abs() < 1e-8, "{s:?}");
+        assert!(
+            (out[0].speed - 100.0 / (100.0 + 200.0 * u)).abs() < 1e-8,
+            "{out:?}"
+        );
+        assert_eq!(out[0].limiter, Some(Limiter::DramLatency));
+        // Twice the lines in flight: the bound (40 GB/s at 100 ns, 20 GB/s only at 200 ns)
+        // never binds at this load, so it runs at standalone speed.
+        c.key.line_bound = 40.0 * 100.0;
+        let (out, s) = solve(&[100.0], &[c], &curve);
+        assert_eq!(out[0].speed, 1.0);
+        assert!((s.dram_utilisation - 0.2).abs() < 1e-12);
+    }
+
+    #[test]
+    fn staged_copy_is_capped_by_its_memcpy_at_the_loaded_latency() {
+        // DRAM 100 (0), PCIe 50 (1), L = 100 + 100u. A stream wants 150: u = 1, latency
+        // doubles. A staged copy streaming 10 GB/s (30 of DRAM), memcpy-bound (headroom 1),
+        // setup a tenth of its time: streaming part at 1/2, speed 1 / (0.1 + 0.9 x 2) =
+        // 0.526316; it draws 15.789 of DRAM and the stream the rest, 84.21 of 150.
+        let curve = LatencyCurve::new(vec![(0.0, 100.0), (1.0, 200.0)]).unwrap();
+        let mut copy = class(1, &[(0, 30.0), (1, 10.0)], 0.0);
+        copy.key.staging = Some(StagedCopy {
+            setup_frac: 0.1,
+            memcpy_headroom: 1.0,
+            memcpy_pace: MemcpyPace::LatencyBound,
+        });
+        let stream = class(1, &[(0, 150.0)], 0.0);
+        let (out, s) = solve(&[100.0, 50.0], &[copy.clone(), stream.clone()], &curve);
+        let speed = 1.0 / (0.1 + 0.9 * 2.0);
+        assert!((out[0].speed - speed).abs() < 1e-9, "{out:?}");
+        assert_eq!(out[0].limiter, Some(Limiter::DramLatency));
+        assert!(
+            (out[1].speed * 150.0 - (100.0 - 30.0 * speed)).abs() < 1e-6,
+            "{out:?}"
+        );
+        assert!((s.latency_slowdown - 2.0).abs() < 1e-9);
+        // Posted stores do not wait on latency: the copy keeps its standalone speed.
+        copy.key.staging.as_mut().unwrap().memcpy_pace = MemcpyPace::Posted;
+        let (out, _) = solve(&[100.0, 50.0], &[copy, stream], &curve);
+        assert_eq!(out[0].speed, 1.0);
+    }
+
+    #[test]
+    fn compute_bound_share_slows_with_the_per_thread_throughput() {
+        // Pool of 16 threads, no SMT, per-core throughput 1.0 with 1 core active falling
+        // linearly to 0.8 with 16. A one-thread stage entirely compute bound beside a
+        // 7-thread stage half compute bound: 8 threads active, per_thread(8) =
+        // 1 - 0.2 x 7/15 = 0.906667. The one-thread stage ran alone at 1.0, so it runs
+        // at 0.906667. The 7-thread one ran alone at per_thread(7) = 0.92: its compute
+        // half is 0.92/0.906667 = 1.014706 slower, speed 1/(0.5 + 0.5 x 1.014706) = 0.992701.
+        let cpu = CpuThroughput {
+            physical_cores: 16,
+            threads_per_core: 1,
+            smt_yield: 1.0,
+            per_core: vec![(1.0, 1.0), (16.0, 0.8)],
+        };
+        let mut one = class(1, &[(1, 1.0)], 0.0);
+        one.key.compute_frac = 1.0;
+        let mut seven = class(1, &[(1, 7.0)], 0.0);
+        seven.key.compute_frac = 0.5;
+        let mut out = Vec::new();
+        let mut s = pool_solver(false, Some(cpu));
+        s.solve(
+            &[100.0, 16.0],
+            0,
+            &LatencyCurve::flat(),
+            &[one.clone(), seven],
+            &mut out,
+        );
+        let p8 = 1.0 - 0.2 * 7.0 / 15.0;
+        assert!((out[0].speed - p8).abs() < 1e-9, "{out:?}");
+        let slow = (1.0 - 0.2 * 6.0 / 15.0) / p8;
+        assert!(
+            (out[1].speed - 1.0 / (0.5 + 0.5 * slow)).abs() < 1e-9,
+            "{out:?}"
+        );
+        assert_eq!(out[0].limiter, Some(Limiter::Rate(RateId::from_index(1))));
+        // Alone, it runs at standalone speed.
+        s.solve(&[100.0, 16.0], 0, &LatencyCurve::flat(), &[one], &mut out);
+        assert_eq!(out[0].speed, 1.0);
+    }
+}

@@ -1,0 +1,509 @@
+//! Progressive filling: all rising classes' rates go up together until a resource
+//! saturates or a class reaches its cap; those classes freeze at that level and the
+//! others keep rising on what is left. The weights it reads are flattened once per solve.
+
+use crate::engine::observer::{Limiter, RateId};
+use crate::model::{DramPolicy, LatencyCurve};
+
+use super::trace::TraceMode;
+use super::{ClassDemand, ClassSpeed, Solver};
+
+impl Solver {
+    /// A class's `phi`: its draw on the resource that is tightest for it (largest share
+    /// of its capacity), in that resource's own unit; on a per-thread pool, the pool's
+    /// capacity (every pool-bound class rises at the same speed).
+    pub(super) fn phi(&self, capacities: &[f64], c: &ClassDemand) -> f64 {
+        let (_, dom, tightest) = c
+            .key
+            .weights
+            .iter()
+            .map(|&(r, w)| (w / capacities[r], w, r))
+            .fold(
+                (0.0, 0.0, usize::MAX),
+                |best, x| {
+                    if x.0 > best.0 { x } else { best }
+                },
+            );
+        let per_thread = self
+            .pools
+            .iter()
+            .any(|p| p.per_thread && p.resource == tightest);
+        if per_thread {
+            capacities[tightest]
+        } else {
+            dom
+        }
+    }
+
+    /// Each class's `phi` (its `scale`: speed x scale is its rate level).
+    pub(super) fn set_phis(&mut self, capacities: &[f64], classes: &[ClassDemand]) {
+        self.scale.clear();
+        for c in classes {
+            // (An idle class's phi is never read: it takes no part in the filling.)
+            let phi = if c.count > 0 {
+                self.phi(capacities, c)
+            } else {
+                0.0
+            };
+            self.scale.push(phi);
+        }
+    }
+
+    /// A proportional class rises at the speed of the heaviest max-min DRAM class: it
+    /// takes that class's `phi`.
+    pub(super) fn match_proportional(&mut self, dram: usize, classes: &[ClassDemand]) {
+        if classes
+            .iter()
+            .any(|c| c.count > 0 && c.key.dram_policy == DramPolicy::Proportional)
+        {
+            let heaviest = classes
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.count > 0 && c.key.dram_policy == DramPolicy::MaxMin)
+                .filter_map(|(i, c)| Some((i, c.dram_weight(dram)?)))
+                .fold(None, |best: Option<(usize, f64)>, x| match best {
+                    Some(b) if b.1 >= x.1 => Some(b),
+                    _ => Some(x),
+                });
+            if let Some((j, _)) = heaviest {
+                for (i, c) in classes.iter().enumerate() {
+                    if c.key.dram_policy == DramPolicy::Proportional
+                        && c.dram_weight(dram).is_some()
+                        && self.scale[j] > 0.0
+                    {
+                        self.scale[i] = self.scale[j];
+                    }
+                }
+            }
+        }
+    }
+
+    /// Each running class's weights flattened with their per-class factors, which
+    /// classes take part (and in which phase), and each class's view for the rounds
+    /// (caps not yet set).
+    pub(super) fn flatten(&mut self, dram: usize, classes: &[ClassDemand]) {
+        self.base_active.clear();
+        self.priority.clear();
+        self.rest.clear();
+        self.flat.clear();
+        self.flat_range.clear();
+        self.rising.clear();
+        self.dram_loads.clear();
+        for (i, c) in classes.iter().enumerate() {
+            let dom = self.scale[i];
+            let start = self.flat.len() as u32;
+            // The resources it draws on (all, as far as the mask can tell, past 64).
+            let mut touches = 0u64;
+            if c.count > 0 {
+                for &(r, w) in &c.key.weights {
+                    touches |= 1u64.checked_shl(r as u32).unwrap_or(u64::MAX);
+                    // The same expressions, so the same bits, as computing them in place.
+                    self.flat.push(Weight {
+                        r,
+                        load: c.count as f64 * w,
+                        slope: c.count as f64 * w / dom,
+                    });
+                    if r == dram {
+                        self.dram_loads.push((i, c.count as f64 * w));
+                    }
+                }
+                if dom > 0.0 {
+                    self.base_active.push(i);
+                    if c.key.dram_policy == DramPolicy::Priority {
+                        self.priority.push(i);
+                    } else {
+                        self.rest.push(i);
+                    }
+                }
+            }
+            self.flat_range.push((start, self.flat.len() as u32));
+            self.rising.push(Rising {
+                cap: f64::NAN,
+                cap_level: f64::NAN,
+                scale: dom,
+                draws: (start, self.flat.len() as u32),
+                touches,
+            });
+        }
+    }
+
+    /// Progressive filling at a given DRAM utilisation `u` (which sets latency caps).
+    /// [`Solver::prepare`] must have run for the same classes, and `out` start from its
+    /// `fixed_out` (a filling rewrites only the entries fillings change). Sums only
+    /// DRAM's draw (`dram_draw`, `offered`); [`Solver::settle`] sums every resource's.
+    pub(super) fn fill(
+        &mut self,
+        capacities: &[f64],
+        dram: usize,
+        curve: &LatencyCurve,
+        u: f64,
+        out: &mut [ClassSpeed],
+    ) {
+        let nr = capacities.len();
+        // Only caps that vary with utilisation read the curve: L(u), and L(u)/L(0) as
+        // `curve.slowdown_mix` computes it.
+        let (slowdown, latency_ns) = if self.caps_fixed {
+            (1.0, 0.0)
+        } else {
+            let at = curve.latency_ns_mix(u, self.write_frac);
+            (at / self.idle_ns, at)
+        };
+        self.frozen_load.clear();
+        self.frozen_load.resize(nr, 0.0);
+        self.slope.resize(nr, 0.0);
+        self.room.resize(nr, 0.0);
+        // Fixed caps stay in place from `prepare` (in `out` from the solve) but for the
+        // classes the last filling froze; only the varying ones are set.
+        for &i in &self.rising_fixed {
+            out[i] = self.fixed_out[i];
+        }
+        for terms in &self.varying {
+            let (i, s) = (terms.class, terms.at(slowdown, latency_ns));
+            let rising = &mut self.rising[i];
+            rising.cap = s.speed;
+            rising.cap_level = s.speed * rising.scale;
+            out[i] = s;
+        }
+        let recording = self.trace.mode == TraceMode::Record;
+        let phases = if self.priority.is_empty() { 1 } else { 2 };
+        // Each round raises the common rate level `lambda` until a resource
+        // saturates or a class reaches its cap; those classes freeze. Priority classes
+        // (if any) are filled first, the others in a second phase on what is left.
+        for phase in 0..phases {
+            self.active.clear();
+            // This filling's rounds so far, and those repeated from the trace.
+            let (mut round, mut repeated) = (0, 0);
+            if phases == 1 {
+                if self.trace.mode == TraceMode::Replay {
+                    repeated = self.replay(out);
+                    round = repeated;
+                    #[cfg(test)]
+                    {
+                        self.rounds_repeated += repeated as u64;
+                    }
+                } else {
+                    self.active.extend_from_slice(&self.base_active);
+                }
+            } else if phase == 0 {
+                self.active.extend_from_slice(&self.priority);
+            } else {
+                self.active.extend_from_slice(&self.rest);
+            }
+            // Recording stops at the first round a latency-dependent cap takes part in
+            // (that round's rooms are still kept: later fillings enter it alike).
+            let mut tracing = recording;
+            while !self.active.is_empty() {
+                let flat = &self.flat;
+                let range = |i: usize| {
+                    let (a, b) = self.rising[i].draws;
+                    &flat[a as usize..b as usize]
+                };
+                // Each resource's saturation level, once per round (NaN where nothing
+                // rising draws on it: never `<=` any level, so never saturated). The
+                // first round after those repeated starts where the first filling's
+                // did: the same rooms.
+                let mut lambda;
+                let room: &[f64] = if round == repeated && round < self.trace.roomed() {
+                    lambda = self.trace.lambda_rooms[round];
+                    &self.trace.rooms[round * nr..(round + 1) * nr]
+                } else {
+                    let slope = match self.trace.slopes(round, &self.active, nr) {
+                        Some(s) => s,
+                        None => {
+                            self.slope.iter_mut().for_each(|s| *s = 0.0);
+                            for &i in &self.active {
+                                for w in range(i) {
+                                    self.slope[w.r] += w.slope;
+                                }
+                            }
+                            if recording && round == self.trace.summed() {
+                                self.trace.sums(&self.active, &self.slope);
+                            }
+                            &self.slope
+                        }
+                    };
+                    lambda = f64::INFINITY;
+                    for ((room, &cap), (&load, &slope)) in (self.room.iter_mut())
+                        .zip(capacities)
+                        .zip(self.frozen_load.iter().zip(slope))
+                    {
+                        *room = if slope > 0.0 {
+                            let l = (cap - load).max(0.0) / slope;
+                            lambda = lambda.min(l);
+                            l
+                        } else {
+                            f64::NAN
+                        };
+                    }
+                    if tracing {
+                        self.trace.rooms.extend_from_slice(&self.room);
+                        self.trace.lambda_rooms.push(lambda);
+                    }
+                    &self.room
+                };
+                let least_room = lambda;
+                for &i in &self.active {
+                    lambda = lambda.min(self.rising[i].cap_level);
+                }
+                let level = lambda * (1.0 + 1e-9);
+                // Freeze classes that reach their cap, and classes crossing saturated
+                // resources: a mask of them where resources are few (none saturates
+                // when even the least room is above the level).
+                let saturated = if least_room > level {
+                    0
+                } else if nr <= 64 {
+                    (room.iter().rev()).fold(0u64, |m, &l| (m << 1) | (l <= level) as u64)
+                } else {
+                    // (Past 64 resources every class checks its draws.)
+                    u64::MAX
+                };
+                let mut still = std::mem::take(&mut self.still);
+                still.clear();
+                let frozen_from = self.trace.frozen.len();
+                for &i in &self.active {
+                    let c = &self.rising[i];
+                    let at_cap = c.cap_level <= level;
+                    let on_saturated = if c.touches & saturated != 0 {
+                        flat[c.draws.0 as usize..c.draws.1 as usize]
+                            .iter()
+                            .find(|w| room[w.r] <= level)
+                    } else {
+                        None
+                    };
+                    if at_cap || on_saturated.is_some() {
+                        let speed = if at_cap {
+                            c.cap
+                        } else {
+                            (lambda / c.scale).min(c.cap)
+                        };
+                        let limiter = match on_saturated {
+                            Some(w) if !at_cap => Some(Limiter::Rate(RateId::from_index(w.r))),
+                            _ => out[i].limiter,
+                        };
+                        out[i] = ClassSpeed { speed, limiter };
+                        for w in range(i) {
+                            self.frozen_load[w.r] += w.load * speed;
+                        }
+                        if tracing {
+                            self.trace.frozen.push((i, out[i]));
+                        }
+                    } else {
+                        still.push(i);
+                    }
+                }
+                let stuck = still.len() == self.active.len();
+                if stuck {
+                    // Numerical corner: nothing froze; freeze everything at this level.
+                    for &i in &still {
+                        let c = &self.rising[i];
+                        let speed = (lambda / c.scale).min(c.cap);
+                        out[i].speed = speed;
+                        for w in range(i) {
+                            self.frozen_load[w.r] += w.load * speed;
+                        }
+                    }
+                    still.clear();
+                }
+                if tracing {
+                    tracing = self.trace_round(stuck, lambda, level, frozen_from, &still);
+                }
+                self.still = std::mem::replace(&mut self.active, still);
+                round += 1;
+            }
+        }
+        if recording {
+            self.trace.mode = TraceMode::Replay;
+        }
+        // DRAM's draw and offered load, summed as `settle` sums every resource's.
+        let (mut draw, mut offered) = (0.0, 0.0);
+        for &(i, load) in &self.dram_loads {
+            draw += load * out[i].speed;
+            // Held back by DRAM itself: it offers what its cap allows.
+            let at = if out[i].limiter == Some(Limiter::Rate(RateId::from_index(dram))) {
+                self.rising[i].cap
+            } else {
+                out[i].speed
+            };
+            offered += load * at;
+        }
+        self.dram_draw = draw;
+        self.offered = offered;
+    }
+}
+
+/// What a filling round reads of one class, together.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Rising {
+    /// Its cap (speed) and the rate level at which it reaches it, in this filling.
+    pub(super) cap: f64,
+    pub(super) cap_level: f64,
+    /// Its `phi`: speed x scale is its rate level.
+    pub(super) scale: f64,
+    /// Its slice of `flat`, and a mask of the resources it draws on (bits past 64 all
+    /// set).
+    pub(super) draws: (u32, u32),
+    pub(super) touches: u64,
+}
+
+/// One class's draw on one resource, with the factors the filling needs.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Weight {
+    pub(super) r: usize,
+    /// count * w: the class's draw at speed 1.
+    pub(super) load: f64,
+    /// count * w / phi: how fast the draw grows with the common rate level.
+    pub(super) slope: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{class, pool_solver, solve, with_policy};
+    use crate::engine::observer::{Limiter, RateId};
+    use crate::model::{DramPolicy, LatencyCurve};
+
+    #[test]
+    fn equal_streams_split_capacity_evenly() {
+        // 5 streams wanting 100 GB/s each on 200 GB/s: 40 GB/s each, speed 0.4.
+        let (out, s) = solve(
+            &[200.0],
+            &[class(5, &[(0, 100.0)], 0.0)],
+            &LatencyCurve::flat(),
+        );
+        assert!((out[0].speed - 0.4).abs() < 1e-12);
+        assert!((s.usage[0] - 200.0).abs() < 1e-9);
+        assert_eq!(out[0].limiter, Some(Limiter::Rate(RateId::from_index(0))));
+    }
+
+    #[test]
+    fn unequal_demands_water_fill() {
+        // Demands 10, 50, 100 on capacity 100: 10 served fully, the rest split 45/45.
+        let classes = [
+            class(1, &[(0, 10.0)], 0.0),
+            class(1, &[(0, 50.0)], 0.0),
+            class(1, &[(0, 100.0)], 0.0),
+        ];
+        let (out, _) = solve(&[100.0], &classes, &LatencyCurve::flat());
+        assert!((out[0].speed - 1.0).abs() < 1e-12);
+        assert_eq!(out[0].limiter, None);
+        assert!((out[1].speed * 50.0 - 45.0).abs() < 1e-9);
+        assert!((out[2].speed * 100.0 - 45.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn flow_crossing_two_resources_is_held_to_the_tighter() {
+        // Resource 0 (DRAM) 300, resource 1 (PCIe) 50. A copy wants 60 on both: PCIe
+        // limits it to 50. A DRAM-only stream wanting 300 gets the remaining 250.
+        let classes = [
+            class(1, &[(0, 60.0), (1, 60.0)], 0.0),
+            class(1, &[(0, 300.0)], 0.0),
+        ];
+        let (out, s) = solve(&[300.0, 50.0], &classes, &LatencyCurve::flat());
+        assert!((out[0].speed * 60.0 - 50.0).abs() < 1e-9);
+        assert_eq!(out[0].limiter, Some(Limiter::Rate(RateId::from_index(1))));
+        assert!((out[1].speed * 300.0 - 250.0).abs() < 1e-9);
+        assert!((s.usage[0] - 300.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn small_task_on_a_pool_is_not_starved_by_a_wide_one() {
+        // Pool of 32 threads (resource 1) and DRAM (resource 0). A one-thread pre-pass that
+        // streams 5 GB/s and a 32-thread MSM drawing 1 GB/s: thread-fair on the pool, the
+        // pre-pass keeps its thread and the MSM gets the other 31.
+        let classes = [
+            class(1, &[(0, 5.0), (1, 1.0)], 0.0),
+            class(1, &[(0, 1.0), (1, 32.0)], 0.0),
+        ];
+        let (out, _) = solve(&[250.0, 32.0], &classes, &LatencyCurve::flat());
+        assert_eq!(out[0].speed, 1.0);
+        assert!((out[1].speed - 31.0 / 32.0).abs() < 1e-9, "{out:?}");
+    }
+
+    #[test]
+    fn never_faster_than_standalone() {
+        let (out, s) = solve(
+            &[1000.0],
+            &[class(3, &[(0, 10.0)], 0.0)],
+            &LatencyCurve::flat(),
+        );
+        assert_eq!(out[0].speed, 1.0);
+        assert!((s.usage[0] - 30.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn classes_without_demands_run_at_full_speed() {
+        let (out, _) = solve(&[10.0], &[class(7, &[], 0.0)], &LatencyCurve::flat());
+        assert_eq!(out[0].speed, 1.0);
+    }
+
+    #[test]
+    fn priority_dma_is_served_first_and_streams_share_the_rest() {
+        // DRAM 100 (resource 0), PCIe D2H 50 (resource 1). A D2H DMA moving 50 GB/s
+        // writes 60 GB/s of DRAM (factor 1.2) with priority; a stream wants 80. The DMA
+        // is held only by its link (speed 1, 60 of DRAM); the stream gets the 40 left:
+        // speed 40/80 = 0.5.
+        let classes = [
+            with_policy(class(1, &[(0, 60.0), (1, 50.0)], 0.0), DramPolicy::Priority),
+            class(1, &[(0, 80.0)], 0.0),
+        ];
+        let (out, s) = solve(&[100.0, 50.0], &classes, &LatencyCurve::flat());
+        assert!((out[0].speed - 1.0).abs() < 1e-9, "{out:?}");
+        assert!((out[1].speed - 0.5).abs() < 1e-9, "{out:?}");
+        assert_eq!(out[1].limiter, Some(Limiter::Rate(RateId::from_index(0))));
+        assert!((s.usage[0] - 100.0).abs() < 1e-9);
+        // Max-min instead: the DMA's rate level is in PCIe GB/s (phi 50), the
+        // stream's in DRAM GB/s (phi 80); both rise to lambda with 60/50 + 80/80 per unit
+        // on DRAM: lambda = 100 / 2.2, so the DMA slows to 45.45/50 = 0.909.
+        let max_min = [class(1, &[(0, 60.0), (1, 50.0)], 0.0), classes[1].clone()];
+        let (out, _) = solve(&[100.0, 50.0], &max_min, &LatencyCurve::flat());
+        assert!(
+            (out[0].speed - (100.0 / 2.2) / 50.0).abs() < 1e-9,
+            "{out:?}"
+        );
+    }
+
+    #[test]
+    fn proportional_dma_slows_by_the_same_fraction_as_the_streams() {
+        // DRAM 100, PCIe H2D 55. A pinned H2D DMA moving 55 GB/s reads 60 GB/s of DRAM;
+        // a stream wants 90. Demand 150 on 100: both run at 100/150 = 2/3 (DMA 36.7 GB/s
+        // on the link, 40 of DRAM; stream 60).
+        let classes = [
+            with_policy(
+                class(1, &[(0, 60.0), (1, 55.0)], 0.0),
+                DramPolicy::Proportional,
+            ),
+            class(1, &[(0, 90.0)], 0.0),
+        ];
+        let (out, s) = solve(&[100.0, 55.0], &classes, &LatencyCurve::flat());
+        assert!((out[0].speed - 2.0 / 3.0).abs() < 1e-9, "{out:?}");
+        assert!((out[1].speed - 2.0 / 3.0).abs() < 1e-9, "{out:?}");
+        assert!((s.usage[0] - 100.0).abs() < 1e-9);
+        // Without streams a proportional DMA runs as fast as its link allows.
+        let (out, _) = solve(&[100.0, 55.0], &classes[..1], &LatencyCurve::flat());
+        assert_eq!(out[0].speed, 1.0);
+    }
+
+    #[test]
+    fn per_thread_pool_slows_every_stage_by_the_same_fraction() {
+        // DRAM (0) idle, a pool of 16 threads (1). A 16-thread, a 1-thread and a 4-thread
+        // stage want 21 threads. Per thread (CFS): each thread gets 16/21, so every stage
+        // runs at 16/21 = 0.761905. By activity: the 1- and 4-thread stages keep
+        // their threads (rate level 4 < 11) and the wide one gets the 11 left: 11/16.
+        let classes = [
+            class(1, &[(1, 16.0)], 0.0),
+            class(1, &[(1, 1.0)], 0.0),
+            class(1, &[(1, 4.0)], 0.0),
+        ];
+        let caps = [100.0, 16.0];
+        let mut out = Vec::new();
+        let mut s = pool_solver(true, None);
+        s.solve(&caps, 0, &LatencyCurve::flat(), &classes, &mut out);
+        for o in &out {
+            assert!((o.speed - 16.0 / 21.0).abs() < 1e-9, "{out:?}");
+        }
+        assert!((s.usage[1] - 16.0).abs() < 1e-9);
+        let (out, _) = solve(&caps, &classes, &LatencyCurve::flat());
+        assert_eq!(out[1].speed, 1.0);
+        assert_eq!(out[2].speed, 1.0);
+        assert!((out[0].speed - 11.0 / 16.0).abs() < 1e-9, "{out:?}");
+    }
+}

@@ -1,0 +1,151 @@
+//! Whole solutions remembered by a key the caller chooses.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use super::{ClassSpeed, Solver};
+
+/// Remembers solutions by a key that determines them (the caller's job: e.g. each class
+/// slot's demand identity and count, and the capacities that vary). The solver is a pure
+/// function of its inputs, so a hit returns exactly what solving again would: a closed
+/// system cycles through a limited set of states, and most events revisit one.
+#[derive(Debug, Default)]
+pub struct SolveMemo {
+    map: HashMap<Box<[u64]>, Solution, BuildHasherDefault<FoldHasher>>,
+    /// Hits and misses so far (for profiling).
+    pub hits: u64,
+    /// Solves that were not remembered.
+    pub misses: u64,
+    /// Lookups and hits in the current trial window.
+    window: (u32, u32),
+    /// Solves left to run without the memo after a window with too few hits (a system
+    /// with many distinct classes rarely revisits a state; hashing would only cost).
+    resting: u32,
+}
+
+#[derive(Debug)]
+struct Solution {
+    speeds: Box<[ClassSpeed]>,
+    usage: Box<[f64]>,
+    dram_utilisation: f64,
+    latency_slowdown: f64,
+}
+
+/// Entries kept before the memo starts over (bounds memory: about 1 KiB each at most
+/// for ten classes and resources).
+const MEMO_CAPACITY: usize = 1 << 12;
+/// Lookups per trial window, and the solves the memo rests when fewer than one in
+/// `MEMO_MIN_HIT_RATIO` of a window's lookups hit.
+const MEMO_WINDOW: u32 = 2048;
+const MEMO_REST: u32 = 1 << 15;
+const MEMO_MIN_HIT_RATIO: u32 = 8;
+
+impl SolveMemo {
+    /// Puts the remembered solution for `key` into `solver` and `out`; false if none.
+    pub fn recall(&mut self, key: &[u64], solver: &mut Solver, out: &mut Vec<ClassSpeed>) -> bool {
+        if self.resting > 0 {
+            self.resting -= 1;
+            return false;
+        }
+        self.window.0 += 1;
+        if self.window.0 >= MEMO_WINDOW {
+            if self.window.1 * MEMO_MIN_HIT_RATIO < self.window.0 {
+                self.resting = MEMO_REST;
+                self.map.clear();
+            }
+            self.window = (0, 0);
+        }
+        match self.map.get(key) {
+            Some(s) => {
+                out.clear();
+                out.extend_from_slice(&s.speeds);
+                solver.usage.clear();
+                solver.usage.extend_from_slice(&s.usage);
+                solver.dram_utilisation = s.dram_utilisation;
+                solver.latency_slowdown = s.latency_slowdown;
+                self.hits += 1;
+                self.window.1 += 1;
+                true
+            }
+            None => {
+                self.misses += 1;
+                false
+            }
+        }
+    }
+
+    /// Remembers the solution `solver` and `out` hold for `key`.
+    pub fn remember(&mut self, key: &[u64], solver: &Solver, out: &[ClassSpeed]) {
+        if self.resting > 0 {
+            return;
+        }
+        if self.map.len() >= MEMO_CAPACITY {
+            self.map.clear();
+        }
+        self.map.insert(
+            key.into(),
+            Solution {
+                speeds: out.into(),
+                usage: solver.usage.as_slice().into(),
+                dram_utilisation: solver.dram_utilisation,
+                latency_slowdown: solver.latency_slowdown,
+            },
+        );
+    }
+}
+
+/// A small fast hasher for word keys (multiply and rotate per word, as rustc's FxHasher):
+/// the keys are not attacker-chosen, so SipHash's protection buys nothing here.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FoldHasher(u64);
+
+impl Hasher for FoldHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{class, solve};
+    use super::super::*;
+    use crate::model::LatencyCurve;
+
+    #[test]
+    fn memo_recalls_exactly_what_was_solved() {
+        let curve = LatencyCurve::new(vec![(0.0, 100.0), (0.5, 150.0), (1.0, 400.0)]).unwrap();
+        let classes = [
+            class(4, &[(0, 40.0), (1, 5.0)], 0.5),
+            class(2, &[(0, 60.0)], 0.0),
+        ];
+        let (out, solved) = solve(&[200.0, 8.0], &classes, &curve);
+        let mut memo = SolveMemo::default();
+        let key = [1, 2, 3];
+        let mut fresh = Solver::default();
+        let mut recalled = Vec::new();
+        assert!(!memo.recall(&key, &mut fresh, &mut recalled));
+        memo.remember(&key, &solved, &out);
+        assert!(memo.recall(&key, &mut fresh, &mut recalled));
+        assert_eq!(recalled, out);
+        assert_eq!(fresh.usage, solved.usage);
+        assert_eq!(fresh.latency_slowdown, solved.latency_slowdown);
+        assert_eq!(fresh.dram_utilisation, solved.dram_utilisation);
+        assert!(!memo.recall(&[1, 2, 4], &mut fresh, &mut recalled));
+    }
+}
