@@ -133,6 +133,34 @@ fn every_bundled_scenario_and_oracle_reports_as_before() {
     }
 }
 
+/// The default run (5 replications): the throughput as mean ± 95% interval, the rest
+/// of the report from the first seed; the `engine` line and `wall_s` are masked as above.
+#[test]
+fn replicated_runs_report_as_before() {
+    for path in ["scenarios/demo.toml", "scenarios/c2-32g-cuzk.toml"] {
+        let text = output(&["run", path], 0);
+        check_golden(
+            &format!("run-replicated-{}.txt", stem(path)),
+            &mask_engine_line(&text),
+        );
+        let json = output(&["run", path, "--format", "json"], 0);
+        check_golden(
+            &format!("run-replicated-{}.json", stem(path)),
+            &mask_wall_s(&json),
+        );
+    }
+    let what_if = output(
+        &[
+            "run",
+            "scenarios/c2-32g-cuzk.toml",
+            "--what-if",
+            "params.synthesis_concurrency=8",
+        ],
+        0,
+    );
+    check_golden("what-if-c2-32g-cuzk.txt", &what_if);
+}
+
 #[test]
 fn timeline_logs_and_traces_are_as_before() {
     let dir = tempfile::tempdir().unwrap();
