@@ -204,10 +204,19 @@ pub struct RunArgs {
     /// Skip the contention-free counterfactual run (`ideal.*` in the report).
     #[arg(long)]
     pub no_ideal: bool,
+    /// Runs on seeds seed, seed+1, ... (in parallel): the throughput is their mean with a
+    /// 95% interval; 1 is a single run with no interval.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub replications: u32,
+    /// A change to weigh against the scenario as given (with its --set), e.g.
+    /// `--what-if hardware.dram.channels=12` (repeatable): both run on the same seeds and
+    /// the difference is reported with its own 95% interval.
+    #[arg(long = "what-if", value_name = "KEY=VALUE", conflicts_with_all = ["trace", "timeline_log", "plot"])]
+    pub what_if: Vec<String>,
     /// Caps on the run's estimated size.
     #[command(flatten)]
     pub limits: LimitArgs,
-    /// Trace, TIMELINE log and timeline plot of this run.
+    /// Trace, TIMELINE log and timeline plot of this run (its first replication).
     #[command(flatten)]
     pub exports: RunExportArgs,
 }
@@ -325,8 +334,9 @@ pub struct CompareArgs {
     /// Override a scenario key for every host (before the host's own overrides).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
-    /// Seeds per searched setting.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
+    /// Seeds per searched setting: proofs/day is their mean with a 95% interval (1 gives
+    /// no interval, so no two hosts are told apart).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
     pub seeds: u32,
     /// Worker threads [default: all cores].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]

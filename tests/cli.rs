@@ -166,16 +166,22 @@ fn run_demo_prints_the_text_report() {
             .find(|l| l.starts_with(prefix))
             .unwrap_or_else(|| panic!("no line starting {prefix:?} in\n{text}"))
     };
-    // "throughput   0.036 s/job   100344.8 jobs/hour   (mean response 0.144 s)"
+    // "throughput   0.0347 ± 0.0013 s/job   2494000 ± 93000 jobs/day   (mean response ...)"
     let tp: Vec<&str> = line("throughput").split_whitespace().collect();
-    assert_eq!(tp[2], "s/job", "{tp:?}");
-    assert_eq!(tp[4], "jobs/hour", "{tp:?}");
-    let s_per_job: f64 = tp[1].parse().unwrap();
-    let per_hour: f64 = tp[3].parse().unwrap();
-    assert!(s_per_job > 0.0);
+    assert_eq!((tp[2], tp[4]), ("±", "s/job"), "{tp:?}");
+    assert_eq!((tp[6], tp[8]), ("±", "jobs/day"), "{tp:?}");
+    let field = |i: usize| -> f64 { tp[i].parse().unwrap() };
+    let (s_per_job, s_ci, per_day, day_ci) = (field(1), field(3), field(5), field(7));
+    assert!(s_per_job > 0.0 && s_ci > 0.0 && day_ci > 0.0);
+    // Seeds differ by a few percent; the interval is that order, not the value's.
+    assert!(s_ci < 0.2 * s_per_job, "{tp:?}");
     assert!(
-        (per_hour * s_per_job / 3600.0 - 1.0).abs() < 0.02,
-        "{per_hour} jobs/hour vs {s_per_job} s/job"
+        (per_day * s_per_job / 86400.0 - 1.0).abs() < 0.02,
+        "{per_day} jobs/day vs {s_per_job} s/job"
+    );
+    assert!(
+        text.contains("mean ± 95% interval over 5 replications (seeds 1 to 5)"),
+        "{text}"
     );
     assert!(line("GPU").contains("true kernel duty"));
     assert!(line("GPU").contains("bracketed by markers"));
@@ -214,14 +220,37 @@ fn run_demo_prints_the_text_report() {
     assert!(bottleneck.split_whitespace().count() >= 3, "{bottleneck}");
     assert!(line("engine").contains("events"));
 
-    // The text agrees with the JSON report of the same run.
+    // The text agrees with the JSON report of the same run: the mean over replications,
+    // printed to the interval's second significant digit.
     let v = run_json(&demo(), &[]);
-    assert!((num(&v, "seconds_per_job") - s_per_job).abs() < 0.0006);
+    let mean = num(&v, "replications.seconds_per_job.mean");
+    assert!((mean - s_per_job).abs() < 0.0001, "{mean} vs {s_per_job}");
+    assert!((num(&v, "replications.seconds_per_job.ci95") - s_ci).abs() < 0.0001);
     let resource = at(&v, "bottleneck.resource").as_str().unwrap();
     assert!(
         bottleneck.contains(resource),
         "text {bottleneck:?} vs JSON {resource}"
     );
+}
+
+#[test]
+fn one_replication_prints_the_single_runs_line() {
+    let out = bwsim()
+        .args(["run", "--replications", "1"])
+        .arg(demo())
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    // "throughput   0.036 s/job   100344.8 jobs/hour   (mean response 0.144 s)"
+    let tp: Vec<&str> = (text.lines())
+        .find(|l| l.starts_with("throughput"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!((tp[2], tp[4]), ("s/job", "jobs/hour"), "{tp:?}");
+    let (s_per_job, per_hour): (f64, f64) = (tp[1].parse().unwrap(), tp[3].parse().unwrap());
+    assert!((per_hour * s_per_job / 3600.0 - 1.0).abs() < 0.02, "{tp:?}");
+    assert!(!text.contains("replications"), "{text}");
 }
 
 #[test]

@@ -80,7 +80,27 @@ fn json_has_every_host_the_target_and_the_assumptions() {
                 <= h["profile"]["dram"]["ram_gib"].as_f64().unwrap() + 1e-9
         );
         assert!(!r["bottleneck"].as_str().unwrap().is_empty());
+        // Three seeds by default: an interval, a few percent of the value at most.
+        assert_eq!(r["seeds"], 3, "{h}");
+        let ci = r["proofs_per_day_ci95"].as_f64().unwrap();
+        assert!(ci > 0.0 && ci < 0.2 * ppd, "{h}");
+        assert!(r["seconds_per_proof_ci95"].as_f64().unwrap() > 0.0, "{h}");
     }
+    // The ranking lists every host, most proofs/day first; the last has no next.
+    let ranking = v["ranking"].as_array().unwrap();
+    assert_eq!(ranking.len(), 4);
+    let ppd_of = |name: &Value| {
+        let h = hosts.iter().find(|h| &h["name"] == name).unwrap();
+        h["result"]["proofs_per_day"].as_f64().unwrap()
+    };
+    for pair in ranking.windows(2) {
+        assert!(
+            ppd_of(&pair[0]["host"]) >= ppd_of(&pair[1]["host"]),
+            "{pair:?}"
+        );
+        assert!(pair[0]["resolved_against_next"].is_boolean());
+    }
+    assert!(ranking[3]["resolved_against_next"].is_null());
     // The reference box's knee is near the scenario's documented 14-17.
     let best = hosts[0]["result"]["best"][0].as_str().unwrap();
     let c: u32 = best.split('=').nth(1).unwrap().parse().unwrap();
@@ -94,8 +114,9 @@ fn json_has_every_host_the_target_and_the_assumptions() {
 
 #[test]
 fn cost_flags_change_dollars_not_throughput() {
+    // One seed per setting: dollars need no interval, and it saves two thirds of the runs.
     let run = |extra: &[&str]| -> Value {
-        let mut args = vec!["--format", "json"];
+        let mut args = vec!["--format", "json", "--seeds", "1"];
         args.extend_from_slice(extra);
         json_of(compare(&args))
     };

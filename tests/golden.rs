@@ -118,18 +118,47 @@ fn stem(path: &str) -> String {
         .into_owned()
 }
 
+/// One run per scenario (`--replications 1`): every number of the report is that seed's.
 #[test]
 fn every_bundled_scenario_and_oracle_reports_as_before() {
     for path in SCENARIOS.iter().chain(ORACLES) {
-        let json = output(&["run", path, "--format", "json"], 0);
+        let json = output(&["run", path, "--replications", "1", "--format", "json"], 0);
         check_golden(&format!("run-{}.json", stem(path)), &mask_wall_s(&json));
     }
     for path in SCENARIOS {
-        let text = output(&["run", path], 0);
+        let text = output(&["run", path, "--replications", "1"], 0);
         check_golden(&format!("run-{}.txt", stem(path)), &mask_engine_line(&text));
         let summary = output(&["check", path], 0);
         check_golden(&format!("check-{}.txt", stem(path)), &summary);
     }
+}
+
+/// The default run (5 replications): the throughput as mean ± 95% interval, the rest
+/// of the report from the first seed; the `engine` line and `wall_s` are masked as above.
+#[test]
+fn replicated_runs_report_as_before() {
+    for path in ["scenarios/demo.toml", "scenarios/c2-32g-cuzk.toml"] {
+        let text = output(&["run", path], 0);
+        check_golden(
+            &format!("run-replicated-{}.txt", stem(path)),
+            &mask_engine_line(&text),
+        );
+        let json = output(&["run", path, "--format", "json"], 0);
+        check_golden(
+            &format!("run-replicated-{}.json", stem(path)),
+            &mask_wall_s(&json),
+        );
+    }
+    let what_if = output(
+        &[
+            "run",
+            "scenarios/c2-32g-cuzk.toml",
+            "--what-if",
+            "params.synthesis_concurrency=8",
+        ],
+        0,
+    );
+    check_golden("what-if-c2-32g-cuzk.txt", &what_if);
 }
 
 #[test]

@@ -48,6 +48,22 @@ pub const NOTES: &str = "notes";
 pub const ENGINE_EVENTS: &str = "engine.events";
 pub const ENGINE_WALL_S: &str = "engine.wall_s";
 
+/// Object written only by a report of several replications (`bwsim run`'s default):
+/// `count`, `seeds`, `details_seed` (the seed every other key describes), and for each
+/// of the [`REPLICATED_LEAVES`] its `mean` and `ci95` (half-width of the 95% interval)
+/// over the seeds; `seconds_per_job` and `jobs_per_hour` also list each seed's value
+/// (`by_seed`).
+pub const REPLICATIONS: &str = "replications";
+
+/// The metrics under [`REPLICATIONS`] with a mean and an interval; `jobs_per_day` is 24 x
+/// `jobs_per_hour`, `ideal_seconds_per_job` is absent with `--no-ideal`.
+pub const REPLICATED_LEAVES: [&str; 4] = [
+    "seconds_per_job",
+    "jobs_per_hour",
+    "jobs_per_day",
+    "response_mean_s",
+];
+
 /// Leaves under `stages.<name>.`
 pub const STAGE_COUNT: &str = "count";
 pub const STAGE_MEAN_S: &str = "mean_s";

@@ -1,10 +1,12 @@
 //! From engine events to a result: [`metrics`] observes a run and hands over
 //! [`run_stats::RunStats`]; [`bottleneck`] names what limits it; [`report`] assembles and
 //! renders the [`report::Report`]; [`keys`] names the report's metrics for JSON, plots
-//! and sweep tables alike.
+//! and sweep tables alike; [`interval`] is the one mean and 95% interval every
+//! replicated answer (run, what-if, sweep, compare) is given with.
 
 pub mod bottleneck;
 mod few;
+pub mod interval;
 pub mod keys;
 pub mod metrics;
 mod nonzero;

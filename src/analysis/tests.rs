@@ -232,3 +232,94 @@ fn every_key_constant_is_in_a_bundled_json_report_and_every_chart_reads_one() {
         assert!(lookup(&json, key).is_some(), "report lacks {key}");
     }
 }
+
+/// The demo on seeds 1..=3, run one by one.
+fn demo_on_seeds(seeds: &[u64]) -> Vec<crate::report::Report> {
+    seeds
+        .iter()
+        .map(|&seed| {
+            let mut m = demo(&[]);
+            m.seed = seed;
+            crate::run::run_model(&m).expect("runs")
+        })
+        .collect()
+}
+
+#[test]
+fn replications_average_the_throughput_and_keep_the_first_seeds_tables() {
+    let runs = demo_on_seeds(&[1, 2, 3]);
+    let combined = crate::report::Report::replicated(runs.clone());
+    let reps = combined.replications.as_ref().expect("three runs");
+    assert_eq!(reps.seeds, [1, 2, 3]);
+    let spj: Vec<f64> = runs.iter().map(|r| r.seconds_per_job).collect();
+    assert_eq!(reps.seconds_per_job_by_seed, spj);
+    let mean = spj.iter().sum::<f64>() / 3.0;
+    assert!((reps.seconds_per_job.mean - mean).abs() < 1e-12);
+    assert!(reps.seconds_per_job.ci95.unwrap() > 0.0, "seeds differ");
+    // The report's own fields stay the first seed's whole run.
+    assert_eq!(combined.seconds_per_job, runs[0].seconds_per_job);
+    assert_eq!(combined.stages, runs[0].stages);
+    assert_eq!(combined.seed, 1);
+    assert_eq!(combined.stall(), None);
+    let json = combined.to_json();
+    for leaf in keys::REPLICATED_LEAVES {
+        let key = format!("{}.{leaf}.mean", keys::REPLICATIONS);
+        assert!(
+            lookup(&json, &key).is_some(),
+            "replicated report lacks {key}"
+        );
+        let ci = format!("{}.{leaf}.ci95", keys::REPLICATIONS);
+        assert!(lookup(&json, &ci).is_some_and(|v| v.is_f64()), "{ci}");
+    }
+    // One run is left as it was: no interval keys.
+    let one = crate::report::Report::replicated(runs[..1].to_vec());
+    assert_eq!(one, runs[0]);
+    assert!(lookup(&one.to_json(), keys::REPLICATIONS).is_none());
+}
+
+#[test]
+fn a_stall_on_any_seed_makes_the_replicated_report_stalled() {
+    let mut runs = demo_on_seeds(&[1, 2]);
+    runs[1].stalled = Some("3 jobs unfinished".into());
+    let combined = crate::report::Report::replicated(runs);
+    assert_eq!(combined.stall(), Some("seed 2: 3 jobs unfinished"));
+    assert!(combined.notes.iter().any(|n| n.contains("seed 2")));
+}
+
+#[test]
+fn a_what_if_reports_the_paired_change_and_refuses_unpaired_seeds() {
+    use crate::report::WhatIf;
+    let baseline = crate::report::Report::replicated(demo_on_seeds(&[1, 2, 3]));
+    let mut slower = baseline.clone();
+    let reps = slower.replications.as_mut().unwrap();
+    for (s, j) in reps
+        .seconds_per_job_by_seed
+        .iter_mut()
+        .zip(&mut reps.jobs_per_hour_by_seed)
+    {
+        *s += 0.002;
+        *j = 3600.0 / *s;
+    }
+    let w = WhatIf {
+        changes: vec!["k=v".into()],
+        baseline: baseline.clone(),
+        changed: slower,
+    };
+    let d = w.difference().expect("same seeds");
+    assert!((d.seconds_per_job.mean - 0.002).abs() < 1e-12);
+    assert!(d.resolved() && d.jobs_per_day.mean < 0.0);
+    assert!(w.to_text().contains("slower: resolved"), "{}", w.to_text());
+    let unchanged = WhatIf {
+        changes: vec!["k=v".into()],
+        baseline: baseline.clone(),
+        changed: baseline.clone(),
+    };
+    assert!(!unchanged.difference().unwrap().resolved());
+    assert!(unchanged.to_text().contains("not resolved"));
+    let other_seeds = WhatIf {
+        changes: vec![],
+        baseline,
+        changed: crate::report::Report::replicated(demo_on_seeds(&[4, 5, 6])),
+    };
+    assert!(other_seeds.difference().is_none());
+}

@@ -215,6 +215,7 @@ fn best_setting(
         .map_err(|e| format!("{e:#}"))?;
     let table = aggregate_table(&plan, &runs);
     let jph = |r: usize| table.stat(r, crate::keys::JOBS_PER_HOUR).map(|s| s.mean);
+    let ci = |r: usize, key: &str| table.stat(r, key).and_then(|s| s.ci95);
     // Rows are in grid order, as the runs they aggregate.
     let steady = |r: usize| !runs[r].reports.iter().any(report_without_steady_state);
     let best = (0..table.rows.len())
@@ -233,7 +234,10 @@ fn best_setting(
     let reserved = ram_gib - stat("ram.capacity_gib").unwrap_or(ram_gib);
     Ok(Outcome {
         proofs_per_day,
+        proofs_per_day_ci95: ci(r, crate::keys::JOBS_PER_HOUR).map(|h| h * 24.0),
         seconds_per_proof: stat(crate::keys::SECONDS_PER_JOB).unwrap_or(f64::NAN),
+        seconds_per_proof_ci95: ci(r, crate::keys::SECONDS_PER_JOB),
+        seeds: row.seeds,
         best: table
             .params
             .iter()
@@ -271,8 +275,10 @@ fn assumptions(scenario: &Path, search: &[String], seeds: u32) -> Vec<String> {
         ),
         format!(
             "Best setting: the most simulated proofs/day over {} ({seeds} seed(s) per \
-             setting); settings that stalled, or whose measured proofs mostly started \
-             together at t = 0 (no steady state), are not results.",
+             setting; proofs/day and s/proof are their mean ± a 95% Student t interval); \
+             settings that stalled, or whose measured proofs mostly started together at \
+             t = 0 (no steady state), are not results. The best of many noisy settings \
+             leans optimistic: neighbouring settings inside its interval are as good.",
             search.join(" x ")
         ),
         "A stage that asks for more threads of the scenario's cpu pool than a host has is \

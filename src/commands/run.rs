@@ -1,44 +1,32 @@
-//! `bwsim run`: simulate one scenario, print the report, then write the exports asked
-//! for (trace, TIMELINE log, timeline plot). Export locations are checked before the
-//! simulation; the report is printed even if an export fails later.
+//! `bwsim run`: simulate one scenario on several seeds, print the report (mean ± 95%
+//! interval), then write the exports asked for (trace, TIMELINE log, timeline plot) of
+//! its first replication. With `--what-if`, the changed scenario against the scenario as
+//! given, on the same seeds. Export locations are checked before the simulation; the
+//! report is printed even if an export fails later.
 
 use std::path::PathBuf;
 
 use crate::cli::{Format, RunArgs, RunExportArgs};
-use crate::engine::{EngineError, EngineLimits};
+use crate::engine::{EngineError, EngineLimits, NullObserver};
 use crate::output::{
     check_dir_target, check_file_target, default_folder, print_stdout, reserve_unique_folder,
 };
-use crate::run::{RunOptions, run_model_within};
+use crate::report::{Report, WhatIf};
+use crate::run::{Replicas, RunOptions, run_replications};
 use crate::trace::{TraceRecorder, write_chrome_trace, write_timeline_log};
 
 /// Runs the scenario and prints its report; exit 1 (after the report) when it stalled.
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
+    if !args.what_if.is_empty() {
+        return what_if(args);
+    }
     let scenario = args.input.scenario.display().to_string();
-    let loaded = crate::scenario::load_with(
-        &args.input.scenario,
-        &args.input.sets,
-        &args.limits.limits(),
-    )?;
-    let overload = loaded.summary.overload.clone();
-    if let Some(w) = &overload {
-        eprintln!("warning: {scenario}: {w}");
-    }
-    let mut model = loaded.model;
-    if let Some(seed) = args.seed {
-        model.seed = seed;
-    }
+    let (model, overload) = load(&args, &args.input.sets)?;
     let plot_dir = check_exports(&args.exports, &model.name)?;
-    let opts = RunOptions {
-        ideal: !args.no_ideal,
-    };
-    let limits = EngineLimits {
-        max_events: args.limits.max_events,
-    };
     let mut recorder = args.exports.any().then(|| TraceRecorder::new(&model));
     let report = match recorder.as_mut() {
-        Some(rec) => run_model_within(&model, opts, limits, rec),
-        None => run_model_within(&model, opts, limits, &mut crate::engine::NullObserver),
+        Some(rec) => replicate(&args, &model, rec),
+        None => replicate(&args, &model, &mut NullObserver),
     }
     .map_err(|e| engine_error(e, &scenario))?;
     let mut report = report;
@@ -56,6 +44,67 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         anyhow::bail!("{scenario}: run stalled: {why}");
     }
     Ok(())
+}
+
+/// `--what-if`: the scenario (with `--set`) as the baseline, the same plus the changes,
+/// both over the same seeds; prints both throughputs and their paired difference.
+fn what_if(args: RunArgs) -> anyhow::Result<()> {
+    let scenario = args.input.scenario.display().to_string();
+    let mut changed_sets = args.input.sets.clone();
+    changed_sets.extend(args.what_if.iter().cloned());
+    let (base_model, _) = load(&args, &args.input.sets)?;
+    let (changed_model, _) = load(&args, &changed_sets)?;
+    let side =
+        |model| replicate(&args, model, &mut NullObserver).map_err(|e| engine_error(e, &scenario));
+    let (baseline, changed) = (side(&base_model)?, side(&changed_model)?);
+    let report = WhatIf {
+        changes: args.what_if.clone(),
+        baseline,
+        changed,
+    };
+    match args.format {
+        Format::Text => print_stdout(&report.to_text())?,
+        Format::Json => print_stdout(&format!("{}\n", report.to_json()))?,
+    }
+    for (label, r) in [("baseline", &report.baseline), ("changed", &report.changed)] {
+        if let Some(why) = r.stall() {
+            anyhow::bail!("{scenario}: the {label} run stalled: {why}");
+        }
+    }
+    Ok(())
+}
+
+/// The scenario with `sets`, seeded by `--seed` when given, and its overload warning
+/// (also printed on stderr).
+fn load(args: &RunArgs, sets: &[String]) -> anyhow::Result<(crate::model::Model, Option<String>)> {
+    let loaded = crate::scenario::load_with(&args.input.scenario, sets, &args.limits.limits())?;
+    let overload = loaded.summary.overload;
+    if let Some(w) = &overload {
+        eprintln!("warning: {}: {w}", args.input.scenario.display());
+    }
+    let mut model = loaded.model;
+    if let Some(seed) = args.seed {
+        model.seed = seed;
+    }
+    Ok((model, overload))
+}
+
+/// The run's replications, combined.
+fn replicate<O: crate::engine::Observer + Send>(
+    args: &RunArgs,
+    model: &crate::model::Model,
+    extra: &mut O,
+) -> Result<Report, EngineError> {
+    let opts = RunOptions {
+        ideal: !args.no_ideal,
+    };
+    let limits = EngineLimits {
+        max_events: args.limits.max_events,
+    };
+    let replicas = Replicas {
+        count: args.replications as usize,
+    };
+    run_replications(model, replicas, opts, limits, extra)
 }
 
 /// An engine error with what the user can do about it: an event limit is raised with

@@ -7,14 +7,21 @@ use serde_json::{Value, json};
 
 use super::cost::{CostAssumptions, Target};
 use super::host::HostProfile;
+use crate::analysis::interval::{Summary, distinct};
 
 /// The best setting found for one host.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Outcome {
-    /// Proofs per day at the best setting.
+    /// Proofs per day at the best setting (mean over its seeds).
     pub proofs_per_day: f64,
-    /// Seconds per proof (steady state).
+    /// Half-width of its 95% interval; `None` with one seed.
+    pub proofs_per_day_ci95: Option<f64>,
+    /// Seconds per proof (steady state, mean over its seeds).
     pub seconds_per_proof: f64,
+    /// Half-width of its 95% interval; `None` with one seed.
+    pub seconds_per_proof_ci95: Option<f64>,
+    /// Seeds the best setting was run on.
+    pub seeds: usize,
     /// The searched knobs at their best values, `KEY=VALUE`.
     pub best: Vec<String>,
     /// The limiting resource there.
@@ -29,6 +36,25 @@ pub struct Outcome {
     pub points: usize,
     /// The best setting is the largest value searched of some knob: more might be better.
     pub at_search_edge: bool,
+}
+
+impl Outcome {
+    /// Proofs per day with its interval.
+    pub fn proofs_per_day_summary(&self) -> Summary {
+        Summary {
+            n: self.seeds,
+            mean: self.proofs_per_day,
+            ci95: self.proofs_per_day_ci95,
+        }
+    }
+
+    fn seconds_per_proof_summary(&self) -> Summary {
+        Summary {
+            n: self.seeds,
+            mean: self.seconds_per_proof,
+            ci95: self.seconds_per_proof_ci95,
+        }
+    }
 }
 
 /// One host's row: its profile, the overrides it became, and the result (or why none).
@@ -75,11 +101,11 @@ pub fn markdown(
         let cpu = format!("{}C/{}T", h.cpu.cores, h.cpu.threads);
         match &r.outcome {
             Ok(o) => s.push_str(&format!(
-                "| {} | {cpu} | {:.0} | {gpus} | {:.0} | {:.1} | {} | {} | {:.0} | {} |\n",
+                "| {} | {cpu} | {:.0} | {gpus} | {} | {} | {} | {} | {:.0} | {} |\n",
                 h.name,
                 h.dram_gbps(),
-                o.proofs_per_day,
-                o.seconds_per_proof,
+                o.proofs_per_day_summary().display(0),
+                o.seconds_per_proof_summary().display(1),
                 o.best.join(", ") + if o.at_search_edge { " *" } else { "" },
                 o.bottleneck,
                 o.ram_needed_gib,
@@ -92,6 +118,10 @@ pub fn markdown(
                 why.replace('|', "/").replace('\n', " ")
             )),
         }
+    }
+    if let Some(line) = ranking_line(rows) {
+        s.push('\n');
+        s.push_str(&line);
     }
     if let Some(asked) = target_asked {
         s.push('\n');
@@ -136,6 +166,61 @@ pub fn markdown(
     s
 }
 
+/// The hosts that ran, most proofs per day first, each with whether it is told apart
+/// from the next (their intervals' difference excludes 0).
+pub fn ranking(rows: &[HostResult]) -> Vec<(usize, Option<bool>)> {
+    let mut ok: Vec<(usize, &Outcome)> = (rows.iter().enumerate())
+        .filter_map(|(i, r)| r.outcome.as_ref().ok().map(|o| (i, o)))
+        .collect();
+    ok.sort_by(|a, b| b.1.proofs_per_day.total_cmp(&a.1.proofs_per_day));
+    (0..ok.len())
+        .map(|k| {
+            let next = ok.get(k + 1).map(|(_, n)| {
+                distinct(
+                    &ok[k].1.proofs_per_day_summary(),
+                    &n.proofs_per_day_summary(),
+                )
+            });
+            (ok[k].0, next)
+        })
+        .collect()
+}
+
+/// `Ranking by proofs/day: a > b ~ c (not resolved) > d`, or `None` for fewer than two
+/// hosts that ran.
+fn ranking_line(rows: &[HostResult]) -> Option<String> {
+    let order = ranking(rows);
+    if order.len() < 2 {
+        return None;
+    }
+    let mut line = String::from("Ranking by proofs/day (95% intervals): ");
+    let mut unresolved = Vec::new();
+    for &(i, resolved) in &order {
+        line.push_str(&rows[i].host.name);
+        match resolved {
+            Some(true) => line.push_str(" > "),
+            Some(false) => {
+                line.push_str(" ~ ");
+                unresolved.push(i);
+            }
+            None => {}
+        }
+    }
+    line.push_str(".\n");
+    if !unresolved.is_empty() {
+        let pairs: Vec<String> = (order.windows(2))
+            .filter(|w| w[0].1 == Some(false))
+            .map(|w| format!("{} and {}", rows[w[0].0].host.name, rows[w[1].0].host.name))
+            .collect();
+        line.push_str(&format!(
+            "`~`: not resolved, the difference is within the noise of the seeds ({}); \
+             more `--seeds` narrow the intervals.\n",
+            pairs.join("; ")
+        ));
+    }
+    Some(line)
+}
+
 /// The comparison as JSON.
 pub fn to_json(
     scenario: &str,
@@ -163,8 +248,13 @@ pub fn to_json(
             v
         })
         .collect();
+    let ranking: Vec<Value> = ranking(rows)
+        .into_iter()
+        .map(|(i, resolved)| json!({"host": rows[i].host.name, "resolved_against_next": resolved}))
+        .collect();
     json!({
         "scenario": scenario,
+        "ranking": ranking,
         "amortise_years": costs.amortise_years,
         "power_price_per_kwh": costs.power_price_per_kwh,
         "hosts": hosts,

@@ -5,8 +5,8 @@
 use serde_json::Value;
 
 use super::runner::PointRun;
-use super::stats::summarize;
 use super::table::{Row, Stat, SweepTable};
+use crate::analysis::interval::summarize;
 use crate::keys;
 
 /// Metrics listed first in the CSV, when present; the rest follow in report order.

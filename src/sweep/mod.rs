@@ -3,9 +3,10 @@
 //! plots, and the throughput knee.
 //!
 //! The steps are separate, as in hyperfine: parse ([`spec`], [`range`]) -> expand
-//! ([`grid`], [`seeds`]) -> run ([`runner`], [`progress`]) -> aggregate ([`aggregate`],
-//! [`stats`], [`knee`]) -> export ([`csv`], [`json`]). [`session`] strings the steps
-//! together; output folders and plots are the `bwsim sweep` command's business.
+//! ([`grid`], [`seeds`]) -> run ([`runner`], [`progress`]) -> aggregate ([`aggregate`]
+//! with [`crate::analysis::interval`], [`knee`]) -> export ([`csv`], [`json`]).
+//! [`session`] strings the steps together; output folders and plots are the
+//! `bwsim sweep` command's business.
 //!
 //! ```
 //! use bwsim::sweep::{Grid, parse_param};
@@ -37,7 +38,6 @@ pub mod session;
 pub mod shard;
 pub mod spec;
 pub mod spec_error;
-pub mod stats;
 pub mod table;
 pub mod value;
 

@@ -4,6 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use super::Report;
+use crate::analysis::interval::Summary;
 use crate::analysis::keys as k;
 
 /// Rounds to 9 significant digits so reports are stable and readable.
@@ -86,9 +87,46 @@ impl Report {
         put(r, k::LITTLE_L, num(self.little_l));
         put(r, k::LITTLE_LAMBDA_W, num(self.little_lambda_w));
         put(r, k::NOTES, json!(self.notes));
+        self.put_replications(r);
         put(r, k::ENGINE_EVENTS, json!(self.engine_events));
         put(r, k::ENGINE_WALL_S, json!(self.engine_wall_s));
         Value::Object(o)
+    }
+
+    /// The mean and interval over seeds of a replicated report (nothing for one run).
+    fn put_replications(&self, r: &mut Map<String, Value>) {
+        let Some(reps) = &self.replications else {
+            return;
+        };
+        let interval = |s: &Summary| {
+            let ci95 = s.ci95.map_or(Value::Null, num);
+            object([("mean", num(s.mean)), ("ci95", ci95)])
+        };
+        let with_seeds = |s: &Summary, by_seed: &[f64]| {
+            let mut v = interval(s);
+            v["by_seed"] = Value::Array(by_seed.iter().map(|x| num(*x)).collect());
+            v
+        };
+        let [spj, jph, jpd, response] = k::REPLICATED_LEAVES;
+        let mut section = vec![
+            ("count", json!(reps.count())),
+            ("seeds", json!(reps.seeds)),
+            ("details_seed", json!(self.seed)),
+            (
+                spj,
+                with_seeds(&reps.seconds_per_job, &reps.seconds_per_job_by_seed),
+            ),
+            (
+                jph,
+                with_seeds(&reps.jobs_per_hour, &reps.jobs_per_hour_by_seed),
+            ),
+            (jpd, interval(&reps.jobs_per_hour.scaled(24.0))),
+            (response, interval(&reps.response_mean_s)),
+        ];
+        if let Some(ideal) = &reps.ideal_seconds_per_job {
+            section.push(("ideal_seconds_per_job", interval(ideal)));
+        }
+        put(r, k::REPLICATIONS, object(section));
     }
 
     fn put_gpu(&self, r: &mut Map<String, Value>) {

@@ -1,8 +1,14 @@
 //! The result of one run: typed, then rendered by one exporter per format
-//! ([`json`], [`text`]).
+//! ([`json`], [`text`]); [`replicated`] combines the runs of several seeds into one and
+//! [`what_if`] sets a changed run against its baseline.
 
 pub mod json;
+pub mod replicated;
 pub mod text;
+pub mod what_if;
+
+pub use replicated::Replications;
+pub use what_if::WhatIf;
 
 use std::collections::BTreeMap;
 
@@ -139,6 +145,9 @@ pub struct Report {
     pub engine_events: u64,
     /// Wall-clock seconds the simulation took.
     pub engine_wall_s: f64,
+    /// The replications combined into this report, when more than one: the fields above
+    /// are the first one's, these the mean and interval over all.
+    pub replications: Option<Replications>,
 }
 
 impl Report {
@@ -209,6 +218,7 @@ impl Report {
             holds,
             engine_events: m.run.events,
             engine_wall_s: wall_s,
+            replications: None,
         }
     }
 

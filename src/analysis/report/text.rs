@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::Report;
+use super::{Replications, Report};
 
 fn pct(x: f64) -> String {
     format!("{:5.1}%", x * 100.0)
@@ -24,7 +24,13 @@ impl Report {
             self.window_s
         );
         let _ = writeln!(w);
-        if self.seconds_per_job.is_finite() {
+        if let Some(reps) = self
+            .replications
+            .as_ref()
+            .filter(|_| self.seconds_per_job.is_finite())
+        {
+            write_replicated_throughput(w, reps, self.seed);
+        } else if self.seconds_per_job.is_finite() {
             let _ = writeln!(
                 w,
                 "throughput   {:.3} s/job   {:.1} jobs/hour   (mean response {:.3} s)",
@@ -33,7 +39,17 @@ impl Report {
         } else {
             let _ = writeln!(w, "throughput   unknown: no measured job finished");
         }
-        if let Some(ideal) = self.ideal_seconds_per_job.filter(|x| x.is_finite()) {
+        let ideal_interval = (self.replications.as_ref())
+            .and_then(|r| r.ideal_seconds_per_job)
+            .filter(|i| i.mean.is_finite());
+        if let Some(ideal) = ideal_interval {
+            let _ = writeln!(
+                w,
+                "ideal        {} s/job   {} jobs/day   (no DRAM/PCIe/pool contention)",
+                ideal.display(3),
+                jobs_per_day_of(ideal.mean)
+            );
+        } else if let Some(ideal) = self.ideal_seconds_per_job.filter(|x| x.is_finite()) {
             let _ = writeln!(
                 w,
                 "ideal        {:.3} s/job   {:.1} jobs/hour   (no DRAM/PCIe/pool contention)",
@@ -138,4 +154,29 @@ impl Report {
         );
         o
     }
+}
+
+/// The throughput of several replications: mean ± 95% interval of seconds per job, jobs
+/// per day beside it, and which seed the rest of the report shows.
+fn write_replicated_throughput(w: &mut String, reps: &Replications, seed: u64) {
+    let per_day = reps.jobs_per_hour.scaled(24.0);
+    let _ = writeln!(
+        w,
+        "throughput   {} s/job   {} jobs/day   (mean response {} s)",
+        reps.seconds_per_job.display(3),
+        per_day.display(1),
+        reps.response_mean_s.display(3)
+    );
+    let last = reps.seeds.last().copied().unwrap_or(seed);
+    let _ = writeln!(
+        w,
+        "             mean ± 95% interval over {} replications (seeds {seed} to {last}); \
+         the tables below are seed {seed}'s run",
+        reps.count()
+    );
+}
+
+/// Jobs per day at `seconds_per_job`, to the job.
+fn jobs_per_day_of(seconds_per_job: f64) -> String {
+    format!("{:.0}", 86_400.0 / seconds_per_job)
 }

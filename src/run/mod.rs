@@ -1,4 +1,9 @@
-//! One simulation run, end to end: engine + metrics -> [`Report`].
+//! One simulation run, end to end: engine + metrics -> [`Report`]; [`replications`]
+//! runs it on several seeds at once and combines them.
+
+pub mod replications;
+
+pub use replications::{Replicas, run_replications};
 
 use std::time::Instant;
 

@@ -1,0 +1,173 @@
+//! A what-if: the scenario with some changes against the same scenario without them,
+//! both replicated on the same seeds, and the difference with its own 95% interval from
+//! the per-seed differences (common random numbers: the noise both runs share cancels).
+//! A difference whose interval holds 0 is reported as not resolved, never as a sign.
+
+use std::fmt::Write;
+
+use serde_json::{Value, json};
+
+use super::Report;
+use crate::analysis::interval::{Summary, paired_difference, summarize};
+
+/// The baseline and the changed run, each over the same seeds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WhatIf {
+    /// The changes, `KEY=VALUE` as given.
+    pub changes: Vec<String>,
+    /// The scenario without the changes.
+    pub baseline: Report,
+    /// The scenario with them.
+    pub changed: Report,
+}
+
+/// What the replications say about one metric's change.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Difference {
+    /// Changed minus baseline, paired by seed.
+    pub seconds_per_job: Summary,
+    /// Changed minus baseline jobs per day, paired by seed.
+    pub jobs_per_day: Summary,
+    /// The mean change in seconds per job, percent of the baseline's.
+    pub seconds_per_job_pct: f64,
+}
+
+impl Difference {
+    /// True when the interval of the change in seconds per job excludes 0.
+    pub fn resolved(&self) -> bool {
+        self.seconds_per_job.excludes_zero()
+    }
+}
+
+/// Each seed's value of a report: the replications' list, or the one run's.
+fn by_seed(r: &Report, f: fn(&super::Replications) -> &Vec<f64>, one: f64) -> Vec<f64> {
+    r.replications
+        .as_ref()
+        .map_or_else(|| vec![one], |x| f(x).clone())
+}
+
+impl WhatIf {
+    /// The paired difference; `None` when the two sides were not run on the same seeds.
+    pub fn difference(&self) -> Option<Difference> {
+        let seeds = |r: &Report| r.replications.as_ref().map(|x| x.seeds.clone());
+        if seeds(&self.baseline) != seeds(&self.changed) || self.baseline.seed != self.changed.seed
+        {
+            return None;
+        }
+        let spj = |r: &Report| by_seed(r, |x| &x.seconds_per_job_by_seed, r.seconds_per_job);
+        let jph = |r: &Report| by_seed(r, |x| &x.jobs_per_hour_by_seed, r.jobs_per_hour);
+        let seconds_per_job = paired_difference(&spj(&self.baseline), &spj(&self.changed))?;
+        let jobs_per_day =
+            paired_difference(&jph(&self.baseline), &jph(&self.changed))?.scaled(24.0);
+        let base = summarize(&spj(&self.baseline))?.mean;
+        Some(Difference {
+            seconds_per_job,
+            jobs_per_day,
+            seconds_per_job_pct: 100.0 * seconds_per_job.mean / base,
+        })
+    }
+
+    /// The what-if for a terminal.
+    pub fn to_text(&self) -> String {
+        let mut o = String::new();
+        let w = &mut o;
+        let seeds = self.baseline.replications.as_ref().map_or(1, |r| r.count());
+        let _ = writeln!(
+            w,
+            "what-if      {} against scenario {} as given, {seeds} paired replications \
+             (seeds {} to {})",
+            self.changes.join(" "),
+            self.baseline.scenario,
+            self.baseline.seed,
+            self.baseline.seed.wrapping_add(seeds as u64 - 1)
+        );
+        for (label, r) in [("baseline", &self.baseline), ("changed", &self.changed)] {
+            let (spj, per_day) = throughput(r);
+            let _ = writeln!(
+                w,
+                "{label:<12} {} s/job   {} jobs/day   bottleneck {}",
+                spj.display(3),
+                per_day.display(1),
+                r.bottleneck.resource
+            );
+        }
+        match self.difference() {
+            Some(d) => {
+                let _ = writeln!(
+                    w,
+                    "difference   {} s/job ({:+.1}%)   {} jobs/day",
+                    d.seconds_per_job.display_signed(3),
+                    d.seconds_per_job_pct,
+                    d.jobs_per_day.display_signed(1)
+                );
+                let _ = writeln!(w, "             {}", verdict(&d, seeds));
+            }
+            None => {
+                let _ = writeln!(w, "difference   unknown: the two runs used different seeds");
+            }
+        }
+        for (label, r) in [("baseline", &self.baseline), ("changed", &self.changed)] {
+            for n in &r.notes {
+                let _ = writeln!(w, "note         {label}: {n}");
+            }
+        }
+        o
+    }
+
+    /// The what-if as one JSON object: each side's report and the difference.
+    pub fn to_json(&self) -> Value {
+        let difference = self.difference().map(|d| {
+            let ci = |s: Summary| s.ci95.map_or(Value::Null, |h| json!(h));
+            json!({
+                "seconds_per_job": d.seconds_per_job.mean,
+                "seconds_per_job_ci95": ci(d.seconds_per_job),
+                "seconds_per_job_pct": d.seconds_per_job_pct,
+                "jobs_per_day": d.jobs_per_day.mean,
+                "jobs_per_day_ci95": ci(d.jobs_per_day),
+                "resolved": d.resolved(),
+            })
+        });
+        json!({
+            "changes": self.changes,
+            "baseline": self.baseline.to_json(),
+            "changed": self.changed.to_json(),
+            "difference": difference,
+        })
+    }
+}
+
+/// Seconds per job and jobs per day of one side, with intervals when replicated.
+fn throughput(r: &Report) -> (Summary, Summary) {
+    match &r.replications {
+        Some(x) => (x.seconds_per_job, x.jobs_per_hour.scaled(24.0)),
+        None => {
+            let one = |mean| Summary {
+                n: 1,
+                mean,
+                ci95: None,
+            };
+            (one(r.seconds_per_job), one(r.jobs_per_hour * 24.0))
+        }
+    }
+}
+
+/// Faster, slower, or not resolved (never a sign the replications do not settle).
+fn verdict(d: &Difference, seeds: usize) -> String {
+    if seeds < 2 {
+        return "not resolved: one replication gives no interval; use --replications 2 or more"
+            .into();
+    }
+    if d.resolved() {
+        let way = if d.seconds_per_job.mean < 0.0 {
+            "faster"
+        } else {
+            "slower"
+        };
+        format!("{way}: resolved (the 95% interval of the change excludes 0)")
+    } else {
+        format!(
+            "not resolved: the change is within the noise of {seeds} replications (its 95% \
+             interval includes 0); more --replications narrow the interval"
+        )
+    }
+}
