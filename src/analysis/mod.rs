@@ -4,7 +4,9 @@
 //! and sweep tables alike.
 
 pub mod bottleneck;
+pub mod bracket_chain;
 mod few;
+pub mod gap;
 pub mod keys;
 pub mod metrics;
 mod nonzero;

@@ -4,6 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use super::Report;
+use crate::analysis::gap::GapPart;
 use crate::analysis::keys as k;
 
 /// Rounds to 9 significant digits so reports are stable and readable.
@@ -102,6 +103,25 @@ impl Report {
         put(r, k::GPU_BRACKETED_SECONDS_PER_JOB, bracketed);
         put(r, k::GPU_SAMPLED_BUSY_FRAC, num(self.gpu_sampled_busy_frac));
         put(r, k::GPU_SPANS_MEAN_S, numbers(&self.spans_mean_s));
+        put(r, k::GPU_BREAKDOWN, self.breakdown_json());
+    }
+
+    fn breakdown_json(&self) -> Value {
+        let mut o = Map::new();
+        o.insert("brackets".into(), json!(self.gpu_breakdown.brackets));
+        o.insert("mean_bracket_s".into(), num(self.mean_bracket_s()));
+        for part in GapPart::ALL {
+            let leaves = [
+                (k::BREAKDOWN_PER_BRACKET_S, self.per_bracket_s(part)),
+                (k::BREAKDOWN_PER_JOB_S, self.per_job_s(part)),
+                (k::BREAKDOWN_SHARE, self.gpu_breakdown.share(part)),
+            ];
+            for (leaf, x) in leaves {
+                o.insert(format!("{}{leaf}", part.key()), num(x));
+            }
+        }
+        o.insert("verdict".into(), json!(self.gap_verdict()));
+        Value::Object(o)
     }
 
     fn put_dram(&self, r: &mut Map<String, Value>) {

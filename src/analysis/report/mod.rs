@@ -7,6 +7,7 @@ pub mod text;
 use std::collections::BTreeMap;
 
 use super::bottleneck::{self, Bottleneck};
+use super::gap::{GapPart, GapTotals};
 use super::run_stats::{RunStats, StageTotals};
 use crate::engine::RateKind;
 use crate::model::{ArrivalKind, Arrivals, HoldResource, Model, Stage};
@@ -99,6 +100,8 @@ pub struct Report {
     pub gpu_sampled_busy_frac: f64,
     /// Its sample period, seconds.
     pub smi_sample_period_s: f64,
+    /// What the gpu_busy brackets of measured jobs were spent on, summed over GPUs.
+    pub gpu_breakdown: GapTotals,
     /// Mean length of each instrumentation span, seconds.
     pub spans_mean_s: BTreeMap<String, f64>,
     /// DRAM capacity, GB/s.
@@ -167,6 +170,7 @@ impl Report {
             gpu_bracketed_busy_frac: w.per_window(m.gpu.bracket_busy_s.iter().sum::<f64>() / gpus),
             gpu_sampled_busy_frac: w.per_window(m.gpu.sampled_busy_s.iter().sum::<f64>() / gpus),
             smi_sample_period_s: model.instrumentation.smi_period_s(),
+            gpu_breakdown: m.gpu.gap.clone(),
             gpu_bracketed_seconds_per_job: if w.measured_jobs > 0 {
                 m.gpu.bracketed_span_total_s / w.measured_jobs as f64 / gpus
             } else {
@@ -216,6 +220,53 @@ impl Report {
     /// only the part that ran.
     pub fn stall(&self) -> Option<&str> {
         self.stalled.as_deref()
+    }
+
+    /// Mean seconds of `part` in one bracket (0 without brackets).
+    pub fn per_bracket_s(&self, part: GapPart) -> f64 {
+        let b = &self.gpu_breakdown;
+        b.seconds(part) / b.brackets.max(1) as f64
+    }
+
+    /// Seconds of `part` per measured job and GPU, the unit of
+    /// [`Report::gpu_bracketed_seconds_per_job`], so the parts add up to it.
+    pub fn per_job_s(&self, part: GapPart) -> f64 {
+        let total = self.gpu_breakdown.bracket_s;
+        if total > 0.0 {
+            self.gpu_bracketed_seconds_per_job * self.gpu_breakdown.share(part)
+        } else {
+            0.0
+        }
+    }
+
+    /// Mean length of one gpu_busy bracket, seconds (0 without brackets).
+    pub fn mean_bracket_s(&self) -> f64 {
+        let b = &self.gpu_breakdown;
+        b.bracket_s / b.brackets.max(1) as f64
+    }
+
+    /// One line that explains the gap between the markers and the kernels, when there are
+    /// brackets: "the markers claim X%, kernels run Y%; the difference is mostly Z".
+    pub fn gap_verdict(&self) -> Option<String> {
+        let b = &self.gpu_breakdown;
+        if b.brackets == 0 || b.bracket_s <= 0.0 {
+            return None;
+        }
+        let claim = format!(
+            "the markers claim {:.1}% GPU busy, kernels run {:.1}%",
+            self.gpu_bracketed_busy_frac * 100.0,
+            self.gpu_true_busy_frac * 100.0
+        );
+        Some(match b.main_gap() {
+            Some(part) => format!(
+                "{claim}; the difference is mostly {} ({:.0}% of the bracketed time, {:.3} s of a {:.3} s bracket)",
+                part.label(),
+                b.share(part) * 100.0,
+                self.per_bracket_s(part),
+                self.mean_bracket_s()
+            ),
+            None => format!("{claim}; the brackets hold nothing but kernels"),
+        })
     }
 
     /// GPU link utilisations (for the text view): (name, mean utilisation).
