@@ -204,6 +204,9 @@ pub struct RunArgs {
     /// Skip the contention-free counterfactual run (`ideal.*` in the report).
     #[arg(long)]
     pub no_ideal: bool,
+    /// Skip the what-ifs (one step more of each resource, `what_if.*` in the report).
+    #[arg(long)]
+    pub no_what_if: bool,
     /// Caps on the run's estimated size.
     #[command(flatten)]
     pub limits: LimitArgs,

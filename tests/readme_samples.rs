@@ -90,13 +90,20 @@ fn every_marked_sample_is_what_bwsim_prints_now() {
                 doc.replace_range(range.clone(), &now);
                 continue;
             }
-            let shown = &doc[range.clone()];
-            assert_eq!(
-                masked(shown),
-                masked(&now),
-                "{}: the sample of `bwsim {args}` is stale (BWSIM_BLESS=1 cargo test --test readme_samples rewrites it)",
-                path.display()
-            );
+            let (shown, now) = (masked(&doc[range.clone()]), masked(&now));
+            if shown != now {
+                let (a, b): (Vec<_>, Vec<_>) = (shown.lines().collect(), now.lines().collect());
+                let line = (0..a.len().max(b.len()))
+                    .find(|&i| a.get(i) != b.get(i))
+                    .unwrap_or(0);
+                panic!(
+                    "{}: the sample of `bwsim {args}` is stale at its line {}:\n  shown: {}\n  now:   {}\n(BWSIM_BLESS=1 cargo test --test readme_samples rewrites it)",
+                    path.display(),
+                    line + 1,
+                    a.get(line).unwrap_or(&"<end>"),
+                    b.get(line).unwrap_or(&"<end>"),
+                );
+            }
             checked += 1;
         }
         if bless && !found.is_empty() {

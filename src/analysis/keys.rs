@@ -46,6 +46,10 @@ pub const BOTTLENECK_RESOURCE: &str = "bottleneck.resource";
 pub const BOTTLENECK_REASON: &str = "bottleneck.reason";
 /// Object: resource -> seconds blamed on it.
 pub const BOTTLENECK_BLAME_S: &str = "bottleneck.blame_s";
+/// Object, or null when not computed (`run --no-what-if`, sweeps): `knob` (the resource
+/// key, or null), `verdict`, and per resource `<resource>.{step, seconds_per_job, gain,
+/// share}`.
+pub const WHAT_IF: &str = "what_if";
 pub const LITTLE_L: &str = "little.l";
 pub const LITTLE_LAMBDA_W: &str = "little.lambda_w";
 pub const NOTES: &str = "notes";
@@ -61,7 +65,7 @@ pub const STAGE_MEAN_WAIT_S: &str = "mean_wait_s";
 pub const STAGE_LOST_S: &str = "lost_s";
 
 /// Every fixed key the JSON report writes, in the order it writes them.
-pub const ALL: [&str; 39] = [
+pub const ALL: [&str; 40] = [
     SCENARIO,
     SEED,
     JOBS_COMPLETED,
@@ -96,6 +100,7 @@ pub const ALL: [&str; 39] = [
     BOTTLENECK_RESOURCE,
     BOTTLENECK_REASON,
     BOTTLENECK_BLAME_S,
+    WHAT_IF,
     LITTLE_L,
     LITTLE_LAMBDA_W,
     NOTES,

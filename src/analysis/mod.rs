@@ -8,6 +8,7 @@ pub mod bracket_chain;
 mod few;
 pub mod gap;
 pub mod keys;
+pub mod knob;
 pub mod metrics;
 mod nonzero;
 pub mod report;

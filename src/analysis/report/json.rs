@@ -84,6 +84,7 @@ impl Report {
         put(r, k::BOTTLENECK_RESOURCE, json!(self.bottleneck.resource));
         put(r, k::BOTTLENECK_REASON, json!(self.bottleneck.reason));
         put(r, k::BOTTLENECK_BLAME_S, numbers(&self.bottleneck.blame_s));
+        put(r, k::WHAT_IF, self.knobs_json());
         put(r, k::LITTLE_L, num(self.little_l));
         put(r, k::LITTLE_LAMBDA_W, num(self.little_lambda_w));
         put(r, k::NOTES, json!(self.notes));
@@ -104,6 +105,26 @@ impl Report {
         put(r, k::GPU_SAMPLED_BUSY_FRAC, num(self.gpu_sampled_busy_frac));
         put(r, k::GPU_SPANS_MEAN_S, numbers(&self.spans_mean_s));
         put(r, k::GPU_BREAKDOWN, self.breakdown_json());
+    }
+
+    fn knobs_json(&self) -> Value {
+        let Some(knobs) = &self.knobs else {
+            return Value::Null;
+        };
+        let mut o = Map::new();
+        let knob = knobs.knob().map(|w| w.resource.key());
+        o.insert("knob".into(), json!(knob));
+        o.insert("verdict".into(), json!(knobs.verdict()));
+        for w in &knobs.what_ifs {
+            let fields = json!({
+                "step": w.resource.step(),
+                "seconds_per_job": num(w.seconds_per_job),
+                "gain": num(w.gain),
+                "share": num(knobs.share(w)),
+            });
+            o.insert(w.resource.key().into(), fields);
+        }
+        Value::Object(o)
     }
 
     fn breakdown_json(&self) -> Value {

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use super::bottleneck::{self, Bottleneck};
 use super::gap::{GapPart, GapTotals};
+use super::knob::Knobs;
 use super::run_stats::{RunStats, StageTotals};
 use crate::engine::RateKind;
 use crate::model::{ArrivalKind, Arrivals, HoldResource, Model, Stage};
@@ -134,6 +135,8 @@ pub struct Report {
     pub little_lambda_w: f64,
     /// Throughput of the same scenario without rate contention, if computed.
     pub ideal_seconds_per_job: Option<f64>,
+    /// What one step more of each resource buys, if computed (`bwsim run` does).
+    pub knobs: Option<Knobs>,
     /// Warnings a user should see (capacity limits, stalls).
     pub notes: Vec<String>,
     /// Why the run stopped with jobs unfinished, if it did (also the first note).
@@ -208,6 +211,7 @@ impl Report {
                 0.0
             },
             ideal_seconds_per_job: None,
+            knobs: None,
             notes: notes(model, m, &holds),
             stalled: m.stalled.clone(),
             holds,

@@ -50,6 +50,31 @@ impl Report {
         let _ = writeln!(w, "             {verdict}");
     }
 
+    /// The what-ifs behind the bottleneck, one line each, then the knob.
+    fn write_knobs(&self, w: &mut String) {
+        let Some(k) = &self.knobs else {
+            return;
+        };
+        let _ = writeln!(
+            w,
+            "what if      one step more of one resource at a time, same seed (share: of the time the steps save)"
+        );
+        for x in &k.what_ifs {
+            // Below half a permille the change prints as 0, never as -0.0.
+            let change = if x.gain.abs() < 5e-4 { 0.0 } else { -x.gain };
+            let _ = writeln!(
+                w,
+                "             {:<15} {:>4}  {:>10.3} s/job {:>+6.1}%   share {:>4.0}%",
+                x.resource.label(),
+                x.resource.step(),
+                x.seconds_per_job,
+                change * 100.0,
+                k.share(x) * 100.0
+            );
+        }
+        let _ = writeln!(w, "knob         {}", k.verdict());
+    }
+
     /// Renders the report for a terminal.
     pub fn to_text(&self) -> String {
         let mut o = String::new();
@@ -159,6 +184,7 @@ impl Report {
             "bottleneck   {}: {}",
             self.bottleneck.resource, self.bottleneck.reason
         );
+        self.write_knobs(w);
         for n in &self.notes {
             let _ = writeln!(w, "note         {n}");
         }
