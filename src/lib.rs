@@ -21,6 +21,5 @@ pub mod run;
 pub mod scenario;
 pub mod sweep;
 pub mod trace;
-pub mod what_if;
 
 pub use analysis::{bottleneck, keys, metrics, report};

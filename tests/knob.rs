@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use bwsim::analysis::knob::Resource;
 use bwsim::engine::EngineLimits;
 use bwsim::model::Model;
+use bwsim::run::what_if::{stepped, what_ifs};
 use bwsim::run::{RunOptions, run_model_within};
 use bwsim::scenario;
-use bwsim::what_if::{stepped, what_ifs};
 
 fn load(path: &Path, sets: &[&str]) -> Model {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();

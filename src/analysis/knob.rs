@@ -1,5 +1,5 @@
 //! The bottleneck as a knob: what one step more of each candidate resource buys, and
-//! which buys most. The what-if runs themselves are [`crate::what_if`]'s; this module
+//! which buys most. The what-if runs themselves are [`crate::run::what_if`]'s; this module
 //! only compares their results.
 
 /// A resource a buyer or an operator can add a step of.

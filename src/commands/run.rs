@@ -43,7 +43,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     .map_err(|e| engine_error(e, &scenario))?;
     let mut report = report;
     if !args.no_what_if && report.stall().is_none() {
-        let knobs = crate::what_if::what_ifs(&model, report.seconds_per_job, limits)
+        let knobs = crate::run::what_if::what_ifs(&model, report.seconds_per_job, limits)
             .map_err(|e| engine_error(e, &scenario))?;
         report.knobs = Some(knobs);
     }

@@ -1,11 +1,11 @@
-//! Quick what-ifs for the bottleneck: the model with one step more of one resource
+//! Quick what-ifs for the bottleneck (`bwsim run` makes them after the run itself): the model with one step more of one resource
 //! ([`stepped`]), simulated with the same seed, for every candidate
 //! ([`crate::analysis::knob::Resource`]).
 
+use super::{RunOptions, run_model_within};
 use crate::analysis::knob::{Knobs, Resource, STEP_FACTOR};
 use crate::engine::{EngineError, EngineLimits, NullObserver};
 use crate::model::Model;
-use crate::run::{RunOptions, run_model_within};
 
 fn more(x: f64) -> f64 {
     x * STEP_FACTOR
