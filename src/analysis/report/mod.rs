@@ -385,11 +385,24 @@ fn notes(model: &Model, m: &RunStats, holds: &[HoldStats]) -> Vec<String> {
             HoldResource::Lock(_) => continue,
         };
         if h.wait_s > 0.0 {
+            let (peak, capacity) = (h.peak as f64 / unit, h.capacity as f64 / unit);
+            // Below its capacity at its peak, it never filled: a request did not fit in
+            // what the others left free.
+            let short = if h.peak >= h.capacity {
+                format!(
+                    "{} is full at times (peak {peak:.1} of {capacity:.1} {what})",
+                    h.name
+                )
+            } else {
+                format!(
+                    "{} has too little free for the next request at times (peak use {peak:.1} of {capacity:.1} {what}: requests did not fit in what was left)",
+                    h.name
+                )
+            };
+            let per_job = h.wait_s / m.window.measured_jobs.max(1) as f64;
+            let digits = if per_job < 1.0 { 3 } else { 1 };
             notes.push(format!(
-                "{} is full at times (peak {:.1} of {:.1} {what}): stages waited {:.1} s in total for it, so the requested concurrency is not reached",
-                h.name,
-                h.peak as f64 / unit,
-                h.capacity as f64 / unit,
+                "{short}: stages waited {:.1} s for it, summed over every measured stage instance ({per_job:.digits$} s per measured job), so the requested concurrency is not reached",
                 h.wait_s
             ));
         }
