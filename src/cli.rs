@@ -213,6 +213,9 @@ pub struct RunArgs {
     /// the difference is reported with its own 95% interval.
     #[arg(long = "what-if", value_name = "KEY=VALUE", conflicts_with_all = ["trace", "timeline_log", "plot"])]
     pub what_if: Vec<String>,
+    /// Skip the what-ifs (one step more of each resource, `what_if.*` in the report).
+    #[arg(long)]
+    pub no_what_if: bool,
     /// Caps on the run's estimated size.
     #[command(flatten)]
     pub limits: LimitArgs,

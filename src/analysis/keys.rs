@@ -23,6 +23,10 @@ pub const GPU_SAMPLED_BUSY_FRAC: &str = "gpu.sampled_busy_frac";
 pub const GPU_BRACKETED_SECONDS_PER_JOB: &str = "gpu.bracketed_seconds_per_job";
 /// Object: span name -> mean length, seconds.
 pub const GPU_SPANS_MEAN_S: &str = "gpu.spans_mean_s";
+/// Object: what the gpu_busy brackets were spent on; `brackets`, `mean_bracket_s`,
+/// `verdict` and per part (see [`breakdown_metric`]) `<part>_s` (mean per bracket),
+/// `<part>_s_per_job` (per measured job and GPU) and `<part>_share` (of bracketed time).
+pub const GPU_BREAKDOWN: &str = "gpu.breakdown";
 pub const DRAM_CAPACITY_GBPS: &str = "dram.capacity_gbps";
 pub const DRAM_MEAN_UTILIZATION: &str = "dram.mean_utilization";
 pub const DRAM_MEAN_GBPS: &str = "dram.mean_gbps";
@@ -42,6 +46,10 @@ pub const BOTTLENECK_RESOURCE: &str = "bottleneck.resource";
 pub const BOTTLENECK_REASON: &str = "bottleneck.reason";
 /// Object: resource -> seconds blamed on it.
 pub const BOTTLENECK_BLAME_S: &str = "bottleneck.blame_s";
+/// Object, or null when not computed (`run --no-what-if`, sweeps): `knob` (the resource
+/// key, or null), `verdict`, and per resource `<resource>.{step, seconds_per_job, gain,
+/// share}`.
+pub const WHAT_IF: &str = "what_if";
 pub const LITTLE_L: &str = "little.l";
 pub const LITTLE_LAMBDA_W: &str = "little.lambda_w";
 pub const NOTES: &str = "notes";
@@ -73,7 +81,7 @@ pub const STAGE_MEAN_WAIT_S: &str = "mean_wait_s";
 pub const STAGE_LOST_S: &str = "lost_s";
 
 /// Every fixed key the JSON report writes, in the order it writes them.
-pub const ALL: [&str; 38] = [
+pub const ALL: [&str; 40] = [
     SCENARIO,
     SEED,
     JOBS_COMPLETED,
@@ -92,6 +100,7 @@ pub const ALL: [&str; 38] = [
     GPU_BRACKETED_SECONDS_PER_JOB,
     GPU_SAMPLED_BUSY_FRAC,
     GPU_SPANS_MEAN_S,
+    GPU_BREAKDOWN,
     DRAM_CAPACITY_GBPS,
     DRAM_MEAN_UTILIZATION,
     DRAM_MEAN_GBPS,
@@ -107,6 +116,7 @@ pub const ALL: [&str; 38] = [
     BOTTLENECK_RESOURCE,
     BOTTLENECK_REASON,
     BOTTLENECK_BLAME_S,
+    WHAT_IF,
     LITTLE_L,
     LITTLE_LAMBDA_W,
     NOTES,
@@ -123,6 +133,17 @@ pub const STAGE_LEAVES: [&str; 6] = [
     STAGE_MEAN_WAIT_S,
     STAGE_LOST_S,
 ];
+
+/// Leaves under `gpu.breakdown.`, after the part's key (e.g. `lock_wait_share`).
+pub const BREAKDOWN_PER_BRACKET_S: &str = "_s";
+pub const BREAKDOWN_PER_JOB_S: &str = "_s_per_job";
+pub const BREAKDOWN_SHARE: &str = "_share";
+
+/// The dotted key of one part of the GPU bracket breakdown, e.g.
+/// `gpu.breakdown.kernels_share`; `part` is a [`crate::analysis::gap::GapPart::key`].
+pub fn breakdown_metric(part: &str, leaf: &str) -> String {
+    format!("{GPU_BREAKDOWN}.{part}{leaf}")
+}
 
 /// The dotted key of one stage's metric, e.g. `stages.synth.inflation`.
 pub fn stage_metric(stage: &str, leaf: &str) -> String {

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use super::bracket_chain::BracketChains;
 use super::few;
 use super::nonzero::NonZero;
 use super::run_stats::{
@@ -122,6 +123,7 @@ pub struct Metrics<'m> {
     holds: Holds,
     gpus: Gpus,
     spans: Spans,
+    brackets: BracketChains,
 }
 
 impl<'m> Metrics<'m> {
@@ -176,6 +178,7 @@ impl<'m> Metrics<'m> {
                 totals: vec![SpanTotals::default(); model.instrumentation.spans.len()],
                 gpu_busy_total_s: 0.0,
             },
+            brackets: BracketChains::new(model),
         }
     }
 
@@ -269,9 +272,9 @@ impl<'m> Metrics<'m> {
     fn close_spans(&mut self, t: SimTime, marker: MarkerId, job: u64, key: Scope) {
         for i in 0..self.spans.to[marker].len() {
             let span = self.spans.to[marker][i];
-            let mut closed: Vec<(u32, SimTime)> = Vec::new();
+            let mut closed: Vec<(Scope, (u32, SimTime))> = Vec::new();
             if let Some(v) = self.spans.open.remove(&(span, job, key)) {
-                closed.push(v);
+                closed.push((key, v));
             } else if key == Scope::Job {
                 // A per-partition span closed by a job-level marker closes them all.
                 let keys: Vec<_> = self
@@ -282,11 +285,11 @@ impl<'m> Metrics<'m> {
                     .copied()
                     .collect();
                 for k in keys {
-                    closed.extend(self.spans.open.remove(&k));
+                    closed.extend(self.spans.open.remove(&k).map(|v| (k.2, v)));
                 }
             }
             let gpu_busy = self.model.instrumentation.spans[span].gpu_busy;
-            for (g, opened) in closed {
+            for (scope, (g, opened)) in closed {
                 if gpu_busy {
                     self.gpus.brackets_open[g as usize] -= 1;
                     self.gpus.activity -= 1;
@@ -297,6 +300,7 @@ impl<'m> Metrics<'m> {
                     self.spans.totals[span].count += 1;
                     if gpu_busy {
                         self.spans.gpu_busy_total_s += len;
+                        self.brackets.closed(span, job, scope, opened, t);
                     }
                 }
             }
@@ -358,6 +362,7 @@ impl<'m> Metrics<'m> {
                 bracketed_span_total_s: self.spans.gpu_busy_total_s,
                 sampled_busy_s,
                 spans: self.spans.totals,
+                gap: self.brackets.finish(),
             },
             dram: DramTotals {
                 rate_index: dram_index,
@@ -385,6 +390,7 @@ impl Observer for Metrics<'_> {
             s.lost = Loss::zero(nr);
             s.wait_by_hold_s = vec![0.0; holds.len()];
         }
+        self.brackets.resources(holds);
         let nh = holds.len();
         self.holds = Holds {
             info: holds.to_vec(),
@@ -438,6 +444,7 @@ impl Observer for Metrics<'_> {
         if let Some(h) = r.blocked_on {
             acc.wait_by_hold_s[h] += wait;
         }
+        self.brackets.stage_finished(r);
     }
 
     fn marker(&mut self, t: SimTime, marker: MarkerId, job: u64, scope: Scope, gpu: Option<u32>) {

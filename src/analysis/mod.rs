@@ -5,9 +5,12 @@
 //! replicated answer (run, what-if, sweep, compare) is given with.
 
 pub mod bottleneck;
+pub mod bracket_chain;
 mod few;
+pub mod gap;
 pub mod interval;
 pub mod keys;
+pub mod knob;
 pub mod metrics;
 mod nonzero;
 pub mod report;

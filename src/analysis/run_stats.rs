@@ -2,6 +2,7 @@
 //! grouped by meaning. [`super::metrics::Metrics::finish`] builds it; the bottleneck
 //! analysis and the report only read it.
 
+use super::gap::GapTotals;
 use crate::engine::{HoldResourceInfo, Limiter, Loss, RateId, RateKind, RateResourceInfo};
 
 /// How the run ended, as the engine summarised it.
@@ -108,6 +109,8 @@ pub struct GpuTotals {
     pub sampled_busy_s: Vec<f64>,
     /// Per instrumentation span, in model order.
     pub spans: Vec<SpanTotals>,
+    /// What the gpu_busy spans of measured jobs were spent on.
+    pub gap: GapTotals,
 }
 
 impl GpuTotals {

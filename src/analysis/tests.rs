@@ -151,6 +151,7 @@ fn hand_made(util: f64, stalled: Option<&str>) -> RunStats {
             bracketed_span_total_s: 8.0,
             sampled_busy_s: vec![6.0],
             spans: Vec::new(),
+            gap: Default::default(),
         },
         dram: DramTotals {
             rate_index: Some(0),

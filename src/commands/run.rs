@@ -30,6 +30,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     }
     .map_err(|e| engine_error(e, &scenario))?;
     let mut report = report;
+    if !args.no_what_if && report.stall().is_none() {
+        let limits = EngineLimits {
+            max_events: args.limits.max_events,
+        };
+        let knobs = crate::run::what_if::what_ifs(&model, report.seconds_per_job, limits)
+            .map_err(|e| engine_error(e, &scenario))?;
+        report.knobs = Some(knobs);
+    }
     report.notes.extend(overload);
     match args.format {
         Format::Text => print_stdout(&report.to_text())?,

@@ -12,6 +12,8 @@ use crate::metrics::Metrics;
 use crate::model::{LatencyCurve, Model};
 use crate::report::Report;
 
+pub mod what_if;
+
 /// Options for [`run_model_with`].
 #[derive(Debug, Clone, Copy)]
 pub struct RunOptions {

@@ -4,6 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use super::Report;
+use crate::analysis::gap::GapPart;
 use crate::analysis::interval::Summary;
 use crate::analysis::keys as k;
 
@@ -84,6 +85,7 @@ impl Report {
         put(r, k::BOTTLENECK_RESOURCE, json!(self.bottleneck.resource));
         put(r, k::BOTTLENECK_REASON, json!(self.bottleneck.reason));
         put(r, k::BOTTLENECK_BLAME_S, numbers(&self.bottleneck.blame_s));
+        put(r, k::WHAT_IF, self.knobs_json());
         put(r, k::LITTLE_L, num(self.little_l));
         put(r, k::LITTLE_LAMBDA_W, num(self.little_lambda_w));
         put(r, k::NOTES, json!(self.notes));
@@ -140,6 +142,45 @@ impl Report {
         put(r, k::GPU_BRACKETED_SECONDS_PER_JOB, bracketed);
         put(r, k::GPU_SAMPLED_BUSY_FRAC, num(self.gpu_sampled_busy_frac));
         put(r, k::GPU_SPANS_MEAN_S, numbers(&self.spans_mean_s));
+        put(r, k::GPU_BREAKDOWN, self.breakdown_json());
+    }
+
+    fn knobs_json(&self) -> Value {
+        let Some(knobs) = &self.knobs else {
+            return Value::Null;
+        };
+        let mut o = Map::new();
+        let knob = knobs.knob().map(|w| w.resource.key());
+        o.insert("knob".into(), json!(knob));
+        o.insert("verdict".into(), json!(knobs.verdict()));
+        for w in &knobs.what_ifs {
+            let fields = json!({
+                "step": w.resource.step(),
+                "seconds_per_job": num(w.seconds_per_job),
+                "gain": num(w.gain),
+                "share": num(knobs.share(w)),
+            });
+            o.insert(w.resource.key().into(), fields);
+        }
+        Value::Object(o)
+    }
+
+    fn breakdown_json(&self) -> Value {
+        let mut o = Map::new();
+        o.insert("brackets".into(), json!(self.gpu_breakdown.brackets));
+        o.insert("mean_bracket_s".into(), num(self.mean_bracket_s()));
+        for part in GapPart::ALL {
+            let leaves = [
+                (k::BREAKDOWN_PER_BRACKET_S, self.per_bracket_s(part)),
+                (k::BREAKDOWN_PER_JOB_S, self.per_job_s(part)),
+                (k::BREAKDOWN_SHARE, self.gpu_breakdown.share(part)),
+            ];
+            for (leaf, x) in leaves {
+                o.insert(format!("{}{leaf}", part.key()), num(x));
+            }
+        }
+        o.insert("verdict".into(), json!(self.gap_verdict()));
+        Value::Object(o)
     }
 
     fn put_dram(&self, r: &mut Map<String, Value>) {

@@ -13,6 +13,8 @@ pub use what_if::WhatIf;
 use std::collections::BTreeMap;
 
 use super::bottleneck::{self, Bottleneck};
+use super::gap::{GapPart, GapTotals};
+use super::knob::Knobs;
 use super::run_stats::{RunStats, StageTotals};
 use crate::engine::RateKind;
 use crate::model::{ArrivalKind, Arrivals, HoldResource, Model, Stage};
@@ -105,6 +107,8 @@ pub struct Report {
     pub gpu_sampled_busy_frac: f64,
     /// Its sample period, seconds.
     pub smi_sample_period_s: f64,
+    /// What the gpu_busy brackets of measured jobs were spent on, summed over GPUs.
+    pub gpu_breakdown: GapTotals,
     /// Mean length of each instrumentation span, seconds.
     pub spans_mean_s: BTreeMap<String, f64>,
     /// DRAM capacity, GB/s.
@@ -137,6 +141,8 @@ pub struct Report {
     pub little_lambda_w: f64,
     /// Throughput of the same scenario without rate contention, if computed.
     pub ideal_seconds_per_job: Option<f64>,
+    /// What one step more of each resource buys, if computed (`bwsim run` does).
+    pub knobs: Option<Knobs>,
     /// Warnings a user should see (capacity limits, stalls).
     pub notes: Vec<String>,
     /// Why the run stopped with jobs unfinished, if it did (also the first note).
@@ -176,6 +182,7 @@ impl Report {
             gpu_bracketed_busy_frac: w.per_window(m.gpu.bracket_busy_s.iter().sum::<f64>() / gpus),
             gpu_sampled_busy_frac: w.per_window(m.gpu.sampled_busy_s.iter().sum::<f64>() / gpus),
             smi_sample_period_s: model.instrumentation.smi_period_s(),
+            gpu_breakdown: m.gpu.gap.clone(),
             gpu_bracketed_seconds_per_job: if w.measured_jobs > 0 {
                 m.gpu.bracketed_span_total_s / w.measured_jobs as f64 / gpus
             } else {
@@ -213,6 +220,7 @@ impl Report {
                 0.0
             },
             ideal_seconds_per_job: None,
+            knobs: None,
             notes: notes(model, m, &holds),
             stalled: m.stalled.clone(),
             holds,
@@ -226,6 +234,53 @@ impl Report {
     /// only the part that ran.
     pub fn stall(&self) -> Option<&str> {
         self.stalled.as_deref()
+    }
+
+    /// Mean seconds of `part` in one bracket (0 without brackets).
+    pub fn per_bracket_s(&self, part: GapPart) -> f64 {
+        let b = &self.gpu_breakdown;
+        b.seconds(part) / b.brackets.max(1) as f64
+    }
+
+    /// Seconds of `part` per measured job and GPU, the unit of
+    /// [`Report::gpu_bracketed_seconds_per_job`], so the parts add up to it.
+    pub fn per_job_s(&self, part: GapPart) -> f64 {
+        let total = self.gpu_breakdown.bracket_s;
+        if total > 0.0 {
+            self.gpu_bracketed_seconds_per_job * self.gpu_breakdown.share(part)
+        } else {
+            0.0
+        }
+    }
+
+    /// Mean length of one gpu_busy bracket, seconds (0 without brackets).
+    pub fn mean_bracket_s(&self) -> f64 {
+        let b = &self.gpu_breakdown;
+        b.bracket_s / b.brackets.max(1) as f64
+    }
+
+    /// One line that explains the gap between the markers and the kernels, when there are
+    /// brackets: "the markers claim X%, kernels run Y%; the difference is mostly Z".
+    pub fn gap_verdict(&self) -> Option<String> {
+        let b = &self.gpu_breakdown;
+        if b.brackets == 0 || b.bracket_s <= 0.0 {
+            return None;
+        }
+        let claim = format!(
+            "the markers claim {:.1}% GPU busy, kernels run {:.1}%",
+            self.gpu_bracketed_busy_frac * 100.0,
+            self.gpu_true_busy_frac * 100.0
+        );
+        Some(match b.main_gap() {
+            Some(part) => format!(
+                "{claim}; the difference is mostly {} ({:.0}% of the bracketed time, {:.3} s of a {:.3} s bracket)",
+                part.label(),
+                b.share(part) * 100.0,
+                self.per_bracket_s(part),
+                self.mean_bracket_s()
+            ),
+            None => format!("{claim}; the brackets hold nothing but kernels"),
+        })
     }
 
     /// GPU link utilisations (for the text view): (name, mean utilisation).
@@ -340,11 +395,24 @@ fn notes(model: &Model, m: &RunStats, holds: &[HoldStats]) -> Vec<String> {
             HoldResource::Lock(_) => continue,
         };
         if h.wait_s > 0.0 {
+            let (peak, capacity) = (h.peak as f64 / unit, h.capacity as f64 / unit);
+            // Below its capacity at its peak, it never filled: a request did not fit in
+            // what the others left free.
+            let short = if h.peak >= h.capacity {
+                format!(
+                    "{} is full at times (peak {peak:.1} of {capacity:.1} {what})",
+                    h.name
+                )
+            } else {
+                format!(
+                    "{} has too little free for the next request at times (peak use {peak:.1} of {capacity:.1} {what}: requests did not fit in what was left)",
+                    h.name
+                )
+            };
+            let per_job = h.wait_s / m.window.measured_jobs.max(1) as f64;
+            let digits = if per_job < 1.0 { 3 } else { 1 };
             notes.push(format!(
-                "{} is full at times (peak {:.1} of {:.1} {what}): stages waited {:.1} s in total for it, so the requested concurrency is not reached",
-                h.name,
-                h.peak as f64 / unit,
-                h.capacity as f64 / unit,
+                "{short}: stages waited {:.1} s for it, summed over every measured stage instance ({per_job:.digits$} s per measured job), so the requested concurrency is not reached",
                 h.wait_s
             ));
         }

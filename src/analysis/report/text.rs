@@ -3,12 +3,78 @@
 use std::fmt::Write;
 
 use super::{Replications, Report};
+use crate::analysis::gap::GapPart;
 
 fn pct(x: f64) -> String {
     format!("{:5.1}%", x * 100.0)
 }
 
 impl Report {
+    /// The GPU bracket breakdown: what the bracketed time was spent on, per bracket and
+    /// per job, and the verdict; nothing when no bracket closed.
+    fn write_breakdown(&self, w: &mut String) {
+        let Some(verdict) = self.gap_verdict() else {
+            return;
+        };
+        let per_job = self.gpu_bracketed_seconds_per_job;
+        let why = if per_job > self.seconds_per_job {
+            format!(
+                "more than the {:.3} s/job wall time: brackets of concurrent workers overlap",
+                self.seconds_per_job
+            )
+        } else {
+            "what the markers alone would imply".to_string()
+        };
+        let _ = writeln!(
+            w,
+            "GPU brackets {} of {:.3} s mean, {:.3} s/job per GPU added up ({why})",
+            self.gpu_breakdown.brackets,
+            self.mean_bracket_s(),
+            per_job
+        );
+        let _ = writeln!(
+            w,
+            "             {:<14} {:>9} {:>9} {:>7}",
+            "spent on", "s/bracket", "s/job", "share"
+        );
+        for part in GapPart::ALL {
+            let _ = writeln!(
+                w,
+                "             {:<14} {:>9.3} {:>9.3} {:>7}",
+                part.label(),
+                self.per_bracket_s(part),
+                self.per_job_s(part),
+                pct(self.gpu_breakdown.share(part))
+            );
+        }
+        let _ = writeln!(w, "             {verdict}");
+    }
+
+    /// The what-ifs behind the bottleneck, one line each, then the knob.
+    fn write_knobs(&self, w: &mut String) {
+        let Some(k) = &self.knobs else {
+            return;
+        };
+        let _ = writeln!(
+            w,
+            "what if      one step more of one resource at a time, same seed (share: of the time the steps save)"
+        );
+        for x in &k.what_ifs {
+            // Below half a permille the change prints as 0, never as -0.0.
+            let change = if x.gain.abs() < 5e-4 { 0.0 } else { -x.gain };
+            let _ = writeln!(
+                w,
+                "             {:<15} {:>4}  {:>10.3} s/job {:>+6.1}%   share {:>4.0}%",
+                x.resource.label(),
+                x.resource.step(),
+                x.seconds_per_job,
+                change * 100.0,
+                k.share(x) * 100.0
+            );
+        }
+        let _ = writeln!(w, "knob         {}", k.verdict());
+    }
+
     /// Renders the report for a terminal.
     pub fn to_text(&self) -> String {
         let mut o = String::new();
@@ -63,15 +129,6 @@ impl Report {
             pct(self.gpu_true_busy_frac),
             pct(self.gpu_bracketed_busy_frac)
         );
-        if self.gpu_bracketed_seconds_per_job.is_finite()
-            && self.gpu_bracketed_seconds_per_job > 0.0
-        {
-            let _ = writeln!(
-                w,
-                "             brackets sum to {:.3} s/job (what the markers alone would imply)",
-                self.gpu_bracketed_seconds_per_job
-            );
-        }
         if self.gpu_true_busy_frac > 0.0 {
             let _ = writeln!(
                 w,
@@ -80,6 +137,7 @@ impl Report {
                 self.smi_sample_period_s
             );
         }
+        self.write_breakdown(w);
         if self.dram_capacity_gbps.is_finite() {
             let _ = writeln!(
                 w,
@@ -142,6 +200,7 @@ impl Report {
             "bottleneck   {}: {}",
             self.bottleneck.resource, self.bottleneck.reason
         );
+        self.write_knobs(w);
         for n in &self.notes {
             let _ = writeln!(w, "note         {n}");
         }
