@@ -401,7 +401,8 @@ pub struct LogArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Run this scenario at the log's concurrency (the time-weighted median of jobs in
-    /// flight, as arrivals.concurrency) and show log and model stage by stage.
+    /// flight, as arrivals.concurrency, unless --set arrivals.concurrency gives it) and
+    /// show log and model stage by stage.
     #[arg(long, value_name = "SCENARIO")]
     pub against: Option<PathBuf>,
     /// Override a key of the --against scenario (repeatable).
