@@ -400,23 +400,30 @@ pub struct LogArgs {
     /// output).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Jobs to skip as warm-up: the window opens when this many have completed (as the
-    /// scenario's arrivals.warmup_jobs does for `bwsim run`).
+    /// Jobs to skip as warm-up: the window (for GPU busy, timers and jobs in flight)
+    /// opens when this many have completed, as arrivals.warmup_jobs does for `bwsim run`;
+    /// 0 opens it at the first record.
     #[arg(long, default_value_t = 0)]
     pub warmup_jobs: usize,
+    /// GPU workers per device, to map cuzk's `worker=` numbers to GPUs [default: the
+    /// log's own "GPU worker started" lines, else the --against scenario's
+    /// params.gpu_workers_per_device, else cuzk's default 2].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub gpu_workers_per_device: Option<u32>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Run this scenario at the log's concurrency (the time-weighted median of jobs in
-    /// flight, as arrivals.concurrency) and show log and model stage by stage.
+    /// flight, as arrivals.concurrency, unless --set arrivals.concurrency gives it) and
+    /// show log and model stage by stage.
     #[arg(long, value_name = "SCENARIO")]
     pub against: Option<PathBuf>,
     /// Override a key of the --against scenario (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", requires = "against")]
     pub sets: Vec<String>,
     /// Fit the --against scenario's durations that the log observes (a stage whose
-    /// duration_s is "$param", bracketed by markers or a timer) and write them to
-    /// --fit-out as a scenario that includes the original.
+    /// duration_s is "$param", bracketed by markers or a timer), report each one's
+    /// sensitivity and write them to --fit-out as a scenario that includes the original.
     #[arg(long, requires = "against")]
     pub fit: bool,
     /// Where --fit writes [default: fit.toml].

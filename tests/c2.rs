@@ -172,8 +172,9 @@ fn stock_path_matches_the_reported_batch_timings() {
 #[test]
 fn timeline_log_brackets_reproduce_bracketed_busy_frac() {
     // Write the log through the CLI, as a user would, then recompute the bracketed
-    // utilisation from its GPU_START..GPU_END lines alone. With no warm-up the report's
-    // window is [0, last completion]; the log's 1 us resolution bounds the difference.
+    // utilisation from its GPU_START..GPU_END lines alone (cuzk's format: whole-ms
+    // offsets, `worker=W,partition=P` details). With no warm-up the report's window is
+    // [0, last completion]; the log's 1 ms resolution bounds the difference.
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("timeline.log");
     let out = assert_cmd::Command::cargo_bin("bwsim")
@@ -203,20 +204,24 @@ fn timeline_log_brackets_reproduce_bracketed_busy_frac() {
     let mut intervals: Vec<(f64, f64)> = Vec::new();
     let mut timing_lines = 0;
     for line in text.lines() {
-        let f: Vec<&str> = line.splitn(5, ',').collect();
-        if f[0] == "CUZK_TIMING" {
-            timing_lines += 1;
-            assert!(
-                line.contains("gpu_total_ms=") && line.contains("barrier_wait_ms="),
-                "{line}"
-            );
+        if let Some(timers) = line.strip_prefix("CUZK_TIMING: ") {
+            timing_lines += usize::from(timers.contains("gpu_total_ms="));
             continue;
         }
-        assert_eq!(f[0], "TIMELINE", "{line}");
+        if !line.starts_with("TIMELINE,") {
+            assert!(line.contains("GPU worker started"), "{line}");
+            continue;
+        }
+        let f: Vec<&str> = line.splitn(5, ',').collect();
+        let partition = f[4]
+            .split(',')
+            .find(|kv| kv.starts_with("partition="))
+            .unwrap_or("")
+            .to_string();
         let (t_ms, event, key) = (
             f[1].parse::<f64>().unwrap(),
             f[2],
-            (f[3].to_string(), f[4].to_string()),
+            (f[3].to_string(), partition),
         );
         match event {
             "GPU_START" => {
@@ -231,7 +236,7 @@ fn timeline_log_brackets_reproduce_bracketed_busy_frac() {
     assert!(open.is_empty());
     assert_eq!(
         timing_lines, 300,
-        "one CUZK_TIMING line per partition (30 proofs x 10)"
+        "one gpu_total_ms per partition (30 proofs x 10)"
     );
     intervals.sort_by(|a, b| a.0.total_cmp(&b.0));
     let (mut union_ms, mut cur) = (0.0, (f64::NEG_INFINITY, f64::NEG_INFINITY));
@@ -248,7 +253,7 @@ fn timeline_log_brackets_reproduce_bracketed_busy_frac() {
     let from_log = union_ms / 1e3 / window_s;
     let reported = report["gpu"]["bracketed_busy_frac"].as_f64().unwrap();
     assert!(
-        (from_log - reported).abs() < 1e-6,
+        (from_log - reported).abs() < 1e-3,
         "log {from_log} vs report {reported}"
     );
 }

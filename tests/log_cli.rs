@@ -1,5 +1,5 @@
-//! `bwsim log`: on a TIMELINE log written by `bwsim run --timeline-log` it reproduces the
-//! run's bracketed GPU utilisation; hand-made broken logs are reported, never fatal.
+//! `bwsim log`: on the cuzk-format log written by `bwsim run --timeline-log` it reproduces
+//! the run's bracketed GPU utilisation; hand-made broken logs are reported, never fatal.
 
 use assert_cmd::Command;
 use predicates::prelude::*;
@@ -27,21 +27,26 @@ fn log_json(files: &[&std::path::Path], extra: &[&str]) -> Value {
     json_of(&out)
 }
 
+/// Every bundled scenario (multi-GPU included): the log `bwsim run --timeline-log`
+/// writes, in cuzk's format, read back with the run's warm-up, gives the run's bracketed
+/// GPU busy within 0.01.
 #[test]
 fn log_of_a_simulated_run_reproduces_its_bracketed_gpu_busy() {
     let dir = tempfile::tempdir().unwrap();
-    for (scenario, jobs, warmup) in [
-        ("scenarios/c2-32g-cuzk.toml", 12, 2),
-        ("scenarios/c2-32g-stock.toml", 8, 2),
-        ("scenarios/c2-32g-h200.toml", 12, 2),
-        ("scenarios/demo.toml", 200, 20),
-    ] {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut scenarios: Vec<_> = std::fs::read_dir(root.join("scenarios"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    scenarios.sort();
+    assert!(scenarios.len() >= 7, "{scenarios:?}");
+    for scenario in &scenarios {
         let log = dir.path().join("run.log");
         let out = bwsim()
-            .args(["run", scenario, "--no-ideal", "--format", "json"])
-            .args(["--set", &format!("arrivals.jobs={jobs}")])
-            .args(["--set", &format!("arrivals.warmup_jobs={warmup}")])
-            .arg("--timeline-log")
+            .arg("run")
+            .arg(scenario)
+            .args(["--no-ideal", "--format", "json", "--timeline-log"])
             .arg(&log)
             .assert()
             .success()
@@ -50,14 +55,17 @@ fn log_of_a_simulated_run_reproduces_its_bracketed_gpu_busy() {
             .clone();
         let run = json_of(&out);
         let want = run["gpu"]["bracketed_busy_frac"].as_f64().unwrap();
-        let got = log_json(&[&log], &["--warmup-jobs", &warmup.to_string()]);
+        let warmup = run["warmup_jobs"].as_u64().unwrap().to_string();
+        let got = log_json(&[&log], &["--warmup-jobs", &warmup]);
         let bracketed = got["gpu"]["bracketed_busy_frac"].as_f64().unwrap();
         assert!(
             (bracketed - want).abs() <= 0.01,
-            "{scenario}: log says {bracketed}, run says {want}"
+            "{}: log says {bracketed}, run says {want}",
+            scenario.display()
         );
-        assert_eq!(got["input"]["garbled_lines"], 0, "{scenario}");
-        assert_eq!(got["jobs"], jobs, "{scenario}");
+        assert_eq!(got["input"]["garbled_lines"], 0, "{}", scenario.display());
+        assert_eq!(got["input"]["warning_lines"], 0, "{}", scenario.display());
+        assert_eq!(got["jobs"], run["jobs_completed"], "{}", scenario.display());
     }
 }
 
@@ -70,24 +78,24 @@ fn hand_made_edge_case_logs_are_counted_not_fatal() {
         p
     };
     // Garbled lines, CRLF, ordinary daemon output, an unmatched END and START, an
-    // out-of-order offset and a partial last line.
+    // out-of-order offset, a timer that does not parse and a partial last line.
     let messy = write(
         "messy.log",
         "2026-01-01T00:00:00Z INFO cuzk starting\r\n\
-         TIMELINE,0.000,SYNTH_START,0,partition=0\r\n\
-         TIMELINE,not-a-time,SYNTH_END,0,partition=0\r\n\
-         TIMELINE,5.000,GPU_END,9,partition=0 gpu=0\r\n\
-         TIMELINE,40.000,SYNTH_END,0,partition=0\r\n\
-         TIMELINE,40.000,GPU_START,0,partition=0 gpu=0\r\n\
-         TIMELINE,30.000,CHAN_SEND,0,partition=0\r\n\
-         CUZK_TIMING,60.000,0,partition=0 gpu_total_ms=20.0 batch_add_ms=oops\r\n\
-         TIMELINE,60.000,GPU_END,0,partition=0 gpu=0\r\n\
-         TIMELINE,70.000,GPU_START,1,partition=0 gpu=0\r\n\
-         CUZK_TIMING,80.000,0,partition=0 gpu_total_ms=20.0\r\n\
-         TIMELINE,100.000,SYNTH_START,1,partit",
+         TIMELINE,0,SYNTH_START,porep-1-1,partition=0\r\n\
+         TIMELINE,not-a-time,SYNTH_END,porep-1-1,partition=0\r\n\
+         TIMELINE,5,GPU_END,porep-1-9,worker=0,partition=0,gpu_ms=5\r\n\
+         TIMELINE,40,SYNTH_END,porep-1-1,partition=0,synth_ms=40\r\n\
+         TIMELINE,40,GPU_START,porep-1-1,worker=0,partition=0\r\n\
+         TIMELINE,30,CHAN_SEND,porep-1-1,partition=0\r\n\
+         CUZK_TIMING: gpu_tid=0 tail_msm_ms=oops gpu_total_ms=20\r\n\
+         TIMELINE,60,GPU_END,porep-1-1,worker=0,partition=0,gpu_ms=20\r\n\
+         TIMELINE,70,GPU_START,porep-1-2,worker=1,partition=0\r\n\
+         TIMELINE,100,SYNTH_START,porep-1-2,partit",
     );
     let j = log_json(&[&messy], &[]);
-    assert_eq!(j["input"]["garbled_lines"], 2, "{j:#}");
+    assert_eq!(j["input"]["garbled_lines"], 1, "{j:#}");
+    assert_eq!(j["input"]["warning_lines"], 1, "{j:#}");
     assert_eq!(j["input"]["other_lines"], 1);
     assert_eq!(j["input"]["out_of_order_records"], 1);
     assert_eq!(
@@ -106,7 +114,8 @@ fn hand_made_edge_case_logs_are_counted_not_fatal() {
     let busy = j["gpu"]["bracketed_busy_frac"].as_f64().unwrap();
     assert!((busy - 0.5).abs() < 1e-9, "{busy}");
     assert_eq!(j["gpu"]["gap_ms"]["mean"], 10.0);
-    assert_eq!(j["timers"]["gpu_total_ms"]["count"], 1); // the other line is garbled
+    assert_eq!(j["timers"]["gpu_total_ms"]["count"], 1);
+    assert!(j["timers"]["tail_msm_ms"].is_null()); // its value did not parse
 
     // The text report names the garbled lines with file and line number.
     bwsim()
@@ -115,6 +124,9 @@ fn hand_made_edge_case_logs_are_counted_not_fatal() {
         .assert()
         .success()
         .stdout(predicate::str::contains("messy.log:3: offset 'not-a-time'"))
+        .stdout(predicate::str::contains(
+            "messy.log:8: timer tail_msm_ms='oops' is not a number",
+        ))
         .stdout(predicate::str::contains("last line has no newline"));
 
     // An empty file is a valid, empty log.

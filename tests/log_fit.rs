@@ -202,3 +202,100 @@ fn against_text_and_plot_and_unfittable_scenarios() {
     // --fit needs --against.
     bwsim().arg("log").arg(&log).arg("--fit").assert().code(2);
 }
+
+/// The flagship out of the box: a log simulated from scenarios/c2-32g-cuzk.toml with two
+/// durations perturbed (prep_msm 1.909 -> 2.4 s, batch_add 0.65 -> 0.8 s), written in
+/// cuzk's format, is fitted back within 5% at the concurrency the user sets; the fit
+/// file goes to a folder that does not exist yet and its include resolves from there.
+#[test]
+fn flagship_fit_recovers_perturbed_parameters_from_a_cuzk_format_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let flagship = root.join("scenarios/c2-32g-cuzk.toml");
+    let log = dir.path().join("cuzk.log");
+    bwsim()
+        .arg("run")
+        .arg(&flagship)
+        .args(["--set", "params.prep_msm_s=2.4"])
+        .args(["--set", "params.batch_add_s=0.8"])
+        .arg("--timeline-log")
+        .arg(&log)
+        .assert()
+        .success();
+    let fit_out = dir.path().join("newdir/sub/fit.toml");
+    let out = bwsim()
+        .arg("log")
+        .arg(&log)
+        .args(["--warmup-jobs", "6", "--format", "json", "--fit"])
+        .arg("--against")
+        .arg(&flagship)
+        .args(["--set", "arrivals.concurrency=4"])
+        .arg("--fit-out")
+        .arg(&fit_out)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let j: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        j["against"]["concurrency"], 4,
+        "--set arrivals.concurrency is honoured"
+    );
+    let params = j["fit"]["params"].as_array().unwrap();
+    for (name, truth) in [("prep_msm_s", 2.4), ("batch_add_s", 0.8)] {
+        let p = params.iter().find(|p| p["name"] == name).unwrap();
+        let v = p["value"].as_f64().unwrap();
+        assert!(
+            (v / truth - 1.0).abs() < 0.05,
+            "{name}: fitted {v}, true {truth}"
+        );
+        assert!(p["elasticity"].as_f64().unwrap() > 0.5, "{p:#}");
+        assert_eq!(p["flat"], false);
+    }
+    // Every fitted parameter carries its sensitivity and whether it is flat.
+    for p in params {
+        assert!(
+            p["elasticity"].is_number() && p["flat"].is_boolean(),
+            "{p:#}"
+        );
+    }
+    // The include is relative to newdir/sub: the fitted scenario runs from anywhere.
+    bwsim().arg("run").arg(&fit_out).assert().success();
+}
+
+/// `--fit-out` naming an input is refused before anything runs, and a plot whose SVG
+/// sibling cannot be written fails before the work, leaving no PNG behind.
+#[test]
+fn outputs_are_checked_against_inputs_and_siblings_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("s.toml");
+    std::fs::write(&scenario, SCENARIO).unwrap();
+    let log = dir.path().join("run.log");
+    std::fs::write(&log, "TIMELINE,0,A_START,j,\nTIMELINE,10,A_END,j,\n").unwrap();
+    for target in [&scenario, &log] {
+        bwsim()
+            .arg("log")
+            .arg(&log)
+            .arg("--against")
+            .arg(&scenario)
+            .arg("--fit")
+            .arg("--fit-out")
+            .arg(target)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("that is an input"));
+    }
+    assert_eq!(std::fs::read_to_string(&scenario).unwrap(), SCENARIO);
+    std::fs::create_dir(dir.path().join("x.svg")).unwrap();
+    bwsim()
+        .arg("log")
+        .arg(&log)
+        .arg("--plot")
+        .arg(dir.path().join("x.png"))
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("x.svg"))
+        .stdout(predicate::str::is_empty());
+    assert!(!dir.path().join("x.png").exists());
+}

@@ -11,23 +11,34 @@ use serde_json::json;
 
 use crate::cli::{Format, LogArgs};
 use crate::cuzk_log::fit::{FitTarget, Fitted, fit_targets, render_include};
-use crate::cuzk_log::{LogAnalysis, LogInputError, ParsedLog, against, analyse};
-use crate::cuzk_log::{read_and_analyse, report};
+use crate::cuzk_log::{AnalyseOptions, LogAnalysis, LogInputError, ParsedLog, WorkerLayout};
+use crate::cuzk_log::{against, analyse, read_and_analyse, report};
 use crate::output::{check_file_target, print_stdout, write_atomic};
 use crate::run::{RunOptions, run_model_with};
-use crate::trace::{TraceRecorder, render_log, timeline_records, timing_records};
+use crate::trace::{TraceRecorder, log_text};
 
 /// Most model runs `--fit` makes while correcting the durations.
-const FIT_ROUNDS: usize = 8;
+const FIT_ROUNDS: usize = 12;
 /// `--fit` stops when every fitted median is within this fraction of the log's.
 const FIT_TOLERANCE: f64 = 0.002;
+/// `--fit`'s sensitivity step: each fitted value moved by this fraction.
+const SENSITIVITY_STEP: f64 = 0.05;
+/// A parameter whose observed median moves less than this fraction per unit fraction
+/// of the parameter is flat: the log hardly determines it.
+const FLAT_ELASTICITY: f64 = 0.1;
 
 /// Reads the logs (garbled lines are counted, never fatal) and prints the analysis.
 pub fn log(args: LogArgs) -> anyhow::Result<()> {
-    for f in [&args.plot, &args.fit_out].into_iter().flatten() {
-        check_file_target(f)?;
-    }
-    let (log, analysis) = read_and_analyse(&args.files, args.warmup_jobs)?;
+    check_outputs(&args)?;
+    let scenario = match &args.against {
+        Some(s) => Some(crate::scenario::load(s, &args.sets)?),
+        None => None,
+    };
+    let opts = AnalyseOptions {
+        warmup_jobs: args.warmup_jobs,
+        workers: worker_layout(&args, scenario.as_ref()),
+    };
+    let (log, analysis) = read_and_analyse(&args.files, &opts)?;
     let names: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
     if log.markers.is_empty() && log.timings.is_empty() {
         // Still a report (a daemon that has just started logs nothing yet), but a file
@@ -39,14 +50,13 @@ pub fn log(args: LogArgs) -> anyhow::Result<()> {
     }
     let mut against_out = None;
     let mut fit_out = None;
-    if let Some(scenario) = &args.against {
-        let concurrency = analysis.jobs_in_flight.median.max(1);
-        let mut sets = args.sets.clone();
-        sets.push(format!("arrivals.concurrency={concurrency}"));
-        let model = simulate(scenario, &sets)?;
+    if let (Some(path), Some(loaded)) = (&args.against, &scenario) {
+        let (sets, concurrency, rule) = model_concurrency(&args.sets, loaded, &analysis);
+        let model = simulate(path, &sets)?;
         let cmp = against::compare(
-            &scenario.display().to_string(),
+            &path.display().to_string(),
             concurrency,
+            rule,
             &analysis,
             &model,
         );
@@ -55,8 +65,19 @@ pub fn log(args: LogArgs) -> anyhow::Result<()> {
                 .fit_out
                 .clone()
                 .unwrap_or_else(|| PathBuf::from("fit.toml"));
-            let fitted = fit(scenario, &sets, &analysis)?;
-            let include = relative_to(scenario, out.parent().unwrap_or(Path::new("")));
+            let fitted = fit(path, &sets, &analysis)?;
+            for f in fitted.iter().filter(|f| f.is_flat(FLAT_ELASTICITY)) {
+                eprintln!(
+                    "warning: --fit: {} is flat: its {} p50 moves {:+.3}% per +1% of it, so \
+                     the log hardly determines it (fitted {:.6}, was {})",
+                    f.target.param,
+                    f.target.observable.describe(),
+                    f.elasticity.unwrap_or(0.0),
+                    f.value,
+                    f.was
+                );
+            }
+            let include = relative_to(path, &folder_of(&out));
             let text = render_include(&include, &names.join(", "), concurrency, &fitted);
             write_atomic(&out, text.as_bytes())?;
             fit_out = Some((out, fitted));
@@ -70,16 +91,28 @@ pub fn log(args: LogArgs) -> anyhow::Result<()> {
                 text.push_str(&against::to_text(a));
             }
             if let Some((file, fitted)) = &fit_out {
-                text.push_str(&format!("\nfit: wrote {}\n", file.display()));
+                text.push_str(&format!(
+                    "\nfit: wrote {} (sensitivity: ms of the observed p50 per unit of the \
+                     parameter; elasticity: % per +1%)\n",
+                    file.display()
+                ));
                 for f in fitted {
                     text.push_str(&format!(
-                        "  {} = {:.6} (was {}; {} p50 {:.1} ms in the log, {:.1} in the model)\n",
+                        "  {} = {:.6} (was {}; {} p50 {:.1} ms in the log, {:.1} in the model; \
+                         sensitivity {}, elasticity {}{})\n",
                         f.target.param,
                         f.value,
                         f.was,
                         f.target.observable.describe(),
                         f.log_p50_ms,
-                        f.model_p50_ms
+                        f.model_p50_ms,
+                        f.sensitivity_ms.map_or("-".into(), |x| format!("{x:.1}")),
+                        f.elasticity.map_or("-".into(), |x| format!("{x:.3}")),
+                        if f.is_flat(FLAT_ELASTICITY) {
+                            ", FLAT"
+                        } else {
+                            ""
+                        }
                     ));
                 }
             }
@@ -98,6 +131,9 @@ pub fn log(args: LogArgs) -> anyhow::Result<()> {
                         "observed_by": f.target.observable.describe(),
                         "was": f.was, "value": f.value,
                         "log_p50_ms": f.log_p50_ms, "model_p50_ms": f.model_p50_ms,
+                        "sensitivity_ms_per_unit": f.sensitivity_ms,
+                        "elasticity": f.elasticity,
+                        "flat": f.is_flat(FLAT_ELASTICITY),
                     })).collect::<Vec<_>>(),
                 });
             }
@@ -105,6 +141,148 @@ pub fn log(args: LogArgs) -> anyhow::Result<()> {
         }
     }?;
     Ok(())
+}
+
+/// Every output (the plot's PNG and SVG, the fit file) checked before any work: each may
+/// be written, none is an input (a log, the scenario or a file it includes) and no two
+/// are one path.
+fn check_outputs(args: &LogArgs) -> anyhow::Result<()> {
+    let mut outputs: Vec<(&str, PathBuf)> = Vec::new();
+    if let Some(p) = &args.plot {
+        let dir = folder_of(p);
+        let stem = p
+            .file_stem()
+            .map_or_else(|| "log".into(), |s| s.to_os_string());
+        for ext in ["png", "svg"] {
+            let mut f = dir.join(&stem);
+            f.set_extension(ext);
+            outputs.push(("--plot", f));
+        }
+    }
+    if args.fit {
+        let f = args
+            .fit_out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("fit.toml"));
+        outputs.push(("--fit-out", f));
+    }
+    let mut inputs: Vec<PathBuf> = args.files.clone();
+    if let Some(s) = &args.against {
+        inputs.push(s.clone());
+        if let Ok(doc) = crate::scenario::include::load_file(s) {
+            inputs.extend(doc.files);
+        }
+    }
+    for (i, (flag, out)) in outputs.iter().enumerate() {
+        check_file_target(out)?;
+        if let Some(input) = inputs.iter().find(|f| same_path(f, out)) {
+            return Err(LogInputError(format!(
+                "{flag} {}: that is an input ({}); give a new path",
+                out.display(),
+                input.display()
+            ))
+            .into());
+        }
+        if let Some((other, _)) = outputs[..i].iter().find(|(_, o)| same_path(o, out)) {
+            return Err(LogInputError(format!(
+                "{flag} {}: {other} writes there too; give two different paths",
+                out.display()
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// Whether two paths name one file (existing files by identity, others by their
+/// absolute form).
+fn same_path(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => absolute(a) == absolute(b),
+    }
+}
+
+/// `path` made absolute without touching the file system beyond its existing part.
+fn absolute(path: &Path) -> PathBuf {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    // Resolve the longest existing ancestor (symlinks, `..`), keep the rest as written.
+    let mut existing = abs.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(c) = existing.canonicalize() {
+            let mut out = c;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return out;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return abs,
+        }
+    }
+}
+
+/// The folder a file goes in (`.` for a bare name).
+fn folder_of(file: &Path) -> PathBuf {
+    match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Workers per GPU: `--gpu-workers-per-device`, else the scenario's
+/// `params.gpu_workers_per_device`, else cuzk's default (the log's own worker lines,
+/// when present, win over the last two in the analysis).
+fn worker_layout(args: &LogArgs, scenario: Option<&crate::scenario::Loaded>) -> WorkerLayout {
+    if let Some(n) = args.gpu_workers_per_device {
+        return WorkerLayout {
+            per_gpu: n,
+            source: "--gpu-workers-per-device".into(),
+            explicit: true,
+        };
+    }
+    let from_scenario = scenario.and_then(|l| {
+        let p = l
+            .params
+            .iter()
+            .find(|p| p.name == "gpu_workers_per_device")?;
+        let n = p.value.as_integer().filter(|n| (1..=1024).contains(n))?;
+        Some(WorkerLayout {
+            per_gpu: n as u32,
+            source: format!("{} params.gpu_workers_per_device", l.source.display()),
+            explicit: false,
+        })
+    });
+    from_scenario.unwrap_or_default()
+}
+
+/// The `--set`s the model runs with, its closed-loop concurrency and how it was chosen:
+/// the user's `--set arrivals.concurrency` when given, else the log's median in flight.
+fn model_concurrency(
+    user_sets: &[String],
+    loaded: &crate::scenario::Loaded,
+    log: &LogAnalysis,
+) -> (Vec<String>, usize, &'static str) {
+    let user_set = user_sets.iter().any(|s| {
+        s.split_once('=')
+            .is_some_and(|(k, _)| k.trim() == "arrivals.concurrency")
+    });
+    if user_set {
+        let n = match loaded.model.arrivals.kind {
+            crate::model::ArrivalKind::Closed { concurrency } => concurrency as usize,
+            _ => 0,
+        };
+        return (user_sets.to_vec(), n, against::CONCURRENCY_SET);
+    }
+    let n = log.jobs_in_flight.median.max(1);
+    let mut sets = user_sets.to_vec();
+    sets.push(format!("arrivals.concurrency={n}"));
+    (sets, n, against::CONCURRENCY_RULE)
 }
 
 /// Why the report that follows is empty: no line of `files` was a record.
@@ -131,11 +309,15 @@ fn simulate(scenario: &Path, sets: &[String]) -> anyhow::Result<LogAnalysis> {
     if let Some(why) = report.stall() {
         anyhow::bail!("{}: the model stalled: {why}", scenario.display());
     }
-    let mut records = timeline_records(&rec);
-    records.extend(timing_records(&rec));
     let mut log = ParsedLog::default();
-    log.add_text("model", &render_log(records));
-    Ok(analyse(&log, model.arrivals.warmup_jobs as usize))
+    log.add_text("model", &log_text(&rec));
+    Ok(analyse(
+        &log,
+        &AnalyseOptions {
+            warmup_jobs: model.arrivals.warmup_jobs as usize,
+            workers: WorkerLayout::default(),
+        },
+    ))
 }
 
 /// Corrects each fittable duration by log p50 / model p50 until they agree.
@@ -166,62 +348,68 @@ fn fit(scenario: &Path, sets: &[String], real: &LogAnalysis) -> anyhow::Result<V
         .into());
     }
     let mut values: Vec<f64> = targets.iter().map(|t| t.1).collect();
-    let mut model_p50 = vec![f64::NAN; targets.len()];
-    for _ in 0..FIT_ROUNDS {
+    let params: Vec<String> = targets.iter().map(|t| t.0.param.clone()).collect();
+    let with_values = |values: &[f64]| {
         let mut s = sets.to_vec();
         s.extend(
-            targets
+            params
                 .iter()
-                .zip(&values)
-                .map(|((t, _, _), v)| format!("params.{}={v}", t.param)),
+                .zip(values)
+                .map(|(p, v)| format!("params.{p}={v}")),
         );
-        let model = simulate(scenario, &s)?;
+        s
+    };
+    let mut model_p50 = vec![f64::NAN; targets.len()];
+    for round in 0..FIT_ROUNDS {
+        let model = simulate(scenario, &with_values(&values))?;
         let mut worst: f64 = 0.0;
         for (i, (t, _, observed)) in targets.iter().enumerate() {
-            let Some(m) = t.observable.p50_ms(&model).filter(|m| *m > 0.0) else {
-                continue;
-            };
-            model_p50[i] = m;
-            worst = worst.max((observed / m - 1.0).abs());
+            model_p50[i] = t.observable.p50_ms(&model).unwrap_or(f64::NAN);
+            worst = worst.max((observed / model_p50[i] - 1.0).abs());
         }
-        if worst <= FIT_TOLERANCE {
+        // The last round's values stay the ones the model medians were measured with.
+        if worst <= FIT_TOLERANCE || round + 1 == FIT_ROUNDS {
             break;
         }
         for (i, (_, _, observed)) in targets.iter().enumerate() {
-            if model_p50[i].is_finite() {
+            if model_p50[i].is_finite() && model_p50[i] > 0.0 {
                 values[i] *= observed / model_p50[i];
             }
         }
     }
-    Ok(targets
-        .into_iter()
-        .zip(values)
-        .zip(model_p50)
-        .map(
-            |(((target, was, log_p50_ms), value), model_p50_ms)| Fitted {
-                target,
-                was,
-                value,
-                log_p50_ms,
-                model_p50_ms,
-            },
-        )
-        .collect())
+    // Sensitivity: each value moved by one step with the others held.
+    let mut fitted = Vec::with_capacity(targets.len());
+    for (i, (target, was, log_p50_ms)) in targets.into_iter().enumerate() {
+        let mut moved = values.clone();
+        moved[i] *= 1.0 + SENSITIVITY_STEP;
+        let model = simulate(scenario, &with_values(&moved))?;
+        let change = target
+            .observable
+            .p50_ms(&model)
+            .map(|p| p - model_p50[i])
+            .filter(|d| d.is_finite());
+        fitted.push(Fitted {
+            target,
+            was,
+            value: values[i],
+            log_p50_ms,
+            model_p50_ms: model_p50[i],
+            sensitivity_ms: change.map(|d| d / (values[i] * SENSITIVITY_STEP)),
+            elasticity: change
+                .filter(|_| model_p50[i] > 0.0)
+                .map(|d| d / model_p50[i] / SENSITIVITY_STEP),
+        });
+    }
+    Ok(fitted)
 }
 
-/// `path` as seen from folder `from` (relative when both resolve, else absolute).
+/// `path` as seen from folder `from`, which need not exist yet (relative when both
+/// resolve to absolute paths, else `path` as given).
 fn relative_to(path: &Path, from: &Path) -> String {
-    let abs = |p: &Path| -> Option<PathBuf> {
-        let p = if p.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            p
-        };
-        p.canonicalize().ok()
-    };
-    let (Some(target), Some(base)) = (abs(path), abs(from)) else {
+    let (target, base) = (absolute(path), absolute(from));
+    if !target.is_absolute() || !base.is_absolute() {
         return path.display().to_string();
-    };
+    }
     let t: Vec<Component> = target.components().collect();
     let b: Vec<Component> = base.components().collect();
     let common = t.iter().zip(&b).take_while(|(x, y)| x == y).count();
@@ -236,10 +424,7 @@ fn relative_to(path: &Path, from: &Path) -> String {
 }
 
 fn draw(source: &str, a: &LogAnalysis, file: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let dir = match file.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let dir = folder_of(file);
     let stem = file
         .file_stem()
         .map_or_else(|| "log".into(), |s| s.to_string_lossy().into_owned());

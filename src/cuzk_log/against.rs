@@ -9,8 +9,10 @@ use serde_json::{Value, json};
 
 use super::analyse::{Distribution, LogAnalysis};
 
-/// How `--against` picks the model's concurrency, said in every output.
+/// How `--against` picks the model's concurrency by default, said in every output.
 pub const CONCURRENCY_RULE: &str = "the log's time-weighted median of jobs in flight (a job is in flight from its first record to its last), set as arrivals.concurrency";
+/// The rule when the user sets it.
+pub const CONCURRENCY_SET: &str = "as --set arrivals.concurrency gives it";
 
 /// One stage or timer, log beside model.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,6 +42,8 @@ pub struct Against {
     pub scenario: String,
     /// Jobs in flight the model ran with.
     pub concurrency: usize,
+    /// How that was chosen.
+    pub concurrency_rule: &'static str,
     /// Jobs per hour over each window (log, model).
     pub jobs_per_hour: (f64, f64),
     /// Bracketed GPU busy (log, model).
@@ -89,6 +93,7 @@ fn rows(
 pub fn compare(
     scenario: &str,
     concurrency: usize,
+    concurrency_rule: &'static str,
     log: &LogAnalysis,
     model: &LogAnalysis,
 ) -> Against {
@@ -107,6 +112,7 @@ pub fn compare(
     Against {
         scenario: scenario.to_string(),
         concurrency,
+        concurrency_rule,
         jobs_per_hour: (jobs_per_hour(log), jobs_per_hour(model)),
         bracketed_busy_frac: (log.gpu_bracketed_busy_frac, model.gpu_bracketed_busy_frac),
         stages: rows(stages(log), stages(model)),
@@ -134,7 +140,7 @@ pub fn to_json(a: &Against) -> Value {
     json!({
         "scenario": a.scenario,
         "concurrency": a.concurrency,
-        "concurrency_rule": CONCURRENCY_RULE,
+        "concurrency_rule": a.concurrency_rule,
         "jobs_per_hour": {"log": a.jobs_per_hour.0, "model": a.jobs_per_hour.1},
         "gpu_bracketed_busy_frac": {"log": a.bracketed_busy_frac.0, "model": a.bracketed_busy_frac.1},
         "stages": rows(&a.stages),
@@ -147,8 +153,8 @@ pub fn to_text(a: &Against) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "\nagainst {} at concurrency {} ({CONCURRENCY_RULE})",
-        a.scenario, a.concurrency
+        "\nagainst {} at concurrency {} ({})",
+        a.scenario, a.concurrency, a.concurrency_rule
     );
     let _ = writeln!(
         o,
@@ -201,7 +207,7 @@ mod tests {
     fn analysed(text: &str) -> LogAnalysis {
         let mut log = ParsedLog::default();
         log.add_text("t.log", text);
-        analyse(&log, 0)
+        analyse(&log, &crate::cuzk_log::AnalyseOptions::default())
     }
 
     #[test]
@@ -211,9 +217,9 @@ mod tests {
         );
         let model = analysed(
             "TIMELINE,0,SYNTH_START,0,partition=0\nTIMELINE,150,SYNTH_END,0,partition=0\n\
-             TIMELINE,150,GPU_START,0,partition=0 gpu=0\nTIMELINE,200,GPU_END,0,partition=0 gpu=0\n",
+             TIMELINE,150,GPU_START,0,worker=0,partition=0\nTIMELINE,200,GPU_END,0,worker=0,partition=0\n",
         );
-        let a = compare("s.toml", 1, &log, &model);
+        let a = compare("s.toml", 1, CONCURRENCY_RULE, &log, &model);
         assert_eq!(a.stages.len(), 2);
         assert_eq!(a.stages[0].name, "SYNTH");
         assert!((a.stages[0].p50_ratio().unwrap() - 1.5).abs() < 1e-12);

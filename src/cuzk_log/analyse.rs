@@ -1,14 +1,74 @@
-//! What a parsed cuzk log says: bracketed GPU utilisation (time with a GPU_START..GPU_END
-//! bracket open, per GPU), the gaps between GPU operations, GPU time from the timer
-//! lines, stage durations (`X_START`..`X_END` pairs) by percentile, and how many of each
-//! stage were in flight over time.
+//! What a parsed cuzk log says: per-GPU bracketed utilisation (time with a
+//! GPU_START..GPU_END bracket open), the engine's own GPU time (`gpu_ms=`), the gaps
+//! between GPU operations, GPU time from the timer lines, stage durations (`X_START`..
+//! `X_END` pairs) by percentile, and how many of each stage were in flight over time.
 //!
-//! The measurement window is the run's: from the completion of the first `warmup_jobs`
-//! jobs (a job completes at its last record) to the last record, as `bwsim run` measures.
+//! One measurement window serves every figure: from the completion of the first
+//! `warmup_jobs` jobs (a job completes at its last record), or from the first record
+//! without warm-up, to the last record, as `bwsim run` measures. Records with equal
+//! offsets count ends before starts, so their order in the file changes nothing.
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::parse::ParsedLog;
+use super::parse::{Marker, ParsedLog};
+
+/// cuzk's own default of GPU workers per device (cuzk-core config.rs,
+/// `default_gpu_workers_per_device`).
+pub const CUZK_DEFAULT_WORKERS_PER_GPU: u32 = 2;
+
+/// How cuzk's global worker numbers map to GPUs: worker `w` runs on GPU
+/// `w / per_gpu` (cuzk numbers the workers of GPU 0 first).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkerLayout {
+    /// GPU workers per device.
+    pub per_gpu: u32,
+    /// Where `per_gpu` came from, said in the report.
+    pub source: String,
+    /// Given by the user: wins over what the log's own start-up lines say.
+    pub explicit: bool,
+}
+
+impl Default for WorkerLayout {
+    fn default() -> Self {
+        WorkerLayout {
+            per_gpu: CUZK_DEFAULT_WORKERS_PER_GPU,
+            source: "cuzk's default".into(),
+            explicit: false,
+        }
+    }
+}
+
+impl WorkerLayout {
+    /// The layout in effect for `log`: an explicit one, else the log's own start-up lines
+    /// (`GPU worker started` per worker, or `gpu_workers_per_device=`), else this one.
+    fn for_log(&self, log: &ParsedLog) -> (WorkerLayout, BTreeMap<u32, u32>) {
+        if self.explicit {
+            return (self.clone(), BTreeMap::new());
+        }
+        let from_log = |per_gpu| WorkerLayout {
+            per_gpu,
+            source: "the log's own start-up lines".into(),
+            explicit: false,
+        };
+        match log.workers_per_gpu {
+            Some(n) => (from_log(n), log.worker_gpus.clone()),
+            None if !log.worker_gpus.is_empty() => {
+                let n = self.per_gpu;
+                (from_log(n), log.worker_gpus.clone())
+            }
+            None => (self.clone(), BTreeMap::new()),
+        }
+    }
+}
+
+/// What the analysis needs besides the log.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AnalyseOptions {
+    /// Jobs to skip before the window opens.
+    pub warmup_jobs: usize,
+    /// Workers to GPUs.
+    pub workers: WorkerLayout,
+}
 
 /// Percentiles and extremes of a set of durations, milliseconds.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,13 +112,13 @@ impl Distribution {
 pub struct StageStats {
     /// Stage name (`X` of the marker names; `GPU_QUEUE` for queue..pickup).
     pub name: String,
-    /// Durations of matched brackets, ms.
+    /// Durations of matched brackets that end in the window, ms.
     pub duration_ms: Option<Distribution>,
     /// Time-weighted mean number in flight over the window.
     pub mean_in_flight: f64,
-    /// Most in flight at once.
+    /// Most in flight at once within the window.
     pub max_in_flight: usize,
-    /// Starts never ended (the log ends first) and ends never started.
+    /// Starts never ended (the log ends first).
     pub unmatched_starts: usize,
     /// Ends without a start.
     pub unmatched_ends: usize,
@@ -69,15 +129,48 @@ pub struct StageStats {
 /// Jobs in flight over time: a job is in flight from its first record to its last.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct JobsInFlight {
-    /// Time-weighted median over the window (the level the log spends most of its
-    /// window at or below half the time): the closed-loop concurrency `--against` uses.
+    /// Time-weighted median over the window: the closed-loop concurrency `--against`
+    /// uses.
     pub median: usize,
     /// Time-weighted mean over the window.
     pub mean: f64,
-    /// Most at once.
+    /// Most at once within the window.
     pub max: usize,
     /// (time ms, jobs in flight) at every change, for plots.
     pub series: Vec<(f64, usize)>,
+}
+
+/// One GPU_START..GPU_END bracket and what the log says happened inside it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuBracket {
+    /// Job id.
+    pub job: String,
+    /// Partition, when logged.
+    pub partition: Option<u32>,
+    /// GPU index (from `gpu=`, or the worker's GPU).
+    pub gpu: u32,
+    /// Opened, ms.
+    pub start_ms: f64,
+    /// Closed, ms (None: still open when the log ends).
+    pub end_ms: Option<f64>,
+    /// The engine's own GPU time (`gpu_ms=` on GPU_END).
+    pub gpu_ms: Option<f64>,
+    /// Timers of the timing lines attributed to it (kernel times, mutex wait, ...).
+    pub timers: Vec<(String, f64)>,
+}
+
+/// One GPU's share of the window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuUse {
+    /// GPU index.
+    pub gpu: u32,
+    /// Share of the window with a bracket open.
+    pub bracketed_busy_frac: f64,
+    /// Share of the window inside `gpu_ms` intervals (ending at each GPU_END), None
+    /// when no GPU_END carries `gpu_ms=`.
+    pub engine_busy_frac: Option<f64>,
+    /// Brackets that end in the window.
+    pub brackets: usize,
 }
 
 /// The analysis of a log.
@@ -89,58 +182,109 @@ pub struct LogAnalysis {
     pub jobs: usize,
     /// Jobs skipped as warm-up.
     pub warmup_jobs: usize,
-    /// GPUs seen (`gpu=` values; 1 when none are given).
+    /// GPUs: the highest index seen + 1 (1 when none is named).
     pub gpus: usize,
-    /// Share of the window with a GPU bracket open, averaged over GPUs.
+    /// Workers to GPUs as used, and whether the log's own lines said so.
+    pub workers: WorkerLayout,
+    /// Each GPU.
+    pub per_gpu: Vec<GpuUse>,
+    /// Mean over GPUs of the bracketed busy share: what cuzk calls GPU utilisation.
     pub gpu_bracketed_busy_frac: f64,
-    /// Idle gaps between GPU brackets (a GPU's last END to its next START), ms.
+    /// Mean over GPUs of the `gpu_ms=` share (None without `gpu_ms=`).
+    pub gpu_engine_busy_frac: Option<f64>,
+    /// Idle gaps between a GPU's brackets (its last END to its next START), ms.
     pub gpu_gap_ms: Option<Distribution>,
-    /// Sum of `gpu_total_ms` of timer lines inside the window over GPUs x window (None
-    /// without such timers).
+    /// `gpu_total_ms` of timer lines, each clipped to the window, over GPUs x window
+    /// (None without such timers).
     pub gpu_timer_busy_frac: Option<f64>,
-    /// Every timer's distribution, in first-seen order.
+    /// Every timer's distribution over the lines in the window, in first-seen order.
     pub timers: Vec<(String, Distribution)>,
+    /// Timing lines attributed to no open GPU bracket.
+    pub unattributed_timings: usize,
     /// Stages, in first-seen order.
     pub stages: Vec<StageStats>,
+    /// GPU brackets in start order (those open in or after the window).
+    pub gpu_brackets: Vec<GpuBracket>,
     /// Jobs in flight over time.
     pub jobs_in_flight: JobsInFlight,
     /// (time ms, GPUs with a bracket open) at every change, for plots.
     pub gpus_busy: Vec<(f64, usize)>,
 }
 
-/// Jobs in flight from each job's first and last record, summarised over the window.
-fn jobs_in_flight(spans: &HashMap<u64, (f64, f64)>, start: f64, end: f64) -> JobsInFlight {
-    let mut steps: Vec<(f64, i64)> = spans
-        .values()
-        .flat_map(|&(a, b)| [(a, 1), (b, -1)])
-        .collect();
-    // Ends before starts at equal times: a job handing over to the next is not two.
-    steps.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
-    let mut series = Vec::with_capacity(steps.len());
-    let mut level = 0_i64;
-    for (t, d) in steps {
-        level += d;
-        series.push((t, level.max(0) as usize));
+/// The measurement window.
+#[derive(Debug, Clone, Copy)]
+struct Window {
+    start: f64,
+    end: f64,
+}
+
+impl Window {
+    fn len(self) -> f64 {
+        (self.end - self.start).max(0.0)
     }
+    /// The part of `a..b` inside the window.
+    fn clip(self, a: f64, b: f64) -> f64 {
+        (b.min(self.end) - a.max(self.start)).max(0.0)
+    }
+    fn holds(self, t: f64) -> bool {
+        t >= self.start && t <= self.end
+    }
+    fn frac(self, x: f64, gpus: usize) -> f64 {
+        let w = self.len() * gpus as f64;
+        if w > 0.0 { x / w + 0.0 } else { 0.0 }
+    }
+}
+
+/// A step series (time, level) from +1/-1 steps, ends before starts at equal times.
+fn levels(mut steps: Vec<(f64, i64)>) -> Vec<(f64, usize)> {
+    steps.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+    let mut level = 0_i64;
+    steps
+        .into_iter()
+        .map(|(t, d)| {
+            level += d;
+            (t, level.max(0) as usize)
+        })
+        .collect()
+}
+
+/// Time spent at each level within the window, and the highest level held in it.
+fn time_at_levels(series: &[(f64, usize)], w: Window) -> (BTreeMap<usize, f64>, usize) {
     let mut time_at: BTreeMap<usize, f64> = BTreeMap::new();
+    let mut max = 0;
     for (i, &(t, n)) in series.iter().enumerate() {
-        let next = series.get(i + 1).map_or(end, |s| s.0);
-        let d = (next.min(end) - t.max(start)).max(0.0);
+        let next = series.get(i + 1).map_or(w.end, |s| s.0);
+        let d = w.clip(t, next);
+        // A level counts when it lasts inside the window or is reached at an instant in it.
+        if d > 0.0 || w.holds(t) {
+            max = max.max(n);
+        }
         *time_at.entry(n).or_default() += d;
     }
-    let window: f64 = time_at.values().sum();
-    let max = series.iter().map(|s| s.1).max().unwrap_or(0);
+    (time_at, max)
+}
+
+/// Jobs in flight from each job's first and last record, summarised over the window.
+fn jobs_in_flight(spans: &HashMap<&str, (f64, f64)>, w: Window) -> JobsInFlight {
+    let series = levels(
+        spans
+            .values()
+            .flat_map(|&(a, b)| [(a, 1), (b, -1)])
+            .collect(),
+    );
+    let (time_at, max) = time_at_levels(&series, w);
+    let total: f64 = time_at.values().sum();
     let mut median = max;
     let mut seen = 0.0;
     for (&n, &d) in &time_at {
         seen += d;
-        if window > 0.0 && seen >= window / 2.0 {
+        if total > 0.0 && seen >= total / 2.0 {
             median = n;
             break;
         }
     }
-    let mean = if window > 0.0 {
-        time_at.iter().map(|(&n, &d)| n as f64 * d).sum::<f64>() / window
+    let mean = if total > 0.0 {
+        time_at.iter().map(|(&n, &d)| n as f64 * d).sum::<f64>() / total
     } else {
         0.0
     };
@@ -153,287 +297,293 @@ fn jobs_in_flight(spans: &HashMap<u64, (f64, f64)>, start: f64, end: f64) -> Job
 }
 
 /// Events that open and close a bracket, and the stage they belong to.
-fn bracket_of(event: &str) -> Option<(String, bool)> {
+fn bracket_of(event: &str) -> Option<(&str, bool)> {
     if let Some(s) = event.strip_suffix("_START") {
-        return Some((s.to_string(), true));
+        return Some((s, true));
     }
     if let Some(s) = event.strip_suffix("_END") {
-        return Some((s.to_string(), false));
+        return Some((s, false));
     }
     match event {
-        "GPU_QUEUE" => Some(("GPU_QUEUE".into(), true)),
-        "GPU_PICKUP" => Some(("GPU_QUEUE".into(), false)),
+        "GPU_QUEUE" => Some(("GPU_QUEUE", true)),
+        "GPU_PICKUP" => Some(("GPU_QUEUE", false)),
         _ => None,
     }
 }
 
-/// Analyses a parsed log, skipping the first `warmup_jobs` completed jobs.
-pub fn analyse(log: &ParsedLog, warmup_jobs: usize) -> LogAnalysis {
-    // Records in time order (stable for equal times: file order).
-    let mut markers: Vec<&super::parse::Marker> = log.markers.iter().collect();
-    markers.sort_by(|a, b| a.t_ms.total_cmp(&b.t_ms));
+/// A bracket's job and partition.
+type BracketKey<'a> = (&'a str, Option<u32>);
 
-    let mut job_end: HashMap<u64, f64> = HashMap::new();
-    let mut job_span: HashMap<u64, (f64, f64)> = HashMap::new();
-    for (job, t) in log
-        .markers
+/// A matched (or still open) bracket of one stage, job and partition.
+struct Pair<'a> {
+    stage: usize,
+    start: &'a Marker,
+    end: Option<&'a Marker>,
+}
+
+/// Pairs starts and ends by (stage, job, partition) in time order, ends before starts
+/// at equal times; an end that finds no start waits for a start at its own instant (a
+/// zero-length bracket logged end first).
+fn pair<'a>(markers: &[&'a Marker], stage_names: &mut Vec<String>) -> (Vec<Pair<'a>>, Vec<usize>) {
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut sorted: Vec<(&Marker, usize, bool)> = markers
         .iter()
-        .map(|m| (m.job, m.t_ms))
-        .chain(log.timings.iter().map(|l| (l.job, l.t_ms)))
-    {
-        let e = job_end.entry(job).or_insert(t);
-        *e = e.max(t);
-        let s = job_span.entry(job).or_insert((t, t));
-        s.0 = s.0.min(t);
-        s.1 = s.1.max(t);
+        .filter_map(|m| {
+            let (s, is_start) = bracket_of(&m.event)?;
+            let id = *index.entry(s).or_insert_with(|| {
+                stage_names.push(s.to_string());
+                stage_names.len() - 1
+            });
+            Some((*m, id, is_start))
+        })
+        .collect();
+    sorted.sort_by(|a, b| a.0.t_ms.total_cmp(&b.0.t_ms).then(a.2.cmp(&b.2)));
+    let mut pairs = Vec::new();
+    let mut open: HashMap<(usize, &str, Option<u32>), Vec<usize>> = HashMap::new();
+    let mut waiting_ends: HashMap<(usize, &str, Option<u32>), Vec<&Marker>> = HashMap::new();
+    let mut unmatched_ends = vec![0; stage_names.len()];
+    for (m, stage, is_start) in sorted {
+        let key = (stage, m.job.as_str(), m.partition);
+        if is_start {
+            let early_end = waiting_ends
+                .get_mut(&key)
+                .and_then(|v| v.pop_if(|e| e.t_ms == m.t_ms));
+            pairs.push(Pair {
+                stage,
+                start: m,
+                end: early_end,
+            });
+            if early_end.is_none() {
+                open.entry(key).or_default().push(pairs.len() - 1);
+            }
+        } else if let Some(i) = open.get_mut(&key).and_then(Vec::pop) {
+            pairs[i].end = Some(m);
+        } else {
+            waiting_ends.entry(key).or_default().push(m);
+        }
     }
-    let mut ends: Vec<f64> = job_end.values().copied().collect();
+    for (key, ends) in waiting_ends {
+        unmatched_ends[key.0] += ends.len();
+    }
+    (pairs, unmatched_ends)
+}
+
+/// A GPU's busy intervals: the union of its brackets, in time order.
+fn union(mut spans: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+    spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut out: Vec<(f64, f64)> = Vec::new();
+    for (a, b) in spans {
+        match out.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// Workers to GPUs as the analysis uses them.
+struct GpuMap {
+    layout: WorkerLayout,
+    logged: BTreeMap<u32, u32>,
+}
+
+impl GpuMap {
+    /// The GPU a record ran on: its `gpu=`, else its worker's GPU.
+    fn gpu_of(&self, m: &Marker) -> Option<u32> {
+        m.gpu.or_else(|| {
+            let w = m.worker?;
+            Some(
+                self.logged
+                    .get(&w)
+                    .copied()
+                    .unwrap_or(w / self.layout.per_gpu.max(1)),
+            )
+        })
+    }
+}
+
+/// Analyses a parsed log.
+pub fn analyse(log: &ParsedLog, opts: &AnalyseOptions) -> LogAnalysis {
+    let markers: Vec<&Marker> = log.markers.iter().collect();
+    let (layout, logged) = opts.workers.for_log(log);
+    let map = GpuMap { layout, logged };
+
+    let mut job_span: HashMap<&str, (f64, f64)> = HashMap::new();
+    for m in &log.markers {
+        let s = job_span.entry(&m.job).or_insert((m.t_ms, m.t_ms));
+        s.0 = s.0.min(m.t_ms);
+        s.1 = s.1.max(m.t_ms);
+    }
+    let mut ends: Vec<f64> = job_span.values().map(|s| s.1).collect();
     ends.sort_by(f64::total_cmp);
     let end = ends.last().copied().unwrap_or(0.0);
-    let start = if warmup_jobs == 0 {
-        0.0
-    } else {
-        ends.get(warmup_jobs - 1).copied().unwrap_or(end)
+    let first = job_span
+        .values()
+        .map(|s| s.0)
+        .min_by(f64::total_cmp)
+        .unwrap_or(0.0);
+    let start = match opts.warmup_jobs {
+        0 => first,
+        n => ends.get(n - 1).copied().unwrap_or(end),
     };
-    let window = (end - start).max(0.0);
-    let clip = |a: f64, b: f64| (b.min(end) - a.max(start)).max(0.0);
+    let w = Window { start, end };
 
-    // Stages: pair starts and ends by (stage, job, partition, gpu-agnostic).
-    let mut order: Vec<String> = Vec::new();
-    let mut open: BTreeMap<(String, u64, Option<u32>), Vec<f64>> = BTreeMap::new();
-    let mut durations: HashMap<String, Vec<f64>> = HashMap::new();
-    let mut unmatched_ends: HashMap<String, usize> = HashMap::new();
-    let mut in_flight: HashMap<String, (usize, Vec<(f64, usize)>)> = HashMap::new();
-    for m in &markers {
-        let Some((stage, is_start)) = bracket_of(&m.event) else {
-            continue;
-        };
-        if !order.contains(&stage) {
-            order.push(stage.clone());
-        }
-        let key = (stage.clone(), m.job, m.partition);
-        let flight = in_flight.entry(stage.clone()).or_default();
-        if is_start {
-            open.entry(key).or_default().push(m.t_ms);
-            flight.0 += 1;
-            flight.1.push((m.t_ms, flight.0));
-        } else if let Some(t0) = open.get_mut(&key).and_then(Vec::pop) {
-            durations
-                .entry(stage.clone())
-                .or_default()
-                .push(m.t_ms - t0);
-            flight.0 -= 1;
-            flight.1.push((m.t_ms, flight.0));
-        } else {
-            *unmatched_ends.entry(stage).or_default() += 1;
+    let mut names = Vec::new();
+    let (pairs, unmatched_ends) = pair(&markers, &mut names);
+    let mut durations: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
+    let mut steps: Vec<Vec<(f64, i64)>> = vec![Vec::new(); names.len()];
+    let mut unmatched_starts = vec![0; names.len()];
+    for p in &pairs {
+        steps[p.stage].push((p.start.t_ms, 1));
+        match p.end {
+            Some(e) => {
+                steps[p.stage].push((e.t_ms, -1));
+                if w.holds(e.t_ms) {
+                    durations[p.stage].push(e.t_ms - p.start.t_ms);
+                }
+            }
+            None => unmatched_starts[p.stage] += 1,
         }
     }
-    let stages = order
+    let stages = names
         .iter()
-        .map(|name| {
-            let series = in_flight.remove(name).map(|f| f.1).unwrap_or_default();
-            let mut integral = 0.0;
-            for (i, &(t, n)) in series.iter().enumerate() {
-                let next = series.get(i + 1).map_or(end, |s| s.0);
-                integral += n as f64 * clip(t, next);
-            }
+        .enumerate()
+        .map(|(i, name)| {
+            let series = levels(std::mem::take(&mut steps[i]));
+            let (time_at, max) = time_at_levels(&series, w);
+            let integral: f64 = time_at.iter().map(|(&n, &d)| n as f64 * d).sum();
             StageStats {
                 name: name.clone(),
-                duration_ms: Distribution::of(durations.remove(name).unwrap_or_default()),
-                mean_in_flight: if window > 0.0 { integral / window } else { 0.0 },
-                max_in_flight: series.iter().map(|s| s.1).max().unwrap_or(0),
-                unmatched_starts: open
-                    .iter()
-                    .filter(|(k, _)| &k.0 == name)
-                    .map(|(_, v)| v.len())
-                    .sum(),
-                unmatched_ends: unmatched_ends.get(name).copied().unwrap_or(0),
+                duration_ms: Distribution::of(std::mem::take(&mut durations[i])),
+                mean_in_flight: if w.len() > 0.0 {
+                    integral / w.len()
+                } else {
+                    0.0
+                },
+                max_in_flight: max,
+                unmatched_starts: unmatched_starts[i],
+                unmatched_ends: unmatched_ends[i],
                 in_flight: series,
             }
         })
         .collect();
 
-    // GPU brackets per GPU: busy while any is open; an unmatched start runs to the end.
-    let mut gpu_open: BTreeMap<u32, (usize, f64)> = BTreeMap::new();
-    let mut busy: BTreeMap<u32, f64> = BTreeMap::new();
-    let mut last_idle: BTreeMap<u32, f64> = BTreeMap::new();
-    let mut gaps = Vec::new();
-    let mut pending: HashMap<(u64, Option<u32>, u32), usize> = HashMap::new();
-    let mut gpus_busy: Vec<(f64, usize)> = Vec::new();
-    let mut busy_now = 0_usize;
-    for m in &markers {
-        let g = m.gpu.unwrap_or(0);
-        match m.event.as_str() {
-            "GPU_START" => {
-                let o = gpu_open.entry(g).or_insert((0, m.t_ms));
-                if o.0 == 0 {
-                    o.1 = m.t_ms;
-                    if let Some(idle) = last_idle.get(&g) {
-                        gaps.push(m.t_ms - idle);
-                    }
-                    busy_now += 1;
-                    gpus_busy.push((m.t_ms, busy_now));
-                }
-                o.0 += 1;
-                *pending.entry((m.job, m.partition, g)).or_default() += 1;
-            }
-            "GPU_END" => {
-                let p = pending.entry((m.job, m.partition, g)).or_default();
-                if *p == 0 {
-                    continue; // an end without a start: counted in the stage table
-                }
-                *p -= 1;
-                let o = gpu_open.entry(g).or_insert((0, m.t_ms));
-                o.0 -= 1;
-                if o.0 == 0 {
-                    *busy.entry(g).or_default() += clip(o.1, m.t_ms);
-                    last_idle.insert(g, m.t_ms);
-                    busy_now = busy_now.saturating_sub(1);
-                    gpus_busy.push((m.t_ms, busy_now));
-                }
-            }
-            _ => {}
+    // GPU brackets, with the timing lines attributed to each.
+    let gpu_stage = names.iter().position(|n| n == "GPU");
+    let mut attributed: HashMap<BracketKey, Vec<(String, f64)>> = HashMap::new();
+    let mut unattributed_timings = 0;
+    for line in &log.timings {
+        match &line.bracket {
+            Some((job, p)) => attributed
+                .entry((job.as_str(), *p))
+                .or_default()
+                .extend(line.timers.iter().cloned()),
+            None => unattributed_timings += 1,
         }
     }
-    for (g, (n, since)) in &gpu_open {
-        if *n > 0 {
-            *busy.entry(*g).or_default() += clip(*since, end);
-        }
-    }
+    let mut gpu_brackets: Vec<GpuBracket> = pairs
+        .iter()
+        .filter(|p| Some(p.stage) == gpu_stage)
+        .filter(|p| p.end.is_none_or(|e| e.t_ms >= w.start))
+        .map(|p| GpuBracket {
+            job: p.start.job.clone(),
+            partition: p.start.partition,
+            gpu: map
+                .gpu_of(p.start)
+                .or_else(|| map.gpu_of(p.end?))
+                .unwrap_or(0),
+            start_ms: p.start.t_ms,
+            end_ms: p.end.map(|e| e.t_ms),
+            gpu_ms: p.end.and_then(|e| e.gpu_ms),
+            timers: attributed
+                .remove(&(p.start.job.as_str(), p.start.partition))
+                .unwrap_or_default(),
+        })
+        .collect();
+    gpu_brackets.sort_by(|a, b| a.start_ms.total_cmp(&b.start_ms));
+
     let gpus = log
         .markers
         .iter()
-        .filter_map(|m| m.gpu)
-        .collect::<std::collections::BTreeSet<_>>()
-        .len()
-        .max(1);
-    let per_gpu_window = window * gpus as f64;
-    let frac = |x: f64| {
-        if per_gpu_window > 0.0 {
-            x / per_gpu_window
-        } else {
-            0.0
-        }
-    };
-
-    let mut timer_order: Vec<String> = Vec::new();
-    let mut timer_values: HashMap<String, Vec<f64>> = HashMap::new();
-    let mut gpu_total_in_window = None;
-    for line in &log.timings {
-        for (name, ms) in &line.timers {
-            if !timer_order.contains(name) {
-                timer_order.push(name.clone());
+        .filter_map(|m| map.gpu_of(m))
+        .chain(map.logged.values().copied())
+        .max()
+        .map_or(1, |g| g as usize + 1);
+    let mut per_gpu = Vec::with_capacity(gpus);
+    let mut gaps = Vec::new();
+    let mut busy_steps = Vec::new();
+    for g in 0..gpus as u32 {
+        let mine = || gpu_brackets.iter().filter(move |b| b.gpu == g);
+        let spans = union(
+            mine()
+                .map(|b| (b.start_ms, b.end_ms.unwrap_or(end)))
+                .collect(),
+        );
+        for pair in spans.windows(2) {
+            if w.holds(pair[1].0) {
+                gaps.push(pair[1].0 - pair[0].1);
             }
-            timer_values.entry(name.clone()).or_default().push(*ms);
-            if name == "gpu_total_ms" && line.t_ms >= start && line.t_ms <= end {
-                *gpu_total_in_window.get_or_insert(0.0) += ms;
+        }
+        busy_steps.extend(spans.iter().flat_map(|&(a, b)| [(a, 1), (b, -1)]));
+        let engine: Vec<(f64, f64)> = mine()
+            .filter_map(|b| Some((b.end_ms? - b.gpu_ms?, b.end_ms?)))
+            .collect();
+        per_gpu.push(GpuUse {
+            gpu: g,
+            bracketed_busy_frac: w.frac(spans.iter().map(|s| w.clip(s.0, s.1)).sum(), 1),
+            engine_busy_frac: (!engine.is_empty())
+                .then(|| w.frac(union(engine).iter().map(|s| w.clip(s.0, s.1)).sum(), 1)),
+            brackets: mine()
+                .filter(|b| b.end_ms.is_some_and(|e| w.holds(e)))
+                .count(),
+        });
+    }
+    let mean = |xs: Vec<f64>| xs.iter().sum::<f64>() / xs.len().max(1) as f64 + 0.0;
+    let gpu_engine_busy_frac = per_gpu
+        .iter()
+        .map(|g| g.engine_busy_frac)
+        .collect::<Option<Vec<f64>>>()
+        .map(mean);
+
+    let mut timer_index: HashMap<&str, usize> = HashMap::new();
+    let mut timer_values: Vec<(String, Vec<f64>)> = Vec::new();
+    let mut gpu_total_in_window = None;
+    for line in log.timings.iter().filter(|l| w.holds(l.t_ms)) {
+        for (name, ms) in &line.timers {
+            let i = *timer_index.entry(name).or_insert_with(|| {
+                timer_values.push((name.clone(), Vec::new()));
+                timer_values.len() - 1
+            });
+            timer_values[i].1.push(*ms);
+            if name == "gpu_total_ms" {
+                *gpu_total_in_window.get_or_insert(0.0) += w.clip(line.t_ms - ms, line.t_ms);
             }
         }
     }
-    let timers = timer_order
+    let timers = timer_values
         .into_iter()
-        .filter_map(|n| {
-            let d = Distribution::of(timer_values.remove(&n).unwrap_or_default())?;
-            Some((n, d))
-        })
+        .filter_map(|(n, v)| Some((n, Distribution::of(v)?)))
         .collect();
 
     LogAnalysis {
         window_ms: (start, end),
-        jobs: job_end.len(),
-        warmup_jobs: warmup_jobs.min(job_end.len()),
+        jobs: job_span.len(),
+        warmup_jobs: opts.warmup_jobs.min(job_span.len()),
         gpus,
-        // + 0.0: an empty f64 sum is -0.0, which would print as "-0.0%".
-        gpu_bracketed_busy_frac: frac(busy.values().sum::<f64>() + 0.0),
+        workers: map.layout,
+        gpu_bracketed_busy_frac: mean(per_gpu.iter().map(|g| g.bracketed_busy_frac).collect()),
+        gpu_engine_busy_frac,
+        per_gpu,
         gpu_gap_ms: Distribution::of(gaps),
-        gpu_timer_busy_frac: gpu_total_in_window.map(frac),
+        gpu_timer_busy_frac: gpu_total_in_window.map(|x| w.frac(x, gpus)),
         timers,
+        unattributed_timings,
         stages,
-        jobs_in_flight: jobs_in_flight(&job_span, start, end),
-        gpus_busy,
+        gpu_brackets,
+        jobs_in_flight: jobs_in_flight(&job_span, w),
+        gpus_busy: levels(busy_steps),
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn analysed(text: &str, warmup: usize) -> LogAnalysis {
-        let mut log = ParsedLog::default();
-        log.add_text("t.log", text);
-        analyse(&log, warmup)
-    }
-
-    #[test]
-    fn brackets_gaps_and_stages() {
-        let a = analysed(
-            "TIMELINE,0,SYNTH_START,0,partition=0\n\
-             TIMELINE,0,SYNTH_START,0,partition=1\n\
-             TIMELINE,40,SYNTH_END,0,partition=0\n\
-             TIMELINE,40,GPU_START,0,partition=0 gpu=0\n\
-             TIMELINE,60,GPU_END,0,partition=0 gpu=0\n\
-             TIMELINE,60,SYNTH_END,0,partition=1\n\
-             TIMELINE,70,GPU_START,0,partition=1 gpu=0\n\
-             TIMELINE,100,GPU_END,0,partition=1 gpu=0\n",
-            0,
-        );
-        assert_eq!(a.window_ms, (0.0, 100.0));
-        assert!((a.gpu_bracketed_busy_frac - 0.5).abs() < 1e-12);
-        assert_eq!(a.gpu_gap_ms.as_ref().unwrap().mean, 10.0);
-        let synth = &a.stages[0];
-        assert_eq!(synth.name, "SYNTH");
-        assert_eq!(synth.duration_ms.as_ref().unwrap().p50, 40.0);
-        assert_eq!(synth.max_in_flight, 2);
-        assert!((synth.mean_in_flight - 1.0).abs() < 1e-12); // 2x40 + 1x20 over 100
-        assert_eq!(a.jobs_in_flight.max, 1);
-        assert_eq!(a.gpus_busy, [(40.0, 1), (60.0, 0), (70.0, 1), (100.0, 0)]);
-    }
-
-    #[test]
-    fn jobs_in_flight_median_is_time_weighted() {
-        // Job 0 spans 0..100, job 1 10..20, job 2 15..90: 2 or more in flight 10..90
-        // (80 of 100 ms), so the median is 2 and the maximum 3.
-        let a = analysed(
-            "TIMELINE,0,A_START,0,partition=0\nTIMELINE,100,A_END,0,partition=0\n\
-             TIMELINE,10,A_START,1,partition=0\nTIMELINE,20,A_END,1,partition=0\n\
-             TIMELINE,15,A_START,2,partition=0\nTIMELINE,90,A_END,2,partition=0\n",
-            0,
-        );
-        let j = &a.jobs_in_flight;
-        assert_eq!((j.median, j.max), (2, 3));
-        assert!((j.mean - (100.0 + 10.0 + 75.0) / 100.0).abs() < 1e-12);
-    }
-
-    #[test]
-    fn unmatched_brackets_are_counted_and_open_gpu_runs_to_the_end() {
-        let a = analysed(
-            "TIMELINE,10,GPU_END,5,partition=0 gpu=0\n\
-             TIMELINE,50,GPU_START,6,partition=0 gpu=0\n\
-             TIMELINE,100,SYNTH_START,6,partition=1\n",
-            0,
-        );
-        let gpu = a.stages.iter().find(|s| s.name == "GPU").unwrap();
-        assert_eq!((gpu.unmatched_starts, gpu.unmatched_ends), (1, 1));
-        assert!((a.gpu_bracketed_busy_frac - 0.5).abs() < 1e-12);
-    }
-
-    #[test]
-    fn warmup_jobs_move_the_window_and_empty_logs_are_zero() {
-        let a = analysed(
-            "TIMELINE,0,GPU_START,0,gpu=0\nTIMELINE,20,GPU_END,0,gpu=0\n\
-             TIMELINE,30,GPU_START,1,gpu=0\nTIMELINE,40,GPU_END,1,gpu=0\n",
-            1,
-        );
-        assert_eq!(a.window_ms, (20.0, 40.0));
-        assert!((a.gpu_bracketed_busy_frac - 0.5).abs() < 1e-12);
-        let e = analysed("", 0);
-        assert_eq!((e.jobs, e.gpu_bracketed_busy_frac), (0, 0.0));
-        assert!(e.stages.is_empty() && e.gpu_gap_ms.is_none());
-    }
-
-    #[test]
-    fn percentiles_by_nearest_rank() {
-        let d = Distribution::of((1..=100).map(f64::from).collect()).unwrap();
-        assert_eq!((d.p50, d.p90, d.p99, d.max), (50.0, 90.0, 99.0, 100.0));
-    }
-}
+mod tests;

@@ -136,6 +136,19 @@ pub struct Fitted {
     pub log_p50_ms: f64,
     /// The model's median with the fitted value, ms.
     pub model_p50_ms: f64,
+    /// Change of the model's median per unit of the parameter around the fitted value,
+    /// ms (None when the moved run did not observe it).
+    pub sensitivity_ms: Option<f64>,
+    /// The same as a fraction per fraction: % of the median per +1% of the parameter.
+    pub elasticity: Option<f64>,
+}
+
+impl Fitted {
+    /// Whether the log hardly determines the value: its median moves less than
+    /// `threshold` per unit fraction of it (or not at all, or unmeasured).
+    pub fn is_flat(&self, threshold: f64) -> bool {
+        self.elasticity.is_none_or(|e| e.abs() < threshold)
+    }
 }
 
 /// The include file: the scenario (by `include_path`, relative to the file) with the
@@ -174,6 +187,9 @@ pub fn render_include(
             f.model_p50_ms,
             f.was
         );
+        if let Some(e) = f.elasticity {
+            let _ = writeln!(o, "# elasticity {e:.3} (% of that p50 per +1% of it)");
+        }
         let _ = writeln!(o, "{} = {{ default = {} }}", f.target.param, f.value);
     }
     o
@@ -237,6 +253,8 @@ to = "d:end"
                 value: 1.25,
                 log_p50_ms: 1250.0,
                 model_p50_ms: 1249.0,
+                sensitivity_ms: Some(1000.0),
+                elasticity: Some(0.8),
             }],
         );
         let back: Table = toml::from_str(&text).unwrap();

@@ -1,5 +1,5 @@
-//! `bwsim log`: reads cuzk daemon logs (TIMELINE markers and CUZK_TIMING timer lines, as
-//! the real daemon and `bwsim run --timeline-log` write them) and reports GPU
+//! `bwsim log`: reads cuzk daemon logs (TIMELINE records and CUZK_TIMING timer lines, as
+//! cuzk and SupraSeal print them and `bwsim run --timeline-log` writes them) and reports GPU
 //! utilisation, gaps, timer and stage statistics. Parsing ([`parse`]), analysis
 //! ([`analyse`]), output ([`report`]), the log beside a model run ([`against`]) and
 //! parameter fitting ([`fit`]) are separate; nothing here knows of clap or runs the model.
@@ -12,7 +12,7 @@ pub mod report;
 
 use std::path::PathBuf;
 
-pub use analyse::{LogAnalysis, analyse};
+pub use analyse::{AnalyseOptions, LogAnalysis, WorkerLayout, analyse};
 pub use parse::ParsedLog;
 
 /// A log file that cannot be read at all (missing, not text): the user's input.
@@ -23,7 +23,7 @@ pub struct LogInputError(pub String);
 /// Reads and analyses the files; garbled lines are reported, never fatal.
 pub fn read_and_analyse(
     files: &[PathBuf],
-    warmup_jobs: usize,
+    opts: &AnalyseOptions,
 ) -> Result<(ParsedLog, LogAnalysis), LogInputError> {
     let mut log = ParsedLog::default();
     for f in files {
@@ -38,6 +38,6 @@ pub fn read_and_analyse(
         // the affected line is garbled or ignored rather than the whole file refused.
         log.add_text(&f.display().to_string(), &String::from_utf8_lossy(&bytes));
     }
-    let a = analyse(&log, warmup_jobs);
+    let a = analyse(&log, opts);
     Ok((log, a))
 }

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 use super::analyse::{Distribution, LogAnalysis};
-use super::parse::ParsedLog;
+use super::parse::{LineNote, ParsedLog};
 
 /// Garbled lines listed in full before the rest are only counted.
 const GARBLED_SHOWN: usize = 10;
@@ -21,11 +21,19 @@ fn dist_json(d: &Option<Distribution>) -> Value {
 
 /// The analysis as one JSON object.
 pub fn to_json(files: &[String], log: &ParsedLog, a: &LogAnalysis) -> Value {
-    let garbled: Vec<Value> = log
-        .garbled
+    let notes = |v: &[LineNote]| -> Vec<Value> {
+        v.iter()
+            .take(GARBLED_SHOWN)
+            .map(|g| json!({"file": g.file, "line": g.line, "problem": g.problem}))
+            .collect()
+    };
+    let per_gpu: Vec<Value> = a
+        .per_gpu
         .iter()
-        .take(GARBLED_SHOWN)
-        .map(|g| json!({"file": g.file, "line": g.line, "problem": g.problem}))
+        .map(|g| {
+            json!({"gpu": g.gpu, "bracketed_busy_frac": g.bracketed_busy_frac,
+                   "engine_busy_frac": g.engine_busy_frac, "brackets": g.brackets})
+        })
         .collect();
     let stages: Vec<Value> = a
         .stages
@@ -47,9 +55,13 @@ pub fn to_json(files: &[String], log: &ParsedLog, a: &LogAnalysis) -> Value {
             "lines": log.lines,
             "timeline_records": log.markers.len(),
             "timing_records": log.timings.len(),
+            "timing_notes": log.timing_notes,
+            "unattributed_timing_records": a.unattributed_timings,
             "other_lines": log.other_lines,
             "garbled_lines": log.garbled.len(),
-            "garbled": garbled,
+            "garbled": notes(&log.garbled),
+            "warning_lines": log.warnings.len(),
+            "warnings": notes(&log.warnings),
             "out_of_order_records": log.out_of_order,
             "unterminated_files": log.unterminated_files,
         },
@@ -59,7 +71,11 @@ pub fn to_json(files: &[String], log: &ParsedLog, a: &LogAnalysis) -> Value {
         "warmup_jobs": a.warmup_jobs,
         "gpu": {
             "count": a.gpus,
+            "workers_per_gpu": a.workers.per_gpu,
+            "workers_from": a.workers.source,
+            "per_gpu": per_gpu,
             "bracketed_busy_frac": a.gpu_bracketed_busy_frac,
+            "engine_busy_frac": a.gpu_engine_busy_frac,
             "gap_ms": dist_json(&a.gpu_gap_ms),
             "timer_busy_frac": a.gpu_timer_busy_frac,
         },
@@ -86,19 +102,22 @@ pub fn to_text(files: &[String], log: &ParsedLog, a: &LogAnalysis) -> String {
     let _ = writeln!(o, "log: {}", files.join(", "));
     let _ = writeln!(
         o,
-        "read {} lines: {} TIMELINE, {} timing, {} other, {} garbled, {} out of order",
+        "read {} lines: {} TIMELINE, {} timing, {} other, {} garbled, {} with warnings, {} out of order",
         log.lines,
         log.markers.len(),
         log.timings.len(),
         log.other_lines,
         log.garbled.len(),
+        log.warnings.len(),
         log.out_of_order
     );
-    for g in log.garbled.iter().take(GARBLED_SHOWN) {
-        let _ = writeln!(o, "  garbled {}:{}: {}", g.file, g.line, g.problem);
-    }
-    if log.garbled.len() > GARBLED_SHOWN {
-        let _ = writeln!(o, "  ... and {} more", log.garbled.len() - GARBLED_SHOWN);
+    for (what, list) in [("garbled", &log.garbled), ("warning", &log.warnings)] {
+        for g in list.iter().take(GARBLED_SHOWN) {
+            let _ = writeln!(o, "  {what} {}:{}: {}", g.file, g.line, g.problem);
+        }
+        if list.len() > GARBLED_SHOWN {
+            let _ = writeln!(o, "  ... and {} more", list.len() - GARBLED_SHOWN);
+        }
     }
     for f in &log.unterminated_files {
         let _ = writeln!(
@@ -108,18 +127,23 @@ pub fn to_text(files: &[String], log: &ParsedLog, a: &LogAnalysis) -> String {
     }
     let _ = writeln!(
         o,
-        "window: {:.3} s to {:.3} s ({} jobs, {} skipped as warm-up), {} GPU(s)",
+        "window: {:.3} s to {:.3} s ({} jobs, --warmup-jobs {} skipped), {} GPU(s), {} workers per GPU ({})",
         a.window_ms.0 / 1e3,
         a.window_ms.1 / 1e3,
         a.jobs,
         a.warmup_jobs,
-        a.gpus
+        a.gpus,
+        a.workers.per_gpu,
+        a.workers.source
     );
     let _ = write!(
         o,
-        "GPU bracketed busy {:.1}%",
+        "GPU bracketed busy {:.1}% (mean of GPUs)",
         100.0 * a.gpu_bracketed_busy_frac
     );
+    if let Some(e) = a.gpu_engine_busy_frac {
+        let _ = write!(o, "   from gpu_ms {:.1}%", 100.0 * e);
+    }
     if let Some(t) = a.gpu_timer_busy_frac {
         let _ = write!(o, "   from gpu_total_ms timers {:.1}%", 100.0 * t);
     }
@@ -127,6 +151,21 @@ pub fn to_text(files: &[String], log: &ParsedLog, a: &LogAnalysis) -> String {
         let _ = write!(o, "   mean gap between GPU operations {:.1} ms", g.mean);
     }
     o.push('\n');
+    if a.per_gpu.len() > 1 {
+        for g in &a.per_gpu {
+            let _ = write!(
+                o,
+                "  GPU {}: bracketed busy {:.1}%, {} brackets",
+                g.gpu,
+                100.0 * g.bracketed_busy_frac,
+                g.brackets
+            );
+            if let Some(e) = g.engine_busy_frac {
+                let _ = write!(o, ", from gpu_ms {:.1}%", 100.0 * e);
+            }
+            o.push('\n');
+        }
+    }
     let j = &a.jobs_in_flight;
     let _ = writeln!(
         o,

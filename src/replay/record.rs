@@ -1,11 +1,12 @@
-//! A replay's logs in the real engine's formats: `TIMELINE` lines for the markers and
-//! one timing line per partition (e.g. `CUZK_TIMING`), written by the same code that
-//! writes a simulated run's log, so measured and simulated logs diff line by line.
+//! A replay's logs in the real engine's formats (cuzk's `TIMELINE` lines for the markers,
+//! SupraSeal's `CUZK_TIMING:` lines for the timers), written by the same code that
+//! writes a simulated run's log, so measured and simulated logs diff line by line and
+//! `bwsim log` reads both.
 
 use std::path::Path;
 
 use crate::model::Model;
-use crate::trace::log::{render_log, timeline_records, timing_records};
+use crate::trace::log::log_text;
 use crate::trace::recorder::TraceRecorder;
 
 use super::executor::Recording;
@@ -22,10 +23,7 @@ pub fn recorder(model: &Model, rec: &Recording) -> TraceRecorder {
 
 /// The TIMELINE log text of a replay.
 pub fn timeline_log(model: &Model, rec: &Recording) -> String {
-    let t = recorder(model, rec);
-    let mut records = timeline_records(&t);
-    records.extend(timing_records(&t));
-    render_log(records)
+    log_text(&recorder(model, rec))
 }
 
 /// Writes the TIMELINE log of a replay to `path` atomically.
@@ -90,7 +88,7 @@ to = "a:end"
         let log = timeline_log(&l.model, &rec);
         assert_eq!(
             log,
-            "TIMELINE,2.000,A_START,0,partition=0\nCUZK_TIMING,102.500,0,partition=0 a_ms=100.5\n"
+            "TIMELINE,2,A_START,0,partition=0\nCUZK_TIMING: a_ms=100\nTIMELINE,102,JOB_DONE,0,\n"
         );
     }
 }

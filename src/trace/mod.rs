@@ -8,7 +8,9 @@ pub mod recorder;
 
 pub use chrome::{chrome_trace, write_chrome_trace};
 pub use lanes::{Lane, LaneLayout, assign_lanes};
-pub use log::{LogRecord, render_log, timeline_records, timing_records, write_timeline_log};
+pub use log::{
+    LogRecord, log_text, render_log, timeline_records, timing_records, write_timeline_log,
+};
 pub use recorder::{HoldSample, MarkerEvent, RateSample, StageInstance, TraceRecorder};
 
 #[cfg(test)]

@@ -146,10 +146,13 @@ fn timeline_log_lines_in_time_order() {
     let text = render_log(timeline_records(&rec));
     assert_eq!(
         text,
-        "TIMELINE,1000.000,GPU_START,0,gpu=0\n\
-         TIMELINE,1800.000,GPU_END,0,gpu=0\n\
-         TIMELINE,1800.000,GPU_START,1,gpu=0\n\
-         TIMELINE,2500.000,GPU_END,1,gpu=0\n"
+        "INFO cuzk_core::engine: pipeline GPU worker started worker_id=0 gpu=0 sub_id=0\n\
+         TIMELINE,1000,GPU_START,0,worker=0\n\
+         TIMELINE,1800,GPU_START,1,worker=0\n\
+         TIMELINE,1800,GPU_END,0,worker=0,gpu_ms=800\n\
+         TIMELINE,1800,JOB_DONE,0,\n\
+         TIMELINE,2500,GPU_END,1,worker=0,gpu_ms=700\n\
+         TIMELINE,2500,JOB_DONE,1,\n"
     );
 }
 
@@ -163,7 +166,7 @@ fn exporters_write_files() {
         serde_json::from_slice(&std::fs::read(dir.path().join("trace.json")).unwrap()).unwrap();
     assert!(t["traceEvents"].is_array());
     let log = std::fs::read_to_string(dir.path().join("timeline.log")).unwrap();
-    assert_eq!(log.lines().count(), 4);
+    assert_eq!(log.lines().count(), 7);
 }
 
 /// A real run of the bundled demo with both file exports (the timeline plot is tested
@@ -202,10 +205,20 @@ fn demo_run_exports_trace_log_and_timeline() {
     let log = std::fs::read_to_string(&files[1]).unwrap();
     let starts = log.lines().filter(|l| l.contains(",GPU_START,")).count();
     assert_eq!(starts, 40, "one GPU_START per partition");
-    let times: Vec<f64> = log
+    let times: Vec<u64> = log
         .lines()
-        .map(|l| l.split(',').nth(1).unwrap().parse().unwrap())
+        .filter_map(|l| l.strip_prefix("TIMELINE,"))
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
         .collect();
+    assert_eq!(
+        times.len(),
+        80 + 20,
+        "GPU_START and GPU_END per partition, JOB_DONE per job"
+    );
     assert!(times.windows(2).all(|w| w[0] <= w[1]), "not in time order");
-    assert!(log.lines().all(|l| l.starts_with("TIMELINE,")));
+    let workers = log
+        .lines()
+        .filter(|l| l.contains("GPU worker started"))
+        .count();
+    assert!(workers >= 1 && log.lines().count() == 100 + workers);
 }
