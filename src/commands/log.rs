@@ -13,7 +13,7 @@ use crate::cli::{Format, LogArgs};
 use crate::cuzk_log::fit::{FitTarget, Fitted, fit_targets, render_include};
 use crate::cuzk_log::{LogAnalysis, LogInputError, ParsedLog, against, analyse};
 use crate::cuzk_log::{read_and_analyse, report};
-use crate::output::{check_file_target, print_stdout, write_atomic};
+use crate::output::{Output, OutputKind, check_outputs, print_stdout, write_atomic};
 use crate::run::{RunOptions, run_model_with};
 use crate::trace::{TraceRecorder, render_log, timeline_records, timing_records};
 
@@ -24,9 +24,16 @@ const FIT_TOLERANCE: f64 = 0.002;
 
 /// Reads the logs (garbled lines are counted, never fatal) and prints the analysis.
 pub fn log(args: LogArgs) -> anyhow::Result<()> {
-    for f in [&args.plot, &args.fit_out].into_iter().flatten() {
-        check_file_target(f)?;
+    // Every output with its sibling formats (the chart's .svg beside its .png), none on
+    // another's path, before anything is read or simulated.
+    let mut outputs = Vec::new();
+    if let Some(p) = &args.plot {
+        outputs.push(Output::new("--plot", p, OutputKind::Chart));
     }
+    if let Some(f) = &args.fit_out {
+        outputs.push(Output::new("--fit-out", f, OutputKind::File));
+    }
+    check_outputs(&outputs, &[])?;
     let (log, analysis) = read_and_analyse(&args.files, args.warmup_jobs)?;
     let names: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
     if log.markers.is_empty() && log.timings.is_empty() {

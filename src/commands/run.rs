@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use crate::cli::{Format, RunArgs, RunExportArgs};
 use crate::engine::{EngineError, EngineLimits};
 use crate::output::{
-    check_dir_target, check_file_target, default_folder, print_stdout, reserve_unique_folder,
+    Output, OutputKind, check_dir_target, check_outputs, default_folder, print_stdout,
+    reserve_unique_folder,
 };
 use crate::run::{RunOptions, run_model_within};
 use crate::trace::{TraceRecorder, write_chrome_trace, write_timeline_log};
@@ -21,6 +22,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         &args.limits.limits(),
     )?;
     let overload = loaded.summary.overload.clone();
+    let inputs = super::scenario_inputs(&loaded.summary);
     if let Some(w) = &overload {
         eprintln!("warning: {scenario}: {w}");
     }
@@ -28,7 +30,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     if let Some(seed) = args.seed {
         model.seed = seed;
     }
-    let plot_dir = check_exports(&args.exports, &model.name)?;
+    let plot_dir = check_exports(&args.exports, &model.name, &inputs)?;
     let opts = RunOptions {
         ideal: !args.no_ideal,
     };
@@ -75,23 +77,33 @@ fn engine_error(e: EngineError, scenario: &str) -> anyhow::Error {
 }
 
 /// Where `--plot` draws, if asked: the given folder, or `None` for a default folder
-/// chosen when writing. Every export target is checked here, before simulating.
-fn check_exports(ex: &RunExportArgs, scenario: &str) -> anyhow::Result<Option<PathBuf>> {
-    for file in [&ex.trace, &ex.timeline_log].into_iter().flatten() {
-        check_file_target(file)?;
+/// chosen when writing. Every export target is checked here, before simulating: each may
+/// be written, no two share a path, none is one of the scenario's files.
+fn check_exports(
+    ex: &RunExportArgs,
+    scenario: &str,
+    inputs: &[(String, PathBuf)],
+) -> anyhow::Result<Option<PathBuf>> {
+    let mut outputs = Vec::new();
+    if let Some(f) = &ex.trace {
+        outputs.push(Output::new("--trace", f, OutputKind::File));
     }
-    let dir = match &ex.plot {
-        Some(Some(dir)) => Some(dir.clone()),
-        Some(None) => None,
-        None => return Ok(None),
-    };
-    let folder = dir.clone().unwrap_or_else(|| default_folder(scenario));
-    check_dir_target(&folder)?;
+    if let Some(f) = &ex.timeline_log {
+        outputs.push(Output::new("--timeline-log", f, OutputKind::File));
+    }
+    let dir = ex.plot.clone().flatten();
+    if ex.plot.is_some() {
+        let folder = dir.clone().unwrap_or_else(|| default_folder(scenario));
+        check_dir_target(&folder)?;
+    }
     if let Some(d) = &dir {
-        for stem in ["timeline.png", "timeline.svg"] {
-            check_file_target(&d.join(stem))?;
-        }
+        outputs.push(Output::new(
+            "--plot",
+            d,
+            OutputKind::Folder(&["timeline.png", "timeline.svg"]),
+        ));
     }
+    check_outputs(&outputs, inputs)?;
     Ok(dir)
 }
 
