@@ -529,3 +529,35 @@ fn the_scans_cover_the_engine_crate() {
     assert_eq!(circles.len(), 1, "{circles:?}");
     assert!(circles[0].contains("clock <-> fluid"), "{circles:?}");
 }
+
+/// stdout is written only through `output::print_stdout`, which turns a full disk into an
+/// error and a closed pipe into a quiet end: `print!` and `println!` panic on both
+/// ("failed printing to stdout", exit 101), so no library or command code may use them.
+#[test]
+fn stdout_is_written_only_through_print_stdout() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = Vec::new();
+    for path in rust_files(&src) {
+        if is_test_file(&path) {
+            continue;
+        }
+        let text = fs::read_to_string(&path).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (i, line) in code.lines().enumerate() {
+            let line = line.split("//").next().unwrap_or("");
+            let printing = ["print!(", "println!("].iter().any(|m| {
+                line.match_indices(m).any(|(at, _)| {
+                    // `eprint!`/`eprintln!` write to stderr; `sprint!` is no macro here.
+                    !line[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_')
+                })
+            });
+            if printing {
+                found.push(format!("{}:{}", path.display(), i + 1));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "print!/println! panic on a full or closed stdout; use output::print_stdout: {found:?}"
+    );
+}

@@ -1,10 +1,15 @@
 //! Fuzzing with proptest: generated and mutated scenario files, `--set` strings, sweep
 //! SPECs and CSVs must never panic or hang; what loads (under tight limits) must run.
-//! A few cases go through the binary, whose exit code must be 0, 1 or 2.
+//! The files bwsim reads back are fuzzed the same way: host profiles (`compare --host`),
+//! a shard's `shard.json` (`sweep merge`) and a replay's `replay.json` (`replay
+//! --repredict`), mutated from real ones, must be refused with a message or accepted,
+//! never panic or hang. A few cases go through the binary, whose exit code must be 0, 1
+//! or 2.
 //!
 //! CI runs a bounded number of cases (about a minute on 2 cores); set `PROPTEST_CASES`
 //! for longer runs. Inputs worth keeping live in `tests/fuzz_corpus/` (scenario files as
-//! `.toml`, sweep `--param` arguments one per line as `.spec`) and are replayed by
+//! `.toml`, sweep `--param` arguments one per line as `.spec`, shard files as `.json`;
+//! `shard.json` is also the seed the shard fuzzer mutates) and are replayed by
 //! `corpus_replays_without_panic`.
 
 use std::path::{Path, PathBuf};
@@ -137,40 +142,169 @@ fn scenario_text() -> impl Strategy<Value = String> {
 /// A bundled scenario with a few random edits (replace, delete or insert a span).
 fn mutated_bundled() -> impl Strategy<Value = String> {
     let bundled = ["demo.toml", "c2-32g-stock.toml", "c2-32g-cuzk.toml"];
-    (
-        0..bundled.len(),
-        proptest::collection::vec(
-            (any::<prop::sample::Index>(), 0usize..3, "[ -~\n]{0,12}"),
-            1..4,
-        ),
-    )
-        .prop_map(move |(i, edits)| {
-            let mut t = std::fs::read_to_string(scenarios_dir().join(bundled[i])).unwrap();
-            for (at, op, s) in edits {
-                let mut pos = at.index(t.len() + 1);
-                while !t.is_char_boundary(pos) {
-                    pos -= 1;
+    (0..bundled.len(), edits()).prop_map(move |(i, edits)| {
+        let t = std::fs::read_to_string(scenarios_dir().join(bundled[i])).unwrap();
+        mutate(t, edits)
+    })
+}
+
+/// `text` with a few edits: insert (0), delete (1) or replace (2) a span at an index.
+fn mutate(mut t: String, edits: Vec<(prop::sample::Index, usize, String)>) -> String {
+    for (at, op, s) in edits {
+        let mut pos = at.index(t.len() + 1);
+        while !t.is_char_boundary(pos) {
+            pos -= 1;
+        }
+        match op {
+            0 => t.insert_str(pos, &s),
+            1 => {
+                let mut end = (pos + s.len().max(1)).min(t.len());
+                while !t.is_char_boundary(end) {
+                    end -= 1;
                 }
-                match op {
-                    0 => t.insert_str(pos, &s),
-                    1 => {
-                        let mut end = (pos + s.len().max(1)).min(t.len());
-                        while !t.is_char_boundary(end) {
-                            end -= 1;
-                        }
-                        t.replace_range(pos..end, "");
-                    }
-                    _ => {
-                        let mut end = (pos + s.len()).min(t.len());
-                        while !t.is_char_boundary(end) {
-                            end -= 1;
-                        }
-                        t.replace_range(pos..end, &s);
-                    }
-                }
+                t.replace_range(pos..end, "");
             }
-            t
-        })
+            _ => {
+                let mut end = (pos + s.len()).min(t.len());
+                while !t.is_char_boundary(end) {
+                    end -= 1;
+                }
+                t.replace_range(pos..end, &s);
+            }
+        }
+    }
+    t
+}
+
+/// Edits for [`mutate`]: up to three, of printable text (newlines too).
+fn edits() -> impl Strategy<Value = Vec<(prop::sample::Index, usize, String)>> {
+    proptest::collection::vec(
+        (any::<prop::sample::Index>(), 0usize..3, "[ -~\n]{0,12}"),
+        1..4,
+    )
+}
+
+/// A JSON value swapped in by [`mutate_json`]: hostile numbers, wrong types, huge counts.
+fn json_value() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::json;
+    prop_oneof![
+        Just(json!(null)),
+        Just(json!(-1)),
+        Just(json!(0)),
+        Just(json!(1e308)),
+        Just(json!(-5.5)),
+        Just(json!(u64::MAX)),
+        Just(json!(100_000_000u64)),
+        Just(json!("x")),
+        Just(json!([1, "x"])),
+        Just(json!({})),
+        Just(json!([])),
+        any::<i64>().prop_map(|n| json!(n)),
+    ]
+}
+
+/// `v` with the value at a random path (one of its nodes, by walk order) replaced.
+fn mutate_json(v: &mut serde_json::Value, at: prop::sample::Index, with: serde_json::Value) {
+    fn count(v: &serde_json::Value) -> usize {
+        1 + match v {
+            serde_json::Value::Array(a) => a.iter().map(count).sum(),
+            serde_json::Value::Object(o) => o.values().map(count).sum(),
+            _ => 0,
+        }
+    }
+    fn walk(v: &mut serde_json::Value, n: &mut usize, with: &mut Option<serde_json::Value>) {
+        if *n == 0 {
+            if let Some(w) = with.take() {
+                *v = w;
+            }
+            return;
+        }
+        *n -= 1;
+        match v {
+            serde_json::Value::Array(a) => a.iter_mut().for_each(|x| walk(x, n, with)),
+            serde_json::Value::Object(o) => o.values_mut().for_each(|x| walk(x, n, with)),
+            _ => {}
+        }
+    }
+    let mut n = at.index(count(v));
+    walk(v, &mut n, &mut Some(with));
+}
+
+/// Host profiles as bwsim reads them (`compare --host`) and maps them onto a scenario.
+fn host_survives(text: String) {
+    within(Duration::from_secs(10), move || {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("host.toml");
+        std::fs::write(&f, &text).unwrap();
+        if let Ok(host) = bwsim::compare::load_host(&f) {
+            let knobs = bwsim::compare::ScenarioKnobs {
+                params: vec!["concurrency".into()],
+                pools: vec!["cpu".into()],
+                cpu_pool_stages: vec![("msm".into(), 64.0)],
+                smt_yield: Some(1.2),
+            };
+            let sets = bwsim::compare::host_overrides(&host, &knobs);
+            let _ = bwsim::scenario::load_with(&scenarios_dir().join("demo.toml"), &sets, &TIGHT);
+            let _ = host.dram_gbps();
+        }
+    });
+}
+
+/// A real shard.json (from the corpus), read, validated and merged as `sweep merge`
+/// does; a mutated one must be refused with a message or merge, never panic or hang.
+fn shard_survives(text: String) {
+    within(Duration::from_secs(10), move || {
+        let Ok(file) = serde_json::from_str::<bwsim::sweep::ShardFile>(&text) else {
+            return;
+        };
+        let Ok(params) = (file.sweep.params.iter())
+            .map(|p| bwsim::sweep::parse_param(p))
+            .collect::<Result<Vec<_>, _>>()
+        else {
+            return;
+        };
+        let Ok(grid) = bwsim::sweep::Grid::new(params) else {
+            return;
+        };
+        if let Err(e) = bwsim::sweep::shard::validate(&file, "shard.json", &grid) {
+            assert!(e.to_string().contains("shard.json"), "{e}");
+            return;
+        }
+        let other = {
+            let mut o = file.clone();
+            o.shard.index = o.shard.index.wrapping_add(1) % o.shard.count.max(1);
+            o
+        };
+        let names = ["a".to_string(), "b".to_string()];
+        let _ = bwsim::sweep::shard::merge(&[file, other], &names, &grid);
+    });
+}
+
+/// A replay.json, read and checked as `replay --repredict` reads it.
+fn replay_survives(text: String) {
+    within(Duration::from_secs(10), move || {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("replay.json"), &text).unwrap();
+        if let Err(e) = bwsim::replay::repredict::check_replay_file(dir.path()) {
+            assert!(e.to_string().contains("replay.json"), "{e}");
+        }
+    });
+}
+
+fn corpus(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fuzz_corpus")
+            .join(name),
+    )
+    .unwrap()
+}
+
+fn replay_json() -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/replay/h200-run2/replay.json"),
+    )
+    .unwrap()
 }
 
 proptest! {
@@ -200,6 +334,55 @@ proptest! {
     ) {
         let demo = std::fs::read_to_string(scenarios_dir().join("demo.toml")).unwrap();
         load_and_run(demo, vec![format!("{key}={value}")]);
+    }
+
+    #[test]
+    fn mutated_host_profiles_never_panic(
+        i in 0usize..4,
+        e in edits(),
+    ) {
+        let hosts = [
+            "c2-reference.toml",
+            "h200-host.toml",
+            "epyc-9555-2x5090.toml",
+            "tr-7970x-5070ti.toml",
+        ];
+        let text = std::fs::read_to_string(scenarios_dir().join("hosts").join(hosts[i])).unwrap();
+        host_survives(mutate(text, e));
+    }
+
+    #[test]
+    fn mutated_shard_files_never_panic(
+        at in any::<prop::sample::Index>(),
+        with in json_value(),
+        e in edits(),
+        textual in any::<bool>(),
+    ) {
+        let text = corpus("shard.json");
+        if textual {
+            shard_survives(mutate(text, e));
+        } else {
+            let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            mutate_json(&mut v, at, with);
+            shard_survives(v.to_string());
+        }
+    }
+
+    #[test]
+    fn mutated_replay_files_never_panic(
+        at in any::<prop::sample::Index>(),
+        with in json_value(),
+        e in edits(),
+        textual in any::<bool>(),
+    ) {
+        let text = replay_json();
+        if textual {
+            replay_survives(mutate(text, e));
+        } else {
+            let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            mutate_json(&mut v, at, with);
+            replay_survives(v.to_string());
+        }
     }
 
     #[test]
@@ -263,6 +446,11 @@ fn corpus_replays_without_panic() {
         if p.extension().is_some_and(|e| e == "toml") {
             let text = std::fs::read_to_string(&p).unwrap();
             load_and_run(text, Vec::new());
+            n += 1;
+        }
+        // A shard's shard.json: read, validated and merged as `sweep merge` does.
+        if p.extension().is_some_and(|e| e == "json") {
+            shard_survives(std::fs::read_to_string(&p).unwrap());
             n += 1;
         }
         // Sweep `--param` arguments, one per line: parsed, never a panic.

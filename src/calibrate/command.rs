@@ -7,8 +7,9 @@ use super::probe::harness as gpu;
 use super::probe::host as probes;
 use super::probe::plan::{Mode, Plan};
 use super::probe::{gpu_runs, sys};
-use super::summary::print_summary;
+use super::summary::summary;
 use super::{fit, measurements};
+use crate::output::print_stdout;
 use std::path::PathBuf;
 
 /// Arguments of `bwsim calibrate`.
@@ -92,9 +93,21 @@ pub fn calibrate_command(args: CalibrateArgs) -> Result<()> {
         let text = CalibrationFile::new(&m, &fitted)
             .render()
             .map_err(|e| input_err(format!("{}: {e:#}", path.display())))?;
+        check_loadable(&text).map_err(|why| {
+            input_err(format!(
+                "{}: the fit gives a calibration bwsim would refuse ({why}); nothing was \
+                 written to {}",
+                path.display(),
+                args.out.display()
+            ))
+        })?;
         crate::output::write_atomic(&args.out, text.as_bytes())?;
-        print_summary(&m, &fitted);
-        println!("re-fitted {} into {}", path.display(), args.out.display());
+        print_stdout(&format!(
+            "{}re-fitted {} into {}\n",
+            summary(&m, &fitted),
+            path.display(),
+            args.out.display()
+        ))?;
         return Ok(());
     }
     let mut m = measurements::Measurements {
@@ -133,9 +146,57 @@ pub fn calibrate_command(args: CalibrateArgs) -> Result<()> {
     }
     let fitted = fit::fit(&m)?;
     let text = CalibrationFile::new(&m, &fitted).render()?;
+    if let Err(why) = check_loadable(&text) {
+        return Err(CalibrateError::Failed(format!(
+            "the measurements give a calibration bwsim would refuse ({why}); nothing was \
+             written to {}{}",
+            args.out.display(),
+            match &args.json {
+                Some(j) => format!(" (the measurements are in {})", j.display()),
+                None => String::new(),
+            }
+        )));
+    }
     crate::output::write_atomic(&args.out, text.as_bytes())?;
-    print_summary(&m, &fitted);
-    println!("wrote {}", args.out.display());
+    print_stdout(&format!(
+        "{}wrote {}\n",
+        summary(&m, &fitted),
+        args.out.display()
+    ))?;
+    Ok(())
+}
+
+/// Checks that a rendered calibration file is one bwsim reads back: as `validate
+/// --calibration` reads it, and included by a scenario (a tiny one around it, whose own
+/// defaults come first so that every key the calibration sets is its own). A fit of
+/// hostile or degenerate measurements (pinned PCIe rates of 0) wrote a file that every
+/// later command refused.
+pub fn check_loadable(text: &str) -> std::result::Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| format!("cannot check it: {e}"))?;
+    let write = |name: &str, body: &str| {
+        std::fs::write(dir.path().join(name), body).map_err(|e| format!("cannot check it: {e}"))
+    };
+    write("calibration.toml", text)?;
+    super::validate::load_calib(&dir.path().join("calibration.toml"))
+        .map_err(|e| format!("{e:#}"))?;
+    write(
+        "defaults.toml",
+        "[hardware]\ncpu_cores = 1\nhost_ram_gib = 1\n",
+    )?;
+    write(
+        "check.toml",
+        "include = [\"defaults.toml\", \"calibration.toml\"]\nname = \"calibration check\"\n\
+         [workload]\npartitions = 1\n[[workload.stages]]\nname = \"s\"\nduration_s = 1\n\
+         [arrivals]\nkind = \"closed\"\nconcurrency = 1\njobs = 2\n",
+    )?;
+    crate::scenario::load(&dir.path().join("check.toml"), &[]).map_err(|e| {
+        let at = if e.key.is_empty() {
+            String::new()
+        } else {
+            format!("{}: ", e.key)
+        };
+        format!("{at}{}", e.message)
+    })?;
     Ok(())
 }
 

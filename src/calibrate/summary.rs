@@ -5,10 +5,22 @@ use super::fit::{Fitted, contention::ContentionFit};
 use super::measurements::Measurements;
 use super::probe::stream;
 
-/// Prints the measurements and the fit of one calibration.
-pub fn print_summary(m: &Measurements, f: &Fitted) {
+/// `writeln!` into a String (which cannot fail).
+macro_rules! w {
+    ($out:expr, $($t:tt)*) => {{
+        use std::fmt::Write as _;
+        let _ = writeln!($out, $($t)*);
+    }};
+}
+
+/// The measurements and the fit of one calibration, as `bwsim calibrate` prints them
+/// (the caller prints: stdout may be full or closed). Warnings go to stderr.
+pub fn summary(m: &Measurements, f: &Fitted) -> String {
+    let mut text = String::new();
+    let out = &mut text;
     if let Some(h) = &m.host {
-        println!(
+        w!(
+            out,
             "host: {} CPUs, {}, THP {} (buffers {}advised MADV_HUGEPAGE; AnonHugePages +{} MiB)",
             h.cores,
             h.cpu_model,
@@ -18,13 +30,18 @@ pub fn print_summary(m: &Measurements, f: &Fitted) {
         );
     }
     if let Some(c) = m.chase_huge_coverage {
-        println!("pointer-chase buffer: {:.0}% huge-page backed", c * 100.0);
+        w!(
+            out,
+            "pointer-chase buffer: {:.0}% huge-page backed",
+            c * 100.0
+        );
     }
     if let Some(line) = m.chase_candidates_line() {
-        println!("{line}");
+        w!(out, "{line}");
     }
     for (i, r) in m.settle.iter().enumerate() {
-        println!(
+        w!(
+            out,
             "settle round {}: t {:.1} s, copy streams {:.1} GB/s, idle chase {:.0} ns",
             i + 1,
             r.t_s,
@@ -32,7 +49,10 @@ pub fn print_summary(m: &Measurements, f: &Fitted) {
             r.idle_ns
         );
     }
-    println!("bandwidth (DRAM GB/s, write-allocate counted; STREAM convention in brackets):");
+    w!(
+        out,
+        "bandwidth (DRAM GB/s, write-allocate counted; STREAM convention in brackets):"
+    );
     for k in stream::Kernel::ALL {
         let row: Vec<String> = m
             .bandwidth
@@ -40,22 +60,29 @@ pub fn print_summary(m: &Measurements, f: &Fitted) {
             .filter(|p| p.kernel == k)
             .map(|p| format!("{}t {:.1} [{:.1}]", p.threads, p.dram_gbps, p.stream_gbps))
             .collect();
-        println!("  {:5} {}", k.name(), row.join(", "));
+        w!(out, "  {:5} {}", k.name(), row.join(", "));
     }
-    println!(
+    w!(
+        out,
         "DRAM capacity {:.1} GB/s ({})",
-        f.capacity_gbps, f.capacity_basis
+        f.capacity_gbps,
+        f.capacity_basis
     );
     for (mix, c) in &f.curves {
         let row: Vec<String> = c
             .iter()
             .map(|(u, ns)| format!("{u:.2}:{ns:.0}ns"))
             .collect();
-        println!("  latency {mix:5} {}", row.join(" "));
+        w!(out, "  latency {mix:5} {}", row.join(" "));
     }
-    println!("latency_curve written from the {} mix", f.latency_curve_mix);
+    w!(
+        out,
+        "latency_curve written from the {} mix",
+        f.latency_curve_mix
+    );
     for p in &m.pages {
-        println!(
+        w!(
+            out,
             "  pages pass {} {} x{}: {:.0} ns (streams {:.1} GB/s)",
             p.pass,
             if p.huge { "huge   " } else { "no-huge" },
@@ -77,10 +104,15 @@ pub fn print_summary(m: &Measurements, f: &Fitted) {
         })
         .collect();
     if !compute.is_empty() {
-        println!("  compute Mops/thread by threads: {}", compute.join(" "));
+        w!(
+            out,
+            "  compute Mops/thread by threads: {}",
+            compute.join(" ")
+        );
     }
     if let Some(p) = &f.pcie {
-        println!(
+        w!(
+            out,
             "PCIe pinned h2d {:.1} d2h {:.1} both {} GB/s; pageable h2d {:.1} d2h {:.1}; DRAM \
              factors h2d {:.2} d2h {:.2} pageable copy {:.2}; pageable latency-bound h2d {:.2} \
              d2h {:.2}; pinned latency-bound h2d {:.2} d2h {:.2}",
@@ -98,11 +130,12 @@ pub fn print_summary(m: &Measurements, f: &Fitted) {
             p.pinned_d2h_latency_frac
         );
         for n in &p.notes {
-            println!("  {n}");
+            w!(out, "  {n}");
         }
     }
     for d in &m.dma_stream {
-        println!(
+        w!(
+            out,
             "  dma {} {} x{} {}: streams {:.1} -> {:.1} GB/s, dma {:.1} -> {:.1} GB/s",
             d.dir,
             if d.pinned { "pinned" } else { "pageable" },
@@ -122,7 +155,8 @@ pub fn print_summary(m: &Measurements, f: &Fitted) {
             .join("/")
     };
     for p in &m.multi_pcie {
-        println!(
+        w!(
+            out,
             "  pcie {} on {} GPU(s) from GPU {}: h2d {:.1} ({}) d2h {:.1} ({}) GB/s",
             p.dir,
             p.gpus,
@@ -134,7 +168,8 @@ pub fn print_summary(m: &Measurements, f: &Fitted) {
         );
     }
     for d in &m.multi_dma_stream {
-        println!(
+        w!(
+            out,
             "  dma {} pinned on {} GPUs x{} copy: streams {:.1} -> {:.1} GB/s, dma {:.1} GB/s in all",
             d.dir,
             d.gpus,
@@ -145,7 +180,8 @@ pub fn print_summary(m: &Measurements, f: &Fitted) {
         );
     }
     for (v, k) in &f.ntt {
-        println!(
+        w!(
+            out,
             "NTT {v:13} a={:.4} ns*n*log2n b={:.2e} s, 2^27 {:.2} ms, rms resid {:.1}%",
             k.a_ns,
             k.b_s,
@@ -154,7 +190,8 @@ pub fn print_summary(m: &Measurements, f: &Fitted) {
         );
     }
     if let Some(k) = &f.msm {
-        println!(
+        w!(
+            out,
             "MSM model {} a={:.3} ns b={:.2e} s, model 2^26 {:.1} ms, 2^27 {:.1} ms, \
              rms resid {:.1}%",
             k.model,
@@ -165,17 +202,18 @@ pub fn print_summary(m: &Measurements, f: &Fitted) {
             k.rms_rel_residual * 100.0
         );
     }
-    print_contention(&f.contention);
+    contention(&f.contention, out);
     if m.skipped.is_empty() {
-        println!("skipped: nothing");
+        w!(out, "skipped: nothing");
     } else {
         for s in &m.skipped {
-            println!("skipped: {s}");
+            w!(out, "skipped: {s}");
         }
     }
+    text
 }
 
-fn print_contention(c: &ContentionFit) {
+fn contention(c: &ContentionFit, out: &mut String) {
     for (mix, curve) in &c.offered_latency {
         let row: Vec<String> = curve
             .points
@@ -187,14 +225,16 @@ fn print_contention(c: &ContentionFit) {
                 )
             })
             .collect();
-        println!(
+        w!(
+            out,
             "  offered->achieved load: latency, {mix} (write fraction {:.2}): {}",
             curve.write_fraction,
             row.join(" ")
         );
     }
     if let Some(p) = &c.pages {
-        println!(
+        w!(
+            out,
             "page-size factor (no-huge / huge chase): idle {:.2} ({:.0} vs {:.0} ns), loaded \
              x{} {:.2}",
             p.idle_factor,
@@ -210,16 +250,18 @@ fn print_contention(c: &ContentionFit) {
             .iter()
             .map(|r| format!("{}:{:.2}", r.threads, r.relative))
             .collect();
-        println!(
+        w!(
+            out,
             "compute per-thread throughput vs threads: {}",
             row.join(" ")
         );
     }
     if let Some(y) = c.smt_yield {
-        println!("SMT yield (both siblings / one): {y:.2}");
+        w!(out, "SMT yield (both siblings / one): {y:.2}");
     }
     for (dir, d) in &c.dma {
-        println!(
+        w!(
+            out,
             "DMA {dir}: policy {} (DMA -{:.0}%, streams -{:.0}% over {} runs), DRAM factor {}",
             d.policy,
             d.dma_slowdown.median * 100.0,
@@ -233,14 +275,15 @@ fn print_contention(c: &ContentionFit) {
         );
     }
     for (dir, s) in &c.staging {
-        println!(
+        w!(
+            out,
             "pageable {dir} staging: setup {:.2} ms + bytes / {:.1} GB/s",
             s.setup_s * 1e3,
             s.gbps
         );
     }
     for u in &c.unresolved {
-        println!("not pinned down: {u}");
+        w!(out, "not pinned down: {u}");
     }
     for w in &c.warnings {
         eprintln!("WARNING: {w}");

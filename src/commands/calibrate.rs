@@ -2,8 +2,8 @@
 
 use crate::calibrate::probe::plan::Mode;
 use crate::calibrate::{CalibrateArgs, calibrate_command};
-use crate::cli::{CalibrateCliArgs, ProbeMode};
-use crate::output::check_file_target;
+use crate::cli::{CalibrateCliArgs, ProbeArgs, ProbeMode};
+use crate::output::{Output, OutputKind, check_outputs};
 
 /// The probe length of the calibrate layer for a `--mode`.
 pub fn probe_mode(m: ProbeMode) -> Mode {
@@ -14,13 +14,46 @@ pub fn probe_mode(m: ProbeMode) -> Mode {
     }
 }
 
+/// A GPU probe harness asked for by name (`--gpu-probe FILE`) must be a file when the
+/// GPU is to be probed (`measuring`, without `--no-gpu`): skipping the GPU probes instead
+/// wrote results without them and exit 0.
+pub(crate) fn check_gpu_probe(probe: &ProbeArgs, measuring: bool) -> anyhow::Result<()> {
+    if let Some(g) = &probe.gpu_probe
+        && measuring
+        && !probe.no_gpu
+        && !g.is_file()
+    {
+        let why = match g.metadata() {
+            Ok(_) => "is not a regular file",
+            Err(_) => "does not exist",
+        };
+        return Err(crate::calibrate::CalibrateError::Input(format!(
+            "--gpu-probe {}: {why}; give the harness built by gpu/build.sh, or --no-gpu to \
+             skip the GPU probes",
+            g.display()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
 /// Runs `bwsim calibrate`.
 pub fn calibrate(a: CalibrateCliArgs) -> anyhow::Result<()> {
-    // Minutes of probing must not end in an unwritable --out.
-    check_file_target(&a.out)?;
+    // Minutes of probing must not end in an unwritable --out, nor write one output over
+    // the other or over the measurements being re-fitted.
+    let mut outputs = vec![Output::new("--out", &a.out, OutputKind::File)];
     if let Some(j) = &a.json {
-        check_file_target(j)?;
+        outputs.push(Output::new("--json", j, OutputKind::File));
     }
+    let mut inputs = Vec::new();
+    if let Some(r) = &a.refit {
+        inputs.push(("the --refit measurements".to_string(), r.clone()));
+    }
+    if let Some(g) = &a.probe.gpu_probe {
+        inputs.push(("the --gpu-probe harness".to_string(), g.clone()));
+    }
+    check_gpu_probe(&a.probe, a.refit.is_none())?;
+    check_outputs(&outputs, &inputs)?;
     Ok(calibrate_command(CalibrateArgs {
         mode: probe_mode(a.probe.mode()),
         out: a.out,

@@ -12,7 +12,7 @@ use crate::compare::{
     CompareInputError, CostAssumptions, HostResult, Outcome, ScenarioKnobs, cheapest_for_target,
     host_overrides, load_host,
 };
-use crate::output::{check_file_target, print_stdout};
+use crate::output::{Output, OutputKind, check_outputs, print_stdout};
 use crate::plot::compare::{CompareChart, HostBar};
 use crate::sweep::aggregate::report_without_steady_state;
 use crate::sweep::{ProgressMode, ScenarioSimulator, SweepArgs, aggregate_table, execute, plan};
@@ -22,9 +22,6 @@ const DEFAULT_SEARCH_VALUES: i64 = 16;
 
 /// Runs `bwsim compare`.
 pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
-    if let Some(p) = &args.plot {
-        check_file_target(p)?;
-    }
     let costs = CostAssumptions {
         amortise_years: args.amortise_years,
         power_price_per_kwh: args.power_price_per_kwh,
@@ -48,6 +45,12 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
         .map(|f| load_host(f))
         .collect::<Result<Vec<_>, _>>()?;
     let base = crate::scenario::load(&args.scenario, &args.sets)?;
+    // Before any simulation: the chart (both formats) may be written, and over no input.
+    if let Some(p) = &args.plot {
+        let mut inputs = super::scenario_inputs(&base.summary);
+        inputs.extend((args.hosts.iter()).map(|h| ("a --host profile".to_string(), h.clone())));
+        check_outputs(&[Output::new("--plot", p, OutputKind::Chart)], &inputs)?;
+    }
     let knobs = ScenarioKnobs {
         params: base.params.iter().map(|p| p.name.clone()).collect(),
         pools: base
@@ -70,7 +73,7 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
     } else {
         args.search.clone()
     };
-    check_search(&args.scenario, &args.sets, &search)?;
+    check_search(&args.scenario, &args.sets, &search, args.seeds)?;
     let sim = ScenarioSimulator::new(&args.scenario);
     let mut rows = Vec::new();
     for (file, host) in args.hosts.iter().zip(hosts) {
@@ -176,11 +179,30 @@ fn default_search(params: &[crate::scenario::ParamInfo]) -> Result<Vec<String>, 
 /// value on the scenario as given). Without this each host's row read "does not run" and
 /// the exit status was 0. Value errors stay per host: a host's overrides may make a value
 /// fit that the scenario as given refuses.
-fn check_search(scenario: &Path, sets: &[String], search: &[String]) -> anyhow::Result<()> {
+fn check_search(
+    scenario: &Path,
+    sets: &[String],
+    search: &[String],
+    seeds: u32,
+) -> anyhow::Result<()> {
     use crate::scenario::ErrorKind;
+    // The sweep's messages name its own flag; here the SPECs came from --search.
+    let search_err = |arg: &str, e: &dyn std::fmt::Display| {
+        let msg = e.to_string().replace("--param", "--search");
+        CompareInputError::new("--search", format!("{arg}: {msg}"))
+    };
+    let mut params = Vec::new();
     for arg in search {
-        let param = crate::sweep::parse_param(arg)
-            .map_err(|e| CompareInputError::new("--search", format!("{arg}: {e}")))?;
+        let param = crate::sweep::parse_param(arg).map_err(|e| search_err(arg, &e))?;
+        params.push(param);
+    }
+    // The grid as a whole: a key searched twice, or more settings (x --seeds) than a
+    // sweep runs, is the flags' fault, not each host's ("does not run" on every row).
+    let all = search.join(" ");
+    let grid = crate::sweep::Grid::new(params).map_err(|e| search_err(&all, &e))?;
+    grid.check_runs(seeds as usize)
+        .map_err(|e| search_err(&all, &e))?;
+    for (arg, param) in search.iter().zip(&grid.params) {
         let Some(first) = param.values.first() else {
             continue;
         };
@@ -210,9 +232,11 @@ fn best_setting(
     ram_gib: f64,
     daily_usd: f64,
 ) -> Result<Outcome, String> {
-    let plan = plan(sweep, sim).map_err(|e| format!("{e:#}"))?;
-    let runs = execute(&plan, sim, ProgressMode::Hidden, &[], &|_| Ok(()))
-        .map_err(|e| format!("{e:#}"))?;
+    // The whole chain of causes: "cannot load X" alone dropped why (too little RAM, too
+    // few cores for a stage).
+    let chain = |e: crate::sweep::SweepError| format!("{:#}", anyhow::Error::from(e));
+    let plan = plan(sweep, sim).map_err(chain)?;
+    let runs = execute(&plan, sim, ProgressMode::Hidden, &[], &|_| Ok(())).map_err(chain)?;
     let table = aggregate_table(&plan, &runs);
     let jph = |r: usize| table.stat(r, crate::keys::JOBS_PER_HOUR).map(|s| s.mean);
     let ci = |r: usize, key: &str| table.stat(r, key).and_then(|s| s.ci95);

@@ -14,7 +14,29 @@ pub mod sweep;
 pub mod sweep_merge;
 pub mod validate;
 
+use std::path::PathBuf;
+
 use crate::cli::Command;
+
+/// The files a loaded scenario was read from, each named for an error message, so that
+/// no output is written over one of them ([`crate::output::check_outputs`]).
+pub(crate) fn scenario_inputs(s: &crate::scenario::Summary) -> Vec<(String, PathBuf)> {
+    let n = s.files.len();
+    let mut out: Vec<(String, PathBuf)> = (s.files.iter().enumerate())
+        .map(|(i, f)| {
+            let what = if i + 1 == n {
+                "the scenario"
+            } else {
+                "a file the scenario includes"
+            };
+            (what.to_string(), f.clone())
+        })
+        .collect();
+    out.extend(
+        (s.data_files.iter()).map(|f| ("the scenario's arrivals trace".to_string(), f.clone())),
+    );
+    out
+}
 
 /// Runs one parsed command. `Ok` is exit 0; an error's exit code is [`exit::exit_code`].
 pub fn dispatch(command: Command) -> anyhow::Result<()> {

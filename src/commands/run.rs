@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use crate::cli::{Format, RunArgs, RunExportArgs};
 use crate::engine::{EngineError, EngineLimits, NullObserver};
 use crate::output::{
-    check_dir_target, check_file_target, default_folder, print_stdout, reserve_unique_folder,
+    Output, OutputKind, check_dir_target, check_outputs, default_folder, print_stdout,
+    reserve_unique_folder,
 };
 use crate::report::{Report, WhatIf};
 use crate::run::{Replicas, RunOptions, run_replications};
@@ -21,8 +22,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         return what_if(args);
     }
     let scenario = args.input.scenario.display().to_string();
-    let (model, overload) = load(&args, &args.input.sets)?;
-    let plot_dir = check_exports(&args.exports, &model.name)?;
+    let (model, overload, inputs) = load(&args, &args.input.sets)?;
+    let plot_dir = check_exports(&args.exports, &model.name, &inputs)?;
     let mut recorder = args.exports.any().then(|| TraceRecorder::new(&model));
     let report = match recorder.as_mut() {
         Some(rec) => replicate(&args, &model, rec),
@@ -60,8 +61,8 @@ fn what_if(args: RunArgs) -> anyhow::Result<()> {
     let scenario = args.input.scenario.display().to_string();
     let mut changed_sets = args.input.sets.clone();
     changed_sets.extend(args.what_if.iter().cloned());
-    let (base_model, _) = load(&args, &args.input.sets)?;
-    let (changed_model, _) = load(&args, &changed_sets)?;
+    let (base_model, _, _) = load(&args, &args.input.sets)?;
+    let (changed_model, _, _) = load(&args, &changed_sets)?;
     let side =
         |model| replicate(&args, model, &mut NullObserver).map_err(|e| engine_error(e, &scenario));
     let (baseline, changed) = (side(&base_model)?, side(&changed_model)?);
@@ -82,10 +83,14 @@ fn what_if(args: RunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The scenario with `sets`, seeded by `--seed` when given, and its overload warning
-/// (also printed on stderr).
-fn load(args: &RunArgs, sets: &[String]) -> anyhow::Result<(crate::model::Model, Option<String>)> {
+/// What [`load`] gives: the model, its overload warning and the files it was read from.
+type Loaded = (crate::model::Model, Option<String>, Vec<(String, PathBuf)>);
+
+/// The scenario with `sets`, seeded by `--seed` when given, its overload warning (also
+/// printed on stderr) and its input files (which no output may overwrite).
+fn load(args: &RunArgs, sets: &[String]) -> anyhow::Result<Loaded> {
     let loaded = crate::scenario::load_with(&args.input.scenario, sets, &args.limits.limits())?;
+    let inputs = super::scenario_inputs(&loaded.summary);
     let overload = loaded.summary.overload;
     if let Some(w) = &overload {
         eprintln!("warning: {}: {w}", args.input.scenario.display());
@@ -94,7 +99,7 @@ fn load(args: &RunArgs, sets: &[String]) -> anyhow::Result<(crate::model::Model,
     if let Some(seed) = args.seed {
         model.seed = seed;
     }
-    Ok((model, overload))
+    Ok((model, overload, inputs))
 }
 
 /// The run's replications, combined.
@@ -132,23 +137,33 @@ fn engine_error(e: EngineError, scenario: &str) -> anyhow::Error {
 }
 
 /// Where `--plot` draws, if asked: the given folder, or `None` for a default folder
-/// chosen when writing. Every export target is checked here, before simulating.
-fn check_exports(ex: &RunExportArgs, scenario: &str) -> anyhow::Result<Option<PathBuf>> {
-    for file in [&ex.trace, &ex.timeline_log].into_iter().flatten() {
-        check_file_target(file)?;
+/// chosen when writing. Every export target is checked here, before simulating: each may
+/// be written, no two share a path, none is one of the scenario's files.
+fn check_exports(
+    ex: &RunExportArgs,
+    scenario: &str,
+    inputs: &[(String, PathBuf)],
+) -> anyhow::Result<Option<PathBuf>> {
+    let mut outputs = Vec::new();
+    if let Some(f) = &ex.trace {
+        outputs.push(Output::new("--trace", f, OutputKind::File));
     }
-    let dir = match &ex.plot {
-        Some(Some(dir)) => Some(dir.clone()),
-        Some(None) => None,
-        None => return Ok(None),
-    };
-    let folder = dir.clone().unwrap_or_else(|| default_folder(scenario));
-    check_dir_target(&folder)?;
+    if let Some(f) = &ex.timeline_log {
+        outputs.push(Output::new("--timeline-log", f, OutputKind::File));
+    }
+    let dir = ex.plot.clone().flatten();
+    if ex.plot.is_some() {
+        let folder = dir.clone().unwrap_or_else(|| default_folder(scenario));
+        check_dir_target(&folder)?;
+    }
     if let Some(d) = &dir {
-        for stem in ["timeline.png", "timeline.svg"] {
-            check_file_target(&d.join(stem))?;
-        }
+        outputs.push(Output::new(
+            "--plot",
+            d,
+            OutputKind::Folder(&["timeline.png", "timeline.svg"]),
+        ));
     }
+    check_outputs(&outputs, inputs)?;
     Ok(dir)
 }
 

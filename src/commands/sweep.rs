@@ -6,6 +6,12 @@
 //! same bytes as an uninterrupted one. With `--shard I/N` only that slice of the grid
 //! runs and the folder holds shard.json instead (`sweep merge`, in
 //! `sweep_merge`, joins the slices).
+//!
+//! A resume trusts nothing it cannot check: the manifest records the fingerprint of the
+//! scenario, its includes and its trace, and a resume whose files differ is refused (the
+//! finished points are of the old model); the staging folder is locked while a process works in
+//! it and is emptied of everything but the manifest and the journal; a journal line cut
+//! by an interruption is cut off before new lines are appended.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -18,7 +24,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::cli::SweepCli;
-use crate::output::{OutputError, StagedDir, default_folder, print_stdout, reserve_unique_folder};
+use crate::output::{
+    OutputError, StagedDir, check_staged_target, default_folder, print_stdout,
+    reserve_unique_folder, test_kill, test_kill_due,
+};
 use crate::sweep::aggregate::no_steady_state_note;
 use crate::sweep::json::SweepMeta;
 use crate::sweep::knee::{self, KNEE_TOLERANCE, Knee};
@@ -71,6 +80,11 @@ pub(crate) struct Manifest {
     pub bwsim_version: String,
     /// The sweep's flags, enough to rerun or resume it.
     pub inputs: SweepArgs,
+    /// The fingerprint of the scenario, every file it includes and its arrivals trace
+    /// when the sweep started ([`crate::scenario::fingerprint`]); a resume refuses other
+    /// bytes. Absent in manifests of older versions, which therefore cannot be resumed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario_hash: Option<String>,
     /// The base of the per-point seeds (the scenario's seed unless `--seed`).
     pub base_seed: u64,
     pub points: usize,
@@ -136,9 +150,12 @@ pub fn start(
     mode: ProgressMode,
     stop_after: Option<usize>,
 ) -> anyhow::Result<SweepOutcome> {
-    let plan = plan(args, sim)?;
+    let (plan, scenario_hash) = plan_and_fingerprint(args, sim)?;
     let (target, reserved) = match &args.out {
-        Some(dir) => (dir.clone(), false),
+        Some(dir) => {
+            check_staged_target(dir)?;
+            (dir.clone(), false)
+        }
         None => (
             reserve_unique_folder(&default_folder(&plan.info.name))?,
             true,
@@ -153,6 +170,7 @@ pub fn start(
         status: "partial".into(),
         bwsim_version: env!("CARGO_PKG_VERSION").into(),
         inputs: args.clone(),
+        scenario_hash: Some(scenario_hash),
         base_seed: plan.opts.base_seed,
         points: plan.grid.len(),
         seeds_per_point: plan.opts.seeds,
@@ -174,7 +192,7 @@ pub fn resume_with(
     mode: ProgressMode,
     stop_after: Option<usize>,
 ) -> anyhow::Result<SweepOutcome> {
-    let staged = StagedDir::reopen(dir)?;
+    let staged = StagedDir::reopen(dir, &[MANIFEST, JOURNAL])?;
     let manifest_path = staged.file(MANIFEST);
     let text = crate::input_file::read_text(&manifest_path, crate::input_file::MAX_JSON_BYTES)
         .map_err(|e| ResumeError(format!("{}: {e}", manifest_path.display())))?;
@@ -183,8 +201,39 @@ pub fn resume_with(
     if let Some(j) = jobs {
         manifest.inputs.jobs = Some(j);
     }
+    let scenario = manifest.inputs.scenario.display().to_string();
+    let Some(recorded) = manifest.scenario_hash.clone() else {
+        return Err(ResumeError(format!(
+            "{} records no fingerprint of {scenario} (it was written by an older bwsim), so \
+             an edited scenario could not be told from the one the finished points were \
+             simulated with; start the sweep again",
+            manifest_path.display()
+        ))
+        .into());
+    };
     let sim = simulator(&manifest.inputs);
-    let plan = plan(&manifest.inputs, sim.as_ref())?;
+    let changed = |now: &str| {
+        ResumeError(format!(
+            "{scenario}, or a file it includes, is not what this sweep started with \
+             (fingerprint {recorded} then, {now} now), so its finished points were simulated \
+             with another model; put the files back as they were to finish it, or start a \
+             new sweep"
+        ))
+    };
+    match sim.fingerprint(&manifest.inputs.sets) {
+        Ok(now) if now == recorded => {}
+        Ok(now) => return Err(changed(&now).into()),
+        Err(e) => {
+            return Err(ResumeError(format!(
+                "cannot read the scenario this sweep started with: {e}"
+            ))
+            .into());
+        }
+    }
+    let (plan, now) = plan_and_fingerprint(&manifest.inputs, sim.as_ref())?;
+    if now != recorded {
+        return Err(changed(&now).into());
+    }
     if plan.opts.base_seed != manifest.base_seed || plan.grid.len() != manifest.points {
         return Err(ResumeError(format!(
             "{} no longer gives the grid or seeds this sweep started with",
@@ -216,23 +265,32 @@ fn finish(
     stop_after: Option<usize>,
     reserved: bool,
 ) -> anyhow::Result<SweepOutcome> {
-    // A shard's files must be known to the merge: hash them before simulating.
-    let scenario_hash = match plan.shard {
-        Some(_) => sim.fingerprint(&plan.opts.base_sets)?,
-        None => String::new(),
-    };
+    // The fingerprint recorded when the sweep started (and checked on resume): a shard
+    // carries it to the merge, so slices of two models are never merged.
+    let scenario_hash = manifest.scenario_hash.clone().unwrap_or_default();
     let journal_path = staged.file(JOURNAL);
     let journal = Mutex::new(open_journal(&journal_path)?);
     let saved = AtomicUsize::new(0);
     let sink = |run: &PointRun| -> Result<(), SweepError> {
         let line = json!({"index": run.point.index, "seeds": run.seeds, "reports": run.reports});
+        // One write per line: an interruption cuts at most the last line, which the next
+        // resume cuts off.
+        let line = format!("{line}\n");
         let mut f = journal.lock().expect("journal lock");
-        writeln!(f, "{line}")
+        if test_kill_due("journal") {
+            let _ = f.write_all(&line.as_bytes()[..line.len() / 2]);
+            test_kill();
+        }
+        f.write_all(line.as_bytes())
             .and_then(|()| f.flush())
             .map_err(|e| OutputError::Io {
                 path: journal_path.clone(),
                 source: e,
             })?;
+        drop(f);
+        if test_kill_due("point") {
+            test_kill();
+        }
         let n = saved.fetch_add(1, Ordering::AcqRel) + 1;
         if stop_after.is_some_and(|k| n >= k) {
             return Err(SweepError::Failed(format!(
@@ -369,8 +427,28 @@ fn open_journal(path: &Path) -> Result<File, OutputError> {
         })
 }
 
+/// Plans the sweep and fingerprints the files its model is read from, refusing when they
+/// change while the plan reads them (its points would then be of two models).
+fn plan_and_fingerprint(
+    args: &SweepArgs,
+    sim: &dyn Simulator,
+) -> Result<(SweepPlan, String), SweepError> {
+    let before = sim.fingerprint(&args.sets).ok();
+    let plan = plan(args, sim)?;
+    let after = sim.fingerprint(&args.sets)?;
+    if before.as_deref() != Some(after.as_str()) {
+        return Err(SweepError::Input(format!(
+            "{}, or a file it includes, changed while the sweep was reading it; run the \
+             sweep again once the files are saved",
+            args.scenario.display()
+        )));
+    }
+    Ok((plan, after))
+}
+
 /// The points an interrupted attempt finished. A last line cut short by the interruption
-/// is ignored (that point runs again).
+/// is cut off the file (that point runs again), so that the lines appended next start on
+/// a line of their own: an attempt interrupted twice loses nothing it had saved.
 fn read_journal(path: &Path, plan: &SweepPlan) -> Result<Vec<Option<Vec<Value>>>, ResumeError> {
     let mut finished = vec![None; plan.grid.len()];
     let text = match crate::input_file::read_text(path, crate::input_file::MAX_JSON_BYTES) {
@@ -378,11 +456,24 @@ fn read_journal(path: &Path, plan: &SweepPlan) -> Result<Vec<Option<Vec<Value>>>
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(finished),
         Err(e) => return Err(ResumeError(format!("{}: {e}", path.display()))),
     };
-    for (i, line) in text.lines().enumerate() {
+    let whole = text.rfind('\n').map_or(0, |i| i + 1);
+    if whole < text.len() {
+        OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|f| {
+                f.set_len(whole as u64)?;
+                f.sync_all()
+            })
+            .map_err(|e| {
+                ResumeError(format!(
+                    "{}: cannot cut off the line an interruption left unfinished: {e}",
+                    path.display()
+                ))
+            })?;
+    }
+    for (i, line) in text[..whole].lines().enumerate() {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
-            if !text.ends_with('\n') && i + 1 == text.lines().count() {
-                break;
-            }
             return Err(ResumeError(format!(
                 "{}: line {} is damaged",
                 path.display(),
@@ -403,6 +494,7 @@ fn read_journal(path: &Path, plan: &SweepPlan) -> Result<Vec<Option<Vec<Value>>>
         if index >= finished.len()
             || seeds != point_seeds(plan.opts.base_seed, index, plan.opts.seeds)
             || reports.len() != seeds.len()
+            || !reports.iter().all(Value::is_object)
         {
             return Err(bad());
         }

@@ -34,6 +34,10 @@ pub fn merge(cli: SweepMergeCli) -> anyhow::Result<()> {
         .map(|p| parse_param(p))
         .collect::<Result<Vec<_>, _>>()?;
     let grid = Grid::new(params)?;
+    for (s, name) in shards.iter().zip(&names) {
+        let file = Path::new(name).join(SHARD_FILE).display().to_string();
+        crate::sweep::shard::validate(s, &file, &grid)?;
+    }
     let reports = crate::sweep::shard::merge(&shards, &names, &grid)?;
 
     let id = &first.sweep;
@@ -82,7 +86,7 @@ pub fn merge(cli: SweepMergeCli) -> anyhow::Result<()> {
         seed: Some(id.base_seed),
         shard: None,
     };
-    let out = write_merged(&plan, &runs, inputs, wall_s, &cli.out)?;
+    let out = write_merged(&plan, &runs, inputs, &id.scenario_hash, wall_s, &cli.out)?;
     print_stdout(&format!("merged {} shard folders\n", shards.len()))?;
     print_outcome(&out, id.seeds_per_point)?;
     check_stalls(&out)
@@ -110,6 +114,7 @@ fn write_merged(
     plan: &SweepPlan,
     runs: &[PointRun],
     inputs: SweepArgs,
+    scenario_hash: &str,
     wall_s: f64,
     out: &Path,
 ) -> anyhow::Result<SweepOutcome> {
@@ -133,6 +138,7 @@ fn write_merged(
     let manifest = Manifest {
         status: "complete".into(),
         bwsim_version: env!("CARGO_PKG_VERSION").into(),
+        scenario_hash: Some(scenario_hash.to_string()),
         inputs,
         base_seed: plan.opts.base_seed,
         points: plan.grid.len(),

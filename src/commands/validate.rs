@@ -2,21 +2,30 @@
 
 use crate::calibrate::{ValidateArgs, validate_command};
 use crate::cli::ValidateCliArgs;
-use crate::output::{check_dir_target, check_file_target};
+use crate::output::{Output, OutputKind, check_outputs};
 
-use super::calibrate::probe_mode;
+use super::calibrate::{check_gpu_probe, probe_mode};
 
 /// Runs `bwsim validate`.
 pub fn validate(a: ValidateCliArgs) -> anyhow::Result<()> {
-    check_dir_target(&a.out_dir)?;
-    for name in [
-        "validate.csv",
-        "validate.json",
-        "validate.md",
-        "validate.png",
-    ] {
-        check_file_target(&a.out_dir.join(name))?;
+    check_gpu_probe(&a.probe, a.remeasured.is_none())?;
+    let mut inputs = vec![("the calibration file".to_string(), a.calibration.clone())];
+    if let Some(r) = &a.remeasured {
+        inputs.push(("the --remeasured table".to_string(), r.clone()));
     }
+    check_outputs(
+        &[Output::new(
+            "--out-dir",
+            &a.out_dir,
+            OutputKind::Folder(&[
+                "validate.csv",
+                "validate.json",
+                "validate.md",
+                "validate.png",
+            ]),
+        )],
+        &inputs,
+    )?;
     Ok(validate_command(ValidateArgs {
         calibration: a.calibration,
         mode: probe_mode(a.probe.mode()),

@@ -56,13 +56,19 @@ pub struct Target {
     pub daily_usd: f64,
 }
 
+/// The largest fleet named for a target: a host that would need more is no way to reach
+/// it (the count saturated at 4,294,967,295 hosts, a "fleet" that missed the target).
+pub const MAX_FLEET: u32 = 1_000_000;
+
 /// The cheapest fleet of one host kind reaching `target` proofs/day, from each host's
-/// (proofs/day, $/day); hosts with no throughput are skipped. Ties go to fewer machines.
+/// (proofs/day, $/day); hosts with no throughput, or that would need more than
+/// [`MAX_FLEET`] machines, are skipped. Ties go to fewer machines.
 pub fn cheapest_for_target(target: f64, hosts: &[(f64, f64)]) -> Option<Target> {
     hosts
         .iter()
         .enumerate()
         .filter(|(_, (ppd, cost))| *ppd > 0.0 && cost.is_finite())
+        .filter(|(_, (ppd, _))| (target / ppd).ceil() <= f64::from(MAX_FLEET))
         .map(|(i, &(ppd, cost))| {
             let count = (target / ppd).ceil().max(1.0) as u32;
             Target {
@@ -91,5 +97,13 @@ mod tests {
         assert_eq!((t.host, t.count), (1, 9));
         assert!((t.daily_usd - 90.0).abs() < 1e-9);
         assert!(cheapest_for_target(1.0, &[(0.0, 1.0)]).is_none());
+    }
+
+    #[test]
+    fn a_target_beyond_any_fleet_names_none() {
+        assert!(cheapest_for_target(1e15, &[(1000.0, 50.0)]).is_none());
+        let t = cheapest_for_target(1e9, &[(1000.0, 50.0)]).unwrap();
+        assert_eq!(t.count, MAX_FLEET);
+        assert!(t.total_proofs_per_day >= 1e9);
     }
 }

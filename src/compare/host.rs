@@ -169,7 +169,9 @@ impl HostProfile {
         if self.cpu.cores == 0 {
             return Err(err("cpu.cores", "0 is not allowed; give at least 1".into()));
         }
-        if self.cpu.threads < self.cpu.cores || self.cpu.threads > 8 * self.cpu.cores {
+        if self.cpu.threads < self.cpu.cores
+            || u64::from(self.cpu.threads) > 8 * u64::from(self.cpu.cores)
+        {
             return Err(err(
                 "cpu.threads",
                 format!(

@@ -142,6 +142,11 @@ pub fn markdown(
                     money(t.daily_usd / t.total_proofs_per_day)
                 ));
             }
+            None if rows.iter().any(|r| r.outcome.is_ok()) => s.push_str(&format!(
+                "No fleet reaches {asked:.0} proofs/day: each host that runs would need more \
+                 than {} machines.\n",
+                super::cost::MAX_FLEET
+            )),
             None => s.push_str(&format!(
                 "No host reaches {asked:.0} proofs/day (none ran).\n"
             )),

@@ -44,6 +44,9 @@ pub fn write_atomic_with<E: Into<Box<dyn std::error::Error + Send + Sync>>>(
     tmp.as_file()
         .sync_all()
         .map_err(|e| OutputError::io(path, e))?;
+    if super::test_kill_due("write") {
+        super::test_kill();
+    }
     // Temporary files are created owner-only; outputs are ordinary files.
     #[cfg(unix)]
     {

@@ -41,6 +41,23 @@ pub enum OutputError {
         /// The folder.
         path: PathBuf,
     },
+    /// Another bwsim process is working in this output folder (a second `--resume` of
+    /// one folder, say).
+    #[error(
+        "{path}: another bwsim is working in this folder now (its staging folder is locked); wait for it to finish, or stop it, then --resume again"
+    )]
+    Busy {
+        /// The output folder.
+        path: PathBuf,
+    },
+    /// Two outputs on one path, or an output that is one of the inputs.
+    #[error("{path}: {why}")]
+    Clash {
+        /// The path given twice.
+        path: PathBuf,
+        /// Which flags or inputs name it, and what to do.
+        why: String,
+    },
     /// Writing failed (disk full, I/O error) after the location was accepted.
     #[error("cannot write {path}: {source}")]
     Io {
@@ -70,6 +87,8 @@ impl OutputError {
                 | OutputError::WrongKind { .. }
                 | OutputError::Unwritable { .. }
                 | OutputError::NotEmpty { .. }
+                | OutputError::Busy { .. }
+                | OutputError::Clash { .. }
         )
     }
 

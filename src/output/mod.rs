@@ -8,13 +8,18 @@
 mod atomic;
 mod error;
 mod folder;
+mod kill;
+mod outputs;
 mod stdout;
 mod target;
 
 pub use atomic::{write_atomic, write_atomic_with};
 pub use error::OutputError;
 pub use folder::{
-    StagedDir, default_folder, folder_name, reserve_unique_folder, staging_path, timestamp,
+    MAX_FOLDER_NAME, StagedDir, check_staged_target, default_folder, folder_name,
+    reserve_unique_folder, staging_path, timestamp,
 };
+pub use kill::{test_kill, test_kill_due};
+pub use outputs::{Output, OutputKind, check_outputs, same_file};
 pub use stdout::{print_stdout, stdout_error};
 pub use target::{check_dir_target, check_file_target};

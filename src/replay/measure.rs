@@ -52,6 +52,56 @@ pub struct Measured {
     pub wall_s: f64,
 }
 
+impl Measured {
+    /// Checks numbers read back from a replay.json: a time per job that is a positive
+    /// number of seconds, fractions within 0..=1, rates and times >= 0. The error names
+    /// the field (`seconds_per_job: ...`).
+    pub fn check(&self) -> Result<(), String> {
+        let finite_ge0 = |name: &str, v: f64| {
+            if v.is_finite() && v >= 0.0 {
+                Ok(())
+            } else {
+                Err(format!("{name}: {v} is not a number >= 0"))
+            }
+        };
+        if !(self.seconds_per_job.is_finite() && self.seconds_per_job > 0.0) {
+            return Err(format!(
+                "seconds_per_job: {} is not a number of seconds > 0 (a replay that finished \
+                 no job in its window has no time per job)",
+                self.seconds_per_job
+            ));
+        }
+        finite_ge0("window_s", self.window_s)?;
+        finite_ge0("wall_s", self.wall_s)?;
+        finite_ge0("dram_gbps", self.dram_gbps)?;
+        if let Some(w) = self.gpu_power_w {
+            finite_ge0("gpu_power_w", w)?;
+        }
+        for (name, v) in [
+            ("gpu_true_busy_frac", self.gpu_true_busy_frac),
+            ("gpu_bracketed_busy_frac", self.gpu_bracketed_busy_frac),
+            ("gpu_sampled_busy_frac", self.gpu_sampled_busy_frac),
+        ] {
+            if let Some(v) = v
+                && !(0.0..=1.0).contains(&v)
+            {
+                return Err(format!("{name}: {v} is not a fraction from 0 to 1"));
+            }
+        }
+        for (stage, st) in &self.stages {
+            for (name, v) in [
+                ("mean_s", st.mean_s),
+                ("standalone_mean_s", st.standalone_mean_s),
+                ("inflation", st.inflation),
+                ("mean_wait_s", st.mean_wait_s),
+            ] {
+                finite_ge0(&format!("stages.{stage}.{name}"), v)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// NVML samples mapped to replay time: `(seconds since the replay started, util %, W)`.
 pub type NvmlTrace = [(f64, f64, f64)];
 

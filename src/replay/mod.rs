@@ -123,6 +123,9 @@ impl PointPlan {
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
 /// Loads the scenario at each point of `--param`, simulates it and plans its replay.
+/// Stops, before simulating the next point, as soon as the points planned so far are
+/// expected to take longer than `opts.max_wall_s` (x `opts.runs`): a range of 10,000
+/// points is refused after the few that already exceed the limit, not after all.
 pub fn plan_points(opts: &ReplayOptions) -> Result<Vec<PointPlan>> {
     let (param_key, values) = match &opts.param {
         Some(p) => {
@@ -141,8 +144,10 @@ pub fn plan_points(opts: &ReplayOptions) -> Result<Vec<PointPlan>> {
         None => (None, vec![(Vec::new(), 0.0)]),
     };
     let _ = param_key;
-    let mut out = Vec::new();
+    let total = values.len();
+    let mut out: Vec<PointPlan> = Vec::new();
     for (point_sets, x) in values {
+        check_duration_of(&out, total, opts.runs, opts.max_wall_s)?;
         let mut sets = opts.sets.clone();
         sets.extend(point_sets.iter().cloned());
         let loaded = load(opts, &sets)?;
@@ -170,6 +175,7 @@ pub fn plan_points(opts: &ReplayOptions) -> Result<Vec<PointPlan>> {
             memory,
         });
     }
+    check_duration_of(&out, total, opts.runs, opts.max_wall_s)?;
     Ok(out)
 }
 
@@ -196,18 +202,28 @@ pub(crate) fn predict_point(
 
 /// Loads the scenario with `sets`, the calibration file (if any) merged over it.
 fn load(opts: &ReplayOptions, sets: &[String]) -> Result<Loaded> {
+    Ok(load_scenario(opts, sets)?)
+}
+
+/// [`load`], with the scenario layer's own error (which names the `--set` at fault).
+fn load_scenario(
+    opts: &ReplayOptions,
+    sets: &[String],
+) -> std::result::Result<Loaded, scenario::ScenarioError> {
     let Some(cal) = &opts.calibration else {
-        return Ok(scenario::load(&opts.scenario, sets)?);
+        return scenario::load(&opts.scenario, sets);
     };
-    let abs = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-    let text = format!(
-        "include = [{:?}, {:?}]\n",
-        abs(&opts.scenario).display().to_string(),
-        abs(cal).display().to_string()
-    );
+    // TOML strings, quoted by TOML's own rules: Rust's `{:?}` escapes characters such
+    // as a combining accent as `\u{301}`, which TOML does not read, so a scenario in a
+    // folder named with one could not be replayed with a calibration.
+    let quoted = |p: &Path| {
+        let abs = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        toml::Value::String(abs.display().to_string()).to_string()
+    };
+    let text = format!("include = [{}, {}]\n", quoted(&opts.scenario), quoted(cal));
     let dir = opts.scenario.parent().unwrap_or(Path::new("."));
     let origin = dir.join(".bwsim-replay-with-calibration.toml");
-    Ok(scenario::load_str(&text, &origin, sets)?)
+    scenario::load_str(&text, &origin, sets)
 }
 
 /// The dry-run text: the stage plan, then per point the memory and expected time.
@@ -300,20 +316,103 @@ fn check_plan(points: &[PointPlan], ram: f64, vram: f64, opts: &ReplayOptions) -
 /// Refuses a replay expected to run longer than `max_wall_s` (exit 2): it runs in real
 /// time, so a scenario sized for the simulator (10^5 one-second jobs) would take days.
 fn check_duration(points: &[PointPlan], runs: u32, max_wall_s: f64) -> Result<()> {
+    check_duration_of(points, points.len(), runs, max_wall_s)
+}
+
+/// [`check_duration`] of the first `points` of `total`: what they take alone is a lower
+/// bound on the whole replay, so a plan is refused as soon as it passes the limit.
+fn check_duration_of(points: &[PointPlan], total: usize, runs: u32, max_wall_s: f64) -> Result<()> {
     let expected: f64 = points.iter().map(|p| p.expected_wall_s()).sum::<f64>() * f64::from(runs);
     if expected > max_wall_s {
+        let what = if points.len() < total {
+            format!(
+                "more than {:.1} h (the first {} of its {total} points alone, x {runs} run(s))",
+                expected / 3600.0,
+                points.len()
+            )
+        } else {
+            format!(
+                "about {:.1} h ({} point(s) x {runs} run(s))",
+                expected / 3600.0,
+                points.len()
+            )
+        };
         return Err(ReplayInputError(format!(
-            "the replay would take about {:.1} h ({} point(s) x {runs} run(s)), above the limit \
-             of {:.1} h; lower arrivals.jobs (with --set) or the points, or raise the limit \
-             with --max-hours",
-            expected / 3600.0,
-            points.len(),
+            "the replay would take {what}, above the limit of {:.1} h; lower arrivals.jobs \
+             (with --set) or the points, or raise the limit with --max-hours",
             max_wall_s / 3600.0
         ))
         .into());
     }
     Ok(())
 }
+
+/// The files a replay (or a re-prediction) writes into its folder.
+pub const RESULT_FILES: &[&str] = &["replay.csv", "replay.json", "replay.png", "replay.svg"];
+
+/// Checks, before anything runs, a folder a replay (`repredicted_from: None`) or a
+/// re-prediction of the replay in `DIR` (`Some(DIR)`) is to write into: it may be
+/// written, it is not `DIR` (whose replay.json is the input), and it holds no other
+/// replay's results, which are measurements that rerunning bwsim cannot make again. A
+/// re-prediction may replace an earlier re-prediction of the same `DIR`: one that names
+/// `DIR` as its source, or (written before re-predictions named their source) an
+/// unnamed one in `DIR/repredicted` with no replay logs beside it.
+pub fn check_results_folder(dir: &Path, repredicted_from: Option<&Path>) -> Result<()> {
+    let mut inputs = Vec::new();
+    if let Some(src) = repredicted_from {
+        inputs.push((
+            format!("the replay being re-predicted ({})", src.display()),
+            src.join("replay.json"),
+        ));
+    }
+    crate::output::check_outputs(
+        &[crate::output::Output::new(
+            "--out",
+            dir,
+            crate::output::OutputKind::Folder(RESULT_FILES),
+        )],
+        &inputs,
+    )?;
+    let existing = dir.join("replay.json");
+    if !existing.is_file() {
+        return Ok(());
+    }
+    let earlier = crate::input_file::read_text(&existing, crate::input_file::MAX_JSON_BYTES)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok());
+    let from = earlier
+        .as_ref()
+        .and_then(|d| d.get(REPREDICTED_FROM))
+        .and_then(Value::as_str);
+    let has_logs = std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.flatten().any(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.starts_with("timeline-p") && n.ends_with(".log")
+        })
+    });
+    let replaceable = match (from, repredicted_from) {
+        (Some(f), Some(src)) => crate::output::same_file(Path::new(f), src),
+        (None, Some(src)) => !has_logs && crate::output::same_file(dir, &src.join("repredicted")),
+        (_, None) => false,
+    };
+    if !replaceable {
+        return Err(ReplayInputError(format!(
+            "{}: holds the results of another replay (replay.json{}); bwsim does not write \
+             over them, so give a new or empty --out folder",
+            dir.display(),
+            match (from, has_logs) {
+                (Some(f), _) => format!(", re-predicted from {f}"),
+                (None, true) => " and its measured timeline logs".to_string(),
+                (None, false) => String::new(),
+            }
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// The key of a re-prediction's replay.json that names the replay it was made from.
+pub const REPREDICTED_FROM: &str = "repredicted_from";
 
 /// What a replay wrote.
 pub struct ReplayOutcome {
@@ -328,6 +427,10 @@ pub struct ReplayOutcome {
 /// Runs `bwsim replay`: plan, check, (unless dry-run) replay every point and write the
 /// comparison. Prints the plan and the result table on stdout.
 pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
+    // Where the results go is checked before anything is simulated or run.
+    if let (Some(d), false) = (&opts.out, opts.dry_run) {
+        check_results_folder(d, None)?;
+    }
     let points = plan_points(opts)?;
     let first = &points[0];
     let model = &first.loaded.model;
@@ -350,7 +453,7 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
         .map(|g| g.vram_bytes as f64)
         .unwrap_or(0.0);
     if opts.dry_run {
-        print!("{}", describe_plan(&points, ram_limit, declared_vram));
+        crate::output::print_stdout(&describe_plan(&points, ram_limit, declared_vram))?;
         check_plan(&points, ram_limit, declared_vram, opts)?;
         return Ok(ReplayOutcome {
             dir: None,
@@ -389,7 +492,7 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
                 .try_fold(f64::INFINITY, |m, v| v.map(|v| m.min(v)))
         })
         .unwrap_or(declared_vram);
-    print!("{}", describe_plan(&points, ram_limit, vram_limit));
+    crate::output::print_stdout(&describe_plan(&points, ram_limit, vram_limit))?;
     check_plan(&points, ram_limit, vram_limit, opts)?;
 
     let threads = std::thread::available_parallelism()
@@ -423,7 +526,7 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
 
     let dir = match &opts.out {
         Some(d) => {
-            crate::output::check_dir_target(d)?;
+            check_results_folder(d, None)?;
             std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
             d.clone()
         }
@@ -476,8 +579,15 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
         .and_then(|p| p.split_once('='))
         .map(|(k, _)| k.trim().to_string())
         .unwrap_or_else(|| "point".into());
-    files.extend(write_results(&dir, &model.name, host, &results, &x_key)?);
-    print!("{}", compare::to_text(&results));
+    files.extend(write_results(
+        &dir,
+        &model.name,
+        host,
+        &results,
+        &x_key,
+        None,
+    )?);
+    crate::output::print_stdout(&compare::to_text(&results))?;
     Ok(ReplayOutcome {
         dir: Some(dir),
         files,
@@ -486,17 +596,25 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
 }
 
 /// Writes replay.csv, replay.json and the plot of `results` into `dir`; returns the files.
+/// A re-prediction's replay.json names the replay it was made from.
 fn write_results(
     dir: &Path,
     scenario: &str,
     host: Value,
     results: &[PointResult],
     x_key: &str,
+    repredicted_from: Option<&Path>,
 ) -> Result<Vec<PathBuf>> {
     let csv = dir.join("replay.csv");
     crate::output::write_atomic(&csv, compare::to_csv(results).as_bytes())?;
     let json_path = dir.join("replay.json");
-    let doc = compare::to_json(scenario, host, results);
+    let mut doc = compare::to_json(scenario, host, results);
+    if let (Some(src), Some(o)) = (repredicted_from, doc.as_object_mut()) {
+        o.insert(
+            REPREDICTED_FROM.into(),
+            Value::from(src.display().to_string()),
+        );
+    }
     crate::output::write_atomic(&json_path, format!("{doc:#}\n").as_bytes())?;
     let mut files = vec![csv, json_path];
     let chart = chart::ReplayChart {

@@ -11,7 +11,10 @@ use serde_json::Value;
 
 use super::compare::{self, PointResult, Predicted, Summary};
 use super::measure::Measured;
-use super::{ReplayInputError, ReplayOptions, ReplayOutcome, load, write_results};
+use super::{
+    ReplayError, ReplayInputError, ReplayOptions, ReplayOutcome, check_results_folder,
+    load_scenario, write_results,
+};
 
 /// One measured point of an earlier replay.
 struct OldPoint {
@@ -47,13 +50,23 @@ fn read_points(dir: &Path) -> Result<(Value, Vec<OldPoint>)> {
                     "points[{i}].sets: missing or not a list of strings"
                 ))
             })?;
-        let x = p.get("x").and_then(Value::as_f64).unwrap_or(0.0);
+        let x = match p.get("x") {
+            None | Some(Value::Null) => 0.0,
+            Some(v) => v
+                .as_f64()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| bad(format!("points[{i}].x: {v} is not a finite number")))?,
+        };
         let runs = p
             .pointer("/measured/runs")
             .and_then(|r| serde_json::from_value::<Vec<Measured>>(r.clone()).ok())
             .ok_or_else(|| bad(format!("points[{i}].measured.runs: missing or malformed")))?;
         if runs.is_empty() {
             return Err(bad(format!("points[{i}].measured.runs is empty")).into());
+        }
+        for (r, m) in runs.iter().enumerate() {
+            m.check()
+                .map_err(|why| bad(format!("points[{i}].measured.runs[{r}].{why}")))?;
         }
         let predicted = Predicted::from_replay_json(p.get("predicted").unwrap_or(&Value::Null));
         out.push(OldPoint {
@@ -69,17 +82,44 @@ fn read_points(dir: &Path) -> Result<(Value, Vec<OldPoint>)> {
     Ok((doc, out))
 }
 
+/// Reads and checks `dir/replay.json` as `--repredict` does, simulating nothing; the
+/// number of measured points (for the fuzz harness, and to fail fast).
+pub fn check_replay_file(dir: &Path) -> Result<usize> {
+    Ok(read_points(dir)?.1.len())
+}
+
 /// Runs `bwsim replay SCENARIO --repredict DIR`: writes to `opts.out` (default
 /// `DIR/repredicted`) and prints the table and the summary before and after.
 pub fn repredict_command(opts: &ReplayOptions, dir: &Path) -> Result<ReplayOutcome> {
     let (doc, old) = read_points(dir)?;
+    // Before anything is simulated: the results go to a folder that is not the replay
+    // being read and holds no other replay's measurements.
+    let out = opts.out.clone().unwrap_or_else(|| dir.join("repredicted"));
+    check_results_folder(&out, Some(dir))?;
     let mut before = Vec::new();
     let mut after = Vec::new();
     let mut name = String::new();
-    for p in old {
+    for (i, p) in old.into_iter().enumerate() {
         let mut sets = opts.sets.clone();
         sets.extend(p.sets.iter().cloned());
-        let loaded = load(opts, &sets)?;
+        // A bad entry of the recorded `sets` is the file's, not a `--set` the user typed.
+        let loaded = load_scenario(opts, &sets).map_err(|e| match &e.set {
+            Some(arg) if p.sets.contains(arg) && !opts.sets.contains(arg) => {
+                let j = p.sets.iter().position(|s| s == arg).unwrap_or(0);
+                ReplayError::from(ReplayInputError(format!(
+                    "{}: points[{i}].sets[{j}] ({arg:?}) does not apply to {}: {}{}",
+                    dir.join("replay.json").display(),
+                    opts.scenario.display(),
+                    if e.key.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{}: ", e.key)
+                    },
+                    e.message
+                )))
+            }
+            _ => ReplayError::from(e),
+        })?;
         name.clone_from(&loaded.model.name);
         let report = super::predict_point(opts, &loaded, &sets)?;
         before.push(PointResult {
@@ -95,8 +135,7 @@ pub fn repredict_command(opts: &ReplayOptions, dir: &Path) -> Result<ReplayOutco
             runs: p.runs,
         });
     }
-    let out = opts.out.clone().unwrap_or_else(|| dir.join("repredicted"));
-    crate::output::check_dir_target(&out)?;
+    check_results_folder(&out, Some(dir))?;
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let x_key = after[0]
         .sets
@@ -105,12 +144,13 @@ pub fn repredict_command(opts: &ReplayOptions, dir: &Path) -> Result<ReplayOutco
         .map(|(k, _)| k.to_string())
         .unwrap_or_else(|| "point".into());
     let host = doc.get("host").cloned().unwrap_or(Value::Null);
-    let files = write_results(&out, &name, host, &after, &x_key)?;
-    print!("{}", compare::to_text(&after));
-    print!(
-        "{}",
+    let source = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let files = write_results(&out, &name, host, &after, &x_key, Some(&source))?;
+    crate::output::print_stdout(&format!(
+        "{}{}",
+        compare::to_text(&after),
         before_after(&compare::summarize(&before), &compare::summarize(&after))
-    );
+    ))?;
     Ok(ReplayOutcome {
         dir: Some(out),
         files,

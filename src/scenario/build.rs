@@ -737,15 +737,16 @@ fn arrivals(
     let warmup_jobs = match &a.warmup_jobs {
         None => 0,
         Some(Qty::Num(x)) if *x >= 0.0 && x.fract() == 0.0 && *x < 1.8e19 => *x as u64,
+        // One '%' after the number ("5%%" is no share).
         Some(Qty::Text(t))
-            if t.trim().ends_with('%')
-                && t.trim()
-                    .trim_end_matches('%')
-                    .trim()
-                    .parse::<f64>()
-                    .is_ok_and(|p| (0.0..100.0).contains(&p)) =>
+            if t.trim()
+                .strip_suffix('%')
+                .and_then(|n| n.trim().parse::<f64>().ok())
+                .is_some_and(|p| (0.0..100.0).contains(&p)) =>
         {
-            let pct: f64 = t.trim().trim_end_matches('%').trim().parse().unwrap_or(0.0);
+            let pct: f64 = (t.trim().strip_suffix('%').unwrap_or("0").trim())
+                .parse()
+                .unwrap_or(0.0);
             (jobs as f64 * pct / 100.0).floor() as u64
         }
         Some(q) => {

@@ -106,11 +106,24 @@ pub fn line_col(text: &str, offset: usize) -> (u32, u32) {
 
 /// Line starts of a text, so that many offsets turn into (line, column) in
 /// logarithmic time each: scanning from the start for every key made loading a file
-/// with tens of thousands of keys quadratic.
+/// with tens of thousands of keys quadratic. Columns count characters; so that a long
+/// line (a 150,000-point array) does not make counting them quadratic either, the
+/// characters before every [`CHAR_BLOCK`] bytes are counted once.
 pub struct LineIndex<'a> {
     text: &'a str,
     /// Byte offset of the start of each line.
     starts: Vec<usize>,
+    /// Characters in `text[..k * CHAR_BLOCK]`, for each k.
+    chars_before: Vec<usize>,
+}
+
+/// Bytes per checkpoint of [`LineIndex`]'s character count.
+const CHAR_BLOCK: usize = 256;
+
+/// True for the bytes that start a character (not UTF-8 continuation bytes): counting
+/// them over any byte range counts the characters that start in it.
+fn starts_char(b: &u8) -> bool {
+    (b & 0xC0) != 0x80
 }
 
 impl<'a> LineIndex<'a> {
@@ -119,19 +132,35 @@ impl<'a> LineIndex<'a> {
         let starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
-        LineIndex { text, starts }
+        let mut chars_before = vec![0];
+        for block in text.as_bytes().chunks(CHAR_BLOCK) {
+            let last = *chars_before.last().expect("starts with 0");
+            chars_before.push(last + block.iter().filter(|b| starts_char(b)).count());
+        }
+        LineIndex {
+            text,
+            starts,
+            chars_before,
+        }
     }
 
-    /// Byte offset to 1-based (line, column), columns counted in characters.
+    /// Characters that start before byte `at`.
+    fn chars_upto(&self, at: usize) -> usize {
+        let block = at / CHAR_BLOCK;
+        let from = block * CHAR_BLOCK;
+        self.chars_before[block]
+            + self.text.as_bytes()[from..at]
+                .iter()
+                .filter(|b| starts_char(b))
+                .count()
+    }
+
+    /// 1-based (line, column) of a byte offset; columns count characters.
     pub fn line_col(&self, offset: usize) -> (u32, u32) {
         let offset = offset.min(self.text.len());
         let line = self.starts.partition_point(|&s| s <= offset);
         let start = self.starts[line - 1];
-        let col = self
-            .text
-            .get(start..offset)
-            .map_or(offset - start, |s| s.chars().count())
-            + 1;
+        let col = self.chars_upto(offset) - self.chars_upto(start) + 1;
         (sat(line), sat(col))
     }
 }
@@ -194,6 +223,13 @@ impl Locator {
             }
             Some(Loc::Set(_)) | None => (self.root.clone(), None, None),
         };
+        // A key of the file refused because of a `--set` beside it (`--set
+        // stages[0].duration_s=1` where the file gives `duration`): name the `--set` too.
+        if set.is_none()
+            && let Some(arg) = self.related_set(key, &message)
+        {
+            message.push_str(&format!(" (given --set {arg})"));
+        }
         ScenarioError {
             kind,
             file,
@@ -202,6 +238,28 @@ impl Locator {
             key: key.to_string(),
             message,
         }
+    }
+
+    /// A `--set` on `key`'s table, inside it, on a table holding it, or on a key the
+    /// message names (`needs 8 cores, but the host has 4 (hardware.cpu_cores)`).
+    fn related_set(&self, key: &str, message: &str) -> Option<&str> {
+        let parent = parent_path(key);
+        let under = |outer: &str, inner: &str| {
+            inner
+                .strip_prefix(outer)
+                .is_some_and(|rest| rest.starts_with(['.', '[']))
+        };
+        self.locs.iter().find_map(|(k, l)| match l {
+            Loc::Set(arg)
+                if under(key, k)
+                    || under(k, key)
+                    || parent.is_some() && parent_path(k) == parent
+                    || k.contains(['.', '[']) && message.contains(k.as_str()) =>
+            {
+                Some(arg.as_str())
+            }
+            _ => None,
+        })
     }
 
     /// The file that set `key` (or the scenario file), for resolving relative paths.
@@ -236,6 +294,31 @@ pub fn join_index(prefix: &str, index: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn columns_count_characters_across_checkpoints() {
+        // Multi-byte characters on both sides of several 256-byte checkpoints.
+        let mut text = String::new();
+        for i in 0..400 {
+            text.push_str(if i % 7 == 0 { "é" } else { "a" });
+            text.push_str(if i % 11 == 0 { "\u{1F600}" } else { "" });
+            if i % 97 == 96 {
+                text.push('\n');
+            }
+        }
+        let index = LineIndex::new(&text);
+        let mut line = 1;
+        let mut col = 1;
+        for (at, c) in text.char_indices() {
+            assert_eq!(index.line_col(at), (line, col), "at byte {at}");
+            if c == '\n' {
+                line += 1;
+                col = 1;
+            } else {
+                col += 1;
+            }
+        }
+    }
 
     #[test]
     fn line_col_counts_from_one() {

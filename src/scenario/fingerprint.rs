@@ -30,9 +30,12 @@ pub fn fingerprint_files(files: &[PathBuf]) -> Result<String, ScenarioError> {
     Ok(format!("{h:016x}"))
 }
 
-/// The fingerprint of a loaded scenario's files.
+/// The fingerprint of a loaded scenario's files: the scenario, its includes and the data
+/// files it reads (an arrivals trace).
 pub fn fingerprint(loaded: &Loaded) -> Result<String, ScenarioError> {
-    fingerprint_files(&loaded.summary.files)
+    let s = &loaded.summary;
+    let all: Vec<PathBuf> = s.files.iter().chain(&s.data_files).cloned().collect();
+    fingerprint_files(&all)
 }
 
 #[cfg(test)]

@@ -1,7 +1,13 @@
 //! Reading scenario files: TOML parsing with key locations, `include = [...]` merging
 //! (recursive, relative to the including file, with cycle detection).
+//!
+//! A file included more than once (a diamond, or a list naming it again) is read and
+//! merged from its includes once; later inclusions reuse that document, so includes
+//! that fan out cost what their distinct files cost, not a power of the fan-out. The
+//! include entries of one load are bounded ([`MAX_INCLUDE_ENTRIES`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
 
 use toml::de::{DeTable, DeValue};
@@ -24,6 +30,20 @@ pub struct Document {
 /// scenarios use one or two levels, and thousands overflowed the stack.
 pub const MAX_INCLUDE_DEPTH: usize = 64;
 
+/// The most `include` entries one scenario load follows, over all its files (real
+/// scenarios have a handful; thousands only come from files including each other over
+/// and over).
+pub const MAX_INCLUDE_ENTRIES: usize = 256;
+
+/// What one load has read: the chain of files being read (for cycles and depth), every
+/// file already merged with its includes (by canonical path), entries followed so far.
+#[derive(Default)]
+struct Loader {
+    stack: Vec<PathBuf>,
+    done: HashMap<PathBuf, Document>,
+    entries: usize,
+}
+
 /// Reads a scenario or included file: a regular file of bounded size.
 fn read(path: &Path) -> std::io::Result<String> {
     crate::input_file::read_text(path, crate::input_file::MAX_TOML_BYTES)
@@ -34,21 +54,27 @@ pub fn load_file(path: &Path) -> Result<Document, ScenarioError> {
     let text = read(path).map_err(|e| {
         ScenarioError::in_file(ErrorKind::Io, path, None, format!("cannot read: {e}"))
     })?;
-    let mut stack = vec![canonical(path)];
-    load_text(&text, path, &mut stack)
+    let mut loader = Loader {
+        stack: vec![canonical(path)],
+        ..Loader::default()
+    };
+    load_text(&text, path, &mut loader)
 }
 
 /// Parses `text` as if it were the file `origin` (includes resolve relative to it).
 pub fn load_str(text: &str, origin: &Path) -> Result<Document, ScenarioError> {
-    let mut stack = vec![canonical(origin)];
-    load_text(text, origin, &mut stack)
+    let mut loader = Loader {
+        stack: vec![canonical(origin)],
+        ..Loader::default()
+    };
+    load_text(text, origin, &mut loader)
 }
 
 fn canonical(p: &Path) -> PathBuf {
     p.canonicalize().unwrap_or_else(|_| p.to_path_buf())
 }
 
-fn load_text(text: &str, file: &Path, stack: &mut Vec<PathBuf>) -> Result<Document, ScenarioError> {
+fn load_text(text: &str, file: &Path, loader: &mut Loader) -> Result<Document, ScenarioError> {
     let (mut table, locs) = parse(text, file)?;
     let mut doc = Document::default();
     if let Some(inc) = table.remove("include") {
@@ -92,8 +118,31 @@ fn load_text(text: &str, file: &Path, stack: &mut Vec<PathBuf>) -> Result<Docume
             }
         };
         let dir = file.parent().unwrap_or(Path::new(""));
+        let mut previous: Option<PathBuf> = None;
         for name in names {
             let path = dir.join(&name);
+            loader.entries += 1;
+            if loader.entries > MAX_INCLUDE_ENTRIES {
+                return Err(err(
+                    ErrorKind::Include,
+                    format!(
+                        "more than {MAX_INCLUDE_ENTRIES} include entries in all (at {}); a \
+                         file is included over and over: include each file once",
+                        path.display()
+                    ),
+                ));
+            }
+            let canon = canonical(&path);
+            // The same file twice in a row merges to what it merges to once.
+            if previous.as_ref() == Some(&canon) {
+                continue;
+            }
+            previous = Some(canon.clone());
+            if let Some(sub) = loader.done.get(&canon) {
+                merge(&mut doc, sub.clone());
+                continue;
+            }
+            let stack = &loader.stack;
             if stack.len() >= MAX_INCLUDE_DEPTH {
                 return Err(err(
                     ErrorKind::Include,
@@ -121,7 +170,6 @@ fn load_text(text: &str, file: &Path, stack: &mut Vec<PathBuf>) -> Result<Docume
                     ));
                 }
             };
-            let canon = canonical(&path);
             if let Some(pos) = stack.iter().position(|p| *p == canon) {
                 let mut chain: Vec<String> = stack[pos..]
                     .iter()
@@ -133,9 +181,10 @@ fn load_text(text: &str, file: &Path, stack: &mut Vec<PathBuf>) -> Result<Docume
                     format!("include cycle: {}", chain.join(" -> ")),
                 ));
             }
-            stack.push(canon);
-            let sub = load_text(&text, &path, stack)?;
-            stack.pop();
+            loader.stack.push(canon.clone());
+            let sub = load_text(&text, &path, loader)?;
+            loader.stack.pop();
+            loader.done.insert(canon, sub.clone());
             merge(&mut doc, sub);
         }
     }
@@ -260,7 +309,12 @@ fn walk_value(
 pub fn merge(base: &mut Document, over: Document) {
     merge_table(&mut base.table, over.table, "", &mut base.locs);
     base.locs.extend(over.locs);
-    base.files.extend(over.files);
+    // Each file once, where it was first read (bounded by the include entries).
+    for f in over.files {
+        if !base.files.contains(&f) {
+            base.files.push(f);
+        }
+    }
 }
 
 fn merge_table(base: &mut Table, over: Table, prefix: &str, locs: &mut BTreeMap<String, Loc>) {
@@ -276,11 +330,22 @@ fn merge_table(base: &mut Table, over: Table, prefix: &str, locs: &mut BTreeMap<
     }
 }
 
-/// Forgets the locations of `path` and everything below it.
+/// Forgets the locations of `path` and everything below it: `path`, `path.*` and
+/// `path[*`, each a contiguous range of the sorted map (so the cost is what is removed,
+/// not the size of the map: merging a file of many keys over a large one was quadratic).
 pub fn remove_prefix(locs: &mut BTreeMap<String, Loc>, path: &str) {
-    let dot = format!("{path}.");
-    let idx = format!("{path}[");
-    locs.retain(|k, _| !(k == path || k.starts_with(&dot) || k.starts_with(&idx)));
+    locs.remove(path);
+    // '/' and '\\' are the characters right after '.' and '['.
+    for (open, close) in [('.', '/'), ('[', '\\')] {
+        let (lo, hi) = (format!("{path}{open}"), format!("{path}{close}"));
+        let doomed: Vec<String> = locs
+            .range::<str, _>((Bound::Included(lo.as_str()), Bound::Excluded(hi.as_str())))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in doomed {
+            locs.remove(&k);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -315,6 +380,45 @@ mod tests {
         assert!(
             matches!(a.locs.get("h.y"), Some(Loc::File { file, .. }) if file == Path::new("u.toml"))
         );
+    }
+
+    #[test]
+    fn a_file_included_again_merges_as_it_did_when_read_each_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+        // b sets h = {x}; c replaces h with a number; b again makes it a table; d is
+        // reached through b and c (a diamond) and read once.
+        w("d.toml", "[k]\nd = 1\n");
+        w("b.toml", "include = [\"d.toml\"]\n[h]\nx = 1\n");
+        w("c.toml", "include = [\"d.toml\"]\nh = 5\n[k]\nc = 2\n");
+        w(
+            "a.toml",
+            "include = [\"b.toml\", \"b.toml\", \"c.toml\", \"b.toml\"]\n",
+        );
+        let a = load_file(&dir.path().join("a.toml")).unwrap();
+        assert_eq!(a.table["h"]["x"].as_integer(), Some(1));
+        assert_eq!(a.table["k"]["d"].as_integer(), Some(1));
+        assert_eq!(a.table["k"]["c"].as_integer(), Some(2));
+        // Each file once in the list of files read, the including file last.
+        let names: Vec<String> = (a.files.iter())
+            .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["d.toml", "b.toml", "c.toml", "a.toml"]);
+    }
+
+    #[test]
+    fn removing_a_key_keeps_keys_that_only_share_its_prefix() {
+        let mut d = doc("a = 1
+ab = 2
+ac = [1]
+[a2]
+x = 1
+");
+        d.locs.insert("a.x".into(), d.locs["a"].clone());
+        d.locs.insert("a[0]".into(), d.locs["a"].clone());
+        remove_prefix(&mut d.locs, "a");
+        let left: Vec<&str> = d.locs.keys().map(String::as_str).collect();
+        assert_eq!(left, ["a2", "a2.x", "ab", "ac", "ac[0]"]);
     }
 
     #[test]

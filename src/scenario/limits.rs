@@ -41,8 +41,11 @@ pub const MAX_GPUS: u32 = 65_536;
 const EVENTS_PER_INSTANCE: f64 = 3.0;
 /// Bytes of engine state per stage instance in flight (job slab, holds, fluid class).
 const BYTES_PER_INSTANCE: f64 = 256.0;
-/// Bytes per GPU (lanes, pools, links) and per replayed trace arrival.
-const BYTES_PER_GPU: f64 = 4096.0;
+/// Bytes per GPU (lanes, pools, links, per-GPU locks and their statistics) and per
+/// replayed trace arrival. Per GPU: measured at about 41 KiB (`run` of scenarios/demo.toml
+/// with 1,024 to 16,384 GPUs, peak RSS); 4 KiB let a 65,536-GPU run peak at 2.6 GiB under
+/// `--max-memory-gib 1`.
+const BYTES_PER_GPU: f64 = 48.0 * 1024.0;
 const BYTES_PER_ARRIVAL: f64 = 8.0;
 
 /// Stage instances per job: per-job stages once, per-partition stages once per partition.
@@ -97,10 +100,12 @@ pub fn check(m: &Model, limits: &Limits, loc: &Locator) -> Result<(), ScenarioEr
         _ => 0.0,
     };
     let jobs_bytes = in_flight * per_job * BYTES_PER_INSTANCE;
-    let memory =
-        jobs_bytes + m.hardware.gpus.len() as f64 * BYTES_PER_GPU + trace_len * BYTES_PER_ARRIVAL;
+    let gpu_bytes = m.hardware.gpus.len() as f64 * BYTES_PER_GPU;
+    let memory = jobs_bytes + gpu_bytes + trace_len * BYTES_PER_ARRIVAL;
     if memory > limits.max_memory_bytes as f64 {
-        let key = if per_job > in_flight {
+        let key = if gpu_bytes > jobs_bytes {
+            "hardware.gpu.count"
+        } else if per_job > in_flight {
             size_key(m)
         } else {
             flight_key
@@ -109,8 +114,13 @@ pub fn check(m: &Model, limits: &Limits, loc: &Locator) -> Result<(), ScenarioEr
             ErrorKind::Value,
             key,
             format!(
-                "the run would hold about {:.1} GiB of simulation state ({in_flight} jobs in flight x {per_job} stage instances each), above the limit of {} GiB; lower it, or raise the limit with --max-memory-gib",
+                "the run would hold about {:.1} GiB of simulation state ({in_flight} jobs in flight x {per_job} stage instances each{}), above the limit of {} GiB; lower it, or raise the limit with --max-memory-gib",
                 memory / (1u64 << 30) as f64,
+                if gpu_bytes > jobs_bytes {
+                    format!(", {} GPUs", m.hardware.gpus.len())
+                } else {
+                    String::new()
+                },
                 limits.max_memory_bytes >> 30
             ),
         ));
@@ -215,11 +225,25 @@ pub fn overload_warning(m: &Model) -> Option<String> {
         ArrivalKind::Closed { .. } => return None,
         ArrivalKind::Poisson { rate_per_s } => *rate_per_s,
         ArrivalKind::Trace { times_s } => {
-            let span = times_s.last()? - times_s.first()?;
-            if times_s.len() < 2 || span <= 0.0 {
+            // The arrivals the run replays: the first `jobs` of the trace.
+            let used = &times_s[..times_s.len().min(m.arrivals.jobs as usize)];
+            let span = used.last()? - used.first()?;
+            if used.len() < 2 {
                 return None;
             }
-            (times_s.len() - 1) as f64 / span
+            if span <= 0.0 {
+                // Every arrival at once: no rate, a queue as deep as the trace at t = 0.
+                return Some(format!(
+                    "arrivals: all {} arrivals of the trace come at t = {} s, so the open \
+                     queue starts {} jobs deep and never reaches a steady state: waits and \
+                     throughput depend on arrivals.jobs rather than on the host (spread the \
+                     arrival times, or use kind = \"closed\")",
+                    used.len(),
+                    used[0],
+                    used.len()
+                ));
+            }
+            (used.len() - 1) as f64 / span
         }
     };
     let hw = &m.hardware;

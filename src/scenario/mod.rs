@@ -82,6 +82,8 @@ pub struct Loaded {
 pub struct Summary {
     /// Every file read, included files first, the scenario last.
     pub files: Vec<PathBuf>,
+    /// Data files the model was read from beside the TOML files (an arrivals trace).
+    pub data_files: Vec<PathBuf>,
     /// The `--set` arguments applied, in order.
     pub sets: Vec<String>,
     /// Accepted keys that have no effect (e.g. `concurrency` with Poisson arrivals).
@@ -174,6 +176,17 @@ fn finish(
     // The run's report carries the same note; `check` shows it before anything runs.
     warnings.extend(crate::analysis::report::first_wave_note(&model.arrivals));
     let replay = replay_info::collect(&spec.workload, &model, &loc)?;
+    // The trace is read beside the file that names it (as `build` reads it).
+    let data_files = match (&model.arrivals.kind, &spec.arrivals.trace) {
+        (crate::model::ArrivalKind::Trace { .. }, Some(t)) => {
+            let base = loc
+                .file_of("arrivals.trace")
+                .and_then(Path::parent)
+                .unwrap_or(Path::new(""));
+            vec![base.join(t)]
+        }
+        _ => Vec::new(),
+    };
     Ok(Loaded {
         model,
         replay,
@@ -181,6 +194,7 @@ fn finish(
         source: root.to_path_buf(),
         summary: Summary {
             files: doc.files,
+            data_files,
             sets: sets.to_vec(),
             warnings,
             description: spec.description.clone(),

@@ -93,6 +93,14 @@ impl Dim {
             .join(", ")
     }
 
+    fn base_unit(self) -> &'static str {
+        match self {
+            Dim::Time => "seconds",
+            Dim::Size => "bytes",
+            Dim::Rate => "GB/s",
+        }
+    }
+
     fn what(self) -> &'static str {
         match self {
             Dim::Time => "a time",
@@ -111,7 +119,26 @@ impl Qty {
             Qty::Text(t) => parse_text(t, dim)?,
         };
         if !v.is_finite() {
-            return Err(format!("{} is not a finite number", self.shown()));
+            // A finite number written in a large unit (`host_ram_gib = 1e308`) overflows
+            // when converted: it is too large, not "not a number".
+            let written_finite = match self {
+                Qty::Num(x) => x.is_finite(),
+                Qty::Text(t) => {
+                    let t = t.to_ascii_lowercase();
+                    !(t.contains("inf") || t.contains("nan"))
+                }
+            };
+            return Err(if written_finite && !v.is_nan() {
+                format!(
+                    "{} is too large for {}: converted to {} it is beyond the largest number \
+                     bwsim holds (about 1.8e308)",
+                    self.shown(),
+                    dim.what(),
+                    dim.base_unit()
+                )
+            } else {
+                format!("{} is not a finite number", self.shown())
+            });
         }
         if v < 0.0 {
             return Err(format!(
@@ -126,6 +153,8 @@ impl Qty {
     /// How the value was written, for messages.
     pub fn shown(&self) -> String {
         match self {
+            // 1e308, not 309 digits.
+            Qty::Num(x) if x.abs() >= 1e16 => format!("{x:e}"),
             Qty::Num(x) => format!("{x}"),
             Qty::Text(t) => format!("{t:?}"),
         }

@@ -2,6 +2,8 @@
 //! dotted metric name, averaged over seeds with a 95% CI; the bottleneck is the most
 //! common across seeds.
 
+use std::collections::{HashMap, HashSet};
+
 use serde_json::Value;
 
 use super::runner::PointRun;
@@ -72,7 +74,11 @@ pub fn bottleneck_of(report: &Value) -> Option<(&str, Option<&str>)> {
 /// the first report naming it gave.
 pub fn modal_bottleneck(reports: &[Value]) -> Option<(String, Option<String>)> {
     let named: Vec<(&str, Option<&str>)> = reports.iter().filter_map(bottleneck_of).collect();
-    let count = |r: &str| named.iter().filter(|(n, _)| *n == r).count();
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for (n, _) in &named {
+        *counts.entry(n).or_default() += 1;
+    }
+    let count = |r: &str| counts[r];
     let mut best: Option<(&str, Option<&str>)> = None;
     for &(r, why) in &named {
         if best.is_none_or(|(b, _)| count(r) > count(b)) {
@@ -99,10 +105,12 @@ pub fn aggregate(scenario: &str, keys: &[String], runs: &[PointRun]) -> SweepTab
         })
         .collect();
 
-    // Columns: the union of keys in first-seen order, headline metrics first.
+    // Columns: the union of keys in first-seen order, headline metrics first (a set
+    // beside the list: reports read back from files may have any number of keys).
     let mut metrics: Vec<String> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
     for (k, _) in flat.iter().flatten().flatten() {
-        if !metrics.contains(k) {
+        if seen.insert(k) {
             metrics.push(k.clone());
         }
     }
@@ -118,12 +126,21 @@ pub fn aggregate(scenario: &str, keys: &[String], runs: &[PointRun]) -> SweepTab
         .iter()
         .zip(&flat)
         .map(|(p, seeds)| {
+            // Each seed's leaves by name (the first of a repeated name, as a scan would).
+            let by_key: Vec<HashMap<&str, f64>> = (seeds.iter())
+                .map(|s| {
+                    let mut m = HashMap::with_capacity(s.len());
+                    for (k, v) in s {
+                        m.entry(k.as_str()).or_insert(*v);
+                    }
+                    m
+                })
+                .collect();
             let stats = metrics
                 .iter()
                 .map(|m| {
-                    let vals: Vec<f64> = seeds
-                        .iter()
-                        .filter_map(|s| s.iter().find(|(k, _)| k == m).map(|&(_, v)| v))
+                    let vals: Vec<f64> = (by_key.iter())
+                        .filter_map(|s| s.get(m.as_str()).copied())
                         .collect();
                     summarize(&vals).map(|s| Stat {
                         mean: s.mean,

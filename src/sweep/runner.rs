@@ -23,6 +23,10 @@ pub type RunFn<'a> = dyn Fn(&[String], u64) -> Result<Value> + Sync + 'a;
 /// stops the sweep, as a failed run does.
 pub type PointSink<'a> = dyn Fn(&PointRun) -> Result<()> + Sync + 'a;
 
+/// The most worker threads a sweep starts (`--jobs`); a pool never has more threads than
+/// runs to do either.
+pub const MAX_JOBS: usize = 1024;
+
 /// How to run a sweep.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
@@ -107,7 +111,7 @@ pub fn run_points(
     let failed = AtomicBool::new(false);
     let sink_error: Mutex<Option<SweepError>> = Mutex::new(None);
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.jobs)
+        .num_threads(opts.jobs.clamp(1, MAX_JOBS).min(tasks.len().max(1)))
         .build()
         .map_err(|e| SweepError::Failed(format!("cannot start the sweep's worker threads: {e}")))?;
 

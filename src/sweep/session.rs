@@ -107,6 +107,16 @@ pub fn plan(args: &SweepArgs, sim: &dyn Simulator) -> Result<SweepPlan> {
     }
     let grid = Grid::new(params)?;
     grid.check_runs(args.seeds)?;
+    if let Some(shard) = args.shard
+        && shard.count > grid.len()
+    {
+        return Err(SweepError::Input(format!(
+            "--shard {shard}: the grid has {} points, so N of --shard I/N is at most {} \
+             (every shard runs at least one point)",
+            grid.len(),
+            grid.len()
+        )));
+    }
     let info = sim
         .describe(&args.sets)
         .map_err(|e| e.at(format!("cannot load {}", args.scenario.display())))?;
@@ -124,6 +134,13 @@ pub fn plan(args: &SweepArgs, sim: &dyn Simulator) -> Result<SweepPlan> {
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if jobs > super::runner::MAX_JOBS {
+        return Err(SweepError::Input(format!(
+            "--jobs {jobs}: at most {} worker threads (each runs one simulation at a time; \
+             more threads than cores only add memory)",
+            super::runner::MAX_JOBS
+        )));
+    }
     let opts = RunOptions {
         seeds: args.seeds,
         base_seed: args.seed.unwrap_or(info.seed),

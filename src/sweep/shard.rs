@@ -7,6 +7,8 @@
 //! share of the cheap and the expensive points). Seeds are those of the full grid, so a
 //! point's results do not depend on how the grid was cut.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -156,8 +158,18 @@ pub fn merge(
             )));
         }
     }
+    // N comes from a file: bounded by the grid before anything is sized by it, and only
+    // the shards given are stored (never one slot per possible shard).
     let count = first.sweep.shards;
-    let mut seen_shard: Vec<Option<&str>> = vec![None; count];
+    if count == 0 || count > grid.len() {
+        return Err(MergeError(format!(
+            "{}: a sweep of {count} shards over {} points; N of --shard I/N is between 1 \
+             and the number of points",
+            names[0],
+            grid.len()
+        )));
+    }
+    let mut seen_shard: BTreeMap<usize, &str> = BTreeMap::new();
     for (s, name) in shards.iter().zip(names) {
         if s.shard.count != count || s.shard.index >= count {
             return Err(MergeError(format!(
@@ -165,28 +177,41 @@ pub fn merge(
                 s.shard
             )));
         }
-        if let Some(other) = seen_shard[s.shard.index] {
+        if let Some(other) = seen_shard.insert(s.shard.index, name) {
             return Err(MergeError(format!(
                 "shard {} is given twice ({other} and {name})",
                 s.shard
             )));
         }
-        seen_shard[s.shard.index] = Some(name);
     }
-    let absent: Vec<String> = (0..count)
-        .filter(|&i| seen_shard[i].is_none())
-        .map(|i| format!("{i}/{count}"))
-        .collect();
-    if !absent.is_empty() {
+    if seen_shard.len() < count {
+        // The first few absent shards (at most as many as were given, plus 8).
+        let absent: Vec<String> = (0..count)
+            .filter(|i| !seen_shard.contains_key(i))
+            .take(8)
+            .map(|i| format!("{i}/{count}"))
+            .collect();
+        let more = count - seen_shard.len() - absent.len();
         return Err(MergeError(format!(
-            "shard(s) {} of {count} not given; a merge needs every shard",
-            absent.join(", ")
+            "shard(s) {}{} of {count} not given; a merge needs every shard",
+            absent.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
         )));
     }
     let mut slots: Vec<Option<Vec<Value>>> = vec![None; grid.len()];
     for (s, name) in shards.iter().zip(names) {
         for p in &s.points {
-            let bad = |what: &str| MergeError(format!("{name}: point {} {what}", p.index + 1));
+            // Numbered from 1, as elsewhere; the index comes from a file (may be usize::MAX).
+            let bad = |what: &str| {
+                MergeError(format!(
+                    "{name}: point {} {what}",
+                    p.index.saturating_add(1)
+                ))
+            };
             if p.index >= grid.len() {
                 return Err(bad("is outside the grid"));
             }
@@ -215,6 +240,96 @@ pub fn merge(
         )));
     }
     Ok(slots.into_iter().flatten().collect())
+}
+
+/// Checks what a shard file holds, not only how it is labelled: its identity is within
+/// the limits a sweep accepts and every report is a run report of the seed it is filed
+/// under. `name` (the file) and the field are named in the error.
+pub fn validate(file: &ShardFile, name: &str, grid: &Grid) -> Result<(), MergeError> {
+    let bad = |field: String, why: &str| MergeError(format!("{name}: {field}: {why}"));
+    grid.check_runs(file.sweep.seeds_per_point)
+        .map_err(|e| bad("sweep.seeds_per_point".into(), &e.to_string()))?;
+    if file.sweep.seeds_per_point == 0 {
+        return Err(bad(
+            "sweep.seeds_per_point".into(),
+            "is 0; a sweep has at least one seed per point",
+        ));
+    }
+    if !(file.wall_s.is_finite() && file.wall_s >= 0.0) {
+        return Err(bad("wall_s".into(), "is not a number of seconds >= 0"));
+    }
+    if file.points.len() > grid.len() {
+        return Err(bad(
+            "points".into(),
+            &format!(
+                "holds {} points, more than the grid's {}",
+                file.points.len(),
+                grid.len()
+            ),
+        ));
+    }
+    for (i, p) in file.points.iter().enumerate() {
+        if p.reports.len() != p.seeds.len() {
+            return Err(bad(
+                format!("points[{i}]"),
+                &format!("{} reports for {} seeds", p.reports.len(), p.seeds.len()),
+            ));
+        }
+        for (j, r) in p.reports.iter().enumerate() {
+            let field = format!("points[{i}].reports[{j}]");
+            check_report(r, p.seeds.get(j).copied(), &file.sweep.scenario)
+                .map_err(|why| bad(field, &why))?;
+        }
+    }
+    Ok(())
+}
+
+/// A run report as `bwsim run --format json` writes it: an object naming the scenario and
+/// the seed, with whole-number job counts and numeric (or null) rates.
+pub fn check_report(r: &Value, seed: Option<u64>, scenario: &str) -> Result<(), String> {
+    let Some(o) = r.as_object() else {
+        return Err(format!(
+            "is {}, not a run report (a JSON object)",
+            json_kind(r)
+        ));
+    };
+    match o.get("scenario").and_then(Value::as_str) {
+        Some(s) if s == scenario => {}
+        Some(s) => return Err(format!("scenario is '{s}', not '{scenario}'")),
+        None => return Err("has no scenario name; not a run report".into()),
+    }
+    match (o.get("seed").and_then(Value::as_u64), seed) {
+        (Some(a), Some(b)) if a == b => {}
+        (Some(a), Some(b)) => return Err(format!("seed is {a}, but the point's seed is {b}")),
+        _ => return Err("has no seed (a whole number); not a run report".into()),
+    }
+    for key in ["jobs_completed", "jobs_measured"] {
+        if o.get(key).and_then(Value::as_u64).is_none() {
+            return Err(format!("{key} is missing or not a whole number >= 0"));
+        }
+    }
+    for key in ["sim_time_s", "seconds_per_job", "jobs_per_hour"] {
+        match o.get(key) {
+            Some(Value::Null) => {}
+            Some(Value::Number(n)) if n.as_f64().is_some_and(|v| v >= 0.0) => {}
+            _ => return Err(format!("{key} is missing or not a number >= 0 (or null)")),
+        }
+    }
+    if !o.get("stages").is_some_and(Value::is_object) {
+        return Err("stages is missing or not an object".into());
+    }
+    Ok(())
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "true or false",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// The first field in which two sweep identities differ, for the error message.

@@ -210,7 +210,12 @@ impl Report {
                 .collect(),
             rates: rate_stats(m, &util),
             ram_peak_gib: peak_gib(m, HoldResource::HostRam),
-            ram_capacity_gib: model.hardware.host_ram_bytes as f64 / GIB,
+            // Not modelled (no host_ram_gib): no capacity, not 2^64 bytes.
+            ram_capacity_gib: if model.hardware.host_ram_bytes == u64::MAX {
+                f64::NAN
+            } else {
+                model.hardware.host_ram_bytes as f64 / GIB
+            },
             vram_peak_gib: peak_gib(m, HoldResource::Vram),
             bottleneck: bottleneck::analyse(model, m),
             little_l: w.per_window(m.in_system_integral),

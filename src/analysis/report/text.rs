@@ -163,10 +163,18 @@ impl Report {
                 r.peak
             );
         }
+        let ram = if self.ram_capacity_gib.is_nan() {
+            format!("{:.1} GiB (capacity not modelled)", self.ram_peak_gib)
+        } else {
+            format!(
+                "{:.1} of {:.1} GiB",
+                self.ram_peak_gib, self.ram_capacity_gib
+            )
+        };
         let _ = writeln!(
             w,
-            "memory       host RAM peak {:.1} of {:.1} GiB, VRAM peak {:.1} GiB",
-            self.ram_peak_gib, self.ram_capacity_gib, self.vram_peak_gib
+            "memory       host RAM peak {ram}, VRAM peak {:.1} GiB",
+            self.vram_peak_gib
         );
         let _ = writeln!(w);
         let _ = writeln!(

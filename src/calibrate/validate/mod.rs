@@ -77,6 +77,7 @@ pub fn validate_command(args: ValidateArgs) -> Result<()> {
                 .map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?,
         )
         .map_err(|e| bad(format!("{} is not a validate.json: {e}", path.display())))?;
+        check_remeasured(&old).map_err(|e| bad(format!("{}: {e}", path.display())))?;
         let mut rows = Vec::new();
         for e in &old.experiments {
             let p = calib.predict_engine(&e.setup)?;
@@ -101,6 +102,80 @@ pub fn validate_command(args: ValidateArgs) -> Result<()> {
         "wrote {}/validate.{{csv,json,md,png}}\n",
         args.out_dir.display()
     ))?;
+    Ok(())
+}
+
+/// The most streaming threads an experiment read back from a file may ask for.
+pub const MAX_STREAMS: usize = 4096;
+/// The most GPUs copying at once an experiment read back from a file may ask for.
+pub const MAX_COPY_GPUS: u32 = 256;
+/// The largest pipeline an experiment read back from a file may ask for (log2 of the
+/// points: 2^34 x 32 bytes is 512 GiB per copy).
+pub const MAX_PIPE_LOG2: u32 = 34;
+
+/// Checks the experiments of a validate.json before re-predicting them: there are some,
+/// each asks for what a host can run, and each measured number is a positive number (a
+/// row was silently dropped for a negative rate; an experiment of 4,294,967,295 streams
+/// ended in "engine run stalled"). The error names the field.
+pub fn check_remeasured(t: &Table) -> std::result::Result<(), String> {
+    if t.experiments.is_empty() {
+        return Err(
+            "experiments is empty: there is nothing to re-predict (a validate.json \
+                    keeps its experiments' setups and measurements; give one from a run \
+                    that measured some)"
+                .into(),
+        );
+    }
+    for (i, e) in t.experiments.iter().enumerate() {
+        let at = |f: &str| format!("experiments[{i}] ({}).{f}", e.name);
+        if let Some((_, n)) = e.setup.streams
+            && !(1..=MAX_STREAMS).contains(&n)
+        {
+            return Err(format!(
+                "{}: {n} streaming threads; an experiment runs 1 to {MAX_STREAMS}",
+                at("setup.streams")
+            ));
+        }
+        if let Some(c) = e.setup.dma
+            && !(1..=MAX_COPY_GPUS).contains(&c.gpus)
+        {
+            return Err(format!(
+                "{}: {} GPUs; a copy runs on 1 to {MAX_COPY_GPUS}",
+                at("setup.dma.gpus"),
+                c.gpus
+            ));
+        }
+        if let Some((lg, _)) = e.setup.pipe
+            && !(1..=MAX_PIPE_LOG2).contains(&lg)
+        {
+            return Err(format!(
+                "{}: 2^{lg} points; a pipeline runs 2^1 to 2^{MAX_PIPE_LOG2}",
+                at("setup.pipe")
+            ));
+        }
+        let o = &e.outcome;
+        for (f, v) in [
+            ("outcome.stream_gbps", o.stream_gbps),
+            ("outcome.chase_ns", o.chase_ns),
+            ("outcome.dma_gbps", o.dma_gbps),
+            ("outcome.pipe_iter_ms", o.pipe_iter_ms),
+            ("outcome.pipe_h2d_ms", o.pipe_h2d_ms),
+        ] {
+            if let Some(v) = v
+                && !(v.is_finite() && v > 0.0)
+            {
+                return Err(format!("{}: {v} is not a measured number > 0", at(f)));
+            }
+        }
+    }
+    if let Some(c) = &t.idle_chase
+        && !(c.run_ns.is_finite() && c.run_ns > 0.0)
+    {
+        return Err(format!(
+            "idle_chase.run_ns: {} is not a measured number > 0",
+            c.run_ns
+        ));
+    }
     Ok(())
 }
 
