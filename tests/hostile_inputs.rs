@@ -508,9 +508,9 @@ fn also_long_parameter_chains_are_refused_not_overflowed() {
 }
 
 #[test]
-fn also_8000_stage_chain_loads_fast() {
+fn also_16000_stage_chain_loads_in_linear_time() {
     let mut text = String::from("[hardware]\ncpu_cores = 4\n");
-    for i in 0..8000 {
+    for i in 0..16_000 {
         text.push_str(&format!(
             "[[workload.stages]]\nname = \"s{i}\"\nduration_s = 0.001\ncores = 1\n"
         ));
@@ -522,23 +522,26 @@ fn also_8000_stage_chain_loads_fast() {
     let start = Instant::now();
     let l = load(&text).unwrap();
     let took = start.elapsed();
-    assert_eq!(l.model.workload.stages.len(), 8000);
-    // It took 14 s when loading was quadratic; generous for a loaded CI machine.
-    assert!(took < Duration::from_secs(4), "took {took:?}");
+    assert_eq!(l.model.workload.stages.len(), 16_000);
+    // A complexity guard, not a timing: quadratic loading took 14 s for 8,000 stages, so
+    // about a minute for these 16,000; linear takes well under a second, and the bound
+    // leaves a busy CI machine 30x room.
+    assert!(took < Duration::from_secs(30), "took {took:?}");
 }
 
 #[test]
-fn also_40k_knobs_load_fast() {
+fn also_80k_knobs_load_in_linear_time() {
     let mut text = format!("{BASE}{CLOSED}[params]\n");
-    for i in 0..40_000 {
+    for i in 0..80_000 {
         text.push_str(&format!("k{i} = {{ default = {i}, doc = \"knob {i}\" }}\n"));
     }
     let start = Instant::now();
     let l = load(&text).unwrap();
     let took = start.elapsed();
-    assert_eq!(l.params.len(), 40_000);
-    // It took 31 s when loading was quadratic.
-    assert!(took < Duration::from_secs(4), "took {took:?}");
+    assert_eq!(l.params.len(), 80_000);
+    // A complexity guard, not a timing: quadratic loading took 31 s for 40,000 knobs, so
+    // about two minutes for these 80,000; linear takes a second or two.
+    assert!(took < Duration::from_secs(45), "took {took:?}");
 }
 
 #[test]
