@@ -3,7 +3,8 @@
 //! The files bwsim reads back are fuzzed the same way: host profiles (`compare --host`),
 //! a shard's `shard.json` (`sweep merge`) and a replay's `replay.json` (`replay
 //! --repredict`), mutated from real ones, must be refused with a message or accepted,
-//! never panic or hang. A few cases go through the binary, whose exit code must be 0, 1
+//! never panic or hang; so must cuzk logs (`bwsim log`), mutated from the real-format
+//! fixtures, whatever their warm-up and workers per GPU. A few cases go through the binary, whose exit code must be 0, 1
 //! or 2.
 //!
 //! CI runs a bounded number of cases (about a minute on 2 cores); set `PROPTEST_CASES`
@@ -291,6 +292,37 @@ fn replay_survives(text: String) {
     });
 }
 
+/// A cuzk log, read and analysed as `bwsim log` does: never a panic or a hang, and GPU
+/// busy a fraction.
+fn log_survives(text: String, warmup_jobs: usize, per_gpu: u32) {
+    within(Duration::from_secs(10), move || {
+        let mut log = bwsim::cuzk_log::ParsedLog::default();
+        log.add_text("fuzz.log", &text);
+        let opts = bwsim::cuzk_log::AnalyseOptions {
+            warmup_jobs,
+            workers: bwsim::cuzk_log::WorkerLayout {
+                per_gpu,
+                source: "fuzz".into(),
+                explicit: true,
+            },
+        };
+        let a = bwsim::cuzk_log::analyse(&log, &opts);
+        let files = ["fuzz.log".to_string()];
+        let _ = bwsim::cuzk_log::report::to_text(&files, &log, &a);
+        let _ = bwsim::cuzk_log::report::to_json(&files, &log, &a);
+    });
+}
+
+fn log_fixture(i: usize) -> String {
+    let names = ["porep-1gpu-stderr.log", "mixed-2gpu-journald-crlf.log"];
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/log_fixtures")
+            .join(names[i]),
+    )
+    .unwrap()
+}
+
 fn corpus(name: &str) -> String {
     std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -383,6 +415,16 @@ proptest! {
             mutate_json(&mut v, at, with);
             replay_survives(v.to_string());
         }
+    }
+
+    #[test]
+    fn mutated_cuzk_logs_never_panic(
+        i in 0usize..2,
+        e in edits(),
+        warmup in 0usize..40,
+        per_gpu in 0u32..5,
+    ) {
+        log_survives(mutate(log_fixture(i), e), warmup, per_gpu);
     }
 
     #[test]
