@@ -72,7 +72,37 @@ fn dry_run_prints_the_plan_and_memory_per_point() {
         .stdout(predicate::str::contains("gpu kernel msm:24"))
         .stdout(predicate::str::contains("h2d 1.61 GB pinned"))
         .stdout(predicate::str::contains("params.proofs_in_flight=12"))
-        .stdout(predicate::str::contains("expected wall time per run"));
+        .stdout(predicate::str::contains("expected wall time per run"))
+        .stdout(predicate::str::contains("this host: can"));
+}
+
+/// A dry run says whether this host can replay the plan: a CPU-only plan can anywhere;
+/// GPU stages without a GPU harness (a build without the `cuda` feature) cannot, and it
+/// says why, with exit 0 (a dry run plans, it does not refuse).
+#[test]
+fn dry_run_says_whether_this_host_can_run_the_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), CPU_ONLY);
+    bwsim()
+        .arg("replay")
+        .arg(&scenario)
+        .arg("--dry-run")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "this host: can run it (no GPU stages)",
+        ));
+    if cfg!(not(feature = "cuda")) {
+        bwsim()
+            .args(["replay", "scenarios/c2-mini-h200.toml", "--dry-run"])
+            .args(["--host-ram-gib", "128"])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains(
+                "this host: cannot run it: GPU stages",
+            ))
+            .stdout(predicate::str::contains("without the `cuda` feature"));
+    }
 }
 
 #[test]

@@ -424,6 +424,39 @@ pub struct ReplayOutcome {
     pub points: Vec<PointResult>,
 }
 
+/// Whether this host can replay the plan, for a dry run: a plan with GPU stages needs a GPU
+/// harness (the `cuda` feature or `--gpu-harness`) and as many NVIDIA devices as the
+/// scenario's GPUs (counted as `/dev/nvidiaN`, without starting anything).
+fn this_host(opts: &ReplayOptions, gpu_stages: &[&str], gpus: usize) -> String {
+    if gpu_stages.is_empty() {
+        return "this host: can run it (no GPU stages)".into();
+    }
+    let stages = gpu_stages.join(", ");
+    if let Err(why) = gpu::locate(opts.gpu_harness.as_deref()) {
+        return format!(
+            "this host: cannot run it: GPU stages ({stages}) need a GPU harness; {why}"
+        );
+    }
+    let visible = std::fs::read_dir("/dev")
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter(|e| {
+                    let n = e.file_name().to_string_lossy().into_owned();
+                    n.strip_prefix("nvidia")
+                        .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+                })
+                .count()
+        })
+        .unwrap_or(0);
+    if visible < gpus {
+        return format!(
+            "this host: cannot run it: the scenario has {gpus} GPU(s) for its GPU stages ({stages}), \
+             this host shows {visible} NVIDIA device(s) in /dev"
+        );
+    }
+    format!("this host: can run it (a GPU harness, {visible} NVIDIA device(s) for {gpus} GPU(s))")
+}
+
 /// Runs `bwsim replay`: plan, check, (unless dry-run) replay every point and write the
 /// comparison. Prints the plan and the result table on stdout.
 pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
@@ -455,6 +488,10 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
     if opts.dry_run {
         crate::output::print_stdout(&describe_plan(&points, ram_limit, declared_vram))?;
         check_plan(&points, ram_limit, declared_vram, opts)?;
+        crate::output::print_stdout(&format!(
+            "{}\n",
+            this_host(opts, &gpu_stages, model.hardware.gpus.len())
+        ))?;
         return Ok(ReplayOutcome {
             dir: None,
             files: Vec::new(),
