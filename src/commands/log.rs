@@ -10,7 +10,7 @@ use std::path::{Component, Path, PathBuf};
 use serde_json::json;
 
 use crate::cli::{Format, LogArgs};
-use crate::cuzk_log::fit::{FitTarget, Fitted, fit_targets, render_include};
+use crate::cuzk_log::fit::{FLAT_ELASTICITY, FitTarget, Fitted, fit_targets, render_include};
 use crate::cuzk_log::{AnalyseOptions, LogAnalysis, LogInputError, ParsedLog, WorkerLayout};
 use crate::cuzk_log::{against, analyse, read_and_analyse, report};
 use crate::output::{check_file_target, print_stdout, write_atomic};
@@ -23,9 +23,6 @@ const FIT_ROUNDS: usize = 12;
 const FIT_TOLERANCE: f64 = 0.002;
 /// `--fit`'s sensitivity step: each fitted value moved by this fraction.
 const SENSITIVITY_STEP: f64 = 0.05;
-/// A parameter whose observed median moves less than this fraction per unit fraction
-/// of the parameter is flat: the log hardly determines it.
-const FLAT_ELASTICITY: f64 = 0.1;
 
 /// Reads the logs (garbled lines are counted, never fatal) and prints the analysis.
 pub fn log(args: LogArgs) -> anyhow::Result<()> {
@@ -69,12 +66,13 @@ pub fn log(args: LogArgs) -> anyhow::Result<()> {
             for f in fitted.iter().filter(|f| f.is_flat(FLAT_ELASTICITY)) {
                 eprintln!(
                     "warning: --fit: {} is flat: its {} p50 moves {:+.3}% per +1% of it, so \
-                     the log hardly determines it (fitted {:.6}, was {})",
+                     the log hardly determines it; the fit file keeps the scenario's {} (the \
+                     fit reached {:.6})",
                     f.target.param,
                     f.target.observable.describe(),
                     f.elasticity.unwrap_or(0.0),
-                    f.value,
-                    f.was
+                    f.was,
+                    f.value
                 );
             }
             let include = relative_to(path, &folder_of(&out));

@@ -151,6 +151,10 @@ impl Fitted {
     }
 }
 
+/// Below this elasticity (% of the observed p50 per +1% of the parameter) a parameter
+/// is flat: the log hardly determines it.
+pub const FLAT_ELASTICITY: f64 = 0.1;
+
 /// The include file: the scenario (by `include_path`, relative to the file) with the
 /// fitted knobs set, so `bwsim run FILE` runs the fitted scenario.
 pub fn render_include(
@@ -190,7 +194,19 @@ pub fn render_include(
         if let Some(e) = f.elasticity {
             let _ = writeln!(o, "# elasticity {e:.3} (% of that p50 per +1% of it)");
         }
-        let _ = writeln!(o, "{} = {{ default = {} }}", f.target.param, f.value);
+        // A flat parameter's fitted value is wherever the others left its figure: the
+        // scenario's own value is the better guess.
+        let value = if f.is_flat(FLAT_ELASTICITY) {
+            let _ = writeln!(
+                o,
+                "# flat: the log hardly determines it, so the scenario's value is kept (the fit reached {})",
+                f.value
+            );
+            f.was
+        } else {
+            f.value
+        };
+        let _ = writeln!(o, "{} = {{ default = {value:?} }}", f.target.param);
     }
     o
 }
@@ -260,5 +276,19 @@ to = "d:end"
         let back: Table = toml::from_str(&text).unwrap();
         assert_eq!(back["include"][0].as_str(), Some("../s.toml"));
         assert_eq!(back["params"]["a_s"]["default"].as_float(), Some(1.25));
+        // A flat parameter keeps the scenario's value.
+        let flat = Fitted {
+            target: t[0].clone(),
+            was: 1.0,
+            value: 0.03,
+            log_p50_ms: 1250.0,
+            model_p50_ms: 1249.0,
+            sensitivity_ms: Some(1.0),
+            elasticity: Some(0.01),
+        };
+        let text = render_include("../s.toml", "x.log", 3, &[flat]);
+        let back: Table = toml::from_str(&text).unwrap();
+        assert_eq!(back["params"]["a_s"]["default"].as_float(), Some(1.0));
+        assert!(text.contains("the fit reached 0.03"), "{text}");
     }
 }
