@@ -21,7 +21,7 @@ fn tiny_calibration_is_includable_and_validates() {
         .assert()
         .success()
         .stdout(predicate::str::contains(
-            "skipped: GPU probes: skipped on request",
+            "skipped: GPU probes: on request (--no-gpu)",
         ))
         .stdout(predicate::str::contains("write-allocate counted"));
     // A scenario includes it; the loader accepts the [calibration] table.

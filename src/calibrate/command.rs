@@ -126,8 +126,7 @@ pub fn calibrate_command(args: CalibrateArgs) -> Result<()> {
     probes::compute_probe(&mut m, &plan);
 
     if args.no_gpu {
-        m.skipped
-            .push("GPU probes: skipped on request (--no-gpu)".into());
+        m.skipped.push("GPU probes: on request (--no-gpu)".into());
     } else {
         match gpu::GpuProbe::start(gpu::locate(args.gpu_probe.as_deref()), &[]) {
             Ok(mut probe) => {
@@ -136,7 +135,7 @@ pub fn calibrate_command(args: CalibrateArgs) -> Result<()> {
                     m.skipped.push(format!("GPU probes stopped: {e:#}"));
                 }
             }
-            Err(gpu::Skip(why)) => m.skipped.push(format!("GPU probes: skipped, {why}")),
+            Err(gpu::Skip(why)) => m.skipped.push(format!("GPU probes: {why}")),
         }
     }
     drop(workers);

@@ -36,7 +36,8 @@ impl StagePlan {
                 "cpu {} thread{}, {:.2} GB DRAM, {:.0}% latency-bound",
                 c.threads,
                 if c.threads == 1 { "" } else { "s" },
-                c.dram_bytes / 1e9,
+                // + 0.0 turns a stage's -0.0 bytes into 0.0 ("-0.00 GB" read as a debt).
+                c.dram_bytes / 1e9 + 0.0,
                 c.latency_frac * 100.0
             ));
         }

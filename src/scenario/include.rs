@@ -101,8 +101,8 @@ fn load_text(text: &str, file: &Path, loader: &mut Loader) -> Result<Document, S
                     other => Err(err(
                         ErrorKind::Type,
                         format!(
-                            "entry {i} is a {}; include takes an array of file paths (strings)",
-                            other.type_str()
+                            "entry {i} is {}; include takes an array of file paths (strings)",
+                            super::values::kind_of(&other)
                         ),
                     )),
                 })
@@ -111,8 +111,8 @@ fn load_text(text: &str, file: &Path, loader: &mut Loader) -> Result<Document, S
                 return Err(err(
                     ErrorKind::Type,
                     format!(
-                        "is a {}; include takes an array of file paths (strings)",
-                        other.type_str()
+                        "is {}; include takes an array of file paths (strings)",
+                        super::values::kind_of(&other)
                     ),
                 ));
             }

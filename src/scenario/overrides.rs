@@ -185,8 +185,8 @@ fn set_in_value(v: &mut Value, segs: &[Segment], value: &Value, path: &str) -> S
         other => Err((
             path.to_string(),
             format!(
-                "is a {}, not a table; there is no key below it",
-                other.type_str()
+                "is {}, not a table; there is no key below it",
+                super::values::kind_of(other)
             ),
         )),
     }

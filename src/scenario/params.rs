@@ -46,8 +46,8 @@ pub fn collect(doc: &toml::Table, loc: &Locator) -> Result<Vec<ParamInfo>, Scena
             ErrorKind::Type,
             "params",
             format!(
-                "is a {}; [params] is a table of name = {{ default = V, doc = \"...\" }}",
-                params.type_str()
+                "is {}; [params] is a table of name = {{ default = V, doc = \"...\" }}",
+                super::values::kind_of(params)
             ),
         ));
     };
@@ -86,7 +86,7 @@ pub fn collect(doc: &toml::Table, loc: &Locator) -> Result<Vec<ParamInfo>, Scena
                         return Err(loc.error(
                             ErrorKind::Type,
                             &join_key(&key, "doc"),
-                            format!("is a {}; expected a string", other.type_str()),
+                            format!("is {}; expected a string", super::values::kind_of(other)),
                         ));
                     }
                 };
@@ -102,8 +102,8 @@ pub fn collect(doc: &toml::Table, loc: &Locator) -> Result<Vec<ParamInfo>, Scena
                 ErrorKind::Type,
                 &join_key(&key, "default"),
                 format!(
-                    "is a {}; a parameter is a number, boolean or string",
-                    default.type_str()
+                    "is {}; a parameter is a number, boolean or string",
+                    super::values::kind_of(&default)
                 ),
             ));
         }
@@ -146,10 +146,10 @@ pub fn set_value(
             ErrorKind::Type,
             &key,
             format!(
-                "{value} is a {}, but the parameter's default ({}) is a {}",
-                value.type_str(),
+                "{value} is {}, but the parameter's default ({}) is {}",
+                super::values::kind_of(&value),
                 p.default,
-                p.default.type_str()
+                super::values::kind_of(&p.default)
             ),
         ));
     }
@@ -392,7 +392,12 @@ fn substitute_str(s: &str, env: &BTreeMap<String, Value>) -> Result<Value, Strin
             Value::Float(f) => evalexpr::Value::Float(*f),
             Value::Boolean(b) => evalexpr::Value::Boolean(*b),
             Value::String(s) => evalexpr::Value::String(s.clone()),
-            other => return Err(format!("parameter ${r} is a {}", other.type_str())),
+            other => {
+                return Err(format!(
+                    "parameter ${r} is {}",
+                    super::values::kind_of(other)
+                ));
+            }
         };
         ctx.set_value(format!("p_{r}"), val)
             .map_err(|e| format!("{s:?}: {e}"))?;

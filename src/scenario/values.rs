@@ -76,3 +76,15 @@ pub fn one_of<'a, T>(
         (None, None) => Ok(None),
     }
 }
+
+/// A TOML value's kind with its article, for messages: "an integer", "a string", "an
+/// array", "a table", "a boolean", "a float", "a datetime".
+pub fn kind_of(v: &toml::Value) -> String {
+    let kind = v.type_str();
+    let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {kind}")
+}

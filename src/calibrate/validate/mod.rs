@@ -198,7 +198,7 @@ fn run_experiments(args: &ValidateArgs, calib: &Calib, name: &str) -> Result<Tab
     probes::settle(&mut scratch, &plan, &workers, &chaser)?;
     let mut probes: Vec<GpuProbe> = Vec::new();
     if args.no_gpu {
-        skipped.push("GPU experiments: skipped on request (--no-gpu)".to_string());
+        skipped.push("GPU experiments: on request (--no-gpu)".to_string());
     } else if calib.link().is_none() {
         skipped.push("GPU experiments: the calibration has no [hardware.gpu]".to_string());
     } else {
@@ -209,7 +209,7 @@ fn run_experiments(args: &ValidateArgs, calib: &Calib, name: &str) -> Result<Tab
                 probes.push(p);
                 probes.extend(others);
             }
-            Err(gpu::Skip(why)) => skipped.push(format!("GPU experiments: skipped, {why}")),
+            Err(gpu::Skip(why)) => skipped.push(format!("GPU experiments: {why}")),
         }
     }
     let exps = experiments(args.mode, cores, probes.len());
