@@ -41,8 +41,8 @@ impl Solver {
             let load = if offered { s.offered } else { s.dram_draw };
             load / capacities[dram] - u
         };
-        let (mut a, mut b) = (0.0_f64, 1.0_f64);
-        let mut ha = h(a, self, out);
+        let (a, mut b) = (0.0_f64, 1.0_f64);
+        let ha = h(a, self, out);
         if ha <= 0.0 {
             self.settle(capacities, dram, curve, out);
             return;
@@ -50,35 +50,13 @@ impl Solver {
         if offered {
             b = ha;
         }
-        let mut hb = h(b, self, out);
+        let hb = h(b, self, out);
         if hb >= 0.0 {
             // Saturated even at the highest latency.
             self.settle(capacities, dram, curve, out);
             return;
         }
-        let mut side = 0i8;
-        for _ in 0..60 {
-            let c = (a * hb - b * ha) / (hb - ha);
-            let hc = h(c, self, out);
-            if hc.abs() < 1e-10 || (b - a) < 1e-10 {
-                break;
-            }
-            if hc > 0.0 {
-                a = c;
-                ha = hc;
-                if side == 1 {
-                    hb *= 0.5;
-                }
-                side = 1;
-            } else {
-                b = c;
-                hb = hc;
-                if side == -1 {
-                    ha *= 0.5;
-                }
-                side = -1;
-            }
-        }
+        illinois(a, b, ha, hb, |u| h(u, self, out));
         self.settle(capacities, dram, curve, out);
     }
 
@@ -139,6 +117,42 @@ impl Solver {
             curve.latency_ns_mix(load, self.write_frac)
         };
         self.latency_slowdown = at / self.idle_ns;
+    }
+}
+
+/// The Illinois method on `h` over the bracket [a, b] with h(a) > 0 > h(b): regula falsi,
+/// halving the stale end's value when the same end moves twice. Stops when |h| or the
+/// bracket is under 1e-10, or after 60 steps; the last `h` evaluated leaves its filling
+/// behind, which is what the caller settles.
+pub(super) fn illinois(
+    mut a: f64,
+    mut b: f64,
+    mut ha: f64,
+    mut hb: f64,
+    mut h: impl FnMut(f64) -> f64,
+) {
+    let mut side = 0i8;
+    for _ in 0..60 {
+        let c = (a * hb - b * ha) / (hb - ha);
+        let hc = h(c);
+        if hc.abs() < 1e-10 || (b - a) < 1e-10 {
+            break;
+        }
+        if hc > 0.0 {
+            a = c;
+            ha = hc;
+            if side == 1 {
+                hb *= 0.5;
+            }
+            side = 1;
+        } else {
+            b = c;
+            hb = hc;
+            if side == -1 {
+                ha *= 0.5;
+            }
+            side = -1;
+        }
     }
 }
 

@@ -156,8 +156,8 @@ fn plain_solve(
         let load = if offered { s.offered } else { s.usage[dram] };
         load / capacities[dram] - u
     };
-    let (mut a, mut b) = (0.0_f64, 1.0_f64);
-    let mut ha = h(a, s, out);
+    let (a, mut b) = (0.0_f64, 1.0_f64);
+    let ha = h(a, s, out);
     if ha <= 0.0 {
         s.finish(capacities, dram, curve);
         return;
@@ -165,34 +165,12 @@ fn plain_solve(
     if offered {
         b = ha;
     }
-    let mut hb = h(b, s, out);
+    let hb = h(b, s, out);
     if hb >= 0.0 {
         s.finish(capacities, dram, curve);
         return;
     }
-    let mut side = 0i8;
-    for _ in 0..60 {
-        let c = (a * hb - b * ha) / (hb - ha);
-        let hc = h(c, s, out);
-        if hc.abs() < 1e-10 || (b - a) < 1e-10 {
-            break;
-        }
-        if hc > 0.0 {
-            a = c;
-            ha = hc;
-            if side == 1 {
-                hb *= 0.5;
-            }
-            side = 1;
-        } else {
-            b = c;
-            hb = hc;
-            if side == -1 {
-                ha *= 0.5;
-            }
-            side = -1;
-        }
-    }
+    super::fixed_point::illinois(a, b, ha, hb, |u| h(u, s, out));
     s.finish(capacities, dram, curve);
 }
 
