@@ -4,9 +4,11 @@
 //! work, stdout that may be full, nothing quadratic, and numbers that are checked.
 //! docs/hostile-input.md has the table of what each class now does.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -45,34 +47,6 @@ fn assert_input_error(o: &Output, needles: &[&str], what: &str) {
 
 fn assert_ok(o: &Output, what: &str) {
     assert_eq!(o.status.code(), Some(0), "{what}: {}", stderr(o));
-}
-
-/// Runs `cmd`, failing the test if it has not returned within `limit` (a hang, or cost
-/// growing faster than the input).
-fn out_within(mut cmd: Command, limit: Duration) -> Output {
-    let d = tempfile::tempdir().unwrap();
-    let (o, e) = (d.path().join("o"), d.path().join("e"));
-    cmd.stdin(Stdio::null())
-        .stdout(std::fs::File::create(&o).unwrap())
-        .stderr(std::fs::File::create(&e).unwrap());
-    let mut child = cmd.spawn().unwrap();
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("bwsim did not return within {limit:?}: {cmd:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Output {
-        status,
-        stdout: std::fs::read(&o).unwrap(),
-        stderr: std::fs::read(&e).unwrap(),
-    }
 }
 
 /// A small sweep of the demo scenario into `out`, with `extra` flags.
@@ -284,7 +258,7 @@ fn two_shards(dir: &Path) -> [PathBuf; 2] {
 fn merge(shards: &[PathBuf], to: &Path) -> Output {
     let mut c = bwsim();
     c.args(["sweep", "merge"]).args(shards).arg("--out").arg(to);
-    out_within(c, Duration::from_secs(60))
+    common::output_within(c, Duration::from_secs(60))
 }
 
 fn edit_shard(dir: &Path, f: impl FnOnce(&mut Value)) {
@@ -518,7 +492,7 @@ fn a_150k_point_toml_array_loads_in_linear_time() {
     let mut c = bwsim();
     c.arg("check").arg(&f);
     // Counting columns from the line's start for each of 300,000 values took minutes.
-    let o = out_within(c, Duration::from_secs(60));
+    let o = common::output_within(c, Duration::from_secs(60));
     assert_ok(&o, "150k-point array");
 }
 
@@ -549,7 +523,7 @@ fn includes_that_fan_out_are_read_once_each_and_bounded() {
     .unwrap();
     let mut c = bwsim();
     c.arg("check").arg(&main);
-    let o = out_within(c, Duration::from_secs(30));
+    let o = common::output_within(c, Duration::from_secs(30));
     assert_ok(&o, "fan-out");
     // Every file once in the list of files read.
     let s = String::from_utf8_lossy(&o.stdout);
@@ -586,7 +560,7 @@ fn sweep_jobs_are_bounded() {
             "--out",
         ])
         .arg(d.path().join("j"));
-    let o = out_within(c, Duration::from_secs(60));
+    let o = common::output_within(c, Duration::from_secs(60));
     assert_input_error(&o, &["--jobs 100000", "at most 1024"], "--jobs 100000");
 }
 
@@ -607,7 +581,7 @@ fn a_replay_range_past_max_hours_is_refused_after_a_few_points() {
     c.args(["replay", "scenarios/demo.toml", "--dry-run"])
         .args(["--param", "arrivals.jobs=100000..109999"]);
     // Simulating all 10,001 points first took minutes.
-    let o = out_within(c, Duration::from_secs(120));
+    let o = common::output_within(c, Duration::from_secs(120));
     assert_input_error(
         &o,
         &["the first", "of its 10000 points", "--max-hours"],
@@ -719,7 +693,7 @@ fn refit_and_remeasured_files_are_checked() {
             .arg(&f)
             .arg("--out-dir")
             .arg(d.path().join(format!("{name}.out")));
-        out_within(c, Duration::from_secs(120))
+        common::output_within(c, Duration::from_secs(120))
     };
     let table: Value = serde_json::from_slice(
         &std::fs::read(root().join("docs/calibrate/validate-h200-run4.json")).unwrap(),

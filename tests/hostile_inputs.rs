@@ -2,6 +2,8 @@
 //! and the "Also" paragraph) that this branch fixes. Each asserts what bwsim does now:
 //! a clear error naming the file and key (exit 2), a warning, or a prompt result.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -43,27 +45,12 @@ fn bwsim() -> Command {
 }
 
 /// Runs `cmd` with a deadline; returns (exit code, stdout, stderr). A hang fails the test.
-fn run_within(mut cmd: Command, limit: Duration) -> (i32, String, String) {
-    let out_dir = tempfile::tempdir().unwrap();
-    let (o, e) = (out_dir.path().join("o"), out_dir.path().join("e"));
-    cmd.stdout(std::fs::File::create(&o).unwrap())
-        .stderr(std::fs::File::create(&e).unwrap());
-    let mut child = cmd.spawn().unwrap();
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            panic!("bwsim did not return within {limit:?}: {cmd:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+fn run_within(cmd: Command, limit: Duration) -> (i32, String, String) {
+    let out = common::output_within(cmd, limit);
     (
-        status.code().unwrap_or(-1),
-        std::fs::read_to_string(o).unwrap(),
-        std::fs::read_to_string(e).unwrap(),
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
 

@@ -68,7 +68,15 @@ fn stage_seconds(text: &str, stage: &str) -> f64 {
     std::fs::write(file.path(), text).unwrap();
     let out = assert_cmd::Command::cargo_bin("bwsim")
         .unwrap()
-        .args(["run", "--format", "json", "--no-ideal"])
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--no-ideal",
+            "--replications",
+            "1",
+            "--no-what-if",
+        ])
         .arg(file.path())
         .output()
         .unwrap();

@@ -1,4 +1,4 @@
-//! Small builders for hand-made models in tests.
+//! Small builders for hand-made models in tests, and a command runner with a deadline.
 #![allow(dead_code)]
 
 use bwsim::model::*;
@@ -118,4 +118,36 @@ pub fn erlang_c(c: u32, a: f64) -> f64 {
     let rho = a / c as f64;
     let top = last / (1.0 - rho);
     top / (sum + top)
+}
+
+/// Runs `cmd` with stdin closed, failing the test if it has not returned within `limit`
+/// (a hang, or cost growing faster than the input); its output is collected through
+/// files, so a large one cannot block it.
+pub fn output_within(
+    mut cmd: std::process::Command,
+    limit: std::time::Duration,
+) -> std::process::Output {
+    let d = tempfile::tempdir().unwrap();
+    let (o, e) = (d.path().join("o"), d.path().join("e"));
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&o).unwrap())
+        .stderr(std::fs::File::create(&e).unwrap());
+    let mut child = cmd.spawn().unwrap();
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("bwsim did not return within {limit:?}: {cmd:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    std::process::Output {
+        status,
+        stdout: std::fs::read(&o).unwrap(),
+        stderr: std::fs::read(&e).unwrap(),
+    }
 }
