@@ -204,12 +204,14 @@ fn against_text_and_plot_and_unfittable_scenarios() {
 }
 
 /// The flagship out of the box: a log simulated from scenarios/c2-32g-cuzk.toml with two
-/// durations perturbed (prep_msm 1.909 -> 2.4 s, batch_add 0.65 -> 0.8 s), written in
+/// durations perturbed (prep_msm 1.909 -> 2.4 s, tail_msm 0.083 -> 0.11 s), written in
 /// cuzk's format, is fitted back within 5% at the concurrency the user sets; the fit
 /// file goes to a folder that does not exist yet and its include resolves from there.
 /// 120 proofs, as a day's log has: the scenario's own 24 measured proofs give medians
 /// that jump with the parameters (prep_msm_ms p50 5354, 5035, 5261 ms at 1.909, 2.004 and
-/// 2.4 s), and the fit then stops on another combination.
+/// 2.4 s), and the fit then stops on another combination. Not batch_add: at c = 15 its
+/// 34.5 GB upload under loaded DRAM outlasts its 0.65 s of kernels (batch_add_ms about
+/// 870 ms), so the timer does not see the kernel time the parameter sets.
 #[test]
 fn flagship_fit_recovers_perturbed_parameters_from_a_cuzk_format_log() {
     let dir = tempfile::tempdir().unwrap();
@@ -220,7 +222,7 @@ fn flagship_fit_recovers_perturbed_parameters_from_a_cuzk_format_log() {
         .arg("run")
         .arg(&flagship)
         .args(["--set", "params.prep_msm_s=2.4"])
-        .args(["--set", "params.batch_add_s=0.8"])
+        .args(["--set", "params.tail_msm_s=0.11"])
         .args(["--set", "arrivals.jobs=120"])
         .arg("--timeline-log")
         .arg(&log)
@@ -248,7 +250,7 @@ fn flagship_fit_recovers_perturbed_parameters_from_a_cuzk_format_log() {
         "--set arrivals.concurrency is honoured"
     );
     let params = j["fit"]["params"].as_array().unwrap();
-    for (name, truth) in [("prep_msm_s", 2.4), ("batch_add_s", 0.8)] {
+    for (name, truth) in [("prep_msm_s", 2.4), ("tail_msm_s", 0.11)] {
         let p = params.iter().find(|p| p["name"] == name).unwrap();
         let v = p["value"].as_f64().unwrap();
         assert!(
