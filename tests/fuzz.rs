@@ -243,6 +243,7 @@ fn host_survives(text: String) {
                 pools: vec!["cpu".into()],
                 cpu_pool_stages: vec![("msm".into(), 64.0)],
                 smt_yield: Some(1.2),
+                measured_on: false,
             };
             let sets = bwsim::compare::host_overrides(&host, &knobs);
             let _ = bwsim::scenario::load_with(&scenarios_dir().join("demo.toml"), &sets, &TIGHT);

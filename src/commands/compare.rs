@@ -67,6 +67,7 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
             .pools
             .iter()
             .find_map(|p| p.cpu.as_ref().map(|c| c.smt_yield)),
+        measured_on: base.summary.measured_on.is_some(),
     };
     let search = if args.search.is_empty() {
         default_search(&base.params)?
@@ -86,11 +87,17 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
             ..SweepArgs::new(&args.scenario, search.clone())
         };
         let outcome = best_setting(&sweep, &sim, host.dram.ram_gib, costs.daily_usd(&host));
+        // What the scenario's stage times become on this host (a host it cannot load
+        // on says why in its outcome).
+        let scaling = crate::scenario::load(&args.scenario, &sets)
+            .map(|l| l.summary.host_scaling)
+            .unwrap_or_default();
         rows.push(HostResult {
             file: file.display().to_string(),
             host,
             sets,
             outcome,
+            scaling,
         });
     }
     let per_host: Vec<(f64, f64)> = rows
@@ -104,7 +111,12 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
         .target_proofs_per_day
         .and_then(|t| cheapest_for_target(t, &per_host));
     let name = base.model.name.clone();
-    let notes = assumptions(&args.scenario, &search, args.seeds);
+    let notes = assumptions(
+        &args.scenario,
+        base.summary.measured_on.as_deref(),
+        &search,
+        args.seeds,
+    );
     if let Some(p) = &args.plot {
         draw(&name, &rows, p)?;
     }
@@ -282,14 +294,38 @@ fn best_setting(
     })
 }
 
-fn assumptions(scenario: &Path, search: &[String], seeds: u32) -> Vec<String> {
-    vec![
-        format!(
-            "A host profile changes the machine, not the work: stage durations and GPU kernel \
-             times are those of {} (its GPU model); another GPU model counts by number, \
-             memory and PCIe link only.",
+fn assumptions(
+    scenario: &Path,
+    measured_on: Option<&str>,
+    search: &[String],
+    seeds: u32,
+) -> Vec<String> {
+    let work = match measured_on {
+        Some(host) => format!(
+            "Stage times are those {} states it measured{}; on each host a CPU stage's time \
+             scales by the work rate it gets there (threads x per-thread throughput (SMT, \
+             all-core clock) x one core's speed), its DRAM-latency share by the threads alone, \
+             and a GPU kernel's by the GPU's kernel speed (listed per host above). Transfers \
+             take the host's link; the latency curve, DMA factors and staging stay the \
+             scenario's.",
+            scenario.display(),
+            if host.is_empty() {
+                String::new()
+            } else {
+                format!(" on {host}")
+            }
+        ),
+        None => format!(
+            "A host profile changes the machine, not the work: {} does not say where its \
+             stage times were measured ([workload.measured_on]), so they are kept on every \
+             host; another GPU model counts by number, memory and PCIe link only, and a \
+             stage asking for more threads of the cpu pool than a host has is given the \
+             host's threads with its time unchanged (optimistic for smaller hosts).",
             scenario.display()
         ),
+    };
+    vec![
+        work,
         format!(
             "DRAM GB/s = channels x MT/s x 8 B x efficiency ({} unless the host file says), \
              or the host's measured figure; PCIe GB/s per direction = lanes x lane rate x {} \
@@ -305,13 +341,10 @@ fn assumptions(scenario: &Path, search: &[String], seeds: u32) -> Vec<String> {
              leans optimistic: neighbouring settings inside its interval are as good.",
             search.join(" x ")
         ),
-        "A stage that asks for more threads of the scenario's cpu pool than a host has is \
-         given the host's threads with its standalone time unchanged: optimistic for hosts \
-         with fewer threads than the scenario's stages ask for."
-            .into(),
-        "Where the scenario models its cores ([hardware.cpu]), each host gets its own cores \
-         and threads per core (the SMT yield capped at that); the per-core throughput curve \
-         and the SMT yield stay the scenario's."
+        "Each host gets its own cores, threads per core, SMT yield (the host file's, else \
+         the scenario's capped at threads per core), all-core curve (from its boost and \
+         all-core clocks) and core speed where the host file gives them; a key it leaves \
+         out keeps the scenario's."
             .into(),
         "RAM needed: the modelled peak host RAM at the best setting plus what the scenario \
          keeps resident (host RAM minus the RAM it leaves to jobs)."

@@ -22,7 +22,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         return what_if(args);
     }
     let scenario = args.input.scenario.display().to_string();
-    let (model, overload, inputs) = load(&args, &args.input.sets)?;
+    let (model, notes, inputs) = load(&args, &args.input.sets)?;
     let plot_dir = check_exports(&args.exports, &model.name, &inputs)?;
     let mut recorder = args.exports.any().then(|| TraceRecorder::new(&model));
     let report = match recorder.as_mut() {
@@ -39,7 +39,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             .map_err(|e| engine_error(e, &scenario))?;
         report.knobs = Some(knobs);
     }
-    report.notes.extend(overload);
+    report.notes.extend(notes);
     match args.format {
         Format::Text => print_stdout(&report.to_text())?,
         Format::Json => print_stdout(&format!("{}\n", report.to_json()))?,
@@ -83,11 +83,13 @@ fn what_if(args: RunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What [`load`] gives: the model, its overload warning and the files it was read from.
-type Loaded = (crate::model::Model, Option<String>, Vec<(String, PathBuf)>);
+/// What [`load`] gives: the model, the report's notes from loading (overload, stage
+/// times scaled to this host) and the files it was read from.
+type Loaded = (crate::model::Model, Vec<String>, Vec<(String, PathBuf)>);
 
-/// The scenario with `sets`, seeded by `--seed` when given, its overload warning (also
-/// printed on stderr) and its input files (which no output may overwrite).
+/// The scenario with `sets`, seeded by `--seed` when given, its notes (the overload
+/// warning is also printed on stderr) and its input files (which no output may
+/// overwrite).
 fn load(args: &RunArgs, sets: &[String]) -> anyhow::Result<Loaded> {
     let loaded = crate::scenario::load_with(&args.input.scenario, sets, &args.limits.limits())?;
     let inputs = super::scenario_inputs(&loaded.summary);
@@ -95,11 +97,19 @@ fn load(args: &RunArgs, sets: &[String]) -> anyhow::Result<Loaded> {
     if let Some(w) = &overload {
         eprintln!("warning: {}: {w}", args.input.scenario.display());
     }
+    let mut notes: Vec<String> = overload.into_iter().collect();
+    notes.extend(
+        loaded
+            .summary
+            .host_scaling
+            .iter()
+            .map(|l| format!("stage time scaled from [workload.measured_on] to this host: {l}")),
+    );
     let mut model = loaded.model;
     if let Some(seed) = args.seed {
         model.seed = seed;
     }
-    Ok((model, overload, inputs))
+    Ok((model, notes, inputs))
 }
 
 /// The run's replications, combined.

@@ -38,7 +38,7 @@ pub struct HostProfile {
     pub cost: Cost,
 }
 
-/// CPU cores and threads.
+/// CPU cores, threads and clocks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Cpu {
@@ -48,6 +48,39 @@ pub struct Cpu {
     pub cores: u32,
     /// Hardware threads (cores x SMT).
     pub threads: u32,
+    /// One core's clock alone (single-core boost), GHz.
+    pub boost_ghz: Option<f64>,
+    /// Every core's clock with all of them busy, GHz.
+    pub all_core_ghz: Option<f64>,
+    /// Work per clock relative to a Zen 4 core (default 1).
+    pub ipc: Option<f64>,
+    /// Both SMT siblings busy, total / one alone (default: the scenario's, at most
+    /// threads per core).
+    pub smt_yield: Option<f64>,
+    /// Throughput per core vs active cores, relative to one core alone; replaces the
+    /// line from (1, 1) to (cores, all_core_ghz / boost_ghz).
+    pub per_core_throughput: Option<Vec<(f64, f64)>>,
+}
+
+impl Cpu {
+    /// One core alone, in the scenarios' `core_speed` unit: GHz x work per clock
+    /// relative to Zen 4.
+    pub fn core_speed(&self) -> Option<f64> {
+        self.boost_ghz.map(|g| g * self.ipc.unwrap_or(1.0))
+    }
+
+    /// Throughput per core vs active cores: as given, or a line from one core at its
+    /// boost to all cores at the all-core clock.
+    pub fn per_core_curve(&self) -> Option<Vec<(f64, f64)>> {
+        if let Some(p) = &self.per_core_throughput {
+            return Some(p.clone());
+        }
+        let (boost, all) = (self.boost_ghz?, self.all_core_ghz?);
+        if self.cores <= 1 {
+            return Some(vec![(1.0, 1.0)]);
+        }
+        Some(vec![(1.0, 1.0), (f64::from(self.cores), all / boost)])
+    }
 }
 
 /// Host memory: size, and bandwidth either from its channels or as measured.
@@ -84,6 +117,8 @@ pub struct GpuSpec {
     /// Pinned copy rate measured on the host, GB/s per direction; replaces the rate
     /// derived from generation and lanes.
     pub measured_pcie_gbps: Option<f64>,
+    /// Proving-kernel speed (NTT, MSM) relative to an RTX 5070 Ti (default 1).
+    pub kernel_speed: Option<f64>,
 }
 
 /// Purchase price and power, or an hourly rent (which includes power).
@@ -179,6 +214,51 @@ impl HostProfile {
                     self.cpu.threads, self.cpu.cores
                 ),
             ));
+        }
+        for (key, v) in [
+            ("cpu.boost_ghz", self.cpu.boost_ghz),
+            ("cpu.all_core_ghz", self.cpu.all_core_ghz),
+            ("cpu.ipc", self.cpu.ipc),
+            ("gpu.kernel_speed", self.gpu.kernel_speed),
+        ] {
+            if let Some(v) = v {
+                positive(key, v)?;
+            }
+        }
+        if let (Some(b), Some(a)) = (self.cpu.boost_ghz, self.cpu.all_core_ghz)
+            && a > b
+        {
+            return Err(err(
+                "cpu.all_core_ghz",
+                format!("{a} is above boost_ghz {b}; all cores busy run at most one core's boost"),
+            ));
+        }
+        if self.cpu.all_core_ghz.is_some() && self.cpu.boost_ghz.is_none() {
+            return Err(err(
+                "cpu.all_core_ghz",
+                "given without boost_ghz; give both (the curve runs from one core's boost to the all-core clock)".into(),
+            ));
+        }
+        if let Some(y) = self.cpu.smt_yield {
+            let per_core = f64::from(self.cpu.threads / self.cpu.cores.max(1));
+            if !(y >= 1.0 && y <= per_core) {
+                return Err(err(
+                    "cpu.smt_yield",
+                    format!("{y}; give 1 to threads per core ({per_core})"),
+                ));
+            }
+        }
+        if let Some(p) = &self.cpu.per_core_throughput {
+            let rising = p.windows(2).all(|w| w[1].0 > w[0].0);
+            let sane = p
+                .iter()
+                .all(|&(n, r)| n >= 1.0 && n.is_finite() && r > 0.0 && r.is_finite());
+            if p.is_empty() || !rising || !sane || p.len() > 1024 {
+                return Err(err(
+                    "cpu.per_core_throughput",
+                    "give 1 to 1024 [active cores, relative] points, cores >= 1 and rising, relative > 0".into(),
+                ));
+            }
         }
         positive("dram.ram_gib", self.dram.ram_gib)?;
         match (self.dram.measured_gbps, self.dram.channels, self.dram.mts) {

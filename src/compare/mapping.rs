@@ -2,15 +2,19 @@
 //!
 //! | host | scenario key |
 //! |---|---|
-//! | `cpu.threads` | `hardware.cpu_cores`, and `hardware.pools.cpu` when the scenario has a `cpu` pool; a stage asking for more threads of that pool than the host has gets `workload.stages.<name>.pool.threads` = the host's threads, its standalone time unchanged |
-//! | `cpu.cores`, `cpu.threads` | when the scenario has `[hardware.cpu]`: `hardware.cpu.physical_cores` = cores, `hardware.cpu.threads_per_core` = threads / cores, and `hardware.cpu.smt_yield` lowered to that where it is above it (a host without SMT gains nothing from a second thread) |
+//! | `cpu.threads` | `hardware.cpu_cores`, and `hardware.pools.cpu` when the scenario has a `cpu` pool. A stage asking for more threads than that: with `[workload.measured_on]` it runs on the pool and its time stretches (the scenario layer scales it); without, it gets `workload.stages.<name>.pool.threads` = the host's threads, its time unchanged |
+//! | `cpu.cores`, `cpu.threads`, `cpu.smt_yield` | when the scenario has `[hardware.cpu]` or the host gives clocks: `hardware.cpu.physical_cores` = cores, `threads_per_core` = threads / cores, `smt_yield` the host's, else the scenario's lowered to threads per core |
+//! | `cpu.boost_ghz`, `cpu.all_core_ghz`, `cpu.per_core_throughput` | `hardware.cpu.per_core_throughput`: as given, else a line from (1, 1) to (cores, all-core / boost) |
+//! | `cpu.boost_ghz` x `cpu.ipc` | `hardware.cpu.core_speed` (GHz of a Zen 4 core) |
 //! | `dram.ram_gib` | `params.host_ram_gib` when the scenario declares that knob (it may reserve resident data from it), else `hardware.host_ram_gib` |
 //! | DRAM bandwidth | `hardware.dram.capacity_gbps` = channels x MT/s x 8 B x efficiency (or `measured_gbps`) |
-//! | `gpu.count`, `gpu.vram_gib` | `hardware.gpu.count`, `hardware.gpu.vram_gib` |
+//! | `gpu.count`, `gpu.vram_gib`, `gpu.kernel_speed` | `hardware.gpu.count`, `vram_gib`, `kernel_speed` |
 //! | PCIe generation x lanes | `params.pcie_gbps` when declared, else `hardware.gpu.pcie_h2d_gbps` and `pcie_d2h_gbps` |
 //!
-//! Everything else (stage durations, GPU kernel times, the latency curve) stays the
-//! scenario's: a host profile changes the machine, not the work.
+//! The work stays the scenario's; a scenario that states where its stage times were
+//! measured (`[workload.measured_on]`) has them carried to the host's cores, clocks and
+//! GPU by the scenario layer. The latency curve, DMA factors and staging stay the
+//! scenario's.
 
 use super::host::HostProfile;
 
@@ -25,6 +29,9 @@ pub struct ScenarioKnobs {
     pub cpu_pool_stages: Vec<(String, f64)>,
     /// The SMT yield of the scenario's `[hardware.cpu]`, when it has one.
     pub smt_yield: Option<f64>,
+    /// The scenario says where its stage times were measured (`[workload.measured_on]`),
+    /// so they scale to the host.
+    pub measured_on: bool,
 }
 
 impl ScenarioKnobs {
@@ -47,23 +54,19 @@ pub fn host_overrides(host: &HostProfile, knobs: &ScenarioKnobs) -> Vec<String> 
     let mut sets = vec![format!("hardware.cpu_cores={}", host.cpu.threads)];
     if knobs.pools.iter().any(|p| p == "cpu") {
         sets.push(format!("hardware.pools.cpu={}", host.cpu.threads));
-        for (stage, threads) in &knobs.cpu_pool_stages {
-            if *threads > f64::from(host.cpu.threads) {
-                sets.push(format!(
-                    "workload.stages.{stage}.pool.threads={}",
-                    host.cpu.threads
-                ));
+        // A scenario that says where it was measured stretches a wide stage itself.
+        if !knobs.measured_on {
+            for (stage, threads) in &knobs.cpu_pool_stages {
+                if *threads > f64::from(host.cpu.threads) {
+                    sets.push(format!(
+                        "workload.stages.{stage}.pool.threads={}",
+                        host.cpu.threads
+                    ));
+                }
             }
         }
     }
-    if let Some(smt_yield) = knobs.smt_yield {
-        let per_core = (host.cpu.threads / host.cpu.cores).max(1);
-        sets.push(format!("hardware.cpu.physical_cores={}", host.cpu.cores));
-        sets.push(format!("hardware.cpu.threads_per_core={per_core}"));
-        if smt_yield > f64::from(per_core) {
-            sets.push(format!("hardware.cpu.smt_yield={per_core}"));
-        }
-    }
+    sets.extend(cpu_overrides(host, knobs));
     let ram_key = if knobs.has_param("host_ram_gib") {
         "params.host_ram_gib"
     } else {
@@ -76,12 +79,52 @@ pub fn host_overrides(host: &HostProfile, knobs: &ScenarioKnobs) -> Vec<String> 
     ));
     sets.push(format!("hardware.gpu.count={}", host.gpu.count));
     sets.push(format!("hardware.gpu.vram_gib={}", num(host.gpu.vram_gib)));
+    if let Some(k) = host.gpu.kernel_speed {
+        sets.push(format!("hardware.gpu.kernel_speed={}", num(k)));
+    }
     let pcie = num((host.pcie_gbps() * 1000.0).round() / 1000.0);
     if knobs.has_param("pcie_gbps") {
         sets.push(format!("params.pcie_gbps={pcie}"));
     } else {
         sets.push(format!("hardware.gpu.pcie_h2d_gbps={pcie}"));
         sets.push(format!("hardware.gpu.pcie_d2h_gbps={pcie}"));
+    }
+    sets
+}
+
+/// `[hardware.cpu]`: cores and SMT where the scenario models them or the host gives a
+/// clock curve, the curve, and one core's speed.
+fn cpu_overrides(host: &HostProfile, knobs: &ScenarioKnobs) -> Vec<String> {
+    let mut sets = Vec::new();
+    let curve = host.cpu.per_core_curve();
+    if knobs.smt_yield.is_some() || curve.is_some() {
+        let per_core = (host.cpu.threads / host.cpu.cores).max(1);
+        sets.push(format!("hardware.cpu.physical_cores={}", host.cpu.cores));
+        sets.push(format!("hardware.cpu.threads_per_core={per_core}"));
+        let smt_yield = match (host.cpu.smt_yield, knobs.smt_yield) {
+            (Some(y), _) => Some(y),
+            (None, Some(y)) if y > f64::from(per_core) => Some(f64::from(per_core)),
+            _ => None,
+        };
+        if let Some(y) = smt_yield {
+            sets.push(format!("hardware.cpu.smt_yield={}", num(y)));
+        }
+    }
+    if let Some(curve) = curve {
+        let points: Vec<String> = curve
+            .iter()
+            .map(|&(n, r)| format!("[{}, {}]", num(n), num((r * 1e4).round() / 1e4)))
+            .collect();
+        sets.push(format!(
+            "hardware.cpu.per_core_throughput=[{}]",
+            points.join(", ")
+        ));
+    }
+    if let Some(speed) = host.cpu.core_speed() {
+        sets.push(format!(
+            "hardware.cpu.core_speed={}",
+            num((speed * 1e4).round() / 1e4)
+        ));
     }
     sets
 }
@@ -99,6 +142,11 @@ mod tests {
                 model: "c".into(),
                 cores: 96,
                 threads: 192,
+                boost_ghz: None,
+                all_core_ghz: None,
+                ipc: None,
+                smt_yield: None,
+                per_core_throughput: None,
             },
             dram: DramSpec {
                 ram_gib: 755.0,
@@ -114,6 +162,7 @@ mod tests {
                 pcie_gen: 5,
                 pcie_lanes: None,
                 measured_pcie_gbps: Some(53.0),
+                kernel_speed: None,
             },
             cost: Cost {
                 price_usd: Some(1.0),
@@ -130,6 +179,7 @@ mod tests {
             pools: vec!["cpu".into(), "groth16".into()],
             cpu_pool_stages: vec![("spmv".into(), 96.0), ("big".into(), 256.0)],
             smt_yield: None,
+            measured_on: false,
         };
         assert_eq!(
             host_overrides(&host(), &knobs),

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use super::cost::{CostAssumptions, Target};
 use super::host::HostProfile;
 use crate::analysis::interval::{Summary, distinct};
+use crate::scenario::host_scaling::{ScaledStage, StageWork};
 
 /// The best setting found for one host.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -68,6 +69,30 @@ pub struct HostResult {
     pub sets: Vec<String>,
     /// The best setting, or why the scenario cannot run on the host.
     pub outcome: Result<Outcome, String>,
+    /// Stages whose time the scenario carried to this host from where it was measured.
+    #[serde(skip)]
+    pub scaling: Vec<ScaledStage>,
+}
+
+/// One host's stage scaling in a line: "spmv x9.19 (192 threads measured, 16 here), ...".
+fn scaling_line(scaling: &[ScaledStage]) -> String {
+    if scaling.is_empty() {
+        return "as measured".into();
+    }
+    let parts: Vec<String> = scaling
+        .iter()
+        .map(|st| {
+            let why = match st.work {
+                StageWork::Cpu { asked, granted } if asked != granted => {
+                    format!("{asked} threads measured, {granted} here")
+                }
+                StageWork::GpuKernel => "GPU".into(),
+                _ => "CPU".into(),
+            };
+            format!("{} x{:.2} ({why})", st.stage, st.factor())
+        })
+        .collect();
+    parts.join(", ")
 }
 
 fn money(v: f64) -> String {
@@ -160,6 +185,14 @@ pub fn markdown(
             "\n\\* the best setting is the largest value searched: widen the search (`--search`) to see whether more is better still.\n",
         );
     }
+    s.push_str("\nStage times on each host (scaled from where the scenario measured them):\n");
+    for r in rows {
+        s.push_str(&format!(
+            "- {}: {}\n",
+            r.host.name,
+            scaling_line(&r.scaling)
+        ));
+    }
     s.push_str("\nAssumptions:\n");
     s.push_str(&format!(
         "- $/proof = (price / ({} years x 365 days) + power_w x 24 h x ${}/kWh) / proofs per day; a rented host: hourly rent x 24 / proofs per day.\n",
@@ -245,6 +278,13 @@ pub fn to_json(
                 "dram_gbps": r.host.dram_gbps(),
                 "pcie_gbps": r.host.pcie_gbps(),
                 "sets": r.sets,
+                "stage_scaling": r.scaling.iter().map(|st| json!({
+                    "stage": st.stage,
+                    "measured_s": st.measured_s,
+                    "here_s": st.here_s,
+                    "factor": st.factor(),
+                    "why": st.to_string(),
+                })).collect::<Vec<_>>(),
             });
             match &r.outcome {
                 Ok(o) => v["result"] = json!(o),

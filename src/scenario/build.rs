@@ -10,6 +10,7 @@ use crate::model::{
 };
 
 use super::error::{ErrorKind, Locator, ScenarioError, join_index, join_key};
+use super::host_scaling;
 use super::rules::Rules;
 use super::schema::{
     ArrivalsSpec, DmaShareSpec, DramSpec, GpuSpec, HardwareSpec, InstrumentationSpec, ScenarioSpec,
@@ -20,10 +21,13 @@ use super::units::{Dim, GIB, Qty, to_bytes};
 use super::values::{UNLIMITED_DRAM, UNLIMITED_RAM, number, one_of, positive, qty};
 
 /// Builds the model; `warnings` collects keys that were accepted but have no effect.
+/// Builds the model; each stage whose time was scaled from `[workload.measured_on]` to
+/// this host is listed in `scaled`.
 pub fn build(
     spec: &ScenarioSpec,
     loc: &Locator,
     warnings: &mut Vec<String>,
+    scaled: &mut Vec<host_scaling::ScaledStage>,
 ) -> Result<Model, ScenarioError> {
     let rules = match spec.rules.as_deref() {
         None => Rules::default(),
@@ -36,7 +40,14 @@ pub fn build(
         })?,
     };
     let hardware = hardware(&spec.hardware, rules, loc, warnings)?;
-    let workload = stages::workload(&spec.workload, &hardware, loc)?;
+    let running_cpu = hardware.pools.iter().find_map(|p| p.cpu.as_ref());
+    let scaling = host_scaling::from_spec(
+        spec.workload.measured_on.as_ref(),
+        &spec.hardware,
+        running_cpu,
+        loc,
+    )?;
+    let workload = stages::workload(&spec.workload, &hardware, &scaling, loc, scaled)?;
     let arrivals = arrivals(&spec.arrivals, loc, warnings)?;
     let instrumentation = instrumentation(&spec.instrumentation, &workload, loc)?;
     let name = spec.name.clone().unwrap_or_else(|| {

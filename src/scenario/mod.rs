@@ -34,6 +34,7 @@ mod capacity;
 mod dag;
 mod error;
 mod fingerprint;
+pub mod host_scaling;
 pub mod include;
 pub mod limits;
 pub mod overrides;
@@ -93,6 +94,12 @@ pub struct Summary {
     /// Open arrivals offer more work than the busiest resource serves (also in
     /// `warnings`); `run` prints it and adds it to the report's notes.
     pub overload: Option<String>,
+    /// Stages whose time was carried from `[workload.measured_on]` to this host (`check`
+    /// lists them, `run` adds them to the report's notes, `compare` to each host's row).
+    pub host_scaling: Vec<host_scaling::ScaledStage>,
+    /// The scenario states where its stage times were measured
+    /// (`[workload.measured_on]`): that host's `host` text, or "" when unnamed.
+    pub measured_on: Option<String>,
 }
 
 impl Loaded {
@@ -169,7 +176,8 @@ fn finish(
         serde_path_to_error::deserialize(toml::Value::Table(doc.table))
             .map_err(|e| serde_error(e, &loc))?;
     let mut warnings = Vec::new();
-    let model = build::build(&spec, &loc, &mut warnings)?;
+    let mut host_scaling = Vec::new();
+    let model = build::build(&spec, &loc, &mut warnings, &mut host_scaling)?;
     limits::check(&model, limits, &loc)?;
     let overload = limits::overload_warning(&model);
     warnings.extend(overload.clone());
@@ -199,6 +207,9 @@ fn finish(
             warnings,
             description: spec.description.clone(),
             overload,
+            host_scaling,
+            measured_on: (spec.workload.measured_on.as_ref())
+                .map(|m| m.host.clone().unwrap_or_default()),
         },
     })
 }

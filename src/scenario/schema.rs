@@ -56,6 +56,7 @@ pub struct CpuSpec {
     pub threads_per_core: Option<u32>,
     pub smt_yield: Option<f64>,
     pub per_core_throughput: Option<Vec<(f64, f64)>>,
+    pub core_speed: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -112,6 +113,7 @@ pub struct GpuSpec {
     pub pinned_d2h_latency_frac: Option<f64>,
     pub pageable_h2d_latency_frac: Option<f64>,
     pub pageable_d2h_latency_frac: Option<f64>,
+    pub kernel_speed: Option<f64>,
 }
 
 /// Pageable copies as CPU staging pipelined with the DMA
@@ -184,7 +186,23 @@ impl<'de> Deserialize<'de> for LockSpec {
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSpec {
     pub partitions: Option<u32>,
+    pub measured_on: Option<MeasuredOnSpec>,
     pub stages: Vec<StageSpec>,
+}
+
+/// `[workload.measured_on]`: the host the stage times were measured on; a key left out
+/// is the running host's (`[hardware.cpu]`, `[hardware.gpu]`), so it does not scale.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeasuredOnSpec {
+    pub host: Option<String>,
+    pub physical_cores: Option<u32>,
+    pub threads_per_core: Option<u32>,
+    pub smt_yield: Option<f64>,
+    pub per_core_throughput: Option<Vec<(f64, f64)>>,
+    pub core_speed: Option<f64>,
+    pub gpu: Option<String>,
+    pub gpu_kernel_speed: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -11,12 +11,21 @@ use crate::model::{
 use super::capacity::{capacity, check_live_holds, quantity};
 use super::dag::{Reach, topo_order};
 use super::error::{ErrorKind, Locator, ScenarioError, join_index, join_key};
+use super::host_scaling::{HostScaling, ScaledStage, StageWork, scaled};
 use super::schema::{DistSpec, HoldSpec, StageSpec, WorkloadSpec};
 use super::units::{Dim, GB, GIB, Qty, to_bytes};
 use super::values::{UNLIMITED_DRAM, UNLIMITED_RAM, number, one_of, positive, qty};
 
 /// Builds the workload; stages come out in topological order.
-pub fn workload(w: &WorkloadSpec, hw: &Hardware, loc: &Locator) -> Result<Workload, ScenarioError> {
+/// Stage times are carried from `[workload.measured_on]` to `hw` by `scaling`; each
+/// stage it changes is listed in `scaled`.
+pub fn workload(
+    w: &WorkloadSpec,
+    hw: &Hardware,
+    scaling: &HostScaling,
+    loc: &Locator,
+    scaled: &mut Vec<ScaledStage>,
+) -> Result<Workload, ScenarioError> {
     let partitions = w.partitions.unwrap_or(1);
     if partitions == 0 {
         return Err(loc.error(
@@ -108,13 +117,16 @@ pub fn workload(w: &WorkloadSpec, hw: &Hardware, loc: &Locator) -> Result<Worklo
             i,
             key: key(i),
             hw,
+            scaling,
+            measured_elsewhere: w.measured_on.is_some(),
             loc,
             by_name: &by_name,
             reach: &reach,
             per_partition: &per_partition,
             all_names: &all_names,
         };
-        let mut st = cx.stage(s)?;
+        let (mut st, note) = cx.stage(s)?;
+        scaled.extend(note);
         st.after = after[i].iter().map(|&d| new_of[d]).collect();
         st.after.sort_unstable();
         for h in &mut st.holds {
@@ -132,6 +144,10 @@ struct StageCx<'a> {
     i: usize,
     key: String,
     hw: &'a Hardware,
+    scaling: &'a HostScaling,
+    /// The scenario states `[workload.measured_on]`: a stage may ask for more threads
+    /// than the running pool has (its time stretches).
+    measured_elsewhere: bool,
     loc: &'a Locator,
     by_name: &'a HashMap<&'a str, usize>,
     reach: &'a Reach,
@@ -162,8 +178,39 @@ impl StageCx<'_> {
         Ok(())
     }
 
-    /// Builds one stage; `after` and `until` still hold file-order indices.
-    fn stage(&self, s: &StageSpec) -> Result<Stage, ScenarioError> {
+    /// What the stage's standalone time is spent on, as far as scaling goes; odd values
+    /// that later checks refuse scale nothing.
+    fn work(&self, s: &StageSpec) -> StageWork {
+        if s.gpu_kernel == Some(true) {
+            return StageWork::GpuKernel;
+        }
+        if s.transfer.is_some() {
+            return StageWork::Other;
+        }
+        if let Some(pu) = &s.pool {
+            return match self.hw.pools.iter().find(|p| p.name == pu.name) {
+                Some(p) if pu.threads > 0.0 && pu.threads.is_finite() => StageWork::Cpu {
+                    asked: pu.threads,
+                    granted: pu.threads.min(p.threads),
+                },
+                _ => StageWork::Other,
+            };
+        }
+        if let Some(c) = s.cores.filter(|&c| c > 0) {
+            return StageWork::Cpu {
+                asked: f64::from(c),
+                granted: f64::from(c),
+            };
+        }
+        match &s.host_thread {
+            Some(h) if h.frac > 0.0 && h.frac <= 1.0 => StageWork::HostThread { frac: h.frac },
+            _ => StageWork::Other,
+        }
+    }
+
+    /// Builds one stage, with a note when its time was scaled to this host; `after` and
+    /// `until` still hold file-order indices.
+    fn stage(&self, s: &StageSpec) -> Result<(Stage, Option<ScaledStage>), ScenarioError> {
         let loc = self.loc;
         let name = &s.name;
         let mut holds: Vec<Hold> = Vec::new();
@@ -182,6 +229,30 @@ impl StageCx<'_> {
             (_, Some(d)) => Some(self.dist(d)?),
             _ => None,
         };
+        let (spec_latency, spec_compute) = (
+            s.latency_bound_frac.unwrap_or(0.0),
+            s.compute_bound_frac.unwrap_or(0.0),
+        );
+        let fracs_valid = (0.0..=1.0).contains(&spec_latency)
+            && (0.0..=1.0 - spec_latency).contains(&spec_compute);
+        let work = self.work(s);
+        let scale = fracs_valid.then(|| self.scaling.stage(work, spec_latency, spec_compute));
+        let mut scaled_note = None;
+        let mut time_scale = 1.0;
+        if let (Some(d), Some(k)) = (duration.clone(), scale.map(|sc| sc.time))
+            && k != 1.0
+        {
+            let measured_s = d.mean_s();
+            let to = scaled(d, k);
+            time_scale = k;
+            scaled_note = Some(ScaledStage {
+                stage: name.clone(),
+                measured_s,
+                here_s: to.mean_s(),
+                work,
+            });
+            duration = Some(to);
+        }
 
         let mut staged_copy = None;
         // A stage that is a copy alone waits on DRAM latency as its kind of copy does
@@ -269,6 +340,10 @@ impl StageCx<'_> {
             ));
         };
         let mean_s = duration.mean_s();
+        // A kernel that waits on its copy lasts the copy's time here.
+        if let Some(note) = &mut scaled_note {
+            note.here_s = mean_s;
+        }
 
         // Cores shorthand.
         if let Some(c) = s.cores
@@ -299,7 +374,9 @@ impl StageCx<'_> {
         let (kr, kb) = (self.k("dram_gbps"), self.k("dram_gb"));
         match one_of((&s.dram_gbps, &kr), (&s.dram_gb, &kb), loc)? {
             Some((q, 0)) => {
-                *demands.entry(RateTarget::Dram).or_default() += qty(q, Dim::Rate, 1.0, &kr, loc)?
+                // A rate as measured: the same bytes over the scaled time.
+                *demands.entry(RateTarget::Dram).or_default() +=
+                    qty(q, Dim::Rate, 1.0, &kr, loc)? / time_scale
             }
             Some((q, _)) => {
                 let gb = qty(q, Dim::Size, GB, &kb, loc)? / GB;
@@ -342,17 +419,17 @@ impl StageCx<'_> {
                 "the threads a stage uses",
                 loc,
             )?;
-            if t > size {
+            if t > size && !self.measured_elsewhere {
                 return Err(self.err(
                     ErrorKind::Capacity,
                     "pool.threads",
                     format!(
-                        "stage {name:?} uses {t} threads of pool {:?}, which has {size}",
+                        "stage {name:?} uses {t} threads of pool {:?}, which has {size}; to run it on fewer threads with its time stretched, say where it was measured in [workload.measured_on]",
                         pu.name
                     ),
                 ));
             }
-            *demands.entry(RateTarget::Pool(pid)).or_default() += t;
+            *demands.entry(RateTarget::Pool(pid)).or_default() += t.min(size);
         }
 
         // GPU kernel.
@@ -395,6 +472,14 @@ impl StageCx<'_> {
             "the compute-bound fraction is in 0..=1 and, with latency_bound_frac, sums to at most 1",
             loc,
         )?;
+
+        // Validated as written; the shares of the time on this host.
+        let (latency_bound_frac, compute_bound_frac) = match scale {
+            Some(sc) if matches!(work, StageWork::Cpu { .. }) && sc.time != 1.0 => {
+                (sc.latency_frac, sc.compute_frac)
+            }
+            _ => (latency_bound_frac, compute_bound_frac),
+        };
 
         let dram_write_frac = s
             .dram_write_frac
@@ -441,7 +526,7 @@ impl StageCx<'_> {
                 }
                 Some(HostThread {
                     pool,
-                    bound_frac: h.frac,
+                    bound_frac: scale.and_then(|sc| sc.host_thread_frac).unwrap_or(h.frac),
                 })
             }
         };
@@ -469,7 +554,7 @@ impl StageCx<'_> {
             }
         }
 
-        Ok(Stage {
+        let stage = Stage {
             name: name.clone(),
             per_partition: self.per_partition[self.i],
             after: Vec::new(),
@@ -486,7 +571,8 @@ impl StageCx<'_> {
             host_thread,
             gpu_kernel,
             staged_copy,
-        })
+        };
+        Ok((stage, scaled_note))
     }
 
     fn seconds(&self, q: &Qty, field: &str) -> Result<f64, ScenarioError> {

@@ -47,6 +47,16 @@ pub fn render(l: &Loaded) -> String {
             let _ = writeln!(o, "  {:w$} = {}{changed}  {}", p.name, p.value, p.doc);
         }
     }
+    if !l.summary.host_scaling.is_empty() {
+        let _ = writeln!(
+            o,
+            "stage times scaled from [workload.measured_on] to this host ({}):",
+            l.summary.host_scaling.len()
+        );
+        for line in &l.summary.host_scaling {
+            let _ = writeln!(o, "  {line}");
+        }
+    }
     for w in &l.summary.warnings {
         let _ = writeln!(o, "warning: {w}");
     }
