@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::cli::{CompareArgs, Format};
+use crate::compare::search::{self, Candidate, default_search};
 use crate::compare::table::{markdown, to_json};
 use crate::compare::{
     CompareInputError, CostAssumptions, HostResult, Outcome, ScenarioKnobs, cheapest_for_target,
@@ -16,9 +17,6 @@ use crate::output::{Output, OutputKind, check_outputs, print_stdout};
 use crate::plot::compare::{CompareChart, HostBar};
 use crate::sweep::aggregate::report_without_steady_state;
 use crate::sweep::{ProgressMode, ScenarioSimulator, SweepArgs, aggregate_table, execute, plan};
-
-/// Most values a default knob search takes (the range 1..=2 x default is stepped to fit).
-const DEFAULT_SEARCH_VALUES: i64 = 16;
 
 /// Runs `bwsim compare`.
 pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
@@ -163,29 +161,6 @@ fn cpu_pool_stages(model: &crate::model::Model) -> Vec<(String, f64)> {
         .collect()
 }
 
-/// Every `[params]` knob whose name ends in `concurrency`, over 1..=2 x its default in at
-/// most [`DEFAULT_SEARCH_VALUES`] steps.
-fn default_search(params: &[crate::scenario::ParamInfo]) -> Result<Vec<String>, CompareInputError> {
-    let found: Vec<String> = params
-        .iter()
-        .filter(|p| p.name.ends_with("concurrency"))
-        .filter_map(|p| {
-            let d = p.default.as_integer()?.max(1);
-            let hi = 2 * d;
-            let step = (hi + DEFAULT_SEARCH_VALUES - 1) / DEFAULT_SEARCH_VALUES;
-            Some(format!("params.{}=1..{hi}:{step}", p.name))
-        })
-        .collect();
-    if found.is_empty() {
-        return Err(CompareInputError::new(
-            "--search",
-            "the scenario declares no integer [params] knob named *concurrency; give \
-             --search KEY=SPEC, e.g. --search params.workers=1..16",
-        ));
-    }
-    Ok(found)
-}
-
 /// Refuses a `--search` that no host could run: a SPEC that does not parse, or a key the
 /// scenario does not have or a value of the wrong type for it (tried at each key's first
 /// value on the scenario as given). Without this each host's row read "does not run" and
@@ -250,19 +225,20 @@ fn best_setting(
     let plan = plan(sweep, sim).map_err(chain)?;
     let runs = execute(&plan, sim, ProgressMode::Hidden, &[], &|_| Ok(())).map_err(chain)?;
     let table = aggregate_table(&plan, &runs);
-    let jph = |r: usize| table.stat(r, crate::keys::JOBS_PER_HOUR).map(|s| s.mean);
     let ci = |r: usize, key: &str| table.stat(r, key).and_then(|s| s.ci95);
     // Rows are in grid order, as the runs they aggregate.
-    let steady = |r: usize| !runs[r].reports.iter().any(report_without_steady_state);
-    let best = (0..table.rows.len())
-        .filter(|&r| table.rows[r].stalled == 0 && steady(r))
-        .filter_map(|r| jph(r).filter(|j| *j > 0.0).map(|j| (r, j)))
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .ok_or_else(|| {
-            "every setting searched stalled, finished no proof or had no steady state (most \
-             proofs starting at once: simulate more jobs than the concurrency)"
-                .to_string()
-        })?;
+    let candidates: Vec<Candidate> = (0..table.rows.len())
+        .map(|r| Candidate {
+            stalled: table.rows[r].stalled > 0,
+            steady: !runs[r].reports.iter().any(report_without_steady_state),
+            jobs_per_hour: table.stat(r, crate::keys::JOBS_PER_HOUR).map(|s| s.mean),
+        })
+        .collect();
+    let best = search::best(&candidates).ok_or_else(|| {
+        "every setting searched stalled, finished no proof or had no steady state (most \
+         proofs starting at once: simulate more jobs than the concurrency)"
+            .to_string()
+    })?;
     let (r, jobs_per_hour) = best;
     let row = &table.rows[r];
     let stat = |k: &str| table.stat(r, k).map(|s| s.mean);

@@ -1,12 +1,14 @@
 //! `bwsim compare`'s library: host profiles (`scenarios/hosts/*.toml`, [`host`]), how a
 //! profile maps onto a scenario's keys as `--set` overrides ([`mapping`]), what a proof
-//! costs on a host ([`cost`]) and the comparison table in Markdown and JSON ([`table`]).
+//! costs on a host ([`cost`]), which settings are searched and which wins ([`search`])
+//! and the comparison table in Markdown and JSON ([`table`]).
 //! Running the searches and writing files belong to `commands::compare`.
 
 pub mod cost;
 pub mod error;
 pub mod host;
 pub mod mapping;
+pub mod search;
 pub mod table;
 
 pub use cost::{CostAssumptions, Target, cheapest_for_target};
