@@ -233,7 +233,8 @@ pub struct RunExportArgs {
     /// Write a TIMELINE-style log of the instrumentation markers.
     #[arg(long, value_name = "FILE")]
     pub timeline_log: Option<PathBuf>,
-    /// Draw the run's timeline (timeline.png and .svg) into DIR
+    /// Draw the run's timeline (timeline.png and .svg, and timeline_steady zoomed on steady
+    /// state) into DIR
     /// [default: output/<scenario>/<UTC timestamp>].
     #[arg(long, value_name = "DIR")]
     pub plot: Option<Option<PathBuf>>,

@@ -29,12 +29,27 @@ fn timeline_renders_png_and_svg() {
     let rec = crate::trace::tests::sample_recorder();
     let dir = tempfile::tempdir().unwrap();
     let files = super::timeline_plot(&rec, dir.path(), "timeline").unwrap();
-    assert_eq!(files.len(), 2);
+    let names: Vec<_> = (files.iter())
+        .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "timeline.png",
+            "timeline.svg",
+            "timeline_steady.png",
+            "timeline_steady.svg"
+        ]
+    );
     let png = std::fs::read(&files[0]).unwrap();
     let img = image::load_from_memory(&png).unwrap();
     assert_eq!(img.width(), 1400);
     let svg = std::fs::read_to_string(&files[1]).unwrap();
-    assert!(svg.starts_with("<svg") && svg.contains("synthesis #1") && svg.contains("gpu0"));
+    for text in ["synthesis #1", "gpu0 kernels", "gpu0 brackets", "warm-up"] {
+        assert!(svg.starts_with("<svg") && svg.contains(text), "no {text:?}");
+    }
+    let steady = std::fs::read_to_string(&files[3]).unwrap();
+    assert!(steady.contains("steady state, 1 bracket of gpu0"));
 }
 
 /// A fraction's band stops at 0 and 100% however wide its interval.
