@@ -170,8 +170,13 @@ pub struct ValidateCliArgs {
     /// Probe length, huge pages, GPU.
     #[command(flatten)]
     pub probe: ProbeArgs,
-    /// Folder for validate.{csv,json,md,png}.
-    #[arg(long, default_value = ".")]
+    /// Folder for validate.{csv,json,md,png} (`--out-dir`, its old name, still works).
+    #[arg(
+        long = "out",
+        alias = "out-dir",
+        value_name = "DIR",
+        default_value = "."
+    )]
     pub out_dir: PathBuf,
     /// Re-predict the experiments of an earlier validate.json instead of measuring.
     #[arg(long, value_name = "FILE")]
