@@ -170,8 +170,13 @@ pub struct ValidateCliArgs {
     /// Probe length, huge pages, GPU.
     #[command(flatten)]
     pub probe: ProbeArgs,
-    /// Folder for validate.{csv,json,md,png}.
-    #[arg(long, default_value = ".")]
+    /// Folder for validate.{csv,json,md,png} (`--out-dir`, its old name, still works).
+    #[arg(
+        long = "out",
+        alias = "out-dir",
+        value_name = "DIR",
+        default_value = "."
+    )]
     pub out_dir: PathBuf,
     /// Re-predict the experiments of an earlier validate.json instead of measuring.
     #[arg(long, value_name = "FILE")]
@@ -233,7 +238,8 @@ pub struct RunExportArgs {
     /// Write a TIMELINE-style log of the instrumentation markers.
     #[arg(long, value_name = "FILE")]
     pub timeline_log: Option<PathBuf>,
-    /// Draw the run's timeline (timeline.png and .svg) into DIR
+    /// Draw the run's timeline (timeline.png and .svg, and timeline_steady zoomed on steady
+    /// state) into DIR
     /// [default: output/<scenario>/<UTC timestamp>].
     #[arg(long, value_name = "DIR")]
     pub plot: Option<Option<PathBuf>>,

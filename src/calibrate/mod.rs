@@ -11,6 +11,7 @@
 //! - [`error`]: [`CalibrateError`], the one error type of both commands.
 
 pub mod command;
+pub mod consistency;
 pub mod error;
 pub mod file;
 pub mod fit;

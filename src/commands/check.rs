@@ -1,4 +1,5 @@
-//! `bwsim check`: load and validate a scenario, print its summary.
+//! `bwsim check`: load and validate a scenario, print its summary; warn (stderr) of an
+//! included calibration that measured another host.
 
 use crate::cli::CheckArgs;
 use crate::output::print_stdout;
@@ -11,5 +12,9 @@ pub fn check(args: CheckArgs) -> anyhow::Result<()> {
         &args.limits.limits(),
     )?;
     print_stdout(&loaded.summary())?;
+    let included = &loaded.summary.files;
+    for w in crate::calibrate::consistency::calibration_warnings(&loaded.model, included) {
+        eprintln!("warning: {w}");
+    }
     Ok(())
 }

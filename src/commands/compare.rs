@@ -266,7 +266,7 @@ fn best_setting(
             .params
             .iter()
             .zip(&row.values)
-            .any(|(p, v)| p.values.len() > 1 && p.values.last() == Some(v)),
+            .any(|(p, v)| crate::sweep::value::is_top_of_range(&p.values, v)),
     })
 }
 

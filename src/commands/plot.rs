@@ -32,6 +32,9 @@ pub fn plot_command(csv_path: &Path, out: Option<&Path>) -> anyhow::Result<Vec<P
     };
     check_dir_target(&dir)?;
     let files = crate::plot::sweep_plots(&table, &dir)?;
+    if let Some(w) = knee::few_seeds_warning(&table) {
+        eprintln!("warning: {w}");
+    }
     let mut text = String::new();
     for k in knee::find_knees(&table, KNEE_TOLERANCE) {
         text.push_str(&knee::describe(&table, &k, KNEE_TOLERANCE));

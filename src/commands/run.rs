@@ -170,7 +170,12 @@ fn check_exports(
         outputs.push(Output::new(
             "--plot",
             d,
-            OutputKind::Folder(&["timeline.png", "timeline.svg"]),
+            OutputKind::Folder(&[
+                "timeline.png",
+                "timeline.svg",
+                "timeline_steady.png",
+                "timeline_steady.svg",
+            ]),
         ));
     }
     check_outputs(&outputs, inputs)?;

@@ -518,6 +518,11 @@ pub fn print_outcome(out: &SweepOutcome, seeds: usize) -> Result<(), OutputError
             out.wall_s
         ),
     };
+    if out.shard.is_none()
+        && let Some(w) = knee::few_seeds_warning(&out.table)
+    {
+        eprintln!("warning: {w}");
+    }
     for k in &out.knees {
         text.push_str(&knee::describe(&out.table, k, KNEE_TOLERANCE));
         text.push('\n');

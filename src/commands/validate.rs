@@ -15,7 +15,7 @@ pub fn validate(a: ValidateCliArgs) -> anyhow::Result<()> {
     }
     check_outputs(
         &[Output::new(
-            "--out-dir",
+            "--out",
             &a.out_dir,
             OutputKind::Folder(&[
                 "validate.csv",

@@ -6,8 +6,9 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::legend::{Entry, draw_legend, legend_width};
-use super::style::{DASHES, INK, title_font};
+use super::style::{DASHES, INK, title_font, warning_font};
 use crate::plot::error::Result;
+use crate::sweep::knee::few_seeds_warning;
 use crate::sweep::table::{Series, SweepTable};
 
 /// The 2D chart type of every sweep chart with a linear y axis.
@@ -23,8 +24,40 @@ pub fn layout<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
+    layout_with_note(root, title, None, legend)
+}
+
+/// A sweep chart's layout: [`layout`], with the few-seeds warning (if the sweep earns
+/// it) as a subtitle, so a chart shared without its terminal output still carries it.
+pub fn sweep_layout<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    table: &SweepTable,
+    title: &str,
+    legend: &[Entry],
+) -> Result<DrawingArea<DB, Shift>>
+where
+    DB::ErrorType: 'static,
+{
+    let note = few_seeds_warning(table).map(|w| format!("warning: {w}"));
+    layout_with_note(root, title, note.as_deref(), legend)
+}
+
+/// [`layout`] with an optional subtitle line (a warning) under the title.
+pub fn layout_with_note<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    note: Option<&str>,
+    legend: &[Entry],
+) -> Result<DrawingArea<DB, Shift>>
+where
+    DB::ErrorType: 'static,
+{
     // ab_glyph draws glyphs a little above their nominal box: keep a top margin.
-    let body = root.margin(12, 6, 6, 6).titled(title, title_font())?;
+    let mut body = root.margin(12, 6, 6, 6).titled(title, title_font())?;
+    if let Some(note) = note {
+        body.draw(&Text::new(note.to_string(), (12, 0), warning_font()))?;
+        body = body.margin(28, 0, 0, 0);
+    }
     let (w, _) = body.dim_in_pixel();
     let lw = legend_width(legend);
     let (plot, side) = body.split_horizontally(w.saturating_sub(lw));
@@ -118,11 +151,13 @@ pub fn x_range(t: &SweepTable) -> (f64, f64) {
     padded((0..t.rows.len()).map(|r| t.x(r)), 0.03)
 }
 
-/// Draws a translucent 95% CI band around a curve.
+/// Draws a translucent 95% CI band around a curve, clamped to the values the metric can
+/// take (`within`: a fraction's band stops at 0 and 100%, a throughput's at 0).
 pub fn draw_band<DB: DrawingBackend>(
     chart: &mut ChartContext<'_, DB, Lin2d>,
     pts: &[(f64, f64, f64)],
     color: RGBColor,
+    within: (f64, f64),
 ) -> Result<()>
 where
     DB::ErrorType: 'static,
@@ -130,10 +165,24 @@ where
     if pts.len() < 2 || pts.iter().all(|p| p.2 == 0.0) {
         return Ok(());
     }
-    let mut poly: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.1 + p.2)).collect();
-    poly.extend(pts.iter().rev().map(|p| (p.0, p.1 - p.2)));
+    let (upper, lower) = band_edges(pts, within);
+    let mut poly = upper;
+    poly.extend(lower.into_iter().rev());
     chart.draw_series(std::iter::once(Polygon::new(poly, color.mix(0.2).filled())))?;
     Ok(())
+}
+
+/// A polyline of (x, y) points.
+pub type Polyline = Vec<(f64, f64)>;
+
+/// The upper and lower edges of a band of `(x, mean, half-width)` points, clamped to
+/// `within`.
+pub fn band_edges(pts: &[(f64, f64, f64)], within: (f64, f64)) -> (Polyline, Polyline) {
+    let clamp = |y: f64| y.clamp(within.0, within.1);
+    (
+        pts.iter().map(|p| (p.0, clamp(p.1 + p.2))).collect(),
+        pts.iter().map(|p| (p.0, clamp(p.1 - p.2))).collect(),
+    )
 }
 
 /// Shades the area between two curves sampled at the same x values.

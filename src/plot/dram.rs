@@ -4,7 +4,9 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::common::{axis_range, builder, draw_band, draw_line, layout, mesh, points, x_range};
+use super::common::{
+    axis_range, builder, draw_band, draw_line, mesh, points, sweep_layout, x_range,
+};
 use super::legend::{Entry, Swatch};
 use super::render::Chart;
 use super::style::{INK, color, key_label};
@@ -55,11 +57,11 @@ impl Chart for DramChart<'_> {
             t.scenario,
             t.x_key()
         );
-        let area = layout(root, &title, &legend)?;
+        let area = sweep_layout(root, t, &title, &legend)?;
         let (x0, x1) = x_range(t);
         let top = (0..t.rows.len())
             .filter_map(|r| t.stat(r, UTIL))
-            .map(|s| (s.mean + s.ci95.unwrap_or(0.0)) * 100.0)
+            .map(|s| ((s.mean + s.ci95.unwrap_or(0.0)) * 100.0).min(100.0))
             .fold(100.0f64, f64::max);
         let (y0, y1) = axis_range(0.0, top * 1.05);
         let mut chart = builder(&area).build_cartesian_2d(x0..x1, y0..y1)?;
@@ -74,7 +76,7 @@ impl Chart for DramChart<'_> {
                 .into_iter()
                 .map(|(x, m, c)| (x, m * 100.0, c * 100.0))
                 .collect();
-            draw_band(&mut chart, &pts, INK)?;
+            draw_band(&mut chart, &pts, INK, (0.0, 100.0))?;
             let line: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.1)).collect();
             draw_line(&mut chart, &line, INK, k, false)?;
             for &r in &s.rows {

@@ -8,7 +8,7 @@ use plotters::prelude::*;
 use plotters::style::RGBColor;
 
 use super::common::{
-    axis_range, builder, draw_line, layout, log_axis_range, mesh, padded, points, x_range,
+    axis_range, builder, draw_line, log_axis_range, mesh, padded, points, sweep_layout, x_range,
 };
 use super::legend::{Entry, Swatch};
 use super::render::Chart;
@@ -157,7 +157,7 @@ impl Chart for InflationChart<'_> {
             }
         }
         let title = format!("{}: stage inflation vs {}", t.scenario, t.x_key());
-        let area = layout(root, &title, &legend)?;
+        let area = sweep_layout(root, t, &title, &legend)?;
         let (x0, x1) = x_range(t);
         let (lo, hi) = self.extent();
         if hi / lo > 10.0 {

@@ -63,9 +63,15 @@ pub fn sweep_plots(table: &SweepTable, dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Draws the timeline of one recorded run as `<dir>/<stem>.png` and `.svg`.
+/// Draws the timeline of one recorded run as `<dir>/<stem>.png` and `.svg`, and beside
+/// it `<stem>_steady.png` and `.svg`, zoomed on a few brackets of steady state (when the
+/// run has any).
 pub fn timeline_plot(rec: &TraceRecorder, dir: &Path, stem: &str) -> Result<Vec<PathBuf>> {
-    render(&timeline::TimelineChart::new(rec), dir, stem)
+    let mut files = render(&timeline::TimelineChart::new(rec), dir, stem)?;
+    if let Some(steady) = timeline::TimelineChart::steady(rec) {
+        files.extend(render(&steady, dir, &format!("{stem}_steady"))?);
+    }
+    Ok(files)
 }
 
 #[cfg(test)]

@@ -67,6 +67,11 @@ pub fn tick_font() -> TextStyle<'static> {
     (FAMILY, 16).into_font().color(&INK)
 }
 
+/// A warning under a chart's title, in dark red.
+pub fn warning_font() -> TextStyle<'static> {
+    (FAMILY, 17).into_font().color(&RGBColor(170, 30, 30))
+}
+
 /// Legend and annotation font.
 pub fn legend_font() -> TextStyle<'static> {
     (FAMILY, 16).into_font().color(&INK)

@@ -6,7 +6,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::common::{
-    axis_range, builder, draw_band, draw_line, layout, mesh, padded, points, x_range,
+    axis_range, builder, draw_band, draw_line, mesh, padded, points, sweep_layout, x_range,
 };
 use super::legend::{Entry, Swatch};
 use super::render::Chart;
@@ -61,14 +61,22 @@ impl Chart for ThroughputChart<'_> {
             legend.push(Entry::new("ideal (no contention)", INK, Swatch::Line(1)));
         }
         if !knees.is_empty() {
-            legend.push(Entry::new(
-                format!("knee (within {:.0}% of best)", KNEE_TOLERANCE * 100.0),
-                INK,
-                Swatch::Line(2),
-            ));
+            let rule = if knees.iter().all(|k| k.seeds < 2) {
+                format!("within {:.0}% of the best", KNEE_TOLERANCE * 100.0)
+            } else {
+                "not significantly below the best".to_string()
+            };
+            legend.push(Entry::new(format!("knee ({rule})"), INK, Swatch::Line(2)));
+            if knees.iter().any(|k| k.at_range_top) {
+                legend.push(Entry::new(
+                    "knee at the largest value swept: widen the range",
+                    INK,
+                    Swatch::Heading,
+                ));
+            }
         }
         let title = format!("{}: throughput vs {}", t.scenario, t.x_key());
-        let area = layout(root, &title, &legend)?;
+        let area = sweep_layout(root, t, &title, &legend)?;
         let (top, bottom) = area.split_vertically(area.dim_in_pixel().1 / 2);
         let panels = [
             (
@@ -107,7 +115,7 @@ impl Chart for ThroughputChart<'_> {
             })?;
             for (i, s) in series.iter().enumerate() {
                 let pts = points(t, s, p.metric);
-                draw_band(&mut chart, &pts, color(i))?;
+                draw_band(&mut chart, &pts, color(i), (0.0, f64::INFINITY))?;
                 let ideal_pts: Vec<(f64, f64)> = s
                     .rows
                     .iter()
@@ -138,7 +146,16 @@ impl Chart for ThroughputChart<'_> {
                     chart.draw_series(std::iter::once(
                         EmptyElement::at((x, y1 * 0.06))
                             + Text::new(
-                                format!("knee: {} = {}", t.x_key(), t.rows[k.row].values[0]),
+                                format!(
+                                    "knee: {} = {}{}",
+                                    t.x_key(),
+                                    t.rows[k.row].values[0],
+                                    if k.at_range_top {
+                                        " (largest swept)"
+                                    } else {
+                                        ""
+                                    }
+                                ),
                                 (dx, 0),
                                 legend_font().pos(Pos::new(anchor, VPos::Bottom)),
                             ),

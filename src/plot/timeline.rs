@@ -1,6 +1,7 @@
-//! One run's timeline: a Gantt chart of stage instances per lane (GPU lanes on top,
-//! then one group of lanes per CPU stage), and host DRAM GB/s over time beneath it on
-//! the same time axis.
+//! One run's timeline: a Gantt chart (per GPU a bracket track, a kernel track and a copy
+//! track; then one group of lanes per host stage), the warm-up shaded, and host DRAM
+//! GB/s over time beneath it on the same time axis. Drawn for the whole run, and again
+//! zoomed on a few brackets of steady state, where sub-second kernels are visible.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -9,25 +10,49 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::common::axis_range;
 use super::legend::{Entry, Swatch, draw_legend, legend_width};
 use super::render::Chart;
-use super::style::{INK, color, desc_font, fmt_tick, tick_font, title_font};
+use super::style::{GREY, INK, color, desc_font, fmt_tick, legend_font, tick_font, title_font};
 use crate::plot::error::Result;
-use crate::trace::{LaneLayout, TraceRecorder, assign_lanes};
+use crate::trace::{
+    LaneLayout, SteadyWindow, TraceRecorder, assign_lanes, steady_window, warmup_end,
+};
 
 /// Most points drawn for the DRAM curve; longer runs are averaged into this many bins.
 const MAX_RATE_POINTS: usize = 3000;
 
-/// The timeline chart of one recorded run.
+/// The timeline chart of one recorded run, whole or zoomed on a window.
 pub struct TimelineChart<'a> {
     rec: &'a TraceRecorder,
     layout: LaneLayout,
+    /// The zoomed window; None: the whole run.
+    window: Option<SteadyWindow>,
 }
 
 impl<'a> TimelineChart<'a> {
-    /// Lays out the lanes of a recorded run.
+    /// The whole run.
     pub fn new(rec: &'a TraceRecorder) -> TimelineChart<'a> {
         TimelineChart {
             rec,
             layout: assign_lanes(rec),
+            window: None,
+        }
+    }
+
+    /// A few brackets of steady state ([`steady_window`]); None when the run has none.
+    pub fn steady(rec: &'a TraceRecorder) -> Option<TimelineChart<'a>> {
+        let layout = assign_lanes(rec);
+        let window = steady_window(rec, &layout.brackets)?;
+        Some(TimelineChart {
+            rec,
+            layout,
+            window: Some(window),
+        })
+    }
+
+    /// The time axis, seconds.
+    fn span(&self) -> (f64, f64) {
+        match &self.window {
+            Some(w) => (w.start_s, w.end_s),
+            None => (0.0, self.rec.end_s().max(1e-9)),
         }
     }
 
@@ -35,46 +60,57 @@ impl<'a> TimelineChart<'a> {
         (self.layout.lanes.len() as u32 * 18 + 90).clamp(320, 1600)
     }
 
-    /// DRAM GB/s as a step curve (time-averaged into bins when long).
+    /// DRAM GB/s over the time axis as a step curve (time-averaged into bins when long).
     fn dram_curve(&self) -> Vec<(f64, f64)> {
         let Some(d) = self.rec.dram_index() else {
             return Vec::new();
         };
-        let end = self.rec.end_s();
+        let (a, b) = self.span();
         let s = &self.rec.samples;
-        if s.len() <= MAX_RATE_POINTS {
-            let mut pts = Vec::with_capacity(2 * s.len() + 1);
-            for (i, smp) in s.iter().enumerate() {
-                let v = smp.usage.get(d).copied().unwrap_or(0.0);
+        let end = self.rec.end_s();
+        // Steps (from, to, GB/s) cut to the axis.
+        let steps: Vec<(f64, f64, f64)> = (s.iter().enumerate())
+            .map(|(i, smp)| {
                 let t1 = s.get(i + 1).map_or(end, |n| n.t.as_secs());
-                pts.push((smp.t.as_secs(), v));
-                pts.push((t1, v));
-            }
-            return pts;
+                let v = smp.usage.get(d).copied().unwrap_or(0.0);
+                (smp.t.as_secs().max(a), t1.min(b), v)
+            })
+            .filter(|st| st.0 < st.1)
+            .collect();
+        if steps.len() <= MAX_RATE_POINTS {
+            return steps
+                .iter()
+                .flat_map(|&(t0, t1, v)| [(t0, v), (t1, v)])
+                .collect();
         }
         let bins = MAX_RATE_POINTS / 2;
-        let w = end / bins as f64;
+        let w = (b - a) / bins as f64;
         let mut acc = vec![0.0; bins];
-        for (i, smp) in s.iter().enumerate() {
-            let v = smp.usage.get(d).copied().unwrap_or(0.0);
-            let (mut a, b) = (smp.t.as_secs(), s.get(i + 1).map_or(end, |n| n.t.as_secs()));
-            while a < b {
-                let k = ((a / w) as usize).min(bins - 1);
-                let mut edge = ((k + 1) as f64 * w).min(b).max(a + 1e-12);
-                if edge <= a {
-                    // At huge times a + 1e-12 == a: finish the interval in this bin.
-                    edge = b;
+        for &(t0, t1, v) in &steps {
+            let mut x = t0;
+            while x < t1 {
+                let k = (((x - a) / w) as usize).min(bins - 1);
+                let mut edge = (a + (k + 1) as f64 * w).min(t1).max(x + 1e-12);
+                if edge <= x {
+                    // At huge times x + 1e-12 == x: finish the interval in this bin.
+                    edge = t1;
                 }
-                acc[k] += v * (edge - a);
-                a = edge;
+                acc[k] += v * (edge - x);
+                x = edge;
             }
         }
-        acc.iter()
-            .enumerate()
-            .flat_map(|(k, sum)| [(k as f64 * w, sum / w), ((k + 1) as f64 * w, sum / w)])
+        (acc.iter().enumerate())
+            .flat_map(|(k, sum)| {
+                let x = a + k as f64 * w;
+                [(x, sum / w), (x + w, sum / w)]
+            })
             .collect()
     }
 }
+
+/// Fill of a bracket bar: translucent, with an outline, so it reads as "claimed", not
+/// as work.
+const BRACKET: RGBColor = GREY;
 
 impl Chart for TimelineChart<'_> {
     fn size(&self) -> (u32, u32) {
@@ -103,18 +139,42 @@ impl Chart for TimelineChart<'_> {
                 )
             })
             .collect();
+        if !self.layout.brackets.is_empty() {
+            let names: Vec<&str> = (rec.bracket_spans.iter())
+                .map(|s| s.name.as_str())
+                .collect();
+            legend.push(Entry::new(
+                format!("bracket ({})", names.join(", ")),
+                BRACKET,
+                Swatch::Band,
+            ));
+        }
+        let (a, b) = self.span();
+        let warm = warmup_end(rec).map(|t| t.as_secs()).filter(|&t| t > a);
+        if warm.is_some() {
+            legend.push(Entry::new("warm-up (not measured)", INK, Swatch::Band));
+        }
         legend.push(Entry::new("DRAM GB/s", color(0), Swatch::Line(0)));
         legend.push(Entry::new("DRAM capacity", INK, Swatch::Line(1)));
 
-        let title = format!("{}: timeline of one run", rec.scenario);
+        let title = match &self.window {
+            None => format!("{}: timeline of one run", rec.scenario),
+            Some(w) => format!(
+                "{}: steady state, {} (t = {}..{} s)",
+                rec.scenario,
+                w.what,
+                fmt_tick(w.start_s),
+                fmt_tick(w.end_s)
+            ),
+        };
         let body = root.margin(12, 6, 6, 6).titled(&title, title_font())?;
         let (w, _) = body.dim_in_pixel();
         let (plots, side) = body.split_horizontally(w.saturating_sub(legend_width(&legend)));
         draw_legend(&side, &legend)?;
         let (top, bottom) = plots.split_vertically(self.gantt_height());
 
-        let end = rec.end_s().max(1e-9);
-        let (x0, x1) = axis_range(0.0, end * 1.01);
+        let pad = (b - a) * 0.01;
+        let (x0, x1) = axis_range(a, b + pad);
         let x = x0..x1;
         let label_w = lanes
             .iter()
@@ -125,7 +185,7 @@ impl Chart for TimelineChart<'_> {
             + 24;
         let label_area = label_w.max(92);
 
-        // Gantt: lane i is drawn at y = n - i, so lane 0 (a GPU) is on top.
+        // Gantt: lane i is drawn at y = n - i, so lane 0 (a GPU's brackets) is on top.
         let mut gantt = ChartBuilder::on(&top)
             .margin_top(12)
             .margin_right(20)
@@ -142,15 +202,50 @@ impl Chart for TimelineChart<'_> {
             .bold_line_style(INK.mix(0.10))
             .light_line_style(INK.mix(0.03))
             .draw()?;
+        if let Some(t) = warm {
+            let t = t.min(b);
+            gantt.draw_series(std::iter::once(Rectangle::new(
+                [(a, 0.5), (t, n + 0.5)],
+                INK.mix(0.08).filled(),
+            )))?;
+            gantt.draw_series(std::iter::once(
+                EmptyElement::at((t, 0.5))
+                    + Text::new(
+                        "warm-up",
+                        (-6, -4),
+                        legend_font().pos(Pos::new(HPos::Right, VPos::Bottom)),
+                    ),
+            ))?;
+        }
         let y_of = |lane: usize| n - lane as f64;
+        // A bar cut to the time axis; None when it lies outside.
+        let clip = |start: f64, end: f64, lane: usize| {
+            let (s, e) = (start.max(a), end.min(b));
+            let y = y_of(lane);
+            (s < e || (start == end && start >= a && start <= b))
+                .then_some([(s, y - 0.38), (e, y + 0.38)])
+        };
+        let brackets: Vec<_> = (self.layout.brackets.iter())
+            .zip(&self.layout.bracket_lane_of)
+            .filter_map(|(br, &lane)| clip(br.start.as_secs(), br.end.as_secs(), lane))
+            .collect();
+        gantt.draw_series(
+            brackets
+                .iter()
+                .map(|c| Rectangle::new(*c, BRACKET.mix(0.35).filled())),
+        )?;
+        gantt.draw_series(
+            brackets
+                .iter()
+                .map(|c| Rectangle::new(*c, INK.mix(0.6).stroke_width(1))),
+        )?;
         let bars: Vec<_> = rec
             .stages
             .iter()
             .zip(&self.layout.lane_of)
-            .map(|(s, &lane)| {
-                let y = y_of(lane);
-                let corners = [(s.start.as_secs(), y - 0.38), (s.end.as_secs(), y + 0.38)];
-                (corners, stage_color(s.stage))
+            .filter_map(|(s, &lane)| {
+                let c = clip(s.start.as_secs(), s.end.as_secs(), lane)?;
+                Some((c, stage_color(s.stage)))
             })
             .collect();
         gantt.draw_series(bars.iter().map(|(c, col)| Rectangle::new(*c, col.filled())))?;
@@ -165,10 +260,15 @@ impl Chart for TimelineChart<'_> {
         for (i, lane) in lanes.iter().enumerate() {
             if i > 0 && lanes[i - 1].group != lane.group {
                 let y = y_of(i) + 0.5;
-                gantt.draw_series(LineSeries::new([(0.0, y), (end * 1.01, y)], INK.mix(0.35)))?;
+                let style = if lanes[i - 1].gpu() != lane.gpu() {
+                    INK.stroke_width(2)
+                } else {
+                    INK.mix(0.35).stroke_width(1)
+                };
+                gantt.draw_series(LineSeries::new([(a, y), (b + pad, y)], style))?;
             }
             if lane.slot % every == 0 {
-                let (px, py) = gantt.backend_coord(&(0.0, y_of(i)));
+                let (px, py) = gantt.backend_coord(&(a, y_of(i)));
                 root.draw(&Text::new(
                     lane.label(),
                     (px - 8, py),
@@ -206,7 +306,7 @@ impl Chart for TimelineChart<'_> {
             .draw()?;
         if cap > 0.0 {
             dram.draw_series(DashedLineSeries::new(
-                [(0.0, cap), (end, cap)],
+                [(a, cap), (b, cap)],
                 12,
                 6,
                 INK.stroke_width(2),

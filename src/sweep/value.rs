@@ -64,6 +64,14 @@ impl ParamValue {
     }
 }
 
+/// True when `v` is the largest of several values swept: the best (or the knee) found
+/// there may lie past the range, and the range should be widened to see. Both `compare`
+/// (its best setting) and the sweep knee flag this.
+pub fn is_top_of_range(swept: &[ParamValue], v: &ParamValue) -> bool {
+    let x = v.as_f64();
+    swept.iter().any(|s| s.as_f64() < x) && swept.iter().all(|s| s.as_f64() <= x)
+}
+
 impl fmt::Display for ParamValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -87,6 +95,17 @@ mod tests {
         assert_eq!(v.as_f64(), 1.0);
         assert_eq!(ParamValue::parse("abc"), None);
         assert_eq!(ParamValue::parse("inf"), None);
+    }
+
+    #[test]
+    fn the_top_of_a_range_is_its_largest_value_in_any_order() {
+        let vals: Vec<ParamValue> = [8, 2, 4].map(ParamValue::Int).to_vec();
+        assert!(is_top_of_range(&vals, &ParamValue::Int(8)));
+        assert!(!is_top_of_range(&vals, &ParamValue::Int(4)));
+        assert!(
+            !is_top_of_range(&vals[..1], &ParamValue::Int(8)),
+            "one value is no range"
+        );
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! Chrome / Perfetto trace JSON (the "Trace Event Format"): stage instances as complete
-//! ("X") slices, one track per lane, markers as instant ("i") events on their own
-//! track, every rate resource (DRAM GB/s first) and every holdable resource (RAM and
+//! ("X") slices, one track per lane (GPU kernels and copies on their GPU's tracks, host
+//! stages on tracks named after the stage); each GPU's `gpu_busy` brackets as async
+//! ("b"/"e") slices on a track of their own; flow events ("s"/"t"/"f") linking each
+//! job's stages, one flow per partition (its job-level stages, then its own); markers as
+//! instant ("i") events on their own track, every rate resource (DRAM GB/s first) and every holdable resource (RAM and
 //! VRAM in GiB, cores, locks: in use and waiting) as a counter ("C") track. Open it
 //! in ui.perfetto.dev or chrome://tracing.
 
@@ -8,7 +11,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::lanes::assign_lanes;
+use std::collections::BTreeMap;
+
+use super::lanes::{LaneKind, assign_lanes};
 use super::recorder::TraceRecorder;
 use crate::engine::observer::RateKind;
 use crate::model::HoldResource;
@@ -47,6 +52,9 @@ pub fn chrome_trace(rec: &TraceRecorder) -> Value {
                    "args": {"name": format!("bwsim: {}", rec.scenario)}}));
     let marker_tid = layout.lanes.len() as u64 + 1;
     for (i, lane) in layout.lanes.iter().enumerate() {
+        if lane.kind == LaneKind::Bracket {
+            continue; // brackets are async slices, on tracks of their own
+        }
         let tid = i as u64 + 1;
         ev.push(
             json!({"ph": "M", "pid": PID, "tid": tid, "name": "thread_name",
@@ -82,6 +90,28 @@ pub fn chrome_trace(rec: &TraceRecorder) -> Value {
                        "tid": lane as u64 + 1, "ts": us(s.start),
                        "dur": (s.end - s.start) as f64 / 1e3, "args": args}));
     }
+    for (id, b) in layout.brackets.iter().enumerate() {
+        let name = format!(
+            "{} {}",
+            rec.gpu_name(b.gpu),
+            rec.bracket_spans
+                .get(b.span)
+                .map_or("bracket", |s| s.name.as_str())
+        );
+        let mut args = json!({"job": b.job});
+        if let Some(p) = b.scope.partition() {
+            args["partition"] = json!(p);
+        }
+        ev.push(
+            json!({"ph": "b", "cat": "bracket", "name": name, "id": id, "pid": PID,
+                       "ts": us(b.start), "args": args}),
+        );
+        ev.push(
+            json!({"ph": "e", "cat": "bracket", "name": name, "id": id, "pid": PID,
+                       "ts": us(b.end)}),
+        );
+    }
+    ev.extend(flows(rec, &layout.lane_of));
     for m in &rec.markers {
         let mut args = json!({"job": m.job});
         if let Some(p) = m.scope.partition() {
@@ -138,6 +168,60 @@ pub fn chrome_trace(rec: &TraceRecorder) -> Value {
         "displayTimeUnit": "ms",
         "otherData": {"scenario": rec.scenario, "generator": "bwsim"},
     })
+}
+
+/// Flow events linking a job's stages in start order: per partition, the job-level
+/// stages and that partition's own (a job without partitions: one flow of its stages).
+/// Each flow step binds to the stage slice it starts in.
+fn flows(rec: &TraceRecorder, lane_of: &[usize]) -> Vec<Value> {
+    // job -> (job-level instances, partition -> its instances)
+    type Chains = (Vec<usize>, BTreeMap<u32, Vec<usize>>);
+    let mut jobs: BTreeMap<u64, Chains> = BTreeMap::new();
+    for (i, s) in rec.stages.iter().enumerate() {
+        let entry = jobs.entry(s.job).or_default();
+        match s.scope.partition() {
+            Some(p) => entry.1.entry(p).or_default().push(i),
+            None => entry.0.push(i),
+        }
+    }
+    let mut ev = Vec::new();
+    let mut id = 0u64;
+    for (job, (shared, parts)) in jobs {
+        let chains: Vec<(Option<u32>, Vec<usize>)> = if parts.is_empty() {
+            vec![(None, shared.clone())]
+        } else {
+            (parts.into_iter())
+                .map(|(p, own)| (Some(p), shared.iter().copied().chain(own).collect()))
+                .collect()
+        };
+        for (partition, mut chain) in chains {
+            if chain.len() < 2 {
+                continue;
+            }
+            chain.sort_by_key(|&i| (rec.stages[i].start, rec.stages[i].end, i));
+            id += 1;
+            let name = match partition {
+                Some(p) => format!("job {job} partition {p}"),
+                None => format!("job {job}"),
+            };
+            let last = chain.len() - 1;
+            for (k, &i) in chain.iter().enumerate() {
+                let ph = match k {
+                    0 => "s",
+                    k if k == last => "f",
+                    _ => "t",
+                };
+                let mut e = json!({"ph": ph, "cat": "flow", "name": name, "id": id,
+                                   "pid": PID, "tid": lane_of[i] as u64 + 1,
+                                   "ts": us(rec.stages[i].start)});
+                if ph == "f" {
+                    e["bp"] = json!("e");
+                }
+                ev.push(e);
+            }
+        }
+    }
+    ev
 }
 
 /// Writes the trace to `path` atomically.

@@ -1,24 +1,41 @@
-//! Lanes for drawing stage instances: instances are grouped by where they run (a GPU,
-//! else their stage), and within a group packed greedily onto the lowest free lane, so
-//! the number of lanes is the group's peak concurrency. GPU groups come first.
+//! Lanes for drawing a run: per GPU a bracket track (its `gpu_busy` brackets), a kernel
+//! track and, when the model has any, a copy track; then one group of lanes per host
+//! stage, wherever it ran (prep_msm on a GPU worker is host work, so it is not on a GPU
+//! lane). Within a group, intervals are packed greedily onto the lowest free lane, so
+//! the group has as many lanes as it has peak concurrency.
 
-use super::recorder::TraceRecorder;
+use super::phases::{Bracket, brackets};
+use super::recorder::{StageKind, TraceRecorder};
+use crate::time::SimTime;
+
+/// What a lane shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LaneKind {
+    /// A GPU's brackets (the markers' view of GPU busy).
+    Bracket,
+    /// A GPU's kernels.
+    Kernel,
+    /// Copies over a GPU's link.
+    Copy,
+    /// Host stages.
+    Host,
+}
 
 /// One horizontal lane.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Lane {
-    /// Group name: a GPU name or a stage name.
+    /// Group name: `gpu0 brackets`, `gpu0 kernels`, `gpu0 copies` or a stage name.
     pub group: String,
     /// Lane number within the group.
     pub slot: usize,
     /// Lanes in the group.
     pub group_lanes: usize,
-    /// The group is a GPU.
-    pub gpu: bool,
+    /// What the lane shows.
+    pub kind: LaneKind,
 }
 
 impl Lane {
-    /// Display name: `gpu0` or `gpu0 #2`, `synthesis #5`.
+    /// Display name: `gpu0 kernels` or `gpu0 kernels #2`, `synthesis #5`.
     pub fn label(&self) -> String {
         if self.group_lanes == 1 {
             self.group.clone()
@@ -26,72 +43,104 @@ impl Lane {
             format!("{} #{}", self.group, self.slot)
         }
     }
+
+    /// The lane belongs to a GPU (brackets, kernels or copies).
+    pub fn gpu(&self) -> bool {
+        self.kind != LaneKind::Host
+    }
 }
 
-/// Lanes, top to bottom, and the lane of each recorded stage instance.
+/// Lanes, top to bottom, and the lane of every stage instance and bracket.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct LaneLayout {
     /// Lanes in display order (GPU groups first).
     pub lanes: Vec<Lane>,
     /// For `rec.stages[i]`, its lane index.
     pub lane_of: Vec<usize>,
+    /// The run's brackets ([`brackets`]).
+    pub brackets: Vec<Bracket>,
+    /// For `brackets[i]`, its lane index.
+    pub bracket_lane_of: Vec<usize>,
 }
 
-/// Assigns every stage instance of `rec` to a lane.
+/// A group's sort key: GPU groups by GPU then kind, then host stages by stage id.
+type GroupKey = (LaneKind, usize);
+
+fn sort_key(g: GroupKey) -> (u8, usize, LaneKind) {
+    match g.0 {
+        LaneKind::Host => (1, g.1, g.0),
+        k => (0, g.1, k),
+    }
+}
+
+/// Assigns every stage instance and bracket of `rec` to a lane.
 pub fn assign_lanes(rec: &TraceRecorder) -> LaneLayout {
-    // Group key: (0, gpu) for GPU-bound instances, (1, stage) for the rest.
-    let key = |i: usize| {
+    let brackets = brackets(rec);
+    // Items: stage instances first, then brackets, each with its group and interval.
+    let stage_group = |i: usize| -> GroupKey {
         let s = &rec.stages[i];
-        match s.gpu {
-            Some(g) => (0u8, g as usize),
-            None => (1u8, s.stage),
+        match (rec.stage_kind(s.stage), s.gpu) {
+            (StageKind::Kernel, Some(g)) => (LaneKind::Kernel, g as usize),
+            (StageKind::Copy, Some(g)) => (LaneKind::Copy, g as usize),
+            _ => (LaneKind::Host, s.stage),
         }
     };
-    let mut groups: Vec<(u8, usize)> = (0..rec.stages.len()).map(key).collect();
-    groups.sort_unstable();
+    let mut items: Vec<(GroupKey, SimTime, SimTime)> = (0..rec.stages.len())
+        .map(|i| (stage_group(i), rec.stages[i].start, rec.stages[i].end))
+        .collect();
+    items.extend((brackets.iter()).map(|b| ((LaneKind::Bracket, b.gpu as usize), b.start, b.end)));
+    let mut groups: Vec<GroupKey> = items.iter().map(|it| it.0).collect();
+    groups.sort_unstable_by_key(|&g| sort_key(g));
     groups.dedup();
 
     let mut lanes = Vec::new();
-    let mut lane_of = vec![0; rec.stages.len()];
+    let mut lane_of_item = vec![0; items.len()];
     for g in groups {
-        let mut members: Vec<usize> = (0..rec.stages.len()).filter(|&i| key(i) == g).collect();
-        members.sort_by_key(|&i| (rec.stages[i].start, rec.stages[i].end, i));
-        let mut ends: Vec<crate::time::SimTime> = Vec::new();
-        let mut slot_of = Vec::with_capacity(members.len());
+        let mut members: Vec<usize> = (0..items.len()).filter(|&i| items[i].0 == g).collect();
+        members.sort_by_key(|&i| (items[i].1, items[i].2, i));
+        let mut ends: Vec<SimTime> = Vec::new();
+        let base = lanes.len();
         for &i in &members {
-            let s = &rec.stages[i];
-            let slot = match ends.iter().position(|&e| e <= s.start) {
+            let (_, start, end) = items[i];
+            let slot = match ends.iter().position(|&e| e <= start) {
                 Some(k) => k,
                 None => {
-                    ends.push(s.end);
+                    ends.push(end);
                     ends.len() - 1
                 }
             };
-            ends[slot] = s.end;
-            slot_of.push(slot);
+            ends[slot] = end;
+            lane_of_item[i] = base + slot;
         }
-        let base = lanes.len();
-        let (gpu, group) = match g {
-            (0, gi) => (true, rec.gpu_name(gi as u32)),
-            (_, st) => (
-                false,
-                rec.stage_names
-                    .get(st)
-                    .cloned()
-                    .unwrap_or_else(|| format!("stage{st}")),
-            ),
+        let group = match g {
+            (LaneKind::Host, st) => rec
+                .stage_names
+                .get(st)
+                .cloned()
+                .unwrap_or_else(|| format!("stage{st}")),
+            (kind, gpu) => {
+                let what = match kind {
+                    LaneKind::Bracket => "brackets",
+                    LaneKind::Kernel => "kernels",
+                    _ => "copies",
+                };
+                format!("{} {what}", rec.gpu_name(gpu as u32))
+            }
         };
         for slot in 0..ends.len() {
             lanes.push(Lane {
                 group: group.clone(),
                 slot,
                 group_lanes: ends.len(),
-                gpu,
+                kind: g.0,
             });
         }
-        for (&i, slot) in members.iter().zip(slot_of) {
-            lane_of[i] = base + slot;
-        }
     }
-    LaneLayout { lanes, lane_of }
+    let bracket_lane_of = lane_of_item.split_off(rec.stages.len());
+    LaneLayout {
+        lanes,
+        lane_of: lane_of_item,
+        brackets,
+        bracket_lane_of,
+    }
 }

@@ -4,6 +4,7 @@
 pub mod chrome;
 pub mod lanes;
 pub mod log;
+pub mod phases;
 pub mod recorder;
 
 pub use chrome::{chrome_trace, write_chrome_trace};
@@ -11,7 +12,10 @@ pub use lanes::{Lane, LaneLayout, assign_lanes};
 pub use log::{
     LogRecord, log_text, render_log, timeline_records, timing_records, write_timeline_log,
 };
-pub use recorder::{HoldSample, MarkerEvent, RateSample, StageInstance, TraceRecorder};
+pub use phases::{Bracket, SteadyWindow, brackets, steady_window, warmup_end};
+pub use recorder::{
+    BracketSpan, HoldSample, MarkerEvent, RateSample, StageInstance, StageKind, TraceRecorder,
+};
 
 #[cfg(test)]
 pub(crate) mod tests;

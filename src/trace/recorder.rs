@@ -66,6 +66,51 @@ pub struct HoldSample {
     pub waiting: usize,
 }
 
+/// What a stage does, for drawing it: GPU work goes on its GPU's lanes, the rest on
+/// CPU lanes named after the stage (even when a GPU worker runs it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StageKind {
+    /// GPU kernels (counts toward the true duty cycle).
+    Kernel,
+    /// A copy over the GPU's PCIe link.
+    Copy,
+    /// Host work.
+    #[default]
+    Host,
+}
+
+impl StageKind {
+    /// The kind of a model stage.
+    pub fn of(stage: &crate::model::Stage) -> StageKind {
+        use crate::model::RateTarget;
+        let copies = (stage.demands.iter())
+            .any(|d| matches!(d.target, RateTarget::PcieH2d | RateTarget::PcieD2h));
+        if stage.gpu_kernel {
+            StageKind::Kernel
+        } else if copies || stage.staged_copy.is_some() {
+            StageKind::Copy
+        } else {
+            StageKind::Host
+        }
+    }
+
+    /// Kernels and copies run on the GPU (or its link).
+    pub fn on_gpu(self) -> bool {
+        self != StageKind::Host
+    }
+}
+
+/// A `gpu_busy` span of the model: the markers that open and close a GPU bracket.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BracketSpan {
+    /// Span name, e.g. "GPU".
+    pub name: String,
+    /// Opening marker.
+    pub from: MarkerId,
+    /// Closing marker.
+    pub to: MarkerId,
+}
+
 /// The history of one run.
 #[derive(Debug, Clone, Default)]
 pub struct TraceRecorder {
@@ -95,6 +140,14 @@ pub struct TraceRecorder {
     pub timers: Vec<Timer>,
     /// First field of timing lines, e.g. "CUZK_TIMING".
     pub timing_prefix: String,
+    /// What each stage does, by [`StageId`] (a stage not listed: host work).
+    pub stage_kinds: Vec<StageKind>,
+    /// Per marker: its stage runs once per partition.
+    pub marker_per_partition: Vec<bool>,
+    /// The model's `gpu_busy` spans.
+    pub bracket_spans: Vec<BracketSpan>,
+    /// The first jobs to complete, excluded from statistics (the warm-up).
+    pub warmup_jobs: u64,
 }
 
 impl TraceRecorder {
@@ -115,6 +168,19 @@ impl TraceRecorder {
                 .iter()
                 .map(|m| m.name.clone())
                 .collect(),
+            stage_kinds: model.workload.stages.iter().map(StageKind::of).collect(),
+            marker_per_partition: (model.instrumentation.markers.iter())
+                .map(|m| model.workload.stages[m.stage].per_partition)
+                .collect(),
+            bracket_spans: (model.instrumentation.spans.iter())
+                .filter(|s| s.gpu_busy)
+                .map(|s| BracketSpan {
+                    name: s.name.clone(),
+                    from: s.from,
+                    to: s.to,
+                })
+                .collect(),
+            warmup_jobs: model.arrivals.warmup_jobs,
             timers: model.instrumentation.timers.clone(),
             timing_prefix: model.instrumentation.timing_prefix.clone(),
             ..TraceRecorder::default()
@@ -127,6 +193,11 @@ impl TraceRecorder {
             .get(g as usize)
             .cloned()
             .unwrap_or_else(|| format!("gpu{g}"))
+    }
+
+    /// What stage `stage` does.
+    pub fn stage_kind(&self, stage: StageId) -> StageKind {
+        self.stage_kinds.get(stage).copied().unwrap_or_default()
     }
 
     /// Index of the host DRAM rate resource.

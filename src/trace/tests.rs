@@ -17,6 +17,14 @@ pub(crate) fn sample_recorder() -> TraceRecorder {
         stage_names: vec!["synthesis".into(), "msm".into()],
         gpu_names: vec!["gpu0".into()],
         marker_names: vec!["GPU_START".into(), "GPU_END".into()],
+        stage_kinds: vec![StageKind::Host, StageKind::Kernel],
+        marker_per_partition: vec![false, false],
+        bracket_spans: vec![BracketSpan {
+            name: "GPU".into(),
+            from: 0,
+            to: 1,
+        }],
+        warmup_jobs: 1,
         ..Default::default()
     };
     rec.resources(
@@ -99,9 +107,81 @@ fn lanes_put_gpus_first_and_pack_overlaps() {
     let rec = sample_recorder();
     let layout = assign_lanes(&rec);
     let labels: Vec<String> = layout.lanes.iter().map(Lane::label).collect();
-    // GPU kernels do not overlap: one lane. Syntheses overlap: two lanes.
-    assert_eq!(labels, ["gpu0", "synthesis #0", "synthesis #1"]);
-    assert_eq!(layout.lane_of, [1, 2, 0, 0]);
+    // GPU kernels do not overlap: one lane, as do the brackets around them. Syntheses
+    // overlap: two lanes.
+    assert_eq!(
+        labels,
+        [
+            "gpu0 brackets",
+            "gpu0 kernels",
+            "synthesis #0",
+            "synthesis #1"
+        ]
+    );
+    assert_eq!(layout.lane_of, [2, 3, 1, 1]);
+    assert_eq!(layout.bracket_lane_of, [0, 0]);
+}
+
+/// Host work run by a GPU worker (prep_msm, b_g2_msm, finalize) is on a lane named after
+/// its stage, not on the GPU's.
+#[test]
+fn host_stages_bound_to_a_gpu_stay_off_its_lanes() {
+    let mut rec = sample_recorder();
+    rec.stage_kinds = vec![StageKind::Host, StageKind::Host];
+    let layout = assign_lanes(&rec);
+    let labels: Vec<String> = layout.lanes.iter().map(Lane::label).collect();
+    assert_eq!(
+        labels,
+        ["gpu0 brackets", "synthesis #0", "synthesis #1", "msm"]
+    );
+    assert!(rec.stages.iter().any(|s| s.gpu == Some(0) && s.stage == 1));
+}
+
+#[test]
+fn brackets_pair_their_markers_and_the_warm_up_ends_at_the_first_completion() {
+    let rec = sample_recorder();
+    let b = brackets(&rec);
+    let spans: Vec<(u64, u64, u64)> = (b.iter())
+        .map(|b| {
+            (
+                b.job,
+                b.start.nanos() / 1_000_000,
+                b.end.nanos() / 1_000_000,
+            )
+        })
+        .collect();
+    assert_eq!(spans, [(0, 1000, 1800), (1, 1800, 2500)]);
+    // Job 0 completes at 1.8 s (its msm's end): the one warm-up job.
+    assert_eq!(warmup_end(&rec), Some(ms(1800)));
+    let w = steady_window(&rec, &b).unwrap();
+    assert_eq!((w.start_s, w.end_s), (1.8, 2.5));
+    assert_eq!(w.what, "1 bracket of gpu0");
+}
+
+/// A job-level closing marker closes every partition's bracket of its job.
+#[test]
+fn a_job_level_close_ends_every_partition_bracket() {
+    let mut rec = TraceRecorder {
+        marker_per_partition: vec![true, false],
+        bracket_spans: vec![BracketSpan {
+            name: "GPU".into(),
+            from: 0,
+            to: 1,
+        }],
+        ..Default::default()
+    };
+    rec.marker(ms(10), 0, 7, Scope::Partition(0), Some(0));
+    rec.marker(ms(20), 0, 7, Scope::Partition(1), Some(1));
+    rec.marker(ms(50), 1, 7, Scope::Job, Some(0));
+    let b = brackets(&rec);
+    let got: Vec<(Scope, u32, u64)> = (b.iter())
+        .map(|b| (b.scope, b.gpu, b.start.nanos() / 1_000_000))
+        .collect();
+    assert_eq!(
+        got,
+        [(Scope::Partition(0), 0, 10), (Scope::Partition(1), 1, 20)]
+    );
+    assert!(b.iter().all(|b| b.end == ms(50)));
 }
 
 #[test]
@@ -125,7 +205,7 @@ fn chrome_trace_has_slices_counters_and_markers() {
         .unwrap();
     assert_eq!(synth["ts"], 100_000.0);
     assert_eq!(synth["dur"], 1_400_000.0);
-    assert_eq!(synth["tid"], 3);
+    assert_eq!(synth["tid"], 4);
     assert_eq!(synth["args"]["inflation"], 2.0);
     let dram = ev
         .iter()
@@ -137,7 +217,24 @@ fn chrome_trace_has_slices_counters_and_markers() {
         .filter(|e| e["name"] == "thread_name")
         .map(|e| e["args"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["gpu0", "synthesis #0", "synthesis #1", "markers"]);
+    assert_eq!(
+        names,
+        ["gpu0 kernels", "synthesis #0", "synthesis #1", "markers"]
+    );
+    // Brackets: async slices named after their GPU and span, opened and closed.
+    let opened: Vec<_> = ev.iter().filter(|e| e["ph"] == "b").collect();
+    assert_eq!(opened.len(), 2);
+    assert_eq!(opened[1]["name"], "gpu0 GPU");
+    assert_eq!(opened[1]["ts"], 1_800_000.0);
+    assert_eq!(count("e"), 2);
+    // Flows: per job, its partition's synthesis then the job's msm, each step bound to
+    // its slice's track.
+    let flow: Vec<(&str, u64)> = (ev.iter())
+        .filter(|e| e["cat"] == "flow" && e["name"] == "job 1 partition 0")
+        .map(|e| (e["ph"].as_str().unwrap(), e["tid"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(flow, [("s", 4), ("f", 2)]);
+    assert_eq!(count("s") + count("f"), 4);
 }
 
 #[test]
