@@ -950,3 +950,20 @@ fn demo_builds_the_documented_model() {
     assert!((m.hardware.dram.capacity_gbps - 107.52).abs() < 1e-9);
     assert_eq!(m.arrivals.warmup_jobs, 20);
 }
+
+/// A RAM shortfall names the knob the user turns (`params.host_ram_gib`), not only the
+/// hardware key it feeds.
+#[test]
+fn a_ram_shortfall_names_the_knob_behind_the_hardware_key() {
+    let err = bwsim::scenario::load(
+        std::path::Path::new("scenarios/c2-32g-cuzk.toml"),
+        &["params.host_ram_gib=80".to_string()],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("hardware.host_ram_gib = the expression")
+            && err.contains("change params.host_ram_gib"),
+        "{err}"
+    );
+}

@@ -775,7 +775,7 @@ impl StageCx<'_> {
                     HoldResource::HostRam,
                     a,
                     self.hw.host_ram_bytes,
-                    "hardware.host_ram_gib".to_string(),
+                    self.capacity_key("hardware.host_ram_gib"),
                 )
             }
             "vram" => {
@@ -857,6 +857,30 @@ impl StageCx<'_> {
     }
 
     /// A stage's own holds of one resource together must fit.
+    /// A capacity's key for a message, with the knobs it was computed from: the RAM a
+    /// user changes is often `params.host_ram_gib`, not the hardware key it feeds.
+    fn capacity_key(&self, key: &str) -> String {
+        let Some(note) = self.loc.notes.get(key) else {
+            return key.to_string();
+        };
+        let knobs: Vec<String> = note
+            .split('$')
+            .skip(1)
+            .map(|t| {
+                t.chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect::<String>()
+            })
+            .filter(|n| !n.is_empty())
+            .map(|n| format!("params.{n}"))
+            .collect();
+        match (note.strip_prefix("params."), knobs.is_empty()) {
+            (Some(_), _) => format!("{key} = {note}; change {note}"),
+            (None, false) => format!("{key} = {note}; change {}", knobs.join(", ")),
+            (None, true) => format!("{key} = {note}"),
+        }
+    }
+
     fn check_own_holds(&self, name: &str, holds: &[Hold]) -> Result<(), ScenarioError> {
         let mut sum: BTreeMap<HoldResource, u64> = BTreeMap::new();
         for h in holds {
