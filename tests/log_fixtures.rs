@@ -171,3 +171,29 @@ fn the_order_of_equal_timestamp_records_changes_nothing() {
     };
     assert_eq!(by_name(&a), by_name(&b));
 }
+
+/// The GPU bracket breakdown from SupraSeal's timers: 4 brackets; their mutex waits are
+/// 0, 1,850, 1,750 and 0 ms (0.9 s per bracket); each call runs 690 + 650 + 83 ms of
+/// kernels, but B0 (33.9-36.7 s) has 50 + 1,750 + 6 + 690 + 0 ms before its batch
+/// addition, so its last 429 ms of kernels fall after its GPU_END and are clipped:
+/// (3 x 1,423 + 994) / 4 = 1,315.75 ms of kernels per bracket.
+#[test]
+fn the_bracket_breakdown_reads_supraseals_timers() {
+    let j = log_json("porep-1gpu-stderr.log", &[]);
+    let b = &j["gpu"]["breakdown"];
+    assert_eq!(b["brackets"], 4);
+    close(&b["parts"]["lock_wait"]["per_bracket_s"], 0.9);
+    close(&b["parts"]["kernels"]["per_bracket_s"], 1.31575);
+    let shares: f64 = [
+        "kernels",
+        "transfers",
+        "setup",
+        "lock_wait",
+        "barrier_wait",
+        "other",
+    ]
+    .iter()
+    .map(|p| b["parts"][p]["share"].as_f64().unwrap())
+    .sum();
+    assert!((shares - 1.0).abs() < 1e-9, "{shares}");
+}

@@ -6,7 +6,9 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 use super::analyse::{Distribution, LogAnalysis};
+use super::breakdown;
 use super::parse::{LineNote, ParsedLog};
+use crate::analysis::gap::{GapPart, GapTotals};
 
 /// Garbled lines listed in full before the rest are only counted.
 const GARBLED_SHOWN: usize = 10;
@@ -78,12 +80,57 @@ pub fn to_json(files: &[String], log: &ParsedLog, a: &LogAnalysis) -> Value {
             "engine_busy_frac": a.gpu_engine_busy_frac,
             "gap_ms": dist_json(&a.gpu_gap_ms),
             "timer_busy_frac": a.gpu_timer_busy_frac,
+            "breakdown": breakdown_json(breakdown::of(&a.gpu_brackets, a.window_ms)),
         },
         "jobs_in_flight": {"median": a.jobs_in_flight.median, "mean": a.jobs_in_flight.mean,
                            "max": a.jobs_in_flight.max},
         "timers": timers,
         "stages": stages,
     })
+}
+
+/// The bracket breakdown: brackets, their mean length and each part's seconds per
+/// bracket and share (null when no bracket carries its timers).
+fn breakdown_json(t: Option<GapTotals>) -> Value {
+    let Some(t) = t else {
+        return Value::Null;
+    };
+    let n = t.brackets.max(1) as f64;
+    let parts: serde_json::Map<String, Value> = GapPart::ALL
+        .iter()
+        .map(|&p| {
+            (
+                p.key().to_string(),
+                json!({"per_bracket_s": t.seconds(p) / n, "share": t.share(p)}),
+            )
+        })
+        .collect();
+    json!({"brackets": t.brackets, "mean_bracket_s": t.bracket_s / n, "parts": parts,
+           "from": "CUZK_TIMING timers; kernels include their PCIe streams"})
+}
+
+/// One line per part: what the brackets were spent on, from their timers.
+fn breakdown_text(o: &mut String, t: &GapTotals) {
+    let n = t.brackets.max(1) as f64;
+    let _ = writeln!(
+        o,
+        "GPU brackets {} with timers, {:.3} s mean; spent on (from CUZK_TIMING; kernels include their PCIe streams):",
+        t.brackets,
+        t.bracket_s / n
+    );
+    // The timers do not tell transfers from the kernels they feed.
+    for part in GapPart::ALL
+        .into_iter()
+        .filter(|&p| p != GapPart::Transfers)
+    {
+        let _ = writeln!(
+            o,
+            "  {:<14} {:>8.3} s/bracket {:>6.1}%",
+            part.label(),
+            t.seconds(part) / n,
+            100.0 * t.share(part)
+        );
+    }
 }
 
 fn fmt_dist(d: &Option<Distribution>) -> String {
@@ -165,6 +212,9 @@ pub fn to_text(files: &[String], log: &ParsedLog, a: &LogAnalysis) -> String {
             }
             o.push('\n');
         }
+    }
+    if let Some(t) = breakdown::of(&a.gpu_brackets, a.window_ms) {
+        breakdown_text(&mut o, &t);
     }
     let j = &a.jobs_in_flight;
     let _ = writeln!(
