@@ -109,3 +109,52 @@ fn the_flagship_breakdown_is_what_the_gpu_thread_spent_its_bracket_on() {
         .expect("share");
     assert!((share - r.gpu_breakdown.share(GapPart::LockWait)).abs() < 1e-8);
 }
+
+/// A simulated run's TIMELINE log read back by `bwsim log` gives the breakdown the run
+/// reported: the timers (CUZK_TIMING lines) carry the same waits and kernels (this
+/// scenario's `ntt_msm_h_ms` starts after the a/b/c upload, so no transfer is in them).
+/// The log's window starts at the first record where the run's skips the warm-up, so the
+/// means differ a little.
+#[test]
+fn the_log_of_a_run_reads_back_the_runs_breakdown() {
+    use assert_cmd::Command;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("timeline.log");
+    let run = Command::cargo_bin("bwsim")
+        .unwrap()
+        .args(["run", "scenarios/c2-mini-h200.toml", "--replications", "1"])
+        .args(["--no-what-if", "--format", "json", "--timeline-log"])
+        .arg(&log)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let run: serde_json::Value = serde_json::from_slice(&run).unwrap();
+    let read = Command::cargo_bin("bwsim")
+        .unwrap()
+        .arg("log")
+        .arg(&log)
+        .args(["--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let read: serde_json::Value = serde_json::from_slice(&read).unwrap();
+    let simulated = |k: &str| run["gpu"]["breakdown"][k].as_f64().unwrap();
+    let logged = |p: &str| {
+        read["gpu"]["breakdown"]["parts"][p]["per_bracket_s"]
+            .as_f64()
+            .unwrap()
+    };
+    let near = |what: &str, a: f64, b: f64| {
+        assert!((a / b - 1.0).abs() < 0.05, "{what}: log {a} s, run {b} s");
+    };
+    near(
+        "GPU-lock wait",
+        logged("lock_wait"),
+        simulated("lock_wait_s"),
+    );
+    near("kernels", logged("kernels"), simulated("kernels_s"));
+}
