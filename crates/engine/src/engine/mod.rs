@@ -66,6 +66,8 @@ mod fluid;
 #[cfg(test)]
 mod fluid_tests;
 pub mod holdable;
+#[cfg(test)]
+mod holdable_tests;
 mod jobs;
 mod lane;
 mod lane_class;
