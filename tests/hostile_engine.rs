@@ -183,6 +183,26 @@ fn defect_27_trace_arrivals_all_at_once_run_in_linear_time() {
 }
 
 #[test]
+fn defect_27_zero_duration_jobs_count_their_events() {
+    // Stages that take no time end without passing through the event queue; the run
+    // still processed each job's arrival and each stage's end. Two stages (the general
+    // loop) and one (the one-stage lane), closed and open.
+    let mut two = closed(1000);
+    for s in &mut two.workload.stages {
+        s.duration = Duration::Fixed(0.0);
+    }
+    let mut one = two.clone();
+    one.workload.stages.truncate(1);
+    let mut open = two.clone();
+    open.arrivals.kind = ArrivalKind::Poisson { rate_per_s: 1.0 };
+    for (m, per_job) in [(&two, 3), (&one, 2), (&open, 3)] {
+        let summary = simulate_with(m, &mut NullObserver, EngineLimits::default()).unwrap();
+        assert_eq!(summary.jobs_completed, 1000);
+        assert_eq!(summary.events, 1000 * per_job, "{:?}", m.arrivals.kind);
+    }
+}
+
+#[test]
 fn defect_3_clock_overflow_inside_the_engine_is_a_typed_error() {
     // The loader refuses these; the engine is the backstop for models built otherwise.
     let mut m = closed(3);

@@ -271,6 +271,7 @@ impl Engine<'_> {
     pub(super) fn lane_start_job<O: Observer>(&mut self, obs: &mut O) {
         let number = self.started;
         self.started += 1;
+        self.events += 1;
         obs.job_arrived(self.now, number);
         self.lane_run.steps.push(Step::Ready { job: number });
     }
@@ -282,7 +283,6 @@ impl Engine<'_> {
         let total = self.model.arrivals.jobs;
         while let Some((t, event)) = self.queue.pop() {
             self.advance_to(t);
-            self.events += 1;
             match event {
                 Event::Arrival => {
                     self.lane_start_job(obs);
@@ -456,6 +456,7 @@ impl Engine<'_> {
     /// As [`Engine::on_finish`], for the lane's instance: reports it, releases its hold
     /// (granting from the front of the line what now fits) and finishes its job.
     fn lane_finish<O: Observer, const SHARED: bool>(&mut self, obs: &mut O, a: usize, lane: Lane) {
+        self.events += 1;
         let run = &mut self.lane_run;
         let act = run.running[a];
         run.free.push(a);

@@ -111,7 +111,8 @@ use queue::EventQueue;
 /// What a finished run reports about itself.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunSummary {
-    /// Events processed (arrivals and completions; stale entries not counted).
+    /// Events processed: job arrivals (a closed loop's too) and stage instance ends
+    /// (zero-duration ones too, which never pass through the event queue).
     pub events: u64,
     /// Time of the last event.
     pub end: SimTime,
@@ -441,20 +442,17 @@ impl<'m> Engine<'m> {
             match event {
                 Event::Arrival => {
                     self.advance_to(t);
-                    self.events += 1;
                     self.start_job(obs);
                     self.schedule_next_arrival();
                 }
                 Event::ClassDue(class) => {
                     self.advance_to(t);
-                    self.events += 1;
                     let work = &mut self.work;
                     self.fluid
                         .complete_due(t, class, |a| work.push_back(Work::Finish(a)));
                 }
                 Event::Done(a) => {
                     self.advance_to(t);
-                    self.events += 1;
                     self.work.push_back(Work::Finish(a));
                 }
                 Event::LaneDue => unreachable!("only a lane run schedules the lane's class"),
