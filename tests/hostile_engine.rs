@@ -43,7 +43,7 @@ fn closed(jobs: u64) -> Model {
     ))
 }
 
-fn run(m: &Model, max_events: u64) -> Result<bwsim::report::Report, EngineError> {
+fn run(m: &Model, max_events: u64) -> Result<bwsim::analysis::report::Report, EngineError> {
     run_model_within(
         m,
         RunOptions { ideal: false },

@@ -238,7 +238,11 @@ fn best_setting(
     let plan = plan(sweep, sim).map_err(chain)?;
     let runs = execute(&plan, sim, ProgressMode::Hidden, &[], &|_| Ok(())).map_err(chain)?;
     let table = aggregate_table(&plan, &runs);
-    let jph = |r: usize| table.stat(r, crate::keys::JOBS_PER_HOUR).map(|s| s.mean);
+    let jph = |r: usize| {
+        table
+            .stat(r, crate::analysis::keys::JOBS_PER_HOUR)
+            .map(|s| s.mean)
+    };
     let ci = |r: usize, key: &str| table.stat(r, key).and_then(|s| s.ci95);
     // Rows are in grid order, as the runs they aggregate.
     let steady = |r: usize| !runs[r].reports.iter().any(report_without_steady_state);
@@ -258,9 +262,9 @@ fn best_setting(
     let reserved = ram_gib - stat("ram.capacity_gib").unwrap_or(ram_gib);
     Ok(Outcome {
         proofs_per_day,
-        proofs_per_day_ci95: ci(r, crate::keys::JOBS_PER_HOUR).map(|h| h * 24.0),
-        seconds_per_proof: stat(crate::keys::SECONDS_PER_JOB).unwrap_or(f64::NAN),
-        seconds_per_proof_ci95: ci(r, crate::keys::SECONDS_PER_JOB),
+        proofs_per_day_ci95: ci(r, crate::analysis::keys::JOBS_PER_HOUR).map(|h| h * 24.0),
+        seconds_per_proof: stat(crate::analysis::keys::SECONDS_PER_JOB).unwrap_or(f64::NAN),
+        seconds_per_proof_ci95: ci(r, crate::analysis::keys::SECONDS_PER_JOB),
         seeds: row.seeds,
         best: table
             .params
