@@ -148,6 +148,25 @@ pub enum CopyDir {
     D2h,
 }
 
+impl CopyDir {
+    /// Both directions, host to device first.
+    pub const BOTH: [CopyDir; 2] = [CopyDir::H2d, CopyDir::D2h];
+
+    /// Its short name, as logs, probes and files spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CopyDir::H2d => "h2d",
+            CopyDir::D2h => "d2h",
+        }
+    }
+}
+
+impl std::fmt::Display for CopyDir {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// A copy over a PCIe link: its direction and whether the host buffer is pinned (a
 /// DMA) or pageable (the driver's CPU memcpy through a pinned bounce buffer, then a DMA).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
