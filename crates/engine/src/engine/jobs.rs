@@ -88,10 +88,6 @@ impl Activity {
 
 impl Engine<'_> {
     pub(super) fn start_job<O: Observer>(&mut self, obs: &mut O) {
-        if self.lane.is_some() {
-            self.lane_start_job(obs);
-            return;
-        }
         let number = self.started;
         self.started += 1;
         self.events += 1;

@@ -398,21 +398,11 @@ impl<'m> Engine<'m> {
     fn run<O: Observer>(&mut self, obs: &mut O) -> Result<RunSummary, EngineError> {
         obs.resources(&self.plan.resources.rates, &self.plan.resources.holds);
         let total = self.model.arrivals.jobs;
-        match &self.model.arrivals.kind {
-            ArrivalKind::Closed { concurrency } => {
-                for _ in 0..(*concurrency as u64).min(total) {
-                    self.start_job(obs);
-                }
-                self.drain(obs);
-            }
-            ArrivalKind::Poisson { .. } | ArrivalKind::Trace { .. } => {
-                self.schedule_next_arrival();
-            }
-        }
+        // The loop is chosen here, once: the lane for a workload that fits it, else the
+        // general loop. Neither calls into the other.
         match self.lane {
-            Some(lane) if lane.shared => self.run_lane::<O, true>(obs, lane),
-            Some(lane) => self.run_lane::<O, false>(obs, lane),
-            None => self.run_events(obs),
+            Some(lane) => self.run_lane(obs, lane),
+            None => self.run_general(obs),
         }
         if let Some(fault) = self.fault.take() {
             return Err(fault);
@@ -434,6 +424,31 @@ impl<'m> Engine<'m> {
             jobs_started: self.started,
             stalled,
         })
+    }
+
+    /// A run off the lane: a closed loop's first jobs, then the event loop.
+    fn run_general<O: Observer>(&mut self, obs: &mut O) {
+        if let Some(first) = self.begin_arrivals() {
+            for _ in 0..first {
+                self.start_job(obs);
+            }
+            self.drain(obs);
+        }
+        self.run_events(obs);
+    }
+
+    /// Jobs a closed loop starts at t = 0, or None for open arrivals, whose first
+    /// arrival this schedules instead.
+    fn begin_arrivals(&mut self) -> Option<u64> {
+        match &self.model.arrivals.kind {
+            ArrivalKind::Closed { concurrency } => {
+                Some((*concurrency as u64).min(self.model.arrivals.jobs))
+            }
+            ArrivalKind::Poisson { .. } | ArrivalKind::Trace { .. } => {
+                self.schedule_next_arrival();
+                None
+            }
+        }
     }
 
     /// The event loop off the lane: each event's zero-time work is drained before the
@@ -524,11 +539,6 @@ impl<'m> Engine<'m> {
     /// Processes zero-time consequences (readies, grants, finishes) until none remain,
     /// then re-solves rates once and reschedules the classes that changed.
     fn drain<O: Observer>(&mut self, obs: &mut O) {
-        if let Some(lane) = self.lane {
-            // Nothing of a lane run is in a fluid class: its steps and hold are all.
-            self.lane_drain(obs, lane);
-            return;
-        }
         loop {
             while let Some(w) = self.work.pop_front() {
                 if !self.take_step() {

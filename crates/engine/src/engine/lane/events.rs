@@ -11,8 +11,24 @@ use super::state::{Running, Step};
 use super::{CLASS_SLOT, Lane};
 
 impl Engine<'_> {
+    /// A lane run: a closed loop's first jobs, then the lane's event loop (each kind of
+    /// lane compiled on its own: an unshared lane carries no class checks).
+    pub(in crate::engine) fn run_lane<O: Observer>(&mut self, obs: &mut O, lane: Lane) {
+        if let Some(first) = self.begin_arrivals() {
+            for _ in 0..first {
+                self.lane_start_job(obs);
+            }
+            self.lane_drain(obs, lane);
+        }
+        if lane.shared {
+            self.lane_events::<O, true>(obs, lane);
+        } else {
+            self.lane_events::<O, false>(obs, lane);
+        }
+    }
+
     /// A job arrives: its one instance is ready at once (the job number is its only name).
-    pub(in crate::engine) fn lane_start_job<O: Observer>(&mut self, obs: &mut O) {
+    fn lane_start_job<O: Observer>(&mut self, obs: &mut O) {
         let number = self.started;
         self.started += 1;
         self.events += 1;
@@ -23,11 +39,7 @@ impl Engine<'_> {
     /// The event loop of a lane run (as [`Engine::run_events`], for the lane's events;
     /// `SHARED` is `lane.shared`): each event's steps are drained before the next event,
     /// until the jobs are done, nothing is left or the run fails.
-    pub(in crate::engine) fn run_lane<O: Observer, const SHARED: bool>(
-        &mut self,
-        obs: &mut O,
-        lane: Lane,
-    ) {
+    fn lane_events<O: Observer, const SHARED: bool>(&mut self, obs: &mut O, lane: Lane) {
         let total = self.model.arrivals.jobs;
         while let Some((t, event)) = self.queue.pop() {
             self.advance_to(t);
@@ -49,7 +61,7 @@ impl Engine<'_> {
 
     /// As the general drain, for the lane's steps (readies, grants, finishes) until none
     /// remain, then the hold's report and, on a shared lane, the class's re-solve.
-    pub(in crate::engine) fn lane_drain<O: Observer>(&mut self, obs: &mut O, lane: Lane) {
+    fn lane_drain<O: Observer>(&mut self, obs: &mut O, lane: Lane) {
         // Each kind of lane compiled on its own: an unshared lane carries no class checks.
         if lane.shared {
             self.lane_drain_of::<O, true>(obs, lane);
