@@ -348,7 +348,7 @@ impl CalibrationFile {
                 }
             }
             if let Some(t) = &g.pageable_staging {
-                for (dir, d) in [("h2d", &t.h2d), ("d2h", &t.d2h)] {
+                for (dir, d) in [(CopyDir::H2d, &t.h2d), (CopyDir::D2h, &t.d2h)] {
                     if let Some(Err(e)) = d.as_ref().map(|d| d.staging()) {
                         fail!("[hardware.gpu.pageable_staging.{dir}] {e}");
                     }
@@ -495,8 +495,8 @@ impl CalibrationFile {
                 g.pageable_d2h_latency_frac,
             )?;
             writeln!(o)?;
-            for (dir, d) in
-                (g.pageable_staging.iter()).flat_map(|t| [("h2d", &t.h2d), ("d2h", &t.d2h)])
+            for (dir, d) in (g.pageable_staging.iter())
+                .flat_map(|t| [(CopyDir::H2d, &t.h2d), (CopyDir::D2h, &t.d2h)])
             {
                 let Some(d) = d else { continue };
                 writeln!(o, "[hardware.gpu.pageable_staging.{dir}]")?;
