@@ -269,14 +269,11 @@ pub fn simulate_with<O: Observer>(
 enum Event {
     Arrival,
     /// A fluid class's next member may be done (the class's one pending completion,
-    /// in the queue slot of its index).
+    /// in the queue slot of its index; a lane run's one class is [`ClassId::FIRST`]).
     ClassDue(ClassId),
     /// An unshared activity (slot) reaches its end: it runs at speed 1 whatever else
     /// runs, so it is scheduled once, at start + its standalone time, outside any class.
     Done(usize),
-    /// The lane class's next member may be done (its one pending completion, in the
-    /// queue slot [`lane::CLASS_SLOT`]).
-    LaneDue,
 }
 
 /// Zero-time consequences, processed in order before time moves on.
@@ -472,7 +469,6 @@ impl<'m> Engine<'m> {
                     self.advance_to(t);
                     self.work.push_back(Work::Finish(a));
                 }
-                Event::LaneDue => unreachable!("only a lane run schedules the lane's class"),
             }
             self.drain(obs);
             if self.fault.is_some() || self.completed >= total {

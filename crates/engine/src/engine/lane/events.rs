@@ -6,9 +6,10 @@ use crate::engine::{Engine, EngineError, Event, Overflowed};
 use crate::model::{ArrivalKind, Edge};
 use crate::time::{SimTime, ceil_to_u64};
 
+use super::Lane;
 use super::class::Reschedule;
 use super::state::{Running, Step};
-use super::{CLASS_SLOT, Lane};
+use crate::engine::fluid::ClassId;
 
 impl Engine<'_> {
     /// A lane run: a closed loop's first jobs, then the lane's event loop (each kind of
@@ -48,9 +49,8 @@ impl Engine<'_> {
                     self.lane_start_job(obs);
                     self.schedule_next_arrival();
                 }
-                Event::LaneDue => self.lane_run.class_due(t),
+                Event::ClassDue(_) => self.lane_run.class_due(t),
                 Event::Done(a) => self.lane_run.push_finish(a),
-                Event::ClassDue(_) => unreachable!("a lane run has no general classes"),
             }
             self.lane_drain_of::<O, SHARED>(obs, lane);
             if self.fault.is_some() || self.completed >= total {
@@ -115,7 +115,10 @@ impl Engine<'_> {
         // report lets the class's borrow end once, for the report's.
         match class.reschedule(now) {
             Reschedule::Keep => {}
-            Reschedule::At(at) => self.queue.set_slot(CLASS_SLOT, at, Event::LaneDue),
+            Reschedule::At(at) => {
+                self.queue
+                    .set_slot(ClassId::FIRST.index(), at, Event::ClassDue(ClassId::FIRST))
+            }
             Reschedule::Beyond => self.fail(EngineError::ClockOverflow {
                 what: Overflowed::StageEnd {
                     stage: self.model.workload.stages[lane.stage].name.clone(),

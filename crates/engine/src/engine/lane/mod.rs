@@ -25,10 +25,6 @@ use class::LaneClass;
 
 pub(super) use state::LaneRun;
 
-/// The event-queue slot of the lane class's pending completion (the general path's first
-/// class slot, which the one class of such a run always takes).
-pub(super) const CLASS_SLOT: usize = 0;
-
 /// What a lane run needs to know of its one stage, fixed at plan time.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Lane {
