@@ -30,12 +30,7 @@ const LAYERS: &[&[&str]] = &[
 ];
 
 /// Names the crate root re-exports under another module's roof (`pub use` in lib.rs).
-const ALIASES: &[(&str, &str)] = &[
-    ("bottleneck", "analysis"),
-    ("keys", "analysis"),
-    ("metrics", "analysis"),
-    ("report", "analysis"),
-];
+const ALIASES: &[(&str, &str)] = &[("keys", "analysis")];
 
 /// Crates that would let the engine know about files, formats, plots or flags.
 const FORBIDDEN_ENGINE_DEPS: &[&str] = &[
@@ -309,7 +304,12 @@ fn the_scanner_sees_crate_paths_and_skips_comments_and_tests() {
                /// [`crate::sweep`]\nfoo_crate::nope\n#[cfg(test)]\nuse crate::commands;";
     let found: Vec<String> = crate_paths(src).into_iter().collect();
     assert_eq!(found, ["engine", "run"]);
-    assert_eq!(canonical("metrics"), "analysis");
+    assert_eq!(canonical("keys"), "analysis");
+    assert_eq!(
+        canonical("metrics"),
+        "metrics",
+        "no root alias left for metrics"
+    );
 }
 
 /// The module path of a source file under `src/` (`calibrate/validate/plot.rs` ->
@@ -494,7 +494,7 @@ fn the_sibling_scanner_resolves_super_and_groups() {
         .map(|s| s.to_string())
         .collect();
     let refs = module_refs(
-        "use super::table::Table;\nuse super::{calib, experiment::X};\nuse crate::metrics::M;\n\
+        "use super::table::Table;\nuse super::{calib, experiment::X};\nuse crate::keys::M;\n\
          let x = foo::super::nope;\n#[cfg(test)]\nuse super::measure;",
         &own,
     );
@@ -505,7 +505,7 @@ fn the_sibling_scanner_resolves_super_and_groups() {
             "calibrate::validate::table::Table",
             "calibrate::validate::calib",
             "calibrate::validate::experiment",
-            "analysis::metrics::M"
+            "analysis::keys::M"
         ]
     );
 }

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use bwsim::report::Report;
+use bwsim::analysis::report::Report;
 use bwsim::run::run_model;
 use bwsim::scenario;
 
@@ -19,7 +19,7 @@ fn run(path: &str, sets: &[&str]) -> Report {
     run_model(&loaded.model).expect("runs")
 }
 
-fn stage<'a>(r: &'a Report, name: &str) -> &'a bwsim::report::StageStats {
+fn stage<'a>(r: &'a Report, name: &str) -> &'a bwsim::analysis::report::StageStats {
     r.stages
         .iter()
         .find(|s| s.name == name)

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use bwsim::analysis::gap::GapPart;
-use bwsim::report::Report;
+use bwsim::analysis::report::Report;
 use bwsim::run::run_model;
 use bwsim::scenario;
 

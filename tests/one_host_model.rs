@@ -8,6 +8,7 @@ use std::path::Path;
 use bwsim::calibrate::probe::stream::Kernel;
 use bwsim::calibrate::validate::experiment::{Copy, Setup};
 use bwsim::calibrate::validate::load_calib;
+use bwsim::model::CopyDir;
 
 const SHORT_S: f64 = 1.0;
 const LONG_S: f64 = 1.0e5;
@@ -100,7 +101,7 @@ fn a_scenario_including_the_calibration_predicts_what_validate_predicts() {
         let setup = Setup {
             streams: Some((Kernel::Copy, threads as usize)),
             chase: true,
-            dma: Some(Copy::one(true, true)),
+            dma: Some(Copy::one(CopyDir::H2d, true)),
             pipe: None,
         };
         let validate = calib.predict_engine(&setup).unwrap();

@@ -235,7 +235,7 @@ fn every_key_constant_is_in_a_bundled_json_report_and_every_chart_reads_one() {
 }
 
 /// The demo on seeds 1..=3, run one by one.
-fn demo_on_seeds(seeds: &[u64]) -> Vec<crate::report::Report> {
+fn demo_on_seeds(seeds: &[u64]) -> Vec<crate::analysis::report::Report> {
     seeds
         .iter()
         .map(|&seed| {
@@ -249,7 +249,7 @@ fn demo_on_seeds(seeds: &[u64]) -> Vec<crate::report::Report> {
 #[test]
 fn replications_average_the_throughput_and_keep_the_first_seeds_tables() {
     let runs = demo_on_seeds(&[1, 2, 3]);
-    let combined = crate::report::Report::replicated(runs.clone());
+    let combined = crate::analysis::report::Report::replicated(runs.clone());
     let reps = combined.replications.as_ref().expect("three runs");
     assert_eq!(reps.seeds, [1, 2, 3]);
     let spj: Vec<f64> = runs.iter().map(|r| r.seconds_per_job).collect();
@@ -273,7 +273,7 @@ fn replications_average_the_throughput_and_keep_the_first_seeds_tables() {
         assert!(lookup(&json, &ci).is_some_and(|v| v.is_f64()), "{ci}");
     }
     // One run is left as it was: no interval keys.
-    let one = crate::report::Report::replicated(runs[..1].to_vec());
+    let one = crate::analysis::report::Report::replicated(runs[..1].to_vec());
     assert_eq!(one, runs[0]);
     assert!(lookup(&one.to_json(), keys::REPLICATIONS).is_none());
 }
@@ -282,15 +282,15 @@ fn replications_average_the_throughput_and_keep_the_first_seeds_tables() {
 fn a_stall_on_any_seed_makes_the_replicated_report_stalled() {
     let mut runs = demo_on_seeds(&[1, 2]);
     runs[1].stalled = Some("3 jobs unfinished".into());
-    let combined = crate::report::Report::replicated(runs);
+    let combined = crate::analysis::report::Report::replicated(runs);
     assert_eq!(combined.stall(), Some("seed 2: 3 jobs unfinished"));
     assert!(combined.notes.iter().any(|n| n.contains("seed 2")));
 }
 
 #[test]
 fn a_what_if_reports_the_paired_change_and_refuses_unpaired_seeds() {
-    use crate::report::WhatIf;
-    let baseline = crate::report::Report::replicated(demo_on_seeds(&[1, 2, 3]));
+    use crate::analysis::report::WhatIf;
+    let baseline = crate::analysis::report::Report::replicated(demo_on_seeds(&[1, 2, 3]));
     let mut slower = baseline.clone();
     let reps = slower.replications.as_mut().unwrap();
     for (s, j) in reps
@@ -320,7 +320,7 @@ fn a_what_if_reports_the_paired_change_and_refuses_unpaired_seeds() {
     let other_seeds = WhatIf {
         changes: vec![],
         baseline,
-        changed: crate::report::Report::replicated(demo_on_seeds(&[4, 5, 6])),
+        changed: crate::analysis::report::Report::replicated(demo_on_seeds(&[4, 5, 6])),
     };
     assert!(other_seeds.difference().is_none());
 }

@@ -11,7 +11,7 @@ use super::probe::sys::HostInfo;
 use crate::calibrate::error::{CalibrateError, Result, fail, failed};
 use crate::calibrate::fit::cpu::{CpuTable, cpu_table};
 use crate::calibrate::fit::staging::{StagingTable, staging_notes, staging_table};
-use crate::model::{CACHE_LINE_BYTES, CopyLatencyFrac, LatencyCurve, PcieLink};
+use crate::model::{CACHE_LINE_BYTES, CopyDir, CopyLatencyFrac, LatencyCurve, PcieLink};
 use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -215,8 +215,8 @@ impl GpuTable {
             pageable_copy_dram_factor: self
                 .pageable_copy_dram_factor
                 .unwrap_or(PcieLink::DEFAULT_PAGEABLE_COPY_DRAM_FACTOR),
-            pageable_h2d_staging: self.staging_dir("h2d"),
-            pageable_d2h_staging: self.staging_dir("d2h"),
+            pageable_h2d_staging: self.staging_dir(CopyDir::H2d),
+            pageable_d2h_staging: self.staging_dir(CopyDir::D2h),
             latency_frac: CopyLatencyFrac {
                 pinned_h2d: self.pinned_h2d_latency_frac.unwrap_or(typical.pinned_h2d),
                 pinned_d2h: self.pinned_d2h_latency_frac.unwrap_or(typical.pinned_d2h),
@@ -232,9 +232,12 @@ impl GpuTable {
 
     /// One direction's staging (None when absent or invalid; [`CalibrationFile::parse`]
     /// refuses invalid ones).
-    fn staging_dir(&self, dir: &str) -> Option<crate::model::PageableStaging> {
+    fn staging_dir(&self, dir: CopyDir) -> Option<crate::model::PageableStaging> {
         let t = self.pageable_staging.as_ref()?;
-        let d = if dir == "h2d" { &t.h2d } else { &t.d2h };
+        let d = match dir {
+            CopyDir::H2d => &t.h2d,
+            CopyDir::D2h => &t.d2h,
+        };
         d.as_ref()?.staging().ok()
     }
 }
@@ -290,8 +293,8 @@ impl CalibrationFile {
                     latency_curve: fit.latency_curve.clone(),
                     latency_load: Some("offered".into()),
                     lines_in_flight_per_thread: lines_in_flight(m, fit).map(|(l, _)| l),
-                    dma_h2d: dma_policy(fit, "h2d"),
-                    dma_d2h: dma_policy(fit, "d2h"),
+                    dma_h2d: dma_policy(fit, CopyDir::H2d),
+                    dma_d2h: dma_policy(fit, CopyDir::D2h),
                 },
                 gpu,
             },
@@ -345,7 +348,7 @@ impl CalibrationFile {
                 }
             }
             if let Some(t) = &g.pageable_staging {
-                for (dir, d) in [("h2d", &t.h2d), ("d2h", &t.d2h)] {
+                for (dir, d) in [(CopyDir::H2d, &t.h2d), (CopyDir::D2h, &t.d2h)] {
                     if let Some(Err(e)) = d.as_ref().map(|d| d.staging()) {
                         fail!("[hardware.gpu.pageable_staging.{dir}] {e}");
                     }
@@ -492,8 +495,8 @@ impl CalibrationFile {
                 g.pageable_d2h_latency_frac,
             )?;
             writeln!(o)?;
-            for (dir, d) in
-                (g.pageable_staging.iter()).flat_map(|t| [("h2d", &t.h2d), ("d2h", &t.d2h)])
+            for (dir, d) in (g.pageable_staging.iter())
+                .flat_map(|t| [(CopyDir::H2d, &t.h2d), (CopyDir::D2h, &t.d2h)])
             {
                 let Some(d) = d else { continue };
                 writeln!(o, "[hardware.gpu.pageable_staging.{dir}]")?;
@@ -577,13 +580,12 @@ fn lines_in_flight(m: &Measurements, fit: &Fitted) -> Option<(f64, String)> {
 
 /// The DRAM policy calibrate fitted for pinned DMAs of `dir`, else the direction's usual
 /// one (H2D proportional, D2H priority, as measured on the H200 host).
-fn dma_policy(fit: &Fitted, dir: &str) -> Option<PolicyTable> {
-    let usual = if dir == "h2d" {
-        "proportional"
-    } else {
-        "priority"
+fn dma_policy(fit: &Fitted, dir: CopyDir) -> Option<PolicyTable> {
+    let usual = match dir {
+        CopyDir::H2d => "proportional",
+        CopyDir::D2h => "priority",
     };
-    let policy = (fit.contention.dma.get(dir))
+    let policy = (fit.contention.dma.get(dir.name()))
         .filter(|f| crate::model::DramPolicy::parse(&f.policy).is_some())
         .map_or(usual.to_string(), |f| f.policy.clone());
     Some(PolicyTable { policy })

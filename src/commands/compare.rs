@@ -246,9 +246,9 @@ fn best_setting(
     let reserved = ram_gib - stat("ram.capacity_gib").unwrap_or(ram_gib);
     Ok(Outcome {
         proofs_per_day,
-        proofs_per_day_ci95: ci(r, crate::keys::JOBS_PER_HOUR).map(|h| h * 24.0),
-        seconds_per_proof: stat(crate::keys::SECONDS_PER_JOB).unwrap_or(f64::NAN),
-        seconds_per_proof_ci95: ci(r, crate::keys::SECONDS_PER_JOB),
+        proofs_per_day_ci95: ci(r, crate::analysis::keys::JOBS_PER_HOUR).map(|h| h * 24.0),
+        seconds_per_proof: stat(crate::analysis::keys::SECONDS_PER_JOB).unwrap_or(f64::NAN),
+        seconds_per_proof_ci95: ci(r, crate::analysis::keys::SECONDS_PER_JOB),
         seeds: row.seeds,
         best: table
             .params

@@ -6,13 +6,13 @@
 
 use std::path::PathBuf;
 
+use crate::analysis::report::{Report, WhatIf};
 use crate::cli::{Format, RunArgs, RunExportArgs};
 use crate::engine::{EngineError, EngineLimits, NullObserver};
 use crate::output::{
     Output, OutputKind, check_dir_target, check_outputs, default_folder, print_stdout,
     reserve_unique_folder,
 };
-use crate::report::{Report, WhatIf};
 use crate::run::{Replicas, RunOptions, run_replications};
 use crate::trace::{TraceRecorder, write_chrome_trace, write_timeline_log};
 

@@ -7,10 +7,10 @@ pub use replications::{Replicas, run_replications};
 
 use std::time::Instant;
 
+use crate::analysis::metrics::Metrics;
+use crate::analysis::report::Report;
 use crate::engine::{EngineError, EngineLimits, Observer, Tee, simulate_with};
-use crate::metrics::Metrics;
 use crate::model::{LatencyCurve, Model};
-use crate::report::Report;
 
 pub mod what_if;
 

@@ -8,9 +8,9 @@
 use rayon::prelude::*;
 
 use super::{RunOptions, run_model_within};
+use crate::analysis::report::Report;
 use crate::engine::{EngineError, EngineLimits, NullObserver, Observer};
 use crate::model::Model;
-use crate::report::Report;
 
 /// How many runs make an answer, and how they are seeded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::runner::PointRun;
 use super::table::{Row, Stat, SweepTable};
 use crate::analysis::interval::summarize;
-use crate::keys;
+use crate::analysis::keys;
 
 /// Metrics listed first in the CSV, when present; the rest follow in report order.
 const HEADLINE: [&str; 4] = [

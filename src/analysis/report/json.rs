@@ -1,4 +1,4 @@
-//! The report as one JSON object (key names, from [`crate::keys`], are part of the CLI's
+//! The report as one JSON object (key names, from [`crate::analysis::keys`], are part of the CLI's
 //! contract).
 
 use serde_json::{Map, Value, json};

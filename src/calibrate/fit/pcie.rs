@@ -5,6 +5,7 @@
 use super::kernel::fit_line;
 use super::median_of;
 use crate::calibrate::measurements::{DmaStreamPoint, Measurements};
+use crate::model::CopyDir;
 use serde::{Deserialize, Serialize};
 
 /// PCIe parameters for the model.
@@ -155,11 +156,15 @@ pub fn fit_capacity(peak_stream: f64, runs: &[&DmaStreamPoint]) -> (f64, f64, St
     )
 }
 
-fn max_rate(m: &Measurements, dir: &str, pinned: bool, h2d: bool) -> Option<f64> {
+/// The fastest one-direction run of `dir`, its rate in that direction.
+fn max_rate(m: &Measurements, dir: CopyDir, pinned: bool) -> Option<f64> {
     m.pcie
         .iter()
-        .filter(|p| p.dir == dir && p.pinned == pinned)
-        .map(|p| if h2d { p.h2d_gbps } else { p.d2h_gbps })
+        .filter(|p| p.dir == dir.name() && p.pinned == pinned)
+        .map(|p| match dir {
+            CopyDir::H2d => p.h2d_gbps,
+            CopyDir::D2h => p.d2h_gbps,
+        })
         .fold(None, |a: Option<f64>, x| Some(a.map_or(x, |a| a.max(x))))
 }
 
@@ -169,8 +174,8 @@ pub fn fit_pcie(m: &Measurements, peak_stream: f64) -> (Option<PcieFit>, f64, St
     let pinned: Vec<&DmaStreamPoint> = m.dma_stream.iter().filter(|p| p.pinned).collect();
     let (cap, f, basis) = fit_capacity(peak_stream, &pinned);
     let (Some(h2d), Some(d2h)) = (
-        max_rate(m, "h2d", true, true),
-        max_rate(m, "d2h", true, false),
+        max_rate(m, CopyDir::H2d, true),
+        max_rate(m, CopyDir::D2h, true),
     ) else {
         return (None, cap, basis);
     };
@@ -183,11 +188,11 @@ pub fn fit_pcie(m: &Measurements, peak_stream: f64) -> (Option<PcieFit>, f64, St
     let mut notes = vec![format!("capacity and common DMA factor {f:.2}: {basis}")];
     // Per direction: runs whose demand exceeded C and whose streams slowed give
     // f_dir = (C - S_with) / D_with (D2H writes can cost more than H2D reads).
-    let mut dir_factor = |dir: &str| -> f64 {
+    let mut dir_factor = |dir: CopyDir| -> f64 {
         let v: Vec<f64> = m
             .dma_stream
             .iter()
-            .filter(|p| p.pinned && p.dir == dir && p.dma_with_gbps > 0.0)
+            .filter(|p| p.pinned && p.dir == dir.name() && p.dma_with_gbps > 0.0)
             .filter(|p| p.stream_alone_gbps + p.dma_alone_gbps > cap)
             .filter(|p| p.stream_with_gbps < p.stream_alone_gbps * (1.0 - COUPLING_NOISE))
             .map(|p| ((cap - p.stream_with_gbps) / p.dma_with_gbps).clamp(0.25, 4.0))
@@ -205,7 +210,7 @@ pub fn fit_pcie(m: &Measurements, peak_stream: f64) -> (Option<PcieFit>, f64, St
         ));
         med
     };
-    let (h2d_f, d2h_f) = (dir_factor("h2d"), dir_factor("d2h"));
+    let (h2d_f, d2h_f) = (dir_factor(CopyDir::H2d), dir_factor(CopyDir::D2h));
     // Pageable: extra DRAM bytes from saturated runs, given C and f.
     let mut extra = Vec::new();
     for p in m.dma_stream.iter().filter(|p| !p.pinned) {
@@ -242,8 +247,8 @@ pub fn fit_pcie(m: &Measurements, peak_stream: f64) -> (Option<PcieFit>, f64, St
             h2d_gbps: h2d,
             d2h_gbps: d2h,
             duplex_gbps: duplex,
-            pageable_h2d_gbps: max_rate(m, "h2d", false, true).unwrap_or(h2d / 4.0),
-            pageable_d2h_gbps: max_rate(m, "d2h", false, false).unwrap_or(d2h / 4.0),
+            pageable_h2d_gbps: max_rate(m, CopyDir::H2d, false).unwrap_or(h2d / 4.0),
+            pageable_d2h_gbps: max_rate(m, CopyDir::D2h, false).unwrap_or(d2h / 4.0),
             h2d_dram_factor: h2d_f,
             d2h_dram_factor: d2h_f,
             pageable_copy_dram_factor: copy_f,

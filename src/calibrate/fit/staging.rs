@@ -5,7 +5,7 @@
 
 use super::contention::{ContentionFit, PASS_DISAGREEMENT, Spread, StagingFit};
 use super::pcie::PcieFit;
-use crate::model::MemcpyPace;
+use crate::model::{CopyDir, MemcpyPace};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -70,8 +70,8 @@ fn contended(s: &StagingFit) -> Option<f64> {
 
 /// The table from the staging fits, when either direction was measured.
 pub fn staging_table(c: &ContentionFit) -> Option<StagingTable> {
-    let dir = |d: &str| {
-        let s = c.staging.get(d)?;
+    let dir = |d: CopyDir| {
+        let s = c.staging.get(d.name())?;
         let pace = match contended(s) {
             Some(r) if r >= POSTED_RATIO => MemcpyPace::Posted,
             _ => MemcpyPace::LatencyBound,
@@ -83,8 +83,8 @@ pub fn staging_table(c: &ContentionFit) -> Option<StagingTable> {
         })
     };
     let t = StagingTable {
-        h2d: dir("h2d"),
-        d2h: dir("d2h"),
+        h2d: dir(CopyDir::H2d),
+        d2h: dir(CopyDir::D2h),
     };
     (t.h2d.is_some() || t.d2h.is_some()).then_some(t)
 }
@@ -101,8 +101,8 @@ fn by_size(m: &BTreeMap<String, Spread>) -> impl Iterator<Item = (u64, Spread)> 
 /// Comment lines for one direction's table: the sizes and rates behind the setup and
 /// rate, whether the DMA or the memcpy sets the pace, and the contended ratio behind the
 /// pace.
-pub fn staging_notes(c: &ContentionFit, pcie: Option<&PcieFit>, dir: &str) -> Vec<String> {
-    let Some(s) = c.staging.get(dir) else {
+pub fn staging_notes(c: &ContentionFit, pcie: Option<&PcieFit>, dir: CopyDir) -> Vec<String> {
+    let Some(s) = c.staging.get(dir.name()) else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -115,7 +115,10 @@ pub fn staging_notes(c: &ContentionFit, pcie: Option<&PcieFit>, dir: &str) -> Ve
          to 0 and the largest size's rate kept)",
         alone.join(", ")
     ));
-    let pinned = pcie.map(|p| if dir == "h2d" { p.h2d_gbps } else { p.d2h_gbps });
+    let pinned = pcie.map(|p| match dir {
+        CopyDir::H2d => p.h2d_gbps,
+        CopyDir::D2h => p.d2h_gbps,
+    });
     if let Some(p) = pinned {
         out.push(if s.gbps >= p * (1.0 - PASS_DISAGREEMENT) {
             format!(
@@ -179,7 +182,7 @@ mod tests {
         assert_eq!(h.memcpy_pace, "latency-bound");
         assert_eq!(t.d2h.as_ref().unwrap().memcpy_pace, "posted");
         assert!(h.staging().is_ok());
-        let notes = staging_notes(&c, None, "h2d").join("\n");
+        let notes = staging_notes(&c, None, CopyDir::H2d).join("\n");
         assert!(
             notes.contains("64 MiB 7.50 (fastest 7.50), 1024 MiB 7.90 (fastest 7.90)")
                 && notes.contains("latency-bound"),

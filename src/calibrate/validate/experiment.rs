@@ -7,8 +7,9 @@ use crate::model::{CopyDir, LinkCopy};
 /// A PCIe copy activity: one copy loop on each of `gpus` GPUs at once.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Copy {
-    /// Host to device (else device to host).
-    pub h2d: bool,
+    /// Which way it copies (stored as `h2d = true | false`).
+    #[serde(rename = "h2d", with = "dir_as_h2d")]
+    pub dir: CopyDir,
     /// Pinned host buffer (else pageable).
     pub pinned: bool,
     /// GPUs copying at once, each its own loop (absent in files from one-GPU days: 1).
@@ -18,12 +19,26 @@ pub struct Copy {
 
 impl Copy {
     /// One copy loop on one GPU.
-    pub fn one(h2d: bool, pinned: bool) -> Copy {
+    pub fn one(dir: CopyDir, pinned: bool) -> Copy {
         Copy {
-            h2d,
+            dir,
             pinned,
             gpus: 1,
         }
+    }
+}
+
+/// A copy's direction in validate.json: the `h2d` flag it has always been.
+mod dir_as_h2d {
+    use crate::model::CopyDir;
+
+    pub fn serialize<S: serde::Serializer>(dir: &CopyDir, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bool(*dir == CopyDir::H2d)
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<CopyDir, D::Error> {
+        let h2d: bool = serde::Deserialize::deserialize(d)?;
+        Ok(if h2d { CopyDir::H2d } else { CopyDir::D2h })
     }
 }
 
@@ -66,8 +81,25 @@ pub struct Outcome {
 impl From<Copy> for LinkCopy {
     fn from(c: Copy) -> Self {
         LinkCopy {
-            dir: if c.h2d { CopyDir::H2d } else { CopyDir::D2h },
+            dir: c.dir,
             pinned: c.pinned,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_copy_is_stored_with_its_h2d_flag() {
+        for (dir, json) in [
+            (CopyDir::H2d, r#"{"h2d":true,"pinned":true}"#),
+            (CopyDir::D2h, r#"{"h2d":false,"pinned":true}"#),
+        ] {
+            let copy = Copy::one(dir, true);
+            assert_eq!(serde_json::to_string(&copy).unwrap(), json);
+            assert_eq!(serde_json::from_str::<Copy>(json).unwrap(), copy);
         }
     }
 }

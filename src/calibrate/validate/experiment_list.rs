@@ -5,6 +5,7 @@
 use super::experiment::{Copy, Setup};
 use crate::calibrate::probe::plan::Mode;
 use crate::calibrate::probe::stream::Kernel;
+use crate::model::CopyDir;
 
 /// One experiment to run: its name (as in the table) and setup.
 pub struct Exp {
@@ -62,7 +63,7 @@ pub fn experiments(mode: Mode, cores: usize, gpus: usize) -> Vec<Exp> {
             setup: Setup {
                 streams: Some((Kernel::Copy, k)),
                 chase: true,
-                dma: Some(Copy::one(true, true)),
+                dma: Some(Copy::one(CopyDir::H2d, true)),
                 pipe: None,
             },
         });
@@ -73,15 +74,14 @@ pub fn experiments(mode: Mode, cores: usize, gpus: usize) -> Vec<Exp> {
             setup: Setup {
                 streams: Some((Kernel::Read, k)),
                 chase: true,
-                dma: Some(Copy::one(true, false)),
+                dma: Some(Copy::one(CopyDir::H2d, false)),
                 pipe: None,
             },
         });
     }
     if gpus >= 2 {
         let n = gpus as u32;
-        for h2d in [true, false] {
-            let dir = if h2d { "h2d" } else { "d2h" };
+        for dir in CopyDir::BOTH {
             for k in std::iter::once(0).chain(dma_k.iter().copied()) {
                 out.push(Exp {
                     name: if k == 0 {
@@ -93,7 +93,7 @@ pub fn experiments(mode: Mode, cores: usize, gpus: usize) -> Vec<Exp> {
                         streams: (k > 0).then_some((Kernel::Copy, k)),
                         chase: true,
                         dma: Some(Copy {
-                            h2d,
+                            dir,
                             pinned: true,
                             gpus: n,
                         }),
@@ -155,7 +155,11 @@ mod tests {
             "{:?}",
             multi.iter().map(|x| &x.name).collect::<Vec<_>>()
         );
-        assert!(multi.iter().any(|x| !x.setup.dma.unwrap().h2d));
+        assert!(
+            multi
+                .iter()
+                .any(|x| x.setup.dma.unwrap().dir == CopyDir::D2h)
+        );
         assert!(multi.iter().all(|x| x.setup.dma.unwrap().pinned));
     }
 }

@@ -40,9 +40,7 @@ pub fn measure(
     let cmd = match (s.dma, s.pipe) {
         (Some(c), _) => Some(format!(
             "pcie {} {} {secs} {}",
-            if c.h2d { "h2d" } else { "d2h" },
-            c.pinned as u8,
-            plan.pcie_mib
+            c.dir, c.pinned as u8, plan.pcie_mib
         )),
         (None, Some((lg, pinned))) => Some(format!("pipe {lg} {} {secs}", pinned as u8)),
         _ => None,
@@ -75,10 +73,10 @@ pub fn measure(
         if let Some(v) = replies.first() {
             if let Some(c) = s.dma {
                 // Several GPUs: the mean of their loops' rates.
-                let key = if c.h2d { "h2d_gbps" } else { "d2h_gbps" };
+                let key = format!("{}_gbps", c.dir);
                 let mut sum = 0.0;
                 for r in &replies {
-                    sum += num(r, key)?;
+                    sum += num(r, &key)?;
                 }
                 o.dma_gbps = Some(sum / replies.len() as f64);
             } else {

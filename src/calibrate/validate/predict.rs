@@ -15,7 +15,7 @@ use super::experiment::{Copy, Outcome, Setup};
 use crate::calibrate::error::{Result, fail, failed};
 use crate::engine::{Observer, StageRecord, simulate};
 use crate::model::{
-    ArrivalKind, Arrivals, CACHE_LINE_BYTES, Demand, Duration, Gpu, Hold, HoldResource,
+    ArrivalKind, Arrivals, CACHE_LINE_BYTES, CopyDir, Demand, Duration, Gpu, Hold, HoldResource,
     Instrumentation, LinkCopy, Lock, Model, RateTarget, Stage, StageId, Workload,
 };
 
@@ -244,8 +244,8 @@ impl Calib {
             }
             let mut pipe_idx = Vec::new();
             if let Some((bytes, pinned, k_s)) = pipe {
-                let up = Copy::one(true, pinned);
-                let down = Copy::one(false, pinned);
+                let up = Copy::one(CopyDir::H2d, pinned);
+                let down = Copy::one(CopyDir::D2h, pinned);
                 let t_up = self.copy_secs(up, bytes).unwrap_or(bytes);
                 let t_down = self.copy_secs(down, bytes).unwrap_or(bytes);
                 let mut prev: Vec<StageId> = vec![];
@@ -328,7 +328,7 @@ mod tests {
         let s = Setup {
             streams: Some((Kernel::Copy, 8)),
             chase: true,
-            dma: Some(Copy::one(true, true)),
+            dma: Some(Copy::one(CopyDir::H2d, true)),
             pipe: None,
         };
         let e = c.predict_engine(&s).unwrap();
@@ -388,7 +388,7 @@ mod tests {
                 streams,
                 chase: false,
                 dma: Some(Copy {
-                    h2d: true,
+                    dir: CopyDir::H2d,
                     pinned: true,
                     gpus,
                 }),

@@ -8,7 +8,7 @@
 
 use super::calib::Calib;
 use super::experiment::{Copy, Outcome, Setup};
-use crate::model::LinkCopy;
+use crate::model::{CopyDir, LinkCopy};
 
 /// One rate constraint: capacity and the draw of each activity at standalone speed.
 #[derive(Debug, Clone)]
@@ -156,8 +156,8 @@ impl SteadyState<'_> {
         let mut out = Outcome::default();
         if let Some((lg, pinned)) = s.pipe {
             let bytes = (lg as f64).exp2() * 32.0 / 1e9;
-            let up = Copy::one(true, pinned);
-            let down = Copy::one(false, pinned);
+            let up = Copy::one(CopyDir::H2d, pinned);
+            let down = Copy::one(CopyDir::D2h, pinned);
             let r_up = self.copy_rates(up).expect("a PCIe link").0;
             let r_down = self.copy_rates(down).expect("a PCIe link").0;
             let kern = |v: &str| c.ntt.get(v).expect("an NTT model").seconds(lg);
@@ -320,7 +320,7 @@ mod tests {
         let o = SteadyState(&c).predict(&Setup {
             streams: Some((Kernel::Copy, 8)),
             chase: true,
-            dma: Some(Copy::one(true, true)),
+            dma: Some(Copy::one(CopyDir::H2d, true)),
             pipe: None,
         });
         // 8 threads at 20 GB/s + 50 demanded on 120, less the chase's 64 B / 300 ns:

@@ -24,6 +24,9 @@ use super::virtual_clock::VirtualClock;
 pub(super) struct ClassId(usize);
 
 impl ClassId {
+    /// The first class slot: the one a lane run's only class takes.
+    pub const FIRST: ClassId = ClassId(0);
+
     /// The slot's index (classes are few and slots are reused: a dense small index).
     pub fn index(self) -> usize {
         self.0

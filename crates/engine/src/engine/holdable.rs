@@ -9,14 +9,14 @@
 //! that is not yet bound to a GPU may be served by any GPU; the first that fits wins and
 //! binds the partition.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 
 /// Identifies one holdable instance in [`Holdables`].
 pub type HoldIndex = usize;
 
 /// How a request names a resource before a GPU is chosen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HoldSlot {
     /// A host-wide instance.
     Global(HoldIndex),
@@ -34,13 +34,17 @@ impl HoldSlot {
     }
 }
 
+/// What a request asks for: resources and amounts (shared: every instance of a stage asks
+/// for the same).
+pub type Needs = Rc<[(HoldSlot, u64)]>;
+
 /// A pending request.
 #[derive(Debug, Clone)]
 pub struct Request<T> {
     /// What the requester gets back when granted.
     pub token: T,
     /// Resources and amounts (shared: every instance of a stage asks for the same).
-    pub needs: Rc<[(HoldSlot, u64)]>,
+    pub needs: Needs,
     /// The GPU the requester is already bound to, if any.
     pub gpu: Option<u32>,
     /// The resource that last blocked this request (for wait attribution).
@@ -53,7 +57,7 @@ pub struct Grant<T> {
     /// The requester's token.
     pub token: T,
     /// The request's needs; [`Grant::taken`] resolves them to instances.
-    pub needs: Rc<[(HoldSlot, u64)]>,
+    pub needs: Needs,
     /// GPU chosen (or kept) for the requester.
     pub gpu: Option<u32>,
     /// The resource that made it wait, if it waited.
@@ -69,46 +73,88 @@ impl<T> Grant<T> {
     }
 }
 
-/// The set of holdable instances and their FIFO queue.
+/// The set of holdable instances and their FIFO line.
 ///
-/// The line is kept as *runs*: consecutive waiters with the same needs, GPU binding and
-/// blocker. Waiters of one run are judged alike (the first refused means all are refused,
-/// for the same reason, blocking nothing more), so a serving pass costs one step per run,
-/// not per waiter: an overloaded open queue of identical jobs is one run however long.
+/// The line is kept per *kind*: waiters with the same needs and GPU binding, each with
+/// its place in the whole line. Waiters of one kind are judged alike, and within a
+/// serving pass use only grows and blocks only spread, so once a kind is refused it stays
+/// refused until the pass ends. A pass therefore judges only the waiters whose verdict
+/// can change something (a grant, or a block no earlier waiter made), taking them in line
+/// order across kinds; the others are refused without being visited. Its cost grows with
+/// the grants it makes and the kinds waiting, not with the length of the line.
 #[derive(Debug, Clone)]
 pub struct Holdables<T> {
-    inst: Vec<Instance>,
-    gpus: u32,
-    runs: VecDeque<Run<T>>,
-    /// Waiters in all runs.
+    board: Board,
+    kinds: Vec<Kind<T>>,
+    /// The kind of each needs list and binding seen so far.
+    kind_of: HashMap<(Needs, Option<u32>), usize>,
+    /// Kinds with waiters (any order).
+    active: Vec<usize>,
+    /// The place the next waiter takes in the line.
+    next_place: u64,
+    /// Waiters in all kinds.
     waiting: usize,
-    /// Emptied token lines, kept to be reused by new runs (no allocation per run).
-    spare: Vec<VecDeque<T>>,
-    pass: u64,
     /// True when the last pass left every waiter judged against the current use and the
     /// current block flags (no grant followed a refusal): a new request can then be
     /// judged alone, exactly as a full pass would judge it at the back of the line.
     settled: bool,
     touched: Vec<HoldIndex>,
-    /// Judgements made (a request or a run judged, or a run skipped): a test hook that
-    /// shows the serving cost does not grow with the length of the line.
+    /// Judgements made (a request or a waiter judged): a test hook that shows the serving
+    /// cost does not grow with the length of the line.
     examined: u64,
 }
 
-/// Consecutive waiters with equal needs, GPU binding and blocker, oldest first.
+/// Waiters with equal needs and GPU binding, oldest first.
 #[derive(Debug, Clone)]
-struct Run<T> {
-    needs: Rc<[(HoldSlot, u64)]>,
+struct Kind<T> {
+    needs: Needs,
     gpu: Option<u32>,
-    blocked_on: Option<HoldIndex>,
-    tokens: VecDeque<T>,
+    /// Each waiter's place in the whole line, and its token.
+    waiters: VecDeque<(u64, T)>,
+    /// What last blocked the waiters, as steps `(first place, blocker)` in line order: a
+    /// waiter's blocker is that of the last step at or before its place.
+    blockers: VecDeque<(u64, Option<HoldIndex>)>,
+    /// In the current pass, a waiter of this kind was refused (so every later one is).
+    refused: bool,
+    /// In the current pass, for a refused kind: the place of its next waiter that would
+    /// block an instance no earlier waiter has blocked.
+    blocks_at: Option<u64>,
 }
 
-impl<T> Run<T> {
-    /// Same needs (by content) and binding: judged exactly alike.
-    fn alike(&self, needs: &Rc<[(HoldSlot, u64)]>, gpu: Option<u32>) -> bool {
-        self.gpu == gpu && (Rc::ptr_eq(&self.needs, needs) || *self.needs == **needs)
+impl<T> Kind<T> {
+    /// Adds a waiter at the back, remembering what blocked it.
+    fn push(&mut self, place: u64, token: T, blocked_on: Option<HoldIndex>) {
+        if self.waiters.is_empty() {
+            self.blockers.clear();
+        }
+        if self.blockers.back().map(|&(_, b)| b) != Some(blocked_on) {
+            self.blockers.push_back((place, blocked_on));
+        }
+        self.waiters.push_back((place, token));
     }
+
+    /// Removes the oldest waiter, with what last blocked it.
+    fn pop(&mut self) -> Option<(T, Option<HoldIndex>)> {
+        let (place, token) = self.waiters.pop_front()?;
+        while self.blockers.len() > 1 && self.blockers[1].0 <= place {
+            self.blockers.pop_front();
+        }
+        Some((token, self.blockers[0].1))
+    }
+
+    /// The place of the first waiter after `place`.
+    fn first_after(&self, place: u64) -> Option<u64> {
+        let i = self.waiters.partition_point(|&(p, _)| p <= place);
+        self.waiters.get(i).map(|&(p, _)| p)
+    }
+}
+
+/// The instances, their use and the block flags of the current pass.
+#[derive(Debug, Clone)]
+struct Board {
+    inst: Vec<Instance>,
+    gpus: u32,
+    pass: u64,
 }
 
 /// One holdable instance (kept together: every check reads all three).
@@ -116,7 +162,7 @@ impl<T> Run<T> {
 struct Instance {
     capacity: u64,
     in_use: u64,
-    /// Blocked in the current serving pass when equal to `Holdables::pass` (a stamp, so
+    /// Blocked in the current serving pass when equal to `Board::pass` (a stamp, so
     /// starting a pass clears every flag at once).
     blocked: u64,
 }
@@ -133,20 +179,24 @@ impl<T> Holdables<T> {
     /// occupy `gpus` consecutive instances).
     pub fn new(capacity: Vec<u64>, gpus: u32) -> Self {
         Self {
-            inst: capacity
-                .into_iter()
-                .map(|capacity| Instance {
-                    capacity,
-                    in_use: 0,
-                    blocked: 0,
-                })
-                .collect(),
-            pass: 0,
-            settled: true,
-            gpus,
-            runs: VecDeque::new(),
+            board: Board {
+                inst: capacity
+                    .into_iter()
+                    .map(|capacity| Instance {
+                        capacity,
+                        in_use: 0,
+                        blocked: 0,
+                    })
+                    .collect(),
+                gpus,
+                pass: 0,
+            },
+            kinds: Vec::new(),
+            kind_of: HashMap::new(),
+            active: Vec::new(),
+            next_place: 0,
             waiting: 0,
-            spare: Vec::new(),
+            settled: true,
             touched: Vec::new(),
             examined: 0,
         }
@@ -154,12 +204,12 @@ impl<T> Holdables<T> {
 
     /// Units in use of an instance.
     pub fn in_use(&self, i: HoldIndex) -> u64 {
-        self.inst[i].in_use
+        self.board.inst[i].in_use
     }
 
     /// Capacity of an instance.
     pub fn capacity(&self, i: HoldIndex) -> u64 {
-        self.inst[i].capacity
+        self.board.inst[i].capacity
     }
 
     /// Requests waiting.
@@ -167,8 +217,8 @@ impl<T> Holdables<T> {
         self.waiting
     }
 
-    /// Judgements made so far (requests and runs judged, runs skipped). Not a result:
-    /// a hook for tests that the cost of serving does not grow with the line.
+    /// Judgements made so far (requests and waiters judged). Not a result: a hook for
+    /// tests that the cost of serving does not grow with the line.
     #[doc(hidden)]
     pub fn examined(&self) -> u64 {
         self.examined
@@ -195,7 +245,7 @@ impl<T> Holdables<T> {
     pub fn request(&mut self, req: Request<T>, granted: &mut impl Extend<Grant<T>>) {
         if self.waiting == 0 {
             // Nobody waits: a new pass over a one-request line.
-            self.pass += 1;
+            self.board.pass += 1;
             self.settled = true;
         }
         if !self.settled {
@@ -204,31 +254,14 @@ impl<T> Holdables<T> {
             return;
         }
         self.examined += 1;
-        if let [(HoldSlot::Global(i), a)] = *req.needs {
-            // One host-wide need (a lock, cores): the commonest case, judged in place.
-            if self.inst[i].refuses(a, self.pass) {
-                let inst = &mut self.inst[i];
-                if inst.in_use + a > inst.capacity {
-                    inst.blocked = self.pass;
-                }
-                self.push_back(Request {
-                    blocked_on: Some(i),
-                    ..req
-                });
-            } else {
-                self.settled = self.waiting == 0;
-                self.grant(req.token, req.needs, req.gpu, req.blocked_on, granted);
-            }
-            return;
-        }
-        match self.fit(&req.needs, req.gpu) {
+        match self.board.fit(&req.needs, req.gpu) {
             Ok(gpu) => {
                 // Use grows past what the waiters ahead were judged against.
                 self.settled = self.waiting == 0;
                 self.grant(req.token, req.needs, gpu, req.blocked_on, granted);
             }
             Err(blocker) => {
-                self.block(req.gpu, &req.needs);
+                self.board.block(req.gpu, &req.needs);
                 self.push_back(Request {
                     blocked_on: Some(blocker),
                     ..req
@@ -237,53 +270,46 @@ impl<T> Holdables<T> {
         }
     }
 
-    /// Puts a request at the back of the line, in the last run when it is alike.
+    /// Puts a request at the back of the line, with the waiters of its kind.
     fn push_back(&mut self, req: Request<T>) {
-        self.waiting += 1;
-        if let Some(back) = self.runs.back_mut()
-            && back.blocked_on == req.blocked_on
-            && back.alike(&req.needs, req.gpu)
-        {
-            back.tokens.push_back(req.token);
-            return;
-        }
-        let mut tokens = self.spare.pop().unwrap_or_default();
-        tokens.push_back(req.token);
-        self.runs.push_back(Run {
-            needs: req.needs,
-            gpu: req.gpu,
-            blocked_on: req.blocked_on,
-            tokens,
-        });
-    }
-
-    /// Marks what a refused request is short of, so later requests do not take it.
-    #[inline]
-    fn block(&mut self, bound: Option<u32>, needs: &[(HoldSlot, u64)]) {
-        for g in self.candidates(bound, needs) {
-            for &(slot, _) in needs {
-                let i = slot.instance(g);
-                let total = total_on(needs, g, i);
-                let inst = &mut self.inst[i];
-                if inst.in_use + total > inst.capacity {
-                    inst.blocked = self.pass;
-                }
+        let key = (req.needs, req.gpu);
+        let k = match self.kind_of.get(&key) {
+            Some(&k) => k,
+            None => {
+                let k = self.kinds.len();
+                self.kinds.push(Kind {
+                    needs: key.0.clone(),
+                    gpu: key.1,
+                    waiters: VecDeque::new(),
+                    blockers: VecDeque::new(),
+                    refused: false,
+                    blocks_at: None,
+                });
+                self.kind_of.insert(key, k);
+                k
             }
+        };
+        let kind = &mut self.kinds[k];
+        if kind.waiters.is_empty() {
+            self.active.push(k);
         }
+        kind.push(self.next_place, req.token, req.blocked_on);
+        self.next_place += 1;
+        self.waiting += 1;
     }
 
     #[inline]
     fn grant(
         &mut self,
         token: T,
-        needs: Rc<[(HoldSlot, u64)]>,
+        needs: Needs,
         gpu: Option<u32>,
         blocked_on: Option<HoldIndex>,
         granted: &mut impl Extend<Grant<T>>,
     ) {
         for &(slot, a) in needs.iter() {
             let i = slot.instance(gpu);
-            self.inst[i].in_use += a;
+            self.board.inst[i].in_use += a;
             self.touched.push(i);
         }
         granted.extend(std::iter::once(Grant {
@@ -297,7 +323,7 @@ impl<T> Holdables<T> {
     /// Returns units; newly possible grants go to `granted`.
     pub fn release(&mut self, taken: &[(HoldIndex, u64)], granted: &mut impl Extend<Grant<T>>) {
         for &(i, a) in taken {
-            self.inst[i].in_use -= a;
+            self.board.inst[i].in_use -= a;
             self.touched.push(i);
         }
         if self.waiting > 0 {
@@ -306,76 +332,130 @@ impl<T> Holdables<T> {
     }
 
     /// Grants every request that fits, in FIFO order, without letting later requests
-    /// overtake an earlier one on a resource they share.
+    /// overtake an earlier one on a resource they share. Judges waiters in line order as
+    /// if it walked the whole line, but visits only those whose verdict changes something.
     fn serve(&mut self, granted: &mut impl Extend<Grant<T>>) {
-        self.pass += 1;
-        // The last refused run and its blocker, valid until the next grant. A run alike
-        // to it is refused for the same reason and would block nothing new (use only
-        // grows within a pass): it takes the blocker and joins the refused run.
-        let mut refused: Option<(usize, HoldIndex)> = None;
+        self.board.pass += 1;
+        for &k in &self.active {
+            self.kinds[k].refused = false;
+            self.kinds[k].blocks_at = None;
+        }
         let mut any_refused = false;
         let mut settled = true;
-        let mut r = 0;
-        while r < self.runs.len() {
+        while let Some((place, k)) = self.next_to_judge() {
             self.examined += 1;
-            if let Some((at, blocker)) = refused {
-                let run = &self.runs[r];
-                let last = &self.runs[at];
-                if last.alike(&run.needs, run.gpu) {
-                    debug_assert_eq!(at + 1, r, "the refused run is the previous one");
-                    let mut run = self.runs.remove(r).expect("index in range");
-                    self.runs[at].tokens.append(&mut run.tokens);
-                    debug_assert_eq!(self.runs[at].blocked_on, Some(blocker));
-                    self.spare.push(run.tokens);
-                    continue;
+            let kind = &mut self.kinds[k];
+            let (needs, gpu) = (kind.needs.clone(), kind.gpu);
+            let board_changed = if kind.refused {
+                // Refused for the reason already recorded; it keeps its place in line on
+                // what it is short of, which no earlier waiter has kept yet.
+                kind.blocks_at = None;
+                self.board.block(gpu, &needs)
+            } else {
+                match self.board.fit(&needs, gpu) {
+                    Ok(chosen) => {
+                        let (token, blocked_on) = kind.pop().expect("a judged kind waits");
+                        self.waiting -= 1;
+                        self.grant(token, needs, chosen, blocked_on, granted);
+                        settled &= !any_refused;
+                        true
+                    }
+                    Err(blocker) => {
+                        // Keep its place in line on what it is short of (not on what it
+                        // could take now), so it never blocks unrelated requests.
+                        kind.refused = true;
+                        kind.blockers.clear();
+                        kind.blockers.push_back((place, Some(blocker)));
+                        any_refused = true;
+                        // Its later waiters are refused alike, blocking nothing more.
+                        self.board.block(gpu, &needs)
+                    }
                 }
+            };
+            if board_changed {
+                self.rejudge_refused(place);
             }
-            let run = &self.runs[r];
-            // One host-wide need (a lock, cores): judged in place, as `fit` would.
-            let one_global = match *run.needs {
-                [(HoldSlot::Global(i), a)] => Some((i, a)),
-                _ => None,
+        }
+        let kinds = &self.kinds;
+        self.active.retain(|&k| !kinds[k].waiters.is_empty());
+        self.settled = settled;
+    }
+
+    /// The earliest waiter whose judgement may change the board: the oldest of a kind not
+    /// yet refused in this pass, or the next of a refused kind that would block more.
+    fn next_to_judge(&self) -> Option<(u64, usize)> {
+        let mut next: Option<(u64, usize)> = None;
+        for &k in &self.active {
+            let kind = &self.kinds[k];
+            let place = match kind.refused {
+                true => kind.blocks_at,
+                false => kind.waiters.front().map(|&(p, _)| p),
             };
-            let verdict = match one_global {
-                Some((i, a)) if self.inst[i].refuses(a, self.pass) => Err(i),
-                Some(_) => Ok(run.gpu),
-                None => self.fit(&run.needs, run.gpu),
+            if let Some(p) = place
+                && next.is_none_or(|(q, _)| p < q)
+            {
+                next = Some((p, k));
+            }
+        }
+        next
+    }
+
+    /// After the board changed at `place`: each refused kind's waiters behind it are
+    /// refused for a reason that may have changed, and may block more than before.
+    fn rejudge_refused(&mut self, place: u64) {
+        for &k in &self.active {
+            let kind = &mut self.kinds[k];
+            if !kind.refused {
+                continue;
+            }
+            let Some(next) = kind.first_after(place) else {
+                kind.blocks_at = None;
+                continue;
             };
-            match verdict {
-                Ok(gpu) => {
-                    let run = &mut self.runs[r];
-                    let token = run.tokens.pop_front().expect("runs are never empty");
-                    let (needs, blocked_on) = (run.needs.clone(), run.blocked_on);
-                    if run.tokens.is_empty() {
-                        let run = self.runs.remove(r).expect("index in range");
-                        self.spare.push(run.tokens);
-                    }
-                    self.waiting -= 1;
-                    self.grant(token, needs, gpu, blocked_on, granted);
-                    refused = None;
-                    settled &= !any_refused;
-                }
-                Err(blocker) => {
-                    // Keep its place in line on what it is short of (not on what it could
-                    // take now), so it never blocks unrelated requests.
-                    if let Some((i, a)) = one_global {
-                        // What `block` does for one host-wide need.
-                        let inst = &mut self.inst[i];
-                        if inst.in_use + a > inst.capacity {
-                            inst.blocked = self.pass;
-                        }
-                    } else {
-                        let (gpu, needs) = (run.gpu, run.needs.clone());
-                        self.block(gpu, &needs);
-                    }
-                    self.runs[r].blocked_on = Some(blocker);
-                    refused = Some((r, blocker));
-                    any_refused = true;
-                    r += 1;
+            let blocker = match self.board.fit(&kind.needs, kind.gpu) {
+                Err(blocker) => blocker,
+                Ok(_) => unreachable!("use only grows and blocks only spread within a pass"),
+            };
+            if kind.blockers.back().map(|&(_, b)| b) != Some(Some(blocker)) {
+                kind.blockers.push_back((next, Some(blocker)));
+            }
+            kind.blocks_at = self
+                .board
+                .would_block_more(kind.gpu, &kind.needs)
+                .then_some(next);
+        }
+    }
+}
+
+impl Board {
+    /// Marks what a refused request is short of, so later requests do not take it; true
+    /// when an instance was not marked before.
+    #[inline]
+    fn block(&mut self, bound: Option<u32>, needs: &[(HoldSlot, u64)]) -> bool {
+        let mut more = false;
+        for g in self.candidates(bound, needs) {
+            for &(slot, _) in needs {
+                let i = slot.instance(g);
+                let total = total_on(needs, g, i);
+                let inst = &mut self.inst[i];
+                if inst.in_use + total > inst.capacity {
+                    more |= inst.blocked != self.pass;
+                    inst.blocked = self.pass;
                 }
             }
         }
-        self.settled = settled;
+        more
+    }
+
+    /// True when [`Board::block`] would mark an instance not yet marked in this pass.
+    fn would_block_more(&self, bound: Option<u32>, needs: &[(HoldSlot, u64)]) -> bool {
+        self.candidates(bound, needs).any(|g| {
+            needs.iter().any(|&(slot, _)| {
+                let i = slot.instance(g);
+                let inst = &self.inst[i];
+                inst.blocked != self.pass && inst.in_use + total_on(needs, g, i) > inst.capacity
+            })
+        })
     }
 
     /// The GPUs a request may be served by: its bound GPU, any GPU when it needs a
@@ -384,7 +464,7 @@ impl<T> Holdables<T> {
         &self,
         bound: Option<u32>,
         needs: &[(HoldSlot, u64)],
-    ) -> impl Iterator<Item = Option<u32>> + use<T> {
+    ) -> impl Iterator<Item = Option<u32>> + use<> {
         let per_gpu = needs.iter().any(|(s, _)| matches!(s, HoldSlot::PerGpu(_)));
         let (lo, hi, some) = match (bound, per_gpu) {
             (Some(g), _) => (g, g + 1, true),
@@ -452,133 +532,5 @@ fn total_on(needs: &[(HoldSlot, u64)], gpu: Option<u32>, i: HoldIndex) -> u64 {
             .filter(|&&(s, _)| s.instance(gpu) == i)
             .map(|&(_, a)| a)
             .sum(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn req(token: u32, needs: &[(HoldSlot, u64)]) -> Request<u32> {
-        Request {
-            token,
-            needs: needs.into(),
-            gpu: None,
-            blocked_on: None,
-        }
-    }
-
-    #[test]
-    fn fifo_is_strict_no_barging() {
-        // Capacity 4. A takes 3; B wants 2 (waits); C wants 1 (fits, but must not overtake B).
-        let mut h = Holdables::new(vec![4], 0);
-        let mut g = Vec::new();
-        h.request(req(1, &[(HoldSlot::Global(0), 3)]), &mut g);
-        h.request(req(2, &[(HoldSlot::Global(0), 2)]), &mut g);
-        h.request(req(3, &[(HoldSlot::Global(0), 1)]), &mut g);
-        assert_eq!(g.iter().map(|g| g.token).collect::<Vec<_>>(), vec![1]);
-        let taken = g[0].taken().collect::<Vec<_>>();
-        g.clear();
-        h.release(&taken, &mut g);
-        assert_eq!(g.iter().map(|g| g.token).collect::<Vec<_>>(), vec![2, 3]);
-        assert_eq!(h.in_use(0), 3);
-    }
-
-    #[test]
-    fn all_or_nothing_grants_do_not_hold_partial_resources() {
-        // Cores 1, RAM 10. A holds RAM 10. B wants core + RAM: waits holding nothing. C
-        // wants only the core: B is short of RAM, not of the core, so C may take it.
-        let mut h = Holdables::new(vec![1, 10], 0);
-        let mut g = Vec::new();
-        h.request(req(1, &[(HoldSlot::Global(1), 10)]), &mut g);
-        h.request(
-            req(2, &[(HoldSlot::Global(0), 1), (HoldSlot::Global(1), 5)]),
-            &mut g,
-        );
-        assert_eq!(g.len(), 1);
-        assert_eq!(
-            h.in_use(0),
-            0,
-            "B must not sit on the core while waiting for RAM"
-        );
-        h.request(req(3, &[(HoldSlot::Global(0), 1)]), &mut g);
-        assert_eq!(g.len(), 2, "C takes the idle core");
-        // D wants RAM only: B is first in line for RAM, so D must wait behind it.
-        h.request(req(4, &[(HoldSlot::Global(1), 1)]), &mut g);
-        assert_eq!(g.len(), 2);
-        let a = g[0].taken().collect::<Vec<_>>();
-        h.release(&a, &mut g);
-        // RAM is back; B now lacks only the core (C has it), so B is first in line for the
-        // core and D may use the spare RAM.
-        assert_eq!(g.iter().map(|g| g.token).collect::<Vec<_>>(), vec![1, 3, 4]);
-        let c = g[1].taken().collect::<Vec<_>>();
-        h.release(&c, &mut g);
-        assert_eq!(
-            g.iter().map(|g| g.token).collect::<Vec<_>>(),
-            vec![1, 3, 4, 2]
-        );
-    }
-
-    #[test]
-    fn a_line_of_identical_waiters_blocks_only_what_it_lacks() {
-        // Lock (0) of 1, another resource (1) of 1. A holds the lock; B, C, D share one
-        // needs list (as instances of one stage do) and queue for it; E wants only the
-        // other resource and must pass them; on release B gets the lock, C and D wait.
-        let mut h = Holdables::new(vec![1, 1], 0);
-        let mut g = Vec::new();
-        let lock: Rc<[(HoldSlot, u64)]> = vec![(HoldSlot::Global(0), 1)].into();
-        let shared = |token| Request {
-            token,
-            needs: lock.clone(),
-            gpu: None,
-            blocked_on: None,
-        };
-        h.request(shared(1), &mut g);
-        h.request(shared(2), &mut g);
-        h.request(shared(3), &mut g);
-        h.request(shared(4), &mut g);
-        h.request(req(5, &[(HoldSlot::Global(1), 1)]), &mut g);
-        assert_eq!(g.iter().map(|g| g.token).collect::<Vec<_>>(), vec![1, 5]);
-        assert_eq!(h.waiting(), 3);
-        let a = g[0].taken().collect::<Vec<_>>();
-        h.release(&a, &mut g);
-        assert_eq!(g.iter().map(|g| g.token).collect::<Vec<_>>(), vec![1, 5, 2]);
-        assert_eq!(g[2].blocked_on, Some(0));
-        assert_eq!(h.waiting(), 2);
-        assert!(h.runs.iter().all(|r| r.blocked_on == Some(0)));
-    }
-
-    #[test]
-    fn several_needs_on_one_resource_must_fit_together() {
-        // RAM 10: a request for 6 + 6 (two holds released at different times) must wait.
-        let mut h = Holdables::new(vec![10], 0);
-        let mut g = Vec::new();
-        h.request(
-            req(1, &[(HoldSlot::Global(0), 6), (HoldSlot::Global(0), 6)]),
-            &mut g,
-        );
-        assert!(g.is_empty());
-        assert_eq!(h.in_use(0), 0);
-        h.request(
-            req(2, &[(HoldSlot::Global(0), 4), (HoldSlot::Global(0), 6)]),
-            &mut g,
-        );
-        assert!(
-            g.is_empty(),
-            "FIFO: the second may not overtake the first on RAM"
-        );
-    }
-
-    #[test]
-    fn per_gpu_requests_bind_to_the_first_gpu_that_fits() {
-        // Two GPUs, a mutex per GPU (instances 0 and 1).
-        let mut h = Holdables::new(vec![1, 1], 2);
-        let mut g = Vec::new();
-        h.request(req(1, &[(HoldSlot::PerGpu(0), 1)]), &mut g);
-        h.request(req(2, &[(HoldSlot::PerGpu(0), 1)]), &mut g);
-        h.request(req(3, &[(HoldSlot::PerGpu(0), 1)]), &mut g);
-        let gpus: Vec<_> = g.iter().map(|g| (g.token, g.gpu)).collect();
-        assert_eq!(gpus, vec![(1, Some(0)), (2, Some(1))]);
-        assert_eq!(h.waiting(), 1);
     }
 }

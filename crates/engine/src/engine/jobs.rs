@@ -88,12 +88,9 @@ impl Activity {
 
 impl Engine<'_> {
     pub(super) fn start_job<O: Observer>(&mut self, obs: &mut O) {
-        if self.lane.is_some() {
-            self.lane_start_job(obs);
-            return;
-        }
         let number = self.started;
         self.started += 1;
+        self.events += 1;
         obs.job_arrived(self.now, number);
         let partitions = self.plan.partitions;
         let job = match self.free_jobs.pop() {
@@ -289,6 +286,7 @@ impl Engine<'_> {
     /// An activity ended: reports it, releases its holds, wakes its children and, when it
     /// was the job's last, finishes the job.
     pub(super) fn on_finish<O: Observer>(&mut self, obs: &mut O, a: usize) {
+        self.events += 1;
         let act = &mut self.activities[a];
         debug_assert!(act.live, "live activity");
         act.live = false;

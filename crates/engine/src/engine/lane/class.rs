@@ -8,10 +8,10 @@
 use crate::model::Dram;
 use crate::time::SimTime;
 
-use super::observer::Loss;
+use crate::engine::observer::Loss;
 
-use super::solver::{ClassDemand, ClassKey, ClassSpeed, PoolRule, Solver};
-use super::virtual_clock::VirtualClock;
+use crate::engine::solver::{ClassDemand, ClassKey, ClassSpeed, PoolRule, Solver};
+use crate::engine::virtual_clock::VirtualClock;
 
 /// A lone solution of the class at one member count.
 #[derive(Debug)]
@@ -23,7 +23,7 @@ struct Solved {
 
 /// The one class of a lane run and the solver that sets its speed.
 #[derive(Debug)]
-pub(super) struct LaneClass {
+pub(in crate::engine) struct LaneClass {
     /// Its demand as the solver sees it (`count`: members now).
     demand: ClassDemand,
     solver: Solver,

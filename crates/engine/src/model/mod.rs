@@ -1,0 +1,66 @@
+//! The typed, validated model the engine runs: hardware, workload, arrivals and
+//! instrumentation. No I/O and no TOML here: `scenario` builds a [`Model`] from files,
+//! tests and benchmarks build one directly.
+//!
+//! Units are carried by the field names (`_s` seconds, `_gbps` 10^9 bytes per second,
+//! `_bytes`) and by the [`crate::time::SimTime`] type for simulated time.
+
+mod arrivals;
+mod demand;
+mod dram;
+mod duration;
+mod hardware;
+mod instrumentation;
+mod pcie;
+mod workload;
+
+pub use arrivals::{ArrivalKind, Arrivals};
+pub use demand::{Demand, RateTarget};
+pub use dram::{Dram, DramPolicy, DramSharing, LatencyCurve};
+pub use duration::Duration;
+pub use hardware::{CpuThroughput, Gpu, Hardware, Lock, Pool, PoolSharing};
+pub use instrumentation::{
+    DEFAULT_SMI_SAMPLE_PERIOD_S, Edge, Instrumentation, Marker, Span, Timer,
+};
+pub use pcie::{
+    CopyDemand, CopyDir, CopyLatencyFrac, LinkCopy, MemcpyPace, PageableStaging, PcieLink,
+    StagedCopy,
+};
+pub use workload::{Hold, HoldResource, HostThread, Stage, Workload};
+
+/// Index of a stage in [`Workload::stages`].
+pub type StageId = usize;
+/// Index of a lock in [`Hardware::locks`].
+pub type LockId = usize;
+/// Index of a thread pool in [`Hardware::pools`].
+pub type PoolId = usize;
+/// Index of a marker in [`Instrumentation::markers`].
+pub type MarkerId = usize;
+
+/// Bytes in one cache line: what one line in flight (Little's law) or one pointer-chase
+/// step moves.
+pub const CACHE_LINE_BYTES: f64 = 64.0;
+
+/// A whole scenario, ready to simulate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Model {
+    /// Scenario name (used in reports and plot titles).
+    pub name: String,
+    /// Seed of the run's random number generator.
+    pub seed: u64,
+    /// The host: cores, DRAM, GPUs and their links, RAM, locks, pools.
+    pub hardware: Hardware,
+    /// What one job (e.g. one proof) does.
+    pub workload: Workload,
+    /// How jobs arrive and how many are simulated.
+    pub arrivals: Arrivals,
+    /// Where the real engine's log markers sit.
+    pub instrumentation: Instrumentation,
+}
+
+impl Model {
+    /// Looks a stage up by name.
+    pub fn stage_id(&self, name: &str) -> Option<StageId> {
+        self.workload.stages.iter().position(|s| s.name == name)
+    }
+}

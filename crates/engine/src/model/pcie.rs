@@ -1,0 +1,332 @@
+//! PCIe links and host-device copies: rates, directions, staging and what a copy
+//! draws from DRAM.
+
+use super::{Demand, RateTarget};
+
+/// A PCIe link's per-direction rates and how its traffic lands on host DRAM.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PcieLink {
+    /// Pinned host-to-device bandwidth, GB/s.
+    pub h2d_gbps: f64,
+    /// Pinned device-to-host bandwidth, GB/s.
+    pub d2h_gbps: f64,
+    /// Both directions at once, total GB/s (None: directions are independent).
+    pub duplex_gbps: Option<f64>,
+    /// Pageable host-to-device bandwidth (through CUDA's bounce buffer), GB/s.
+    pub pageable_h2d_gbps: f64,
+    /// Pageable device-to-host bandwidth, GB/s.
+    pub pageable_d2h_gbps: f64,
+    /// DRAM bytes per byte moved by a pinned H2D DMA (1.0: one read).
+    pub h2d_dram_factor: f64,
+    /// DRAM bytes per byte moved by a pinned D2H DMA (1.0: one write).
+    pub d2h_dram_factor: f64,
+    /// Extra DRAM bytes per byte for a pageable copy's CPU memcpy (2.0: one read, one write).
+    pub pageable_copy_dram_factor: f64,
+    /// Pageable host-to-device copies as CPU staging pipelined with the DMA (None: the
+    /// one-rate rule, `pageable_h2d_gbps`).
+    pub pageable_h2d_staging: Option<PageableStaging>,
+    /// The same for device-to-host copies.
+    pub pageable_d2h_staging: Option<PageableStaging>,
+    /// Share of each kind of copy's standalone time that waits on DRAM latency (a
+    /// transfer stage takes it unless it states its own).
+    pub latency_frac: CopyLatencyFrac,
+}
+
+/// Share of a copy's time bound by DRAM latency, per kind of copy. A GPU reading host
+/// memory (pinned H2D) keeps a bounded number of reads in flight, each a PCIe round
+/// trip plus a DRAM access, so it slows as DRAM latency rises; posted writes (pinned
+/// D2H) barely wait; an unstaged pageable copy's CPU memcpy waits like a CPU stream.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct CopyLatencyFrac {
+    /// Pinned host-to-device DMA.
+    pub pinned_h2d: f64,
+    /// Pinned device-to-host DMA.
+    pub pinned_d2h: f64,
+    /// Pageable host-to-device copy without staging.
+    pub pageable_h2d: f64,
+    /// Pageable device-to-host copy without staging.
+    pub pageable_d2h: f64,
+}
+
+impl CopyLatencyFrac {
+    /// The share for copy `c`.
+    pub fn of(&self, c: LinkCopy) -> f64 {
+        match (c.dir, c.pinned) {
+            (CopyDir::H2d, true) => self.pinned_h2d,
+            (CopyDir::D2h, true) => self.pinned_d2h,
+            (CopyDir::H2d, false) => self.pageable_h2d,
+            (CopyDir::D2h, false) => self.pageable_d2h,
+        }
+    }
+}
+
+/// A pageable copy as the driver runs it: one CPU thread memcpys the pageable buffer
+/// into (H2D) or out of (D2H) a pinned bounce buffer chunk by chunk, while the DMA moves
+/// the previous chunk. The two overlap, so the copy streams at the slower of the two, not
+/// at the sum of their times; each call also pays a fixed setup.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PageableStaging {
+    /// Fixed cost per call (driver work before the first chunk moves), seconds; it never
+    /// shares anything, so small copies are slower per byte.
+    pub setup_s: f64,
+    /// The memcpy thread's rate alone on an idle host, GB/s copied.
+    pub memcpy_gbps: f64,
+    /// How the memcpy meets a loaded DRAM.
+    pub memcpy_pace: MemcpyPace,
+}
+
+/// Whether a staging memcpy waits on DRAM latency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MemcpyPace {
+    /// Its loads keep the lines in flight its idle rate implies (Little's law): it runs
+    /// at `memcpy_gbps x L(0) / L` as loaded latency `L` rises, like a CPU copy stream.
+    LatencyBound,
+    /// Its stores are posted (nothing waits on them): latency does not slow it, only
+    /// its DRAM share does.
+    Posted,
+}
+
+impl MemcpyPace {
+    /// Parses a scenario name: "latency-bound" or "posted".
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "latency-bound" => Some(Self::LatencyBound),
+            "posted" => Some(Self::Posted),
+            _ => None,
+        }
+    }
+
+    /// The scenario name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::LatencyBound => "latency-bound",
+            Self::Posted => "posted",
+        }
+    }
+}
+
+/// What the engine needs to pace one staged pageable copy stage (see [`PageableStaging`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StagedCopy {
+    /// Share of the stage's standalone time that is the per-call setup, in [0, 1): it
+    /// never slows. (Under a DRAM or link share the filling spreads it over the call.)
+    pub setup_frac: f64,
+    /// The memcpy's rate alone over the copy's streaming rate, >= 1 (above 1 when the
+    /// DMA, not the memcpy, sets the pace).
+    pub memcpy_headroom: f64,
+    /// How the memcpy meets a loaded DRAM.
+    pub memcpy_pace: MemcpyPace,
+}
+
+impl StagedCopy {
+    /// Whether the memcpy sets the copy's pace (else the DMA does).
+    pub fn memcpy_bound(&self) -> bool {
+        self.memcpy_headroom <= 1.0 + 1e-9
+    }
+
+    /// The stage's speed cap (fraction of standalone) when loaded latency is `slowdown`
+    /// x idle: the streaming part runs at min(1, headroom / slowdown) when the memcpy is
+    /// latency bound (Little's law), the setup part at 1.
+    pub fn cap(&self, slowdown: f64) -> f64 {
+        let streaming = match self.memcpy_pace {
+            MemcpyPace::LatencyBound => (self.memcpy_headroom / slowdown).min(1.0),
+            MemcpyPace::Posted => 1.0,
+        };
+        if streaming >= 1.0 {
+            return 1.0;
+        }
+        1.0 / (self.setup_frac + (1.0 - self.setup_frac) / streaming)
+    }
+}
+
+/// Which way a copy crosses a PCIe link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CopyDir {
+    /// Host to device.
+    H2d,
+    /// Device to host.
+    D2h,
+}
+
+impl CopyDir {
+    /// Both directions, host to device first.
+    pub const BOTH: [CopyDir; 2] = [CopyDir::H2d, CopyDir::D2h];
+
+    /// Its short name, as logs, probes and files spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CopyDir::H2d => "h2d",
+            CopyDir::D2h => "d2h",
+        }
+    }
+}
+
+impl std::fmt::Display for CopyDir {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A copy over a PCIe link: its direction and whether the host buffer is pinned (a
+/// DMA) or pageable (the driver's CPU memcpy through a pinned bounce buffer, then a DMA).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LinkCopy {
+    /// Direction.
+    pub dir: CopyDir,
+    /// Pinned host buffer (else pageable).
+    pub pinned: bool,
+}
+
+/// What a copy asks of the host while it moves data at some rate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CopyDemand {
+    /// The link direction it crosses.
+    pub link: RateTarget,
+    /// GB/s it draws on that direction.
+    pub link_gbps: f64,
+    /// GB/s it draws on host DRAM.
+    pub dram_gbps: f64,
+}
+
+impl CopyDemand {
+    /// The copy's two rate demands: its link direction, then host DRAM.
+    pub fn demands(&self) -> Vec<Demand> {
+        vec![
+            Demand {
+                target: self.link,
+                amount: self.link_gbps,
+            },
+            Demand {
+                target: RateTarget::Dram,
+                amount: self.dram_gbps,
+            },
+        ]
+    }
+}
+
+impl PcieLink {
+    /// DRAM bytes per byte of a pinned DMA, unless measured: one read (H2D) or one write
+    /// (D2H).
+    pub const DEFAULT_DMA_DRAM_FACTOR: f64 = 1.0;
+    /// Extra DRAM bytes per byte of a pageable copy's memcpy, unless measured: one read
+    /// and one write.
+    pub const DEFAULT_PAGEABLE_COPY_DRAM_FACTOR: f64 = 2.0;
+    /// A pageable copy's rate as a share of the pinned one, unless measured.
+    pub const DEFAULT_PAGEABLE_SHARE: f64 = 0.25;
+
+    /// A copy's standalone streaming rate, GB/s: the pinned or pageable rate of its
+    /// direction; a staged pageable copy streams at the slower of its memcpy and the
+    /// pinned DMA.
+    pub fn copy_gbps(&self, c: LinkCopy) -> f64 {
+        if let Some(st) = self.staging(c) {
+            return st
+                .memcpy_gbps
+                .min(self.copy_gbps(LinkCopy { pinned: true, ..c }));
+        }
+        match (c.dir, c.pinned) {
+            (CopyDir::H2d, true) => self.h2d_gbps,
+            (CopyDir::D2h, true) => self.d2h_gbps,
+            (CopyDir::H2d, false) => self.pageable_h2d_gbps,
+            (CopyDir::D2h, false) => self.pageable_d2h_gbps,
+        }
+    }
+
+    /// The staging of a pageable copy, when the link has one for its direction (None
+    /// for a pinned copy).
+    pub fn staging(&self, c: LinkCopy) -> Option<&PageableStaging> {
+        match (c.pinned, c.dir) {
+            (true, _) => None,
+            (false, CopyDir::H2d) => self.pageable_h2d_staging.as_ref(),
+            (false, CopyDir::D2h) => self.pageable_d2h_staging.as_ref(),
+        }
+    }
+
+    /// Standalone seconds of one call moving `gb` GB: the setup of a staged copy (0
+    /// otherwise) plus the bytes at [`PcieLink::copy_gbps`].
+    pub fn copy_seconds(&self, c: LinkCopy, gb: f64) -> f64 {
+        let streaming = gb / self.copy_gbps(c);
+        match self.staging(c) {
+            Some(st) => st.setup_s + streaming,
+            None => streaming,
+        }
+    }
+
+    /// How the engine paces a staged copy of `gb` GB whose stage lasts `secs` standalone
+    /// (its own [`PcieLink::copy_seconds`], or longer when stretched over a kernel); None
+    /// without staging.
+    pub fn staged_copy(&self, c: LinkCopy, gb: f64, secs: f64) -> Option<StagedCopy> {
+        let st = self.staging(c)?;
+        let streaming_s = secs - st.setup_s;
+        if !(streaming_s > 0.0 && gb > 0.0) {
+            return Some(StagedCopy {
+                setup_frac: 0.0,
+                memcpy_headroom: 1.0,
+                memcpy_pace: st.memcpy_pace,
+            });
+        }
+        Some(StagedCopy {
+            setup_frac: st.setup_s / secs,
+            memcpy_headroom: (st.memcpy_gbps * streaming_s / gb).max(1.0),
+            memcpy_pace: st.memcpy_pace,
+        })
+    }
+
+    /// The demands of a copy moving `gbps` (its standalone rate, or less when it is
+    /// stretched over a longer stage): its link direction at `gbps`; DRAM at `gbps` x
+    /// the direction's DMA factor, plus `gbps` x the memcpy factor when pageable.
+    pub fn copy_demand(&self, c: LinkCopy, gbps: f64) -> CopyDemand {
+        let (link, dma_factor) = match c.dir {
+            CopyDir::H2d => (RateTarget::PcieH2d, self.h2d_dram_factor),
+            CopyDir::D2h => (RateTarget::PcieD2h, self.d2h_dram_factor),
+        };
+        let mut dram_gbps = gbps * dma_factor;
+        if !c.pinned {
+            dram_gbps += gbps * self.pageable_copy_dram_factor;
+        }
+        CopyDemand {
+            link,
+            link_gbps: gbps,
+            dram_gbps,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_demands_follow_direction_and_buffer() {
+        let link = PcieLink {
+            h2d_gbps: 50.0,
+            d2h_gbps: 40.0,
+            duplex_gbps: None,
+            pageable_h2d_gbps: 10.0,
+            pageable_d2h_gbps: 8.0,
+            h2d_dram_factor: 1.5,
+            d2h_dram_factor: 1.25,
+            pageable_copy_dram_factor: 2.0,
+            pageable_h2d_staging: None,
+            pageable_d2h_staging: None,
+            latency_frac: Default::default(),
+        };
+        let copy = |dir, pinned| LinkCopy { dir, pinned };
+        assert_eq!(link.copy_gbps(copy(CopyDir::H2d, true)), 50.0);
+        assert_eq!(link.copy_gbps(copy(CopyDir::D2h, false)), 8.0);
+        // Pinned: the DMA's DRAM bytes only.
+        let d = link.copy_demand(copy(CopyDir::H2d, true), 50.0);
+        assert_eq!(
+            (d.link, d.link_gbps, d.dram_gbps),
+            (RateTarget::PcieH2d, 50.0, 75.0)
+        );
+        // Pageable: the DMA's plus the memcpy's (one read, one write).
+        let d = link.copy_demand(copy(CopyDir::D2h, false), 8.0);
+        assert_eq!(
+            (d.link, d.link_gbps, d.dram_gbps),
+            (RateTarget::PcieD2h, 8.0, 26.0)
+        );
+        // A copy stretched over a longer stage asks proportionally less.
+        let d = link.copy_demand(copy(CopyDir::H2d, false), 5.0);
+        assert_eq!(d.dram_gbps, 17.5);
+    }
+}
