@@ -132,7 +132,7 @@ impl Report {
         if self.gpu_true_busy_frac > 0.0 {
             let _ = writeln!(
                 w,
-                "             nvidia-smi view {}   (sample windows of {:.3} s with any kernel running)",
+                "             nvidia-smi view {}   (an upper bound: sample windows of {:.3} s with any kernel running; NVML's utilization.gpu averages near the true duty)",
                 pct(self.gpu_sampled_busy_frac),
                 self.smi_sample_period_s
             );
