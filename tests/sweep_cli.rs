@@ -37,6 +37,7 @@ fn sweep_writes_csv_json_and_plots_then_plot_redraws_them() {
         "sweep.json",
         "throughput.png",
         "gpu_utilisation.svg",
+        "gpu_breakdown.png",
         "inflation.png",
         "dram.svg",
     ] {

@@ -3,6 +3,7 @@
 //! timeline. Text uses the embedded DejaVu Sans ([`font`]), so charts render the same
 //! on machines without fonts.
 
+pub mod breakdown;
 pub mod common;
 pub mod compare;
 pub mod dram;
@@ -40,7 +41,8 @@ pub const KEYS_READ: [&str; 7] = [
 ];
 
 /// Draws every sweep chart whose metrics the table has into `dir`; returns the files.
-/// Charts: `throughput`, `gpu_utilisation`, `inflation`, `dram` (.png and .svg).
+/// Charts: `throughput`, `gpu_utilisation`, `gpu_breakdown`, `inflation`, `dram` (.png
+/// and .svg).
 pub fn sweep_plots(table: &SweepTable, dir: &Path) -> Result<Vec<PathBuf>> {
     let has = |m: &str| table.metric_index(m).is_some();
     let mut files = Vec::new();
@@ -53,6 +55,14 @@ pub fn sweep_plots(table: &SweepTable, dir: &Path) -> Result<Vec<PathBuf>> {
     }
     if has(keys::GPU_TRUE_BUSY_FRAC) || has(keys::GPU_BRACKETED_BUSY_FRAC) {
         files.extend(render(&gpu::GpuChart(table), dir, "gpu_utilisation")?);
+    }
+    let bracket_parts = keys::breakdown_metric("kernels", keys::BREAKDOWN_PER_BRACKET_S);
+    if has(&bracket_parts) {
+        files.extend(render(
+            &breakdown::BreakdownChart(table),
+            dir,
+            "gpu_breakdown",
+        )?);
     }
     if !table.stages_with(keys::STAGE_INFLATION).is_empty() {
         files.extend(render(&inflation::InflationChart(table), dir, "inflation")?);
