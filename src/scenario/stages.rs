@@ -5,14 +5,14 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::model::{
     CopyDir, Demand, Duration, Hardware, Hold, HoldResource, HostThread, LinkCopy, RateTarget,
-    Stage, Workload,
+    Stage, StagedCopy, Workload,
 };
 
 use super::capacity::{capacity, check_live_holds, quantity};
 use super::dag::{Reach, topo_order};
 use super::error::{ErrorKind, Locator, ScenarioError, join_index, join_key};
 use super::host_scaling::{HostScaling, ScaledStage, StageWork, scaled};
-use super::schema::{DistSpec, HoldSpec, StageSpec, WorkloadSpec};
+use super::schema::{DistSpec, HoldSpec, HostThreadSpec, StageSpec, TransferSpec, WorkloadSpec};
 use super::units::{Dim, GB, GIB, Qty, to_bytes};
 use super::values::{UNLIMITED_DRAM, UNLIMITED_RAM, number, one_of, positive, qty};
 
@@ -140,6 +140,22 @@ pub fn workload(
     Ok(wl)
 }
 
+/// What a `transfer` makes of a stage.
+struct CopyStage {
+    /// Standalone time.
+    duration: Duration,
+    /// The link direction drawn, and at what rate.
+    link: RateTarget,
+    link_gbps: f64,
+    /// DRAM drawn by the DMA, GB/s.
+    dram_gbps: f64,
+    /// A pageable copy's staging (None: pinned, or the one-rate rule).
+    staged: Option<StagedCopy>,
+    /// The share of a copy alone that waits on DRAM latency (0 for a kernel's stream).
+    latency_frac: f64,
+    pinned: bool,
+}
+
 struct StageCx<'a> {
     i: usize,
     key: String,
@@ -259,69 +275,13 @@ impl StageCx<'_> {
         // (unless it says otherwise); a staged copy's memcpy is paced in the solver.
         let mut copy_latency_frac = 0.0;
         if let Some(t) = &s.transfer {
-            self.need_gpu("transfer", "a PCIe transfer")?;
-            let link = &self.hw.gpus[0].link;
-            let pinned = t.pinned.unwrap_or(true);
-            let dir = match t.dir.as_str() {
-                "h2d" => CopyDir::H2d,
-                "d2h" => CopyDir::D2h,
-                other => {
-                    return Err(self.err(
-                        ErrorKind::Value,
-                        "transfer.dir",
-                        format!(
-                            "{other:?} is not a direction; use \"h2d\" (host to device) or \"d2h\""
-                        ),
-                    ));
-                }
-            };
-            let copy = LinkCopy { dir, pinned };
-            let rate = link.copy_gbps(copy);
-            let (kg, kgib) = (self.k("transfer.gb"), self.k("transfer.gib"));
-            let bytes = match one_of((&t.gb, &kg), (&t.gib, &kgib), loc)? {
-                Some((q, 0)) => qty(q, Dim::Size, GB, &kg, loc)?,
-                Some((q, _)) => qty(q, Dim::Size, GIB, &kgib, loc)?,
-                None => {
-                    return Err(self.err(
-                        ErrorKind::MissingKey,
-                        "transfer.gb",
-                        "missing; give the bytes moved as gb = 1.5 or gib = 2 (or a size string)",
-                    ));
-                }
-            };
-            // Alone, a copy runs at the link's rate. With a duration too (a kernel that
-            // streams its inputs, e.g. an MSM reading SRS points), the stage lasts the
-            // longer of the two and draws the link at bytes / standalone time.
-            let copy_s = link.copy_seconds(copy, bytes / GB);
-            let (standalone, rate) = match duration {
-                Some(d) if d.mean_s() > copy_s => {
-                    let r = bytes / GB / d.mean_s();
-                    (d, r)
-                }
-                // A staged copy draws its bytes over setup + streaming.
-                Some(Duration::Fixed(_)) | None if link.staging(copy).is_some() => {
-                    (Duration::Fixed(copy_s), bytes / GB / copy_s)
-                }
-                Some(Duration::Fixed(_)) | None => {
-                    copy_latency_frac = link.latency_frac.of(copy);
-                    (Duration::Fixed(copy_s), rate)
-                }
-                Some(_) => {
-                    return Err(self.err(
-                        ErrorKind::Value,
-                        "transfer",
-                        format!(
-                            "the stage's mean duration is shorter than its copy alone ({copy_s:.4} s at {rate} GB/s); give a fixed duration_s or none"
-                        ),
-                    ));
-                }
-            };
-            staged_copy = link.staged_copy(copy, bytes / GB, standalone.mean_s());
-            duration = Some(standalone);
-            let demand = link.copy_demand(copy, rate);
-            *demands.entry(demand.link).or_default() += demand.link_gbps;
-            *demands.entry(RateTarget::Dram).or_default() += demand.dram_gbps;
-            if !pinned {
+            let copy = self.transfer(t, duration)?;
+            copy_latency_frac = copy.latency_frac;
+            staged_copy = copy.staged;
+            duration = Some(copy.duration);
+            *demands.entry(copy.link).or_default() += copy.link_gbps;
+            *demands.entry(RateTarget::Dram).or_default() += copy.dram_gbps;
+            if !copy.pinned {
                 // The driver's memcpy into the bounce buffer occupies a core.
                 holds.push(Hold {
                     resource: HoldResource::Cores,
@@ -497,38 +457,10 @@ impl StageCx<'_> {
 
         let host_thread = match &s.host_thread {
             None => None,
-            Some(h) => {
-                let Some(pool) = self.hw.pools.iter().position(|p| p.name == h.pool) else {
-                    let pools: Vec<&str> = self.hw.pools.iter().map(|p| p.name.as_str()).collect();
-                    return Err(self.err(
-                        ErrorKind::Reference,
-                        "host_thread.pool",
-                        format!(
-                            "no pool named {:?}; pools: {}",
-                            h.pool,
-                            if pools.is_empty() {
-                                "(none; declare [hardware.pools])".into()
-                            } else {
-                                pools.join(", ")
-                            }
-                        ),
-                    ));
-                };
-                if !(h.frac > 0.0 && h.frac <= 1.0) {
-                    return Err(self.err(
-                        ErrorKind::Value,
-                        "host_thread.frac",
-                        format!(
-                            "{} is out of range; the share of the stage's time its host thread needs a CPU is in (0, 1]",
-                            h.frac
-                        ),
-                    ));
-                }
-                Some(HostThread {
-                    pool,
-                    bound_frac: scale.and_then(|sc| sc.host_thread_frac).unwrap_or(h.frac),
-                })
-            }
+            Some(h) => Some(HostThread {
+                pool: self.host_thread_pool(h)?,
+                bound_frac: scale.and_then(|sc| sc.host_thread_frac).unwrap_or(h.frac),
+            }),
         };
 
         if self.hw.dram.capacity_gbps == UNLIMITED_DRAM {
@@ -857,6 +789,117 @@ impl StageCx<'_> {
     }
 
     /// A stage's own holds of one resource together must fit.
+    /// A `transfer`: its standalone time (the copy alone, or the stage's own duration
+    /// when longer: a kernel streaming its inputs), the link and DRAM it draws, and its
+    /// staging.
+    fn transfer(
+        &self,
+        t: &TransferSpec,
+        duration: Option<Duration>,
+    ) -> Result<CopyStage, ScenarioError> {
+        let loc = self.loc;
+        self.need_gpu("transfer", "a PCIe transfer")?;
+        let link = &self.hw.gpus[0].link;
+        let pinned = t.pinned.unwrap_or(true);
+        let dir = match t.dir.as_str() {
+            "h2d" => CopyDir::H2d,
+            "d2h" => CopyDir::D2h,
+            other => {
+                return Err(self.err(
+                    ErrorKind::Value,
+                    "transfer.dir",
+                    format!(
+                        "{other:?} is not a direction; use \"h2d\" (host to device) or \"d2h\""
+                    ),
+                ));
+            }
+        };
+        let copy = LinkCopy { dir, pinned };
+        let rate = link.copy_gbps(copy);
+        let (kg, kgib) = (self.k("transfer.gb"), self.k("transfer.gib"));
+        let bytes = match one_of((&t.gb, &kg), (&t.gib, &kgib), loc)? {
+            Some((q, 0)) => qty(q, Dim::Size, GB, &kg, loc)?,
+            Some((q, _)) => qty(q, Dim::Size, GIB, &kgib, loc)?,
+            None => {
+                return Err(self.err(
+                    ErrorKind::MissingKey,
+                    "transfer.gb",
+                    "missing; give the bytes moved as gb = 1.5 or gib = 2 (or a size string)",
+                ));
+            }
+        };
+        // Alone, a copy runs at the link's rate. With a duration too (a kernel that
+        // streams its inputs, e.g. an MSM reading SRS points), the stage lasts the
+        // longer of the two and draws the link at bytes / standalone time.
+        let copy_s = link.copy_seconds(copy, bytes / GB);
+        let mut latency_frac = 0.0;
+        let (standalone, rate) = match duration {
+            Some(d) if d.mean_s() > copy_s => {
+                let r = bytes / GB / d.mean_s();
+                (d, r)
+            }
+            // A staged copy draws its bytes over setup + streaming.
+            Some(Duration::Fixed(_)) | None if link.staging(copy).is_some() => {
+                (Duration::Fixed(copy_s), bytes / GB / copy_s)
+            }
+            Some(Duration::Fixed(_)) | None => {
+                latency_frac = link.latency_frac.of(copy);
+                (Duration::Fixed(copy_s), rate)
+            }
+            Some(_) => {
+                return Err(self.err(
+                    ErrorKind::Value,
+                    "transfer",
+                    format!(
+                        "the stage's mean duration is shorter than its copy alone ({copy_s:.4} s at {rate} GB/s); give a fixed duration_s or none"
+                    ),
+                ));
+            }
+        };
+        let staged = link.staged_copy(copy, bytes / GB, standalone.mean_s());
+        let demand = link.copy_demand(copy, rate);
+        Ok(CopyStage {
+            duration: standalone,
+            link: demand.link,
+            link_gbps: demand.link_gbps,
+            dram_gbps: demand.dram_gbps,
+            staged,
+            latency_frac,
+            pinned,
+        })
+    }
+
+    /// The pool a `host_thread` runs on, its share checked.
+    fn host_thread_pool(&self, h: &HostThreadSpec) -> Result<usize, ScenarioError> {
+        let Some(pool) = self.hw.pools.iter().position(|p| p.name == h.pool) else {
+            let pools: Vec<&str> = self.hw.pools.iter().map(|p| p.name.as_str()).collect();
+            return Err(self.err(
+                ErrorKind::Reference,
+                "host_thread.pool",
+                format!(
+                    "no pool named {:?}; pools: {}",
+                    h.pool,
+                    if pools.is_empty() {
+                        "(none; declare [hardware.pools])".into()
+                    } else {
+                        pools.join(", ")
+                    }
+                ),
+            ));
+        };
+        if !(h.frac > 0.0 && h.frac <= 1.0) {
+            return Err(self.err(
+                ErrorKind::Value,
+                "host_thread.frac",
+                format!(
+                    "{} is out of range; the share of the stage's time its host thread needs a CPU is in (0, 1]",
+                    h.frac
+                ),
+            ));
+        }
+        Ok(pool)
+    }
+
     /// A capacity's key for a message, with the knobs it was computed from: the RAM a
     /// user changes is often `params.host_ram_gib`, not the hardware key it feeds.
     fn capacity_key(&self, key: &str) -> String {
