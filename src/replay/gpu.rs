@@ -19,7 +19,7 @@ use std::time::Duration;
 use super::error::{Context, ReplayError, Result, chain, fail, failed};
 use serde_json::Value;
 
-use crate::scenario::replay_info::{CopyDir, KernelKind, TransferInfo};
+use crate::scenario::replay_info::{KernelKind, TransferInfo};
 
 use super::executor::GpuBackend;
 
@@ -309,11 +309,12 @@ fn num(v: &Value, key: &str) -> Result<f64> {
 
 impl GpuBackend for GpuHarness {
     fn copy(&self, t: &TransferInfo) -> Result<f64> {
-        let dir = match t.dir {
-            CopyDir::H2d => "h2d",
-            CopyDir::D2h => "d2h",
-        };
-        let v = self.request(&format!("copy {dir} {} {}", t.bytes, u8::from(t.pinned)))?;
+        let v = self.request(&format!(
+            "copy {} {} {}",
+            t.dir.name(),
+            t.bytes,
+            u8::from(t.pinned)
+        ))?;
         Ok(num(&v, "gpu_ms")? / 1e3)
     }
 
@@ -409,7 +410,7 @@ done
         let h = GpuHarness::start(Arc::new(HarnessPath::Disk(script)), None).unwrap();
         assert_eq!(h.vram_bytes(), Some(1000.0));
         let t = TransferInfo {
-            dir: CopyDir::H2d,
+            dir: crate::model::CopyDir::H2d,
             bytes: 10,
             pinned: true,
         };

@@ -44,10 +44,7 @@ impl StagePlan {
         if let Some(t) = &self.copy {
             parts.push(format!(
                 "{} {:.2} GB {}",
-                match t.dir {
-                    crate::scenario::replay_info::CopyDir::H2d => "h2d",
-                    crate::scenario::replay_info::CopyDir::D2h => "d2h",
-                },
+                t.dir.name(),
                 t.bytes as f64 / 1e9,
                 if t.pinned { "pinned" } else { "pageable" }
             ));

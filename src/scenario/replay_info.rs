@@ -9,14 +9,7 @@ use super::schema::WorkloadSpec;
 use super::units::{Dim, GB, GIB};
 use super::values::qty;
 
-/// Direction of a PCIe copy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CopyDir {
-    /// Host to device.
-    H2d,
-    /// Device to host.
-    D2h,
-}
+pub use crate::model::CopyDir;
 
 /// A stage's PCIe transfer as written in the scenario.
 #[derive(Debug, Clone, Copy, PartialEq)]
