@@ -119,6 +119,16 @@ impl GapTotals {
         self.parts_s[part.index()]
     }
 
+    /// Mean seconds of `part` in one bracket (0 without brackets).
+    pub fn per_bracket_s(&self, part: GapPart) -> f64 {
+        self.seconds(part) / self.brackets.max(1) as f64
+    }
+
+    /// Mean length of one bracket, seconds (0 without brackets).
+    pub fn mean_bracket_s(&self) -> f64 {
+        self.bracket_s / self.brackets.max(1) as f64
+    }
+
     /// `part`'s share of the bracketed time (0 when nothing was bracketed).
     pub fn share(&self, part: GapPart) -> f64 {
         if self.bracket_s > 0.0 {

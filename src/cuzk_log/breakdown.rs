@@ -14,15 +14,6 @@
 use super::analyse::GpuBracket;
 use crate::analysis::gap::{GapPart, GapTotals, Piece};
 
-/// The timers, in the order the call runs them, with the part each stands for.
-const SEQUENCE: [(&str, GapPart); 5] = [
-    ("pre_lock_cpu_ms", GapPart::Setup),
-    ("mutex_wait_ms", GapPart::LockWait),
-    ("ntt_msm_h_ms", GapPart::Kernels),
-    ("barrier_wait_ms", GapPart::BarrierWait),
-    ("batch_add_ms", GapPart::Kernels),
-];
-
 /// The brackets that close inside `window_ms` and carry at least one of these timers,
 /// cut into parts; None when no bracket does.
 pub fn of(brackets: &[GpuBracket], window_ms: (f64, f64)) -> Option<GapTotals> {
@@ -51,10 +42,25 @@ fn timer(b: &GpuBracket, name: &str) -> Option<f64> {
 
 /// The bracket's timers laid end to end from its start, in the call's order: the host
 /// work under the mutex right after the lock, the tail MSMs after the batch additions.
+/// None of them (or all zero): no pieces.
 fn pieces(b: &GpuBracket) -> Vec<Piece> {
+    let held_setup = match (timer(b, "mutex_held_ms"), timer(b, "gpu_total_ms")) {
+        (Some(held), Some(total)) => Some((held - total).max(0.0)),
+        _ => None,
+    };
+    let steps = [
+        (timer(b, "pre_lock_cpu_ms"), GapPart::Setup),
+        (timer(b, "mutex_wait_ms"), GapPart::LockWait),
+        (held_setup, GapPart::Setup),
+        (timer(b, "ntt_msm_h_ms"), GapPart::Kernels),
+        (timer(b, "barrier_wait_ms"), GapPart::BarrierWait),
+        (timer(b, "batch_add_ms"), GapPart::Kernels),
+        (timer(b, "tail_msm_ms"), GapPart::Kernels),
+    ];
     let mut t = b.start_ms / 1e3;
     let mut out = Vec::new();
-    let mut lay = |part: GapPart, ms: f64, out: &mut Vec<Piece>| {
+    for (ms, part) in steps {
+        let Some(ms) = ms else { continue };
         let end = t + ms / 1e3;
         out.push(Piece {
             part,
@@ -62,30 +68,8 @@ fn pieces(b: &GpuBracket) -> Vec<Piece> {
             end_s: end,
         });
         t = end;
-    };
-    let kernels: f64 = ["ntt_msm_h_ms", "batch_add_ms", "tail_msm_ms"]
-        .iter()
-        .filter_map(|n| timer(b, n))
-        .sum();
-    let held_setup = match (timer(b, "mutex_held_ms"), timer(b, "gpu_total_ms")) {
-        (Some(held), Some(total)) => Some((held - total).max(0.0)),
-        _ => None,
-    };
-    for (i, (name, part)) in SEQUENCE.iter().enumerate() {
-        if let Some(ms) = timer(b, name) {
-            lay(*part, ms, &mut out);
-        }
-        // Under the mutex: its host work first.
-        if i == 1
-            && let Some(ms) = held_setup
-        {
-            lay(GapPart::Setup, ms, &mut out);
-        }
     }
-    if let Some(ms) = timer(b, "tail_msm_ms") {
-        lay(GapPart::Kernels, ms, &mut out);
-    }
-    if kernels == 0.0 && out.iter().all(|p| p.end_s == p.start_s) {
+    if out.iter().all(|p| p.end_s == p.start_s) {
         return Vec::new();
     }
     out

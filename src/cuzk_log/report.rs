@@ -95,28 +95,26 @@ fn breakdown_json(t: Option<GapTotals>) -> Value {
     let Some(t) = t else {
         return Value::Null;
     };
-    let n = t.brackets.max(1) as f64;
     let parts: serde_json::Map<String, Value> = GapPart::ALL
         .iter()
         .map(|&p| {
             (
                 p.key().to_string(),
-                json!({"per_bracket_s": t.seconds(p) / n, "share": t.share(p)}),
+                json!({"per_bracket_s": t.per_bracket_s(p), "share": t.share(p)}),
             )
         })
         .collect();
-    json!({"brackets": t.brackets, "mean_bracket_s": t.bracket_s / n, "parts": parts,
+    json!({"brackets": t.brackets, "mean_bracket_s": t.mean_bracket_s(), "parts": parts,
            "from": "CUZK_TIMING timers; kernels include their PCIe streams"})
 }
 
 /// One line per part: what the brackets were spent on, from their timers.
 fn breakdown_text(o: &mut String, t: &GapTotals) {
-    let n = t.brackets.max(1) as f64;
     let _ = writeln!(
         o,
         "GPU brackets {} with timers, {:.3} s mean; spent on (from CUZK_TIMING; kernels include their PCIe streams):",
         t.brackets,
-        t.bracket_s / n
+        t.mean_bracket_s()
     );
     // The timers do not tell transfers from the kernels they feed.
     for part in GapPart::ALL
@@ -127,7 +125,7 @@ fn breakdown_text(o: &mut String, t: &GapTotals) {
             o,
             "  {:<14} {:>8.3} s/bracket {:>6.1}%",
             part.label(),
-            t.seconds(part) / n,
+            t.per_bracket_s(part),
             100.0 * t.share(part)
         );
     }

@@ -9,7 +9,7 @@ use plotters::prelude::*;
 use super::common::{axis_range, builder, mesh, padded, points, sweep_layout, x_range};
 use super::legend::{Entry, Swatch};
 use super::render::Chart;
-use super::style::{PALETTE, fmt_tick, key_label};
+use super::style::{color, fmt_tick, key_label};
 use crate::analysis::gap::GapPart;
 use crate::keys;
 use crate::plot::error::Result;
@@ -69,7 +69,6 @@ impl Chart for BreakdownChart<'_> {
     {
         let t = self.0;
         let layers = self.layers();
-        let color = |i: usize| PALETTE[i % PALETTE.len()];
         let mut legend: Vec<Entry> = (layers.iter().enumerate().rev())
             .map(|(i, (part, _))| Entry::new(part.label(), color(i), Swatch::Line(0)))
             .collect();

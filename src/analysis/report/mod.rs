@@ -243,8 +243,7 @@ impl Report {
 
     /// Mean seconds of `part` in one bracket (0 without brackets).
     pub fn per_bracket_s(&self, part: GapPart) -> f64 {
-        let b = &self.gpu_breakdown;
-        b.seconds(part) / b.brackets.max(1) as f64
+        self.gpu_breakdown.per_bracket_s(part)
     }
 
     /// Seconds of `part` per measured job and GPU, the unit of
@@ -260,8 +259,7 @@ impl Report {
 
     /// Mean length of one gpu_busy bracket, seconds (0 without brackets).
     pub fn mean_bracket_s(&self) -> f64 {
-        let b = &self.gpu_breakdown;
-        b.bracket_s / b.brackets.max(1) as f64
+        self.gpu_breakdown.mean_bracket_s()
     }
 
     /// One line that explains the gap between the markers and the kernels, when there are
