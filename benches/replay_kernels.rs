@@ -19,6 +19,7 @@ fn main() {
             threads,
             dram_bytes,
             latency_frac,
+            write_frac: 0.0,
         };
         let work = host.work_for(&shape);
         let best = (0..3)

@@ -9,6 +9,8 @@
 //! measures.
 
 use std::hint::black_box;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// Buffer sizes of the kernels, bytes.
@@ -16,20 +18,26 @@ use std::time::Instant;
 pub struct BufferSizes {
     /// The pointer-chase buffer (one 64-byte line per step).
     pub chase_bytes: usize,
-    /// The streaming buffer, shared read-only by every streaming thread.
+    /// The streaming buffer, cut into one private slot per streaming thread (see
+    /// [`KernelHost`]).
     pub stream_bytes: usize,
+    /// The buffer that stages writing memory fill, cut into slots the same way.
+    pub fill_bytes: usize,
 }
 
 impl BufferSizes {
-    /// Sizes for a real replay: well beyond any server L3.
+    /// Sizes for a real replay: each of 16 streaming threads gets 512 MiB, several
+    /// times any server L3.
     pub const REPLAY: BufferSizes = BufferSizes {
         chase_bytes: 1 << 30,
-        stream_bytes: 2 << 30,
+        stream_bytes: 8 << 30,
+        fill_bytes: 4 << 30,
     };
     /// Small sizes for tests (numbers are cache-bound, timings still self-consistent).
     pub const TEST: BufferSizes = BufferSizes {
         chase_bytes: 16 << 20,
         stream_bytes: 32 << 20,
+        fill_bytes: 8 << 20,
     };
 }
 
@@ -41,6 +49,9 @@ pub struct HostRates {
     /// Per-thread streaming GB/s with `n` threads streaming at once: `(n, GB/s per thread)`,
     /// n ascending, first n = 1.
     pub stream_gbps_per_thread: Vec<(u32, f64)>,
+    /// DRAM GB/s of one thread filling memory alone (its reads for ownership and its
+    /// writes).
+    pub fill_dram_gbps: f64,
     /// Arithmetic loop iterations per second, one thread.
     pub compute_iters_per_s: f64,
 }
@@ -75,6 +86,10 @@ pub struct CpuStageShape {
     pub dram_bytes: f64,
     /// Share of the standalone time bound by DRAM latency, 0..=1.
     pub latency_frac: f64,
+    /// Share of the DRAM bytes that are writes (the stage's `dram_write_frac`; 0 for a
+    /// stage that does not say). Ordinary stores write-allocate, so a written line is
+    /// read once and written once: at most half the bytes can be writes.
+    pub write_frac: f64,
 }
 
 /// One thread's share of a stage's work.
@@ -84,6 +99,8 @@ pub struct ThreadWork {
     pub chase_steps: u64,
     /// Bytes to stream (read).
     pub stream_bytes: u64,
+    /// Bytes to fill (write-allocated: twice as many DRAM bytes).
+    pub fill_bytes: u64,
     /// Arithmetic loop iterations.
     pub compute_iters: u64,
 }
@@ -96,7 +113,8 @@ pub struct CpuWork {
     /// Work per thread.
     pub per_thread: ThreadWork,
     /// DRAM bytes the stage asked for that do not fit in its standalone time at this
-    /// host's streaming rate (0 when everything fits); the plan warns about it.
+    /// host's streaming rate (0 when everything fits); see
+    /// [`KernelHost::shortfall_warnings`].
     pub dropped_dram_bytes: f64,
 }
 
@@ -107,13 +125,56 @@ const CHUNKS: u64 = 16;
 const LINE: usize = 64;
 
 /// The kernels' buffers and this host's measured rates.
+///
+/// Every streaming thread reads a slot of the streaming buffer that no other thread
+/// reads at the same time, and walks on through it from piece to piece. Threads that
+/// read the same lines would share them through the L3 (a follower hits what its leader
+/// fetched, catches up and convoys behind it), so the host's DRAM would carry fewer bytes
+/// than the stage counts.
 pub struct KernelHost {
     /// Chase buffer: line i's first u32 is the index of the next line (one cycle).
     chase: Vec<u32>,
-    /// Streaming buffer.
+    /// Streaming buffer, `slots.count` slots of `slot_words` words.
     stream: Vec<u64>,
+    /// One fill buffer per slot, written only by the thread holding the slot.
+    fills: Vec<Mutex<Vec<u64>>>,
+    /// Which slots are free.
+    slots: StreamSlots,
     /// Measured rates.
     pub rates: HostRates,
+}
+
+/// The free slots of the streaming buffer. When more threads stream at once than there
+/// are slots, the extra ones share a slot (round robin) rather than wait.
+struct StreamSlots {
+    count: usize,
+    free: Mutex<Vec<usize>>,
+    next_shared: AtomicUsize,
+}
+
+impl StreamSlots {
+    fn new(count: usize) -> StreamSlots {
+        let count = count.max(1);
+        StreamSlots {
+            count,
+            free: Mutex::new((0..count).rev().collect()),
+            next_shared: AtomicUsize::new(0),
+        }
+    }
+
+    /// A slot for one thread's stream; `Err` holds a shared one when none is free.
+    fn take(&self) -> Result<usize, usize> {
+        match self.free.lock().expect("poisoned").pop() {
+            Some(s) => Ok(s),
+            None => Err(self.next_shared.fetch_add(1, Ordering::Relaxed) % self.count),
+        }
+    }
+
+    fn give_back(&self, slot: Result<usize, usize>) {
+        if let Ok(s) = slot {
+            self.free.lock().expect("poisoned").push(s);
+        }
+    }
 }
 
 impl KernelHost {
@@ -124,12 +185,20 @@ impl KernelHost {
         let stream: Vec<u64> = (0..sizes.stream_bytes / 8)
             .map(|i| i as u64 * 0x9e37_79b9)
             .collect();
+        let slots = StreamSlots::new(max_threads as usize);
+        // Written once now, so that no page is first touched during a run.
+        let fills = (0..slots.count)
+            .map(|_| Mutex::new(vec![1u64; sizes.fill_bytes / 8 / slots.count]))
+            .collect();
         let mut host = KernelHost {
             chase,
             stream,
+            fills,
+            slots,
             rates: HostRates {
                 chase_ns_per_step: 100.0,
                 stream_gbps_per_thread: vec![(1, 10.0)],
+                fill_dram_gbps: 10.0,
                 compute_iters_per_s: 1e9,
             },
         };
@@ -154,13 +223,13 @@ impl KernelHost {
             counts.push(max_threads);
         }
         let bytes = (self.stream.len() as u64 * 8).clamp(64 << 20, 512 << 20);
-        self.stream_bytes(0, 1, bytes / 4);
+        self.with_slot(|io| io.read(bytes / 4));
         let mut stream_gbps_per_thread = Vec::new();
         for &n in &counts {
             let secs = best_of(2, || {
                 std::thread::scope(|s| {
-                    for i in 0..n {
-                        s.spawn(move || self.stream_bytes(i, n, bytes));
+                    for _ in 0..n {
+                        s.spawn(move || self.with_slot(|io| io.read(bytes)));
                     }
                 })
             });
@@ -168,12 +237,19 @@ impl KernelHost {
             stream_gbps_per_thread.push((n, gbps));
         }
 
+        // Fill: one thread, DRAM bytes (its reads for ownership and writes).
+        let fill = (self.fill_words() as u64 * 8).clamp(1 << 20, 256 << 20);
+        self.with_slot(|io| io.fill(fill / 4));
+        let fill_dram_gbps =
+            2.0 * fill as f64 / best_of(2, || self.with_slot(|io| io.fill(fill))) / 1e9;
+
         let iters = 20_000_000u64;
         compute(iters / 4);
         let compute_iters_per_s = iters as f64 / best_of(3, || compute(iters));
         HostRates {
             chase_ns_per_step,
             stream_gbps_per_thread,
+            fill_dram_gbps,
             compute_iters_per_s,
         }
     }
@@ -192,19 +268,59 @@ impl KernelHost {
         let latency_s = t * shape.latency_frac.clamp(0.0, 1.0);
         let rest_s = t - latency_s;
         let gbps = self.rates.stream_gbps(threads);
-        let want_stream_s = shape.dram_bytes.max(0.0) / threads as f64 / (gbps * 1e9);
+        // The fill rate with this many threads: one thread's, slowed as the streams are.
+        let fill_gbps = self.rates.fill_dram_gbps * gbps / self.rates.stream_gbps(1);
+        let dram_per_thread = shape.dram_bytes.max(0.0) / threads as f64;
+        let write_frac = shape.write_frac.clamp(0.0, 0.5);
+        // Per DRAM byte: (1 - 2w) read by the stream, 2w moved by fills.
+        let s_per_byte =
+            (1.0 - 2.0 * write_frac) / (gbps * 1e9) + 2.0 * write_frac / (fill_gbps * 1e9);
+        let want_stream_s = dram_per_thread * s_per_byte;
         let stream_s = want_stream_s.min(rest_s);
-        let dropped_dram_bytes = (want_stream_s - stream_s) * gbps * 1e9 * threads as f64;
+        let done = if want_stream_s > 0.0 {
+            stream_s / want_stream_s
+        } else {
+            1.0
+        };
+        let dropped_dram_bytes = (1.0 - done) * dram_per_thread * threads as f64;
         let compute_s = rest_s - stream_s;
+        let kept = dram_per_thread * done;
         CpuWork {
             threads,
             per_thread: ThreadWork {
                 chase_steps: (latency_s * 1e9 / self.rates.chase_ns_per_step).round() as u64,
-                stream_bytes: (stream_s * gbps * 1e9).round() as u64,
+                stream_bytes: (kept * (1.0 - 2.0 * write_frac)).round() as u64,
+                fill_bytes: (kept * write_frac).round() as u64,
                 compute_iters: (compute_s * self.rates.compute_iters_per_s).round() as u64,
             },
             dropped_dram_bytes,
         }
+    }
+
+    /// One warning per stage whose DRAM bytes do not fit in its standalone time at this
+    /// host's streaming rate: the replay would stream fewer bytes than the prediction
+    /// assumes, so the two would not describe the same work.
+    pub fn shortfall_warnings<'a>(
+        &self,
+        stages: impl IntoIterator<Item = (&'a str, &'a CpuStageShape)>,
+    ) -> Vec<String> {
+        let mut out = Vec::new();
+        for (name, shape) in stages {
+            let dropped = self.work_for(shape).dropped_dram_bytes;
+            if dropped > 0.005 * shape.dram_bytes && dropped > 0.0 {
+                let stream_s = shape.standalone_s * (1.0 - shape.latency_frac.clamp(0.0, 1.0));
+                out.push(format!(
+                    "stage {name}: {:.2} of its {:.2} GB would not be streamed: it asks {:.1} GB/s per thread for the {:.3} s outside its latency share, and this host streams {:.1} alone on {} thread(s); the measured run does less DRAM work than the prediction. Lower its dram_gb or lengthen it",
+                    dropped / 1e9,
+                    shape.dram_bytes / 1e9,
+                    shape.dram_bytes / shape.threads.max(1) as f64 / stream_s.max(1e-12) / 1e9,
+                    stream_s,
+                    self.rates.stream_gbps(shape.threads),
+                    shape.threads
+                ));
+            }
+        }
+        out
     }
 
     /// Runs a stage's work on `work.threads` new threads; returns the DRAM bytes
@@ -214,18 +330,22 @@ impl KernelHost {
         std::thread::scope(|s| {
             for i in 0..work.threads {
                 s.spawn(move || {
-                    for _ in 0..CHUNKS {
-                        self.chase(i as usize * 7919, w.chase_steps / CHUNKS);
-                        self.stream_bytes(i, work.threads, w.stream_bytes / CHUNKS);
-                        compute(w.compute_iters / CHUNKS);
-                    }
-                    self.chase(i as usize * 7919, w.chase_steps % CHUNKS);
-                    self.stream_bytes(i, work.threads, w.stream_bytes % CHUNKS);
-                    compute(w.compute_iters % CHUNKS);
+                    self.with_slot(|io| {
+                        for _ in 0..CHUNKS {
+                            self.chase(i as usize * 7919, w.chase_steps / CHUNKS);
+                            io.read(w.stream_bytes / CHUNKS);
+                            io.fill(w.fill_bytes / CHUNKS);
+                            compute(w.compute_iters / CHUNKS);
+                        }
+                        self.chase(i as usize * 7919, w.chase_steps % CHUNKS);
+                        io.read(w.stream_bytes % CHUNKS);
+                        io.fill(w.fill_bytes % CHUNKS);
+                        compute(w.compute_iters % CHUNKS);
+                    })
                 });
             }
         });
-        w.stream_bytes * work.threads as u64
+        (w.stream_bytes + 2 * w.fill_bytes) * work.threads as u64
     }
 
     /// `steps` dependent loads starting near line `start`.
@@ -238,25 +358,108 @@ impl KernelHost {
         black_box(at);
     }
 
-    /// Reads `bytes` of the streaming buffer, thread `i` of `n` starting at its own
-    /// offset and wrapping around.
-    fn stream_bytes(&self, i: u32, n: u32, bytes: u64) {
-        let len = self.stream.len();
-        let mut left = (bytes / 8) as usize;
-        let mut at = len / n.max(1) as usize * i as usize;
+    /// Words per slot of the streaming buffer.
+    fn slot_words(&self) -> usize {
+        (self.stream.len() / self.slots.count).max(1)
+    }
+
+    /// Reads `bytes` of the streaming buffer in a slot of its own, on from `cursor` (a
+    /// word offset in the slot, wrapping around); returns where it stopped.
+    fn stream_bytes(&self, slot: usize, cursor: usize, bytes: u64) -> usize {
+        let words = self.slot_words();
+        let base = (slot * words).min(self.stream.len().saturating_sub(words));
+        let slot_buf = &self.stream[base..base + words];
         let mut acc = [0u64; 8];
-        while left > 0 {
-            let end = (at + left).min(len);
-            for c in self.stream[at..end].chunks_exact(8) {
+        let mut at = cursor % words;
+        for (from, to) in slot_pieces(at, (bytes / 8) as usize, words) {
+            for c in slot_buf[from..to].chunks_exact(8) {
                 for k in 0..8 {
                     acc[k] = acc[k].wrapping_add(c[k]);
                 }
             }
-            left -= end - at;
-            at = if end == len { 0 } else { end };
+            at = to % words;
         }
         black_box(acc);
+        at
     }
+
+    /// Words per slot of the fill buffers.
+    fn fill_words(&self) -> usize {
+        self.fills
+            .first()
+            .map_or(0, |f| f.lock().expect("poisoned").len())
+    }
+
+    /// Runs one thread's work `f` with a slot of its own: every read and fill it makes
+    /// walks on through that slot. The slot is given back at the end.
+    fn with_slot<T>(&self, f: impl FnOnce(&mut SlotIo<'_>) -> T) -> T {
+        let taken = self.slots.take();
+        let slot = taken.unwrap_or_else(|shared| shared);
+        // A thread sharing a slot whose fill buffer is in use reads instead (see SlotIo).
+        let fill = self.fills[slot].try_lock().ok();
+        let mut io = SlotIo {
+            host: self,
+            slot,
+            read_at: 0,
+            fill,
+            fill_at: 0,
+        };
+        let out = f(&mut io);
+        drop(io);
+        self.slots.give_back(taken);
+        out
+    }
+}
+
+/// One thread's reads and fills in its slot.
+struct SlotIo<'a> {
+    host: &'a KernelHost,
+    slot: usize,
+    read_at: usize,
+    /// The slot's fill buffer; `None` for a thread sharing a slot whose buffer another
+    /// thread holds: it reads twice the bytes instead (the same DRAM bytes, no writes).
+    fill: Option<std::sync::MutexGuard<'a, Vec<u64>>>,
+    fill_at: usize,
+}
+
+impl SlotIo<'_> {
+    /// Reads `bytes` on from where this thread's last read stopped.
+    fn read(&mut self, bytes: u64) {
+        self.read_at = self.host.stream_bytes(self.slot, self.read_at, bytes);
+    }
+
+    /// Writes `bytes` on from where this thread's last fill stopped, in 64 KiB pieces
+    /// with ordinary stores (libc's memset turns non-temporal above a size, and a
+    /// non-temporal store is not read for ownership).
+    fn fill(&mut self, bytes: u64) {
+        let Some(buf) = self.fill.as_mut() else {
+            self.read(2 * bytes);
+            return;
+        };
+        let words = buf.len();
+        let mut value = 0x1234_5678_9abc_def1u64.wrapping_add(self.fill_at as u64);
+        for (from, to) in slot_pieces(self.fill_at, (bytes / 8) as usize, words) {
+            for piece in buf[from..to].chunks_mut(8192) {
+                piece.fill(value);
+                value = value.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            }
+            self.fill_at = to % words.max(1);
+        }
+        black_box(&buf[self.fill_at.min(words.saturating_sub(1))..]);
+    }
+}
+
+/// The word ranges `[from, to)` a read of `len` words starting at `at` covers in a
+/// slot of `words` words, wrapping at its end.
+fn slot_pieces(mut at: usize, mut len: usize, words: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    while len > 0 && words > 0 {
+        let to = (at + len).min(words);
+        out.push((at, to));
+        len -= to - at;
+        at = if to == words { 0 } else { to };
+    }
+    out
 }
 
 /// Shortest wall time of `n` runs of `f`, seconds.
@@ -326,9 +529,12 @@ mod tests {
         let host = KernelHost {
             chase: chase_cycle(16, 1),
             stream: vec![0; 1024],
+            fills: vec![Mutex::new(vec![0; 64])],
+            slots: StreamSlots::new(4),
             rates: HostRates {
                 chase_ns_per_step: 100.0,
                 stream_gbps_per_thread: vec![(1, 10.0), (4, 5.0)],
+                fill_dram_gbps: 5.0,
                 compute_iters_per_s: 1e9,
             },
         };
@@ -337,6 +543,7 @@ mod tests {
             threads: 4,
             dram_bytes: 4.0e9,
             latency_frac: 0.5,
+            write_frac: 0.0,
         });
         // 0.5 s chasing at 100 ns, 1 GB per thread at 5 GB/s = 0.2 s, 0.3 s compute.
         assert_eq!(w.per_thread.chase_steps, 5_000_000);
@@ -349,10 +556,140 @@ mod tests {
             threads: 1,
             dram_bytes: 20.0e9,
             latency_frac: 0.0,
+            write_frac: 0.0,
         });
         assert_eq!(w.per_thread.stream_bytes, 10_000_000_000);
         assert_eq!(w.per_thread.compute_iters, 0);
         assert!((w.dropped_dram_bytes - 10.0e9).abs() < 1.0);
         assert_eq!(host.rates.stream_gbps(2), 10.0 - 5.0 / 3.0);
+    }
+
+    #[test]
+    fn a_read_walks_on_through_its_slot_and_wraps() {
+        assert_eq!(slot_pieces(2, 5, 10), vec![(2, 7)]);
+        assert_eq!(slot_pieces(8, 5, 10), vec![(8, 10), (0, 3)]);
+        assert_eq!(slot_pieces(0, 25, 10), vec![(0, 10), (0, 10), (0, 5)]);
+        assert!(slot_pieces(3, 0, 10).is_empty());
+    }
+
+    #[test]
+    fn concurrent_streams_get_slots_of_their_own() {
+        let slots = StreamSlots::new(3);
+        let taken: Vec<_> = (0..3).map(|_| slots.take()).collect();
+        let mut own: Vec<usize> = taken.iter().map(|s| s.unwrap()).collect();
+        own.sort();
+        assert_eq!(own, vec![0, 1, 2]);
+        // A fourth thread shares one rather than waits; a slot given back is reused.
+        assert!(slots.take().is_err());
+        slots.give_back(taken[1]);
+        assert_eq!(slots.take(), taken[1]);
+    }
+
+    #[test]
+    fn successive_reads_of_one_thread_continue_where_the_last_stopped() {
+        let host = KernelHost::new(BufferSizes::TEST, 2);
+        let words = host.slot_words();
+        let at = host.stream_bytes(1, 0, 800);
+        assert_eq!(at, 100);
+        assert_eq!(host.stream_bytes(1, at, 800), 200);
+        // Past the slot's end it wraps to the slot's start.
+        assert_eq!(host.stream_bytes(1, words - 10, 160), 10);
+    }
+
+    #[test]
+    fn a_stage_asking_more_bytes_than_the_host_streams_is_named() {
+        let host = KernelHost {
+            chase: chase_cycle(16, 1),
+            stream: vec![0; 1024],
+            fills: vec![Mutex::new(vec![0; 64])],
+            slots: StreamSlots::new(1),
+            rates: HostRates {
+                chase_ns_per_step: 100.0,
+                stream_gbps_per_thread: vec![(1, 9.2)],
+                fill_dram_gbps: 5.0,
+                compute_iters_per_s: 1e9,
+            },
+        };
+        let fits = CpuStageShape {
+            standalone_s: 0.8,
+            threads: 1,
+            dram_bytes: 6.0e9,
+            latency_frac: 0.1,
+            write_frac: 0.0,
+        };
+        let too_much = CpuStageShape {
+            dram_bytes: 8.0e9,
+            ..fits
+        };
+        let w = host.shortfall_warnings([("a", &fits), ("stream", &too_much)]);
+        assert_eq!(w.len(), 1, "{w:?}");
+        // 0.72 s at 9.2 GB/s streams 6.624 GB of the 8.
+        assert!(
+            w[0].starts_with("stage stream: 1.38 of its 8.00 GB"),
+            "{}",
+            w[0]
+        );
+        assert!(w[0].contains("asks 11.1 GB/s"), "{}", w[0]);
+    }
+
+    #[test]
+    fn a_writing_stage_fills_its_share_at_the_fill_rate() {
+        let host = KernelHost {
+            chase: chase_cycle(16, 1),
+            stream: vec![0; 1024],
+            fills: vec![Mutex::new(vec![0; 64])],
+            slots: StreamSlots::new(1),
+            rates: HostRates {
+                chase_ns_per_step: 100.0,
+                stream_gbps_per_thread: vec![(1, 10.0)],
+                fill_dram_gbps: 5.0,
+                compute_iters_per_s: 1e9,
+            },
+        };
+        // 4 GB of DRAM bytes, a quarter writes: 1 GB filled (2 GB of DRAM traffic at
+        // 5 GB/s = 0.4 s) and 2 GB read (0.2 s), 0.4 s of compute left.
+        let w = host.work_for(&CpuStageShape {
+            standalone_s: 1.0,
+            threads: 1,
+            dram_bytes: 4.0e9,
+            latency_frac: 0.0,
+            write_frac: 0.25,
+        });
+        assert_eq!(w.per_thread.fill_bytes, 1_000_000_000);
+        assert_eq!(w.per_thread.stream_bytes, 2_000_000_000);
+        assert_eq!(w.per_thread.compute_iters, 400_000_000);
+        // Writes beyond half the bytes cannot be write-allocated fills: held at a half.
+        let w = host.work_for(&CpuStageShape {
+            standalone_s: 1.0,
+            threads: 1,
+            dram_bytes: 2.0e9,
+            latency_frac: 0.0,
+            write_frac: 0.9,
+        });
+        assert_eq!(w.per_thread.fill_bytes, 1_000_000_000);
+        assert_eq!(w.per_thread.stream_bytes, 0);
+    }
+
+    #[test]
+    fn fills_walk_on_through_the_slot_and_count_twice() {
+        let host = KernelHost::new(BufferSizes::TEST, 2);
+        let work = CpuWork {
+            threads: 2,
+            per_thread: ThreadWork {
+                chase_steps: 0,
+                stream_bytes: 1 << 20,
+                fill_bytes: 3 << 20,
+                compute_iters: 0,
+            },
+            dropped_dram_bytes: 0.0,
+        };
+        assert_eq!(host.run(&work), 2 * ((1 << 20) + 2 * (3 << 20)));
+        let written = host.fills[0]
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|&&w| w != 1)
+            .count();
+        assert!(written > 0, "no fill landed in slot 0");
     }
 }

@@ -545,6 +545,16 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
         threads,
         cpu.rates.compute_iters_per_s / 1e6
     );
+    let mut shortfalls = cpu.shortfall_warnings(
+        points
+            .iter()
+            .flat_map(|p| p.stages.iter())
+            .filter_map(|s| s.cpu.as_ref().map(|c| (s.name.as_str(), c))),
+    );
+    shortfalls.dedup();
+    for w in &shortfalls {
+        eprintln!("replay: warning: {w}");
+    }
     for h in harness.iter().flatten() {
         let mut kinds: Vec<_> = points
             .iter()
@@ -607,6 +617,7 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
         "chase_ns_per_step": cpu.rates.chase_ns_per_step,
         "stream_gbps_per_thread": cpu.rates.stream_gbps_per_thread,
         "compute_iters_per_s": cpu.rates.compute_iters_per_s,
+        "warnings": shortfalls,
         "gpu": harness.as_ref().and_then(|hs| hs.first()).map(|h| h.info.clone()),
         "gpus": harness.as_ref().map(|hs| hs.len()).unwrap_or(0),
     });

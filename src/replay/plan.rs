@@ -33,11 +33,16 @@ impl StagePlan {
         let mut parts = Vec::new();
         if let Some(c) = &self.cpu {
             parts.push(format!(
-                "cpu {} thread{}, {:.2} GB DRAM, {:.0}% latency-bound",
+                "cpu {} thread{}, {:.2} GB DRAM{}, {:.0}% latency-bound",
                 c.threads,
                 if c.threads == 1 { "" } else { "s" },
                 // + 0.0 turns a stage's -0.0 bytes into 0.0 ("-0.00 GB" read as a debt).
                 c.dram_bytes / 1e9 + 0.0,
+                if c.write_frac > 0.0 {
+                    format!(" ({:.0}% writes)", c.write_frac * 100.0)
+                } else {
+                    String::new()
+                },
                 c.latency_frac * 100.0
             ));
         }
@@ -108,6 +113,7 @@ pub fn stage_plans(model: &Model, info: &[StageReplayInfo]) -> Vec<StagePlan> {
                 threads: cpu_threads(model, i),
                 dram_bytes: dram_gbps * 1e9 * mean_s,
                 latency_frac: s.latency_bound_frac,
+                write_frac: s.dram_write_frac.unwrap_or(0.0),
             });
             StagePlan {
                 name: s.name.clone(),
@@ -145,7 +151,7 @@ pub fn memory_need(
     let any_copy = stages.iter().any(|s| s.copy.is_some());
     let mut host = ram_peak_bytes;
     if any_cpu {
-        host += (buffers.chase_bytes + buffers.stream_bytes) as f64;
+        host += (buffers.chase_bytes + buffers.stream_bytes + buffers.fill_bytes) as f64;
     }
     if any_copy {
         host += COPY_STAGING_BYTES;
@@ -262,7 +268,8 @@ jobs = 4
         let l = load_str(SCENARIO, Path::new("t.toml"), &[]).unwrap();
         let p = stage_plans(&l.model, &l.replay);
         let m = memory_need(&p, 2e9, 1e9, BufferSizes::TEST);
-        let bufs = (BufferSizes::TEST.chase_bytes + BufferSizes::TEST.stream_bytes) as f64;
+        let t = BufferSizes::TEST;
+        let bufs = (t.chase_bytes + t.stream_bytes + t.fill_bytes) as f64;
         assert_eq!(m.host_bytes, 2e9 + bufs + COPY_STAGING_BYTES);
         assert_eq!(
             m.vram_bytes,
