@@ -8,6 +8,7 @@
 //! it runs alone. Under contention the same work takes longer, which is what replay
 //! measures.
 
+use super::memory::Backing;
 use std::hint::black_box;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -23,6 +24,8 @@ pub struct BufferSizes {
     pub stream_bytes: usize,
     /// The buffer that stages writing memory fill, cut into slots the same way.
     pub fill_bytes: usize,
+    /// Map the buffers on huge pages, as `bwsim calibrate` measures DRAM on them.
+    pub huge_pages: bool,
 }
 
 impl BufferSizes {
@@ -32,12 +35,14 @@ impl BufferSizes {
         chase_bytes: 1 << 30,
         stream_bytes: 8 << 30,
         fill_bytes: 4 << 30,
+        huge_pages: true,
     };
     /// Small sizes for tests (numbers are cache-bound, timings still self-consistent).
     pub const TEST: BufferSizes = BufferSizes {
         chase_bytes: 16 << 20,
         stream_bytes: 32 << 20,
         fill_bytes: 8 << 20,
+        huge_pages: false,
     };
 }
 
@@ -133,11 +138,11 @@ const LINE: usize = 64;
 /// than the stage counts.
 pub struct KernelHost {
     /// Chase buffer: line i's first u32 is the index of the next line (one cycle).
-    chase: Vec<u32>,
+    chase: Backing<u32>,
     /// Streaming buffer, `slots.count` slots of `slot_words` words.
-    stream: Vec<u64>,
+    stream: Backing<u64>,
     /// One fill buffer per slot, written only by the thread holding the slot.
-    fills: Vec<Mutex<Vec<u64>>>,
+    fills: Vec<Mutex<Backing<u64>>>,
     /// Which slots are free.
     slots: StreamSlots,
     /// Measured rates.
@@ -181,14 +186,21 @@ impl KernelHost {
     /// Allocates and fills the buffers, then measures this host (about half a second).
     /// `max_threads` bounds the streaming-thread counts measured.
     pub fn new(sizes: BufferSizes, max_threads: u32) -> KernelHost {
-        let chase = chase_cycle(sizes.chase_bytes / LINE, 0x5eed);
-        let stream: Vec<u64> = (0..sizes.stream_bytes / 8)
-            .map(|i| i as u64 * 0x9e37_79b9)
-            .collect();
+        let huge = sizes.huge_pages;
+        let cycle = chase_cycle(sizes.chase_bytes / LINE, 0x5eed);
+        let chase = Backing::new(cycle.len(), huge, |i| cycle[i]);
+        drop(cycle);
+        let stream = Backing::new(sizes.stream_bytes / 8, huge, |i| i as u64 * 0x9e37_79b9);
         let slots = StreamSlots::new(max_threads as usize);
         // Written once now, so that no page is first touched during a run.
         let fills = (0..slots.count)
-            .map(|_| Mutex::new(vec![1u64; sizes.fill_bytes / 8 / slots.count]))
+            .map(|_| {
+                Mutex::new(Backing::new(
+                    sizes.fill_bytes / 8 / slots.count,
+                    huge,
+                    |_| 1u64,
+                ))
+            })
             .collect();
         let mut host = KernelHost {
             chase,
@@ -383,6 +395,20 @@ impl KernelHost {
         at
     }
 
+    /// The share of the buffers' bytes on huge pages (None where unknown).
+    pub fn huge_page_share(&self) -> Option<f64> {
+        let mut parts = vec![
+            (self.chase.len() * 4, self.chase.huge_coverage()?),
+            (self.stream.len() * 8, self.stream.huge_coverage()?),
+        ];
+        for f in &self.fills {
+            let f = f.lock().expect("poisoned");
+            parts.push((f.len() * 8, f.huge_coverage()?));
+        }
+        let bytes: usize = parts.iter().map(|p| p.0).sum();
+        Some(parts.iter().map(|(b, c)| *b as f64 * c).sum::<f64>() / bytes.max(1) as f64)
+    }
+
     /// Words per slot of the fill buffers.
     fn fill_words(&self) -> usize {
         self.fills
@@ -418,7 +444,7 @@ struct SlotIo<'a> {
     read_at: usize,
     /// The slot's fill buffer; `None` for a thread sharing a slot whose buffer another
     /// thread holds: it reads twice the bytes instead (the same DRAM bytes, no writes).
-    fill: Option<std::sync::MutexGuard<'a, Vec<u64>>>,
+    fill: Option<std::sync::MutexGuard<'a, Backing<u64>>>,
     fill_at: usize,
 }
 
@@ -527,9 +553,9 @@ mod tests {
     #[test]
     fn work_fills_the_standalone_time_in_shares() {
         let host = KernelHost {
-            chase: chase_cycle(16, 1),
-            stream: vec![0; 1024],
-            fills: vec![Mutex::new(vec![0; 64])],
+            chase: Backing::Heap(chase_cycle(16, 1)),
+            stream: Backing::Heap(vec![0; 1024]),
+            fills: vec![Mutex::new(Backing::Heap(vec![0; 64]))],
             slots: StreamSlots::new(4),
             rates: HostRates {
                 chase_ns_per_step: 100.0,
@@ -599,9 +625,9 @@ mod tests {
     #[test]
     fn a_stage_asking_more_bytes_than_the_host_streams_is_named() {
         let host = KernelHost {
-            chase: chase_cycle(16, 1),
-            stream: vec![0; 1024],
-            fills: vec![Mutex::new(vec![0; 64])],
+            chase: Backing::Heap(chase_cycle(16, 1)),
+            stream: Backing::Heap(vec![0; 1024]),
+            fills: vec![Mutex::new(Backing::Heap(vec![0; 64]))],
             slots: StreamSlots::new(1),
             rates: HostRates {
                 chase_ns_per_step: 100.0,
@@ -635,9 +661,9 @@ mod tests {
     #[test]
     fn a_writing_stage_fills_its_share_at_the_fill_rate() {
         let host = KernelHost {
-            chase: chase_cycle(16, 1),
-            stream: vec![0; 1024],
-            fills: vec![Mutex::new(vec![0; 64])],
+            chase: Backing::Heap(chase_cycle(16, 1)),
+            stream: Backing::Heap(vec![0; 1024]),
+            fills: vec![Mutex::new(Backing::Heap(vec![0; 64]))],
             slots: StreamSlots::new(1),
             rates: HostRates {
                 chase_ns_per_step: 100.0,
@@ -673,8 +699,11 @@ mod tests {
     #[test]
     fn fills_walk_on_through_the_slot_and_count_twice() {
         let host = KernelHost::new(BufferSizes::TEST, 2);
+        for f in &host.fills {
+            f.lock().unwrap().fill(1);
+        }
         let work = CpuWork {
-            threads: 2,
+            threads: 1,
             per_thread: ThreadWork {
                 chase_steps: 0,
                 stream_bytes: 1 << 20,
@@ -683,13 +712,13 @@ mod tests {
             },
             dropped_dram_bytes: 0.0,
         };
-        assert_eq!(host.run(&work), 2 * ((1 << 20) + 2 * (3 << 20)));
-        let written = host.fills[0]
-            .lock()
-            .unwrap()
+        assert_eq!(host.run(&work), (1 << 20) + 2 * (3 << 20));
+        // One thread, one slot: its first 3 MiB written, in 16 pieces one after another.
+        let written: Vec<usize> = host
+            .fills
             .iter()
-            .filter(|&&w| w != 1)
-            .count();
-        assert!(written > 0, "no fill landed in slot 0");
+            .map(|f| f.lock().unwrap().iter().filter(|&&w| w != 1).count())
+            .collect();
+        assert_eq!(written.iter().sum::<usize>(), (3 << 20) / 8, "{written:?}");
     }
 }

@@ -16,6 +16,7 @@ pub mod gpu;
 pub mod holds;
 pub mod kernels;
 pub mod measure;
+pub mod memory;
 pub mod plan;
 pub mod record;
 pub mod repredict;
@@ -538,7 +539,8 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
     eprintln!("replay: measuring this host's kernel rates...");
     let cpu = KernelHost::new(opts.buffers, threads);
     eprintln!(
-        "replay: chase {:.1} ns/step, stream {:.1} GB/s per thread alone ({:.1} with {} threads), compute {:.0} M iters/s",
+        "replay: buffers {:.0}% on huge pages; chase {:.1} ns/step, stream {:.1} GB/s per thread alone ({:.1} with {} threads), compute {:.0} M iters/s",
+        cpu.huge_page_share().unwrap_or(f64::NAN) * 100.0,
         cpu.rates.chase_ns_per_step,
         cpu.rates.stream_gbps(1),
         cpu.rates.stream_gbps(threads),
@@ -618,6 +620,7 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
         "stream_gbps_per_thread": cpu.rates.stream_gbps_per_thread,
         "compute_iters_per_s": cpu.rates.compute_iters_per_s,
         "warnings": shortfalls,
+        "huge_page_share": cpu.huge_page_share(),
         "gpu": harness.as_ref().and_then(|hs| hs.first()).map(|h| h.info.clone()),
         "gpus": harness.as_ref().map(|hs| hs.len()).unwrap_or(0),
     });

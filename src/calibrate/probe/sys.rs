@@ -192,6 +192,8 @@ pub struct Buf {
 
 // SAFETY: Buf owns its mapping exclusively; moving it between threads is sound.
 unsafe impl Send for Buf {}
+// SAFETY: through &Buf the mapping is only read (writes need &mut Buf).
+unsafe impl Sync for Buf {}
 
 impl Buf {
     /// Maps, advises and touches `len` bytes (rounded up to 2 MiB).
@@ -276,6 +278,16 @@ impl Buf {
     pub fn as_f64_mut(&mut self) -> &mut [f64] {
         // SAFETY: page-aligned, len bytes, initialised by the first touch.
         unsafe { std::slice::from_raw_parts_mut(self.ptr as *mut f64, self.len / 8) }
+    }
+
+    /// The mapping's first byte (page-aligned, `len()` bytes, initialised).
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.ptr
+    }
+
+    /// The mapping's first byte, for reading.
+    pub fn as_ptr(&self) -> *const u8 {
+        self.ptr
     }
 
     /// The buffer as u64 values.
