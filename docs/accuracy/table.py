@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Accuracy table from replay folders: per point, the mean of the interleaved measured
 runs (each folder one run, or one folder with several), the prediction, the error, and
-the runs' own spread. Usage: table.py LABEL DIR [DIR ...] (the DIRs hold replay.json)."""
+the runs' own spread. Usage: table.py LABEL DIR [DIR ...] (the DIRs hold replay.json; a
+.txt file instead holds the table a replay printed, for a run whose folder was lost)."""
 import json
 import statistics
 import sys
@@ -11,6 +12,14 @@ def main():
     label, dirs = sys.argv[1], sys.argv[2:]
     by_x = {}
     for d in dirs:
+        if d.endswith(".txt"):
+            for line in open(d):
+                if line.startswith("params."):
+                    f = line.split()
+                    e = by_x.setdefault(float(f[0].split("=")[1]), {"runs": [], "pred": []})
+                    e["runs"].append(float(f[2]))
+                    e["pred"].append(float(f[3]))
+            continue
         r = json.load(open(f"{d}/replay.json"))
         for p in r["points"]:
             e = by_x.setdefault(p["x"], {"runs": [], "pred": []})
