@@ -143,6 +143,8 @@ pub struct KernelHost {
     stream: Backing<u64>,
     /// One fill buffer per slot, written only by the thread holding the slot.
     fills: Vec<Mutex<Backing<u64>>>,
+    /// How many chases have started (see [`KernelHost::chase_start`]).
+    chase_starts: AtomicUsize,
     /// Which slots are free.
     slots: StreamSlots,
     /// Measured rates.
@@ -206,6 +208,7 @@ impl KernelHost {
             chase,
             stream,
             fills,
+            chase_starts: AtomicUsize::new(0),
             slots,
             rates: HostRates {
                 chase_ns_per_step: 100.0,
@@ -224,7 +227,10 @@ impl KernelHost {
         let steps = (lines as u64 * 2).clamp(200_000, 4_000_000);
         self.chase(0, steps / 4);
         // Best of three throughout: the least disturbed run is the host's own rate.
-        let chase_ns_per_step = best_of(3, || self.chase(0, steps)) * 1e9 / steps as f64;
+        let chase_ns_per_step = best_of(3, || {
+            self.chase(self.chase_start(), steps);
+        }) * 1e9
+            / steps as f64;
 
         // Stream with n = 1, 2, 4, ... threads at once.
         let mut counts = vec![1u32];
@@ -340,16 +346,17 @@ impl KernelHost {
     pub fn run(&self, work: &CpuWork) -> u64 {
         let w = work.per_thread;
         std::thread::scope(|s| {
-            for i in 0..work.threads {
+            for _ in 0..work.threads {
                 s.spawn(move || {
                     self.with_slot(|io| {
+                        let mut at = self.chase_start();
                         for _ in 0..CHUNKS {
-                            self.chase(i as usize * 7919, w.chase_steps / CHUNKS);
+                            at = self.chase(at, w.chase_steps / CHUNKS);
                             io.read(w.stream_bytes / CHUNKS);
                             io.fill(w.fill_bytes / CHUNKS);
                             compute(w.compute_iters / CHUNKS);
                         }
-                        self.chase(i as usize * 7919, w.chase_steps % CHUNKS);
+                        self.chase(at, w.chase_steps % CHUNKS);
                         io.read(w.stream_bytes % CHUNKS);
                         io.fill(w.fill_bytes % CHUNKS);
                         compute(w.compute_iters % CHUNKS);
@@ -360,14 +367,24 @@ impl KernelHost {
         (w.stream_bytes + 2 * w.fill_bytes) * work.threads as u64
     }
 
-    /// `steps` dependent loads starting near line `start`.
-    fn chase(&self, start: usize, steps: u64) {
+    /// `steps` dependent loads from line `start`; returns the line it stopped at, where
+    /// the thread's next piece goes on (walking the same lines again would find them in
+    /// the cache).
+    fn chase(&self, start: usize, steps: u64) -> usize {
         let stride = LINE / 4;
         let mut at = start % self.lines();
         for _ in 0..steps {
             at = self.chase[at * stride] as usize;
         }
-        black_box(at);
+        black_box(at)
+    }
+
+    /// Where a thread's chase starts: a new spot on the cycle for every thread, so that
+    /// concurrent chases do not follow one another through lines the leader just
+    /// brought into the cache.
+    fn chase_start(&self) -> usize {
+        let n = self.chase_starts.fetch_add(1, Ordering::Relaxed) as u64;
+        (n.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 16) as usize % self.lines()
     }
 
     /// Words per slot of the streaming buffer.
@@ -556,6 +573,7 @@ mod tests {
             chase: Backing::Heap(chase_cycle(16, 1)),
             stream: Backing::Heap(vec![0; 1024]),
             fills: vec![Mutex::new(Backing::Heap(vec![0; 64]))],
+            chase_starts: AtomicUsize::new(0),
             slots: StreamSlots::new(4),
             rates: HostRates {
                 chase_ns_per_step: 100.0,
@@ -628,6 +646,7 @@ mod tests {
             chase: Backing::Heap(chase_cycle(16, 1)),
             stream: Backing::Heap(vec![0; 1024]),
             fills: vec![Mutex::new(Backing::Heap(vec![0; 64]))],
+            chase_starts: AtomicUsize::new(0),
             slots: StreamSlots::new(1),
             rates: HostRates {
                 chase_ns_per_step: 100.0,
@@ -664,6 +683,7 @@ mod tests {
             chase: Backing::Heap(chase_cycle(16, 1)),
             stream: Backing::Heap(vec![0; 1024]),
             fills: vec![Mutex::new(Backing::Heap(vec![0; 64]))],
+            chase_starts: AtomicUsize::new(0),
             slots: StreamSlots::new(1),
             rates: HostRates {
                 chase_ns_per_step: 100.0,
@@ -720,5 +740,22 @@ mod tests {
             .map(|f| f.lock().unwrap().iter().filter(|&&w| w != 1).count())
             .collect();
         assert_eq!(written.iter().sum::<usize>(), (3 << 20) / 8, "{written:?}");
+    }
+
+    #[test]
+    fn a_chase_goes_on_where_it_stopped_and_threads_start_apart() {
+        let host = KernelHost::new(BufferSizes::TEST, 2);
+        let lines = host.lines();
+        // Two pieces of 100 steps end where one walk of 200 ends.
+        let half = host.chase(0, 100);
+        assert_eq!(host.chase(half, 100), host.chase(0, 200));
+        assert_ne!(half, 0);
+        // Successive threads start at different lines, all inside the buffer.
+        let starts: Vec<usize> = (0..8).map(|_| host.chase_start()).collect();
+        let mut distinct = starts.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 8, "{starts:?}");
+        assert!(starts.iter().all(|&s| s < lines));
     }
 }
