@@ -15,7 +15,6 @@ use crate::compare::{
 };
 use crate::output::{Output, OutputKind, check_outputs, print_stdout};
 use crate::plot::compare::{CompareChart, HostBar};
-use crate::sweep::aggregate::report_without_steady_state;
 use crate::sweep::{ProgressMode, ScenarioSimulator, SweepArgs, aggregate_table, execute, plan};
 
 /// Runs `bwsim compare`.
@@ -230,7 +229,7 @@ fn best_setting(
     let candidates: Vec<Candidate> = (0..table.rows.len())
         .map(|r| Candidate {
             stalled: table.rows[r].stalled > 0,
-            steady: !runs[r].reports.iter().any(report_without_steady_state),
+            steady: runs[r].reports.iter().all(|s| s.steady_state.is_reached()),
             jobs_per_hour: table.stat(r, crate::keys::JOBS_PER_HOUR).map(|s| s.mean),
         })
         .collect();

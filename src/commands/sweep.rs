@@ -28,15 +28,14 @@ use crate::output::{
     OutputError, StagedDir, check_staged_target, default_folder, print_stdout,
     reserve_unique_folder, test_kill, test_kill_due,
 };
-use crate::sweep::aggregate::no_steady_state_note;
 use crate::sweep::json::SweepMeta;
 use crate::sweep::knee::{self, KNEE_TOLERANCE, Knee};
 use crate::sweep::seeds::point_seeds;
 use crate::sweep::shard::SHARD_FORMAT;
 use crate::sweep::{
-    PointRun, ProgressMode, SHARD_FILE, ScenarioSimulator, ShardFile, ShardPoint, ShardSpec,
-    Simulator, SweepArgs, SweepError, SweepIdentity, SweepPlan, SweepTable, aggregate_table,
-    execute, plan, write_results,
+    PointRun, ProgressMode, SHARD_FILE, ScenarioSimulator, SeedReport, ShardFile, ShardPoint,
+    ShardSpec, Simulator, SweepArgs, SweepError, SweepIdentity, SweepPlan, SweepTable,
+    aggregate_table, execute, plan, write_results,
 };
 
 /// The manifest in every sweep folder: inputs, point count, seeds, files.
@@ -261,7 +260,7 @@ fn finish(
     mode: ProgressMode,
     staged: StagedDir,
     mut manifest: Manifest,
-    finished: &[Option<Vec<Value>>],
+    finished: &[Option<Vec<SeedReport>>],
     stop_after: Option<usize>,
     reserved: bool,
 ) -> anyhow::Result<SweepOutcome> {
@@ -272,7 +271,8 @@ fn finish(
     let journal = Mutex::new(open_journal(&journal_path)?);
     let saved = AtomicUsize::new(0);
     let sink = |run: &PointRun| -> Result<(), SweepError> {
-        let line = json!({"index": run.point.index, "seeds": run.seeds, "reports": run.reports});
+        let reports: Vec<&Value> = run.reports.iter().map(|r| &r.json).collect();
+        let line = json!({"index": run.point.index, "seeds": run.seeds, "reports": reports});
         // One write per line: an interruption cuts at most the last line, which the next
         // resume cuts off.
         let line = format!("{line}\n");
@@ -398,7 +398,7 @@ fn shard_file(
             .map(|r| ShardPoint {
                 index: r.point.index,
                 seeds: r.seeds.clone(),
-                reports: r.reports.clone(),
+                reports: r.reports.iter().map(|r| r.json.clone()).collect(),
             })
             .collect(),
     }
@@ -449,7 +449,10 @@ fn plan_and_fingerprint(
 /// The points an interrupted attempt finished. A last line cut short by the interruption
 /// is cut off the file (that point runs again), so that the lines appended next start on
 /// a line of their own: an attempt interrupted twice loses nothing it had saved.
-fn read_journal(path: &Path, plan: &SweepPlan) -> Result<Vec<Option<Vec<Value>>>, ResumeError> {
+fn read_journal(
+    path: &Path,
+    plan: &SweepPlan,
+) -> Result<Vec<Option<Vec<SeedReport>>>, ResumeError> {
     let mut finished = vec![None; plan.grid.len()];
     let text = match crate::input_file::read_text(path, crate::input_file::MAX_JSON_BYTES) {
         Ok(t) => t,
@@ -494,10 +497,13 @@ fn read_journal(path: &Path, plan: &SweepPlan) -> Result<Vec<Option<Vec<Value>>>
         if index >= finished.len()
             || seeds != point_seeds(plan.opts.base_seed, index, plan.opts.seeds)
             || reports.len() != seeds.len()
-            || !reports.iter().all(Value::is_object)
         {
             return Err(bad());
         }
+        let reports = (reports.into_iter())
+            .map(SeedReport::from_json)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| bad())?;
         finished[index] = Some(reports);
     }
     Ok(finished)
@@ -539,10 +545,7 @@ pub fn print_outcome(out: &SweepOutcome, seeds: usize) -> Result<(), OutputError
 /// with that seed's note.
 pub(crate) fn rows_without_steady_state(runs: &[PointRun]) -> Vec<(usize, String)> {
     (runs.iter().enumerate())
-        .filter_map(|(i, p)| {
-            let note = p.reports.iter().find_map(no_steady_state_note)?;
-            Some((i, note.to_string()))
-        })
+        .filter_map(|(i, p)| Some((i, p.reports.iter().find_map(|r| r.steady_state.note())?)))
         .collect()
 }
 

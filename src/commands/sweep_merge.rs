@@ -12,8 +12,8 @@ use crate::output::{StagedDir, print_stdout};
 use crate::sweep::json::SweepMeta;
 use crate::sweep::knee::{self, KNEE_TOLERANCE};
 use crate::sweep::{
-    Grid, MergeError, PointRun, RunOptions, SHARD_FILE, ScenarioInfo, ShardFile, SweepArgs,
-    SweepPlan, aggregate_table, parse_param, write_results,
+    Grid, MergeError, PointRun, RunOptions, SHARD_FILE, ScenarioInfo, SeedReport, ShardFile,
+    SweepArgs, SweepPlan, aggregate_table, parse_param, write_results,
 };
 
 /// Runs `bwsim sweep merge`.
@@ -39,6 +39,11 @@ pub fn merge(cli: SweepMergeCli) -> anyhow::Result<()> {
         crate::sweep::shard::validate(s, &file, &grid)?;
     }
     let reports = crate::sweep::shard::merge(&shards, &names, &grid)?;
+    // Each report passed `validate`, so reading its verdicts cannot fail; still an error.
+    let reports: Vec<Vec<SeedReport>> = (reports.into_iter())
+        .map(|point| point.into_iter().map(SeedReport::from_json).collect())
+        .collect::<Result<_, _>>()
+        .map_err(|why| MergeError(format!("a shard's report {why}")))?;
 
     let id = &first.sweep;
     let plan = SweepPlan {

@@ -5,8 +5,6 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
 use super::aggregate::aggregate;
 use super::csv;
 use super::error::{Result, SweepError};
@@ -14,9 +12,11 @@ use super::grid::Grid;
 use super::json::{self, SweepMeta};
 use super::progress::{Progress, ProgressMode};
 use super::runner::{PointRun, PointSink, RunOptions, run_points};
+use super::seed_report::SeedReport;
 use super::shard::ShardSpec;
 use super::spec::parse_param;
 use super::table::SweepTable;
+use crate::analysis::report::Report;
 use crate::output::{OutputError, write_atomic};
 
 /// Arguments of `bwsim sweep`.
@@ -70,8 +70,8 @@ pub struct ScenarioInfo {
 pub trait Simulator: Sync {
     /// Loads and validates the scenario with these overrides, without running it.
     fn describe(&self, sets: &[String]) -> Result<ScenarioInfo>;
-    /// Runs it with these overrides and seed; the run's JSON report.
-    fn run(&self, sets: &[String], seed: u64) -> Result<Value>;
+    /// Runs it with these overrides and seed; the run's report.
+    fn run(&self, sets: &[String], seed: u64) -> Result<Report>;
     /// A hash of everything the model was read from (shards of one sweep must agree on
     /// it); empty when the simulator has no files.
     fn fingerprint(&self, _sets: &[String]) -> Result<String> {
@@ -161,7 +161,7 @@ pub fn execute(
     plan: &SweepPlan,
     sim: &dyn Simulator,
     mode: ProgressMode,
-    finished: &[Option<Vec<Value>>],
+    finished: &[Option<Vec<SeedReport>>],
     sink: &PointSink,
 ) -> Result<Vec<PointRun>> {
     let points = match plan.shard {
