@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::error::Result;
 use super::sweep::{MANIFEST, Manifest, SweepOutcome, check_stalls, print_outcome, write_manifest};
 use crate::cli::SweepMergeCli;
 use crate::output::{StagedDir, print_stdout};
@@ -17,7 +18,7 @@ use crate::sweep::{
 };
 
 /// Runs `bwsim sweep merge`.
-pub fn merge(cli: SweepMergeCli) -> anyhow::Result<()> {
+pub fn merge(cli: SweepMergeCli) -> Result<()> {
     let shards: Vec<ShardFile> = cli
         .shards
         .iter()
@@ -122,7 +123,7 @@ fn write_merged(
     scenario_hash: &str,
     wall_s: f64,
     out: &Path,
-) -> anyhow::Result<SweepOutcome> {
+) -> Result<SweepOutcome> {
     let staged = StagedDir::begin(out)?;
     let table = aggregate_table(plan, runs);
     let meta = SweepMeta {

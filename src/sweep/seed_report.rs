@@ -40,9 +40,9 @@ impl From<&Report> for SeedReport {
 impl SeedReport {
     /// A report read back from a file: a JSON object whose `notes`, when present, are a
     /// list of strings. The error says what is wrong, for the caller to place.
-    pub fn from_json(json: Value) -> Result<SeedReport, String> {
+    pub fn from_json(json: Value) -> Result<SeedReport, StoredReportError> {
         if !json.is_object() {
-            return Err("is not a run report (a JSON object)".into());
+            return Err(StoredReportError::NotAnObject);
         }
         let Verdicts {
             stalled,
@@ -56,17 +56,29 @@ impl SeedReport {
     }
 }
 
+/// Why a value read back from a file is not a run report a sweep can use (said after
+/// the file and the place in it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum StoredReportError {
+    /// Not a JSON object.
+    #[error("is not a run report (a JSON object)")]
+    NotAnObject,
+    /// `notes` is there but not a list.
+    #[error("notes is not a list of text")]
+    NotesNotAList,
+    /// A note is not text.
+    #[error("notes holds something other than text")]
+    NoteNotText,
+}
+
 /// A stored report's notes: absent, null or a list of text.
-pub fn notes_of(report: &Value) -> Result<Vec<&str>, String> {
+pub fn notes_of(report: &Value) -> Result<Vec<&str>, StoredReportError> {
     match report.get("notes") {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(Value::Array(items)) => (items.iter())
-            .map(|n| {
-                n.as_str()
-                    .ok_or_else(|| "notes holds something other than text".to_string())
-            })
+            .map(|n| n.as_str().ok_or(StoredReportError::NoteNotText))
             .collect(),
-        Some(_) => Err("notes is not a list of text".into()),
+        Some(_) => Err(StoredReportError::NotesNotAList),
     }
 }
 
@@ -86,8 +98,12 @@ mod tests {
             (fine.stalled, fine.steady_state),
             (None, SteadyState::Reached)
         );
-        assert!(SeedReport::from_json(json!([1])).is_err());
-        assert!(SeedReport::from_json(json!({"notes": "stalled: x"})).is_err());
-        assert!(SeedReport::from_json(json!({"notes": [1]})).is_err());
+        let err = |v: Value| SeedReport::from_json(v).unwrap_err();
+        assert_eq!(err(json!([1])), StoredReportError::NotAnObject);
+        assert_eq!(
+            err(json!({"notes": "stalled: x"})),
+            StoredReportError::NotesNotAList
+        );
+        assert_eq!(err(json!({"notes": [1]})), StoredReportError::NoteNotText);
     }
 }

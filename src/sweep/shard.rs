@@ -318,7 +318,7 @@ pub fn check_report(r: &Value, seed: Option<u64>, scenario: &str) -> Result<(), 
     if !o.get("stages").is_some_and(Value::is_object) {
         return Err("stages is missing or not an object".into());
     }
-    super::seed_report::notes_of(r)?;
+    super::seed_report::notes_of(r).map_err(|e| e.to_string())?;
     Ok(())
 }
 
