@@ -8,7 +8,8 @@
 //! compile), and tests/exit_codes.rs checks that every error type in the sources has one.
 
 use std::fmt;
-use std::path::PathBuf;
+
+pub use crate::input_file::InputError;
 
 /// What kind of failure an error is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,90 +84,6 @@ impl fmt::Debug for CommandError {
     }
 }
 
-/// Bad input found by a command itself (a flag, a saved sweep, a CSV), said in parts:
-/// what could not be done, the file, the flag or key, what was wrong, what is allowed.
-/// It reads `[action: ][file: ][key: ]problem[; allowed]`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", self.message())]
-pub struct InputError {
-    /// What could not be done because of it ("cannot resume"), when said first.
-    pub action: Option<&'static str>,
-    /// The file or folder at fault.
-    pub file: Option<PathBuf>,
-    /// The flag or key at fault, as given (`--max-hours`, `--gpu-probe h.bin`).
-    pub key: Option<String>,
-    /// What is wrong.
-    pub problem: String,
-    /// What is allowed, or what to do instead.
-    pub allowed: Option<String>,
-}
-
-impl InputError {
-    /// `problem`, with nothing else said yet.
-    pub fn new(problem: impl Into<String>) -> InputError {
-        InputError {
-            action: None,
-            file: None,
-            key: None,
-            problem: problem.into(),
-            allowed: None,
-        }
-    }
-
-    /// What could not be done because of it.
-    pub fn action(self, action: &'static str) -> InputError {
-        InputError {
-            action: Some(action),
-            ..self
-        }
-    }
-
-    /// The file or folder at fault.
-    pub fn file(self, file: impl Into<PathBuf>) -> InputError {
-        InputError {
-            file: Some(file.into()),
-            ..self
-        }
-    }
-
-    /// The flag or key at fault.
-    pub fn key(self, key: impl Into<String>) -> InputError {
-        InputError {
-            key: Some(key.into()),
-            ..self
-        }
-    }
-
-    /// What is allowed, or what to do instead.
-    pub fn allowed(self, allowed: impl Into<String>) -> InputError {
-        InputError {
-            allowed: Some(allowed.into()),
-            ..self
-        }
-    }
-
-    fn message(&self) -> String {
-        let mut m = String::new();
-        if let Some(a) = self.action {
-            m.push_str(a);
-            m.push_str(": ");
-        }
-        if let Some(f) = &self.file {
-            m.push_str(&format!("{}: ", f.display()));
-        }
-        if let Some(k) = &self.key {
-            m.push_str(k);
-            m.push_str(": ");
-        }
-        m.push_str(&self.problem);
-        if let Some(a) = &self.allowed {
-            m.push_str("; ");
-            m.push_str(a);
-        }
-        m
-    }
-}
-
 /// The result of a command.
 pub type Result<T = (), E = CommandError> = std::result::Result<T, E>;
 
@@ -210,11 +127,6 @@ impl Classify for crate::plot::PlotError {
             crate::plot::PlotError::Output(e) => e.kind(),
             _ => Kind::Run,
         }
-    }
-}
-impl Classify for crate::sweep::csv::CsvError {
-    fn kind(&self) -> Kind {
-        Kind::Input
     }
 }
 impl Classify for crate::calibrate::CalibrateError {
@@ -286,11 +198,6 @@ impl Classify for crate::sweep::seed_report::StoredReportError {
         Kind::Input
     }
 }
-impl Classify for crate::sweep::MergeError {
-    fn kind(&self) -> Kind {
-        Kind::Input
-    }
-}
 impl Classify for crate::compare::HostError {
     fn kind(&self) -> Kind {
         Kind::Input
@@ -321,7 +228,7 @@ mod tests {
         let input: Vec<CommandError> = vec![
             scenario,
             crate::sweep::parse_param("nokey").unwrap_err().into(),
-            crate::sweep::csv::CsvError("x".into()).into(),
+            crate::sweep::csv::from_csv("").unwrap_err().into(),
             crate::calibrate::CalibrateError::Input("x".into()).into(),
             symlink().into(),
             OutputError::NotEmpty {
@@ -329,10 +236,10 @@ mod tests {
             }
             .into(),
             InputError::new("x").action("cannot resume").into(),
-            crate::sweep::MergeError("x".into()).into(),
+            crate::sweep::shard::merge_error("x").into(),
             crate::replay::ReplayInputError("x".into()).into(),
             crate::plot::PlotError::from(symlink()).into(),
-            crate::sweep::SweepError::Input("x".into())
+            crate::sweep::SweepError::from(InputError::new("x"))
                 .at("sweep point 1")
                 .into(),
             crate::replay::ReplayError::from(crate::replay::ReplayInputError("x".into()))
@@ -368,21 +275,6 @@ mod tests {
         for e in run {
             assert_eq!(e.kind(), Kind::Run, "{e:#}");
         }
-    }
-
-    #[test]
-    fn an_input_error_reads_as_its_parts_in_order() {
-        let all = InputError::new("is not a regular file")
-            .key("--gpu-probe h.bin")
-            .allowed("give the harness, or --no-gpu")
-            .file("dir")
-            .action("cannot calibrate");
-        assert_eq!(
-            all.to_string(),
-            "cannot calibrate: dir: --gpu-probe h.bin: is not a regular file; give the \
-             harness, or --no-gpu"
-        );
-        assert_eq!(InputError::new("no rows").to_string(), "no rows");
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub fn plot_command(csv_path: &Path, out: Option<&Path>) -> Result<Vec<PathBuf>>
     let input = |problem: String| InputError::new(problem).file(csv_path);
     let text = crate::input_file::read_text(csv_path, crate::input_file::MAX_CSV_BYTES)
         .map_err(|e| input(format!("cannot read: {e}")))?;
-    let table = csv::from_csv(&text).map_err(|e| input(e.0))?;
+    let table = csv::from_csv(&text).map_err(|e| e.file(csv_path))?;
     if table.rows.is_empty() {
         return Err(input("no rows".into()).into());
     }

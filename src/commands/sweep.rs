@@ -441,11 +441,12 @@ fn plan_and_fingerprint(
     let plan = plan(args, sim)?;
     let after = sim.fingerprint(&args.sets)?;
     if before.as_deref() != Some(after.as_str()) {
-        return Err(SweepError::Input(format!(
-            "{}, or a file it includes, changed while the sweep was reading it; run the \
-             sweep again once the files are saved",
+        return Err(InputError::new(format!(
+            "{}, or a file it includes, changed while the sweep was reading it",
             args.scenario.display()
-        )));
+        ))
+        .allowed("run the sweep again once the files are saved")
+        .into());
     }
     Ok((plan, after))
 }

@@ -9,12 +9,14 @@ use std::path::{Path, PathBuf};
 use super::error::Result;
 use super::sweep::{MANIFEST, Manifest, SweepOutcome, check_stalls, print_outcome, write_manifest};
 use crate::cli::SweepMergeCli;
+use crate::input_file::InputError;
 use crate::output::{StagedDir, print_stdout};
 use crate::sweep::json::SweepMeta;
 use crate::sweep::knee::{self, KNEE_TOLERANCE};
+use crate::sweep::shard::merge_error;
 use crate::sweep::{
-    Grid, MergeError, PointRun, RunOptions, SHARD_FILE, ScenarioInfo, SeedReport, ShardFile,
-    SweepArgs, SweepPlan, aggregate_table, parse_param, write_results,
+    Grid, PointRun, RunOptions, SHARD_FILE, ScenarioInfo, SeedReport, ShardFile, SweepArgs,
+    SweepPlan, aggregate_table, parse_param, write_results,
 };
 
 /// Runs `bwsim sweep merge`.
@@ -27,7 +29,7 @@ pub fn merge(cli: SweepMergeCli) -> Result<()> {
     let names: Vec<String> = cli.shards.iter().map(|d| d.display().to_string()).collect();
     let first = shards
         .first()
-        .ok_or_else(|| MergeError("give the shard folders to merge".into()))?;
+        .ok_or_else(|| merge_error("give the shard folders to merge"))?;
     let params = first
         .sweep
         .params
@@ -44,7 +46,7 @@ pub fn merge(cli: SweepMergeCli) -> Result<()> {
     let reports: Vec<Vec<SeedReport>> = (reports.into_iter())
         .map(|point| point.into_iter().map(SeedReport::from_json).collect())
         .collect::<Result<_, _>>()
-        .map_err(|why| MergeError(format!("a shard's report {why}")))?;
+        .map_err(|why| merge_error(format!("a shard's report {why}")))?;
 
     let id = &first.sweep;
     let plan = SweepPlan {
@@ -98,20 +100,19 @@ pub fn merge(cli: SweepMergeCli) -> Result<()> {
     check_stalls(&out)
 }
 
-fn read_shard(dir: &Path) -> Result<ShardFile, MergeError> {
+fn read_shard(dir: &Path) -> Result<ShardFile, InputError> {
     let path = dir.join(SHARD_FILE);
     let text =
         crate::input_file::read_text(&path, crate::input_file::MAX_JSON_BYTES).map_err(|e| {
-            MergeError(format!(
-                "{}: cannot read ({e}); give the folders written by `bwsim sweep --shard I/N`",
-                path.display()
-            ))
+            merge_error(format!("cannot read ({e})"))
+                .file(&path)
+                .allowed("give the folders written by `bwsim sweep --shard I/N`")
         })?;
     serde_json::from_str(&text).map_err(|e| {
-        MergeError(format!(
-            "{}: not a shard file written by `bwsim sweep --shard`: {e}",
-            path.display()
+        merge_error(format!(
+            "not a shard file written by `bwsim sweep --shard`: {e}"
         ))
+        .file(&path)
     })
 }
 

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use super::plot::plot_command;
 use super::sweep::{SweepOutcome, resume_with, start, sweep_with};
 use crate::analysis::report::{Report, StageStats, Stall, SteadyState};
+use crate::input_file::InputError;
 use crate::sweep::*;
 
 /// A closed-form "host": throughput saturates with concurrency, DRAM fills up, the
@@ -28,10 +29,10 @@ impl Simulator for Synthetic {
         for s in sets {
             let (k, v) = s.split_once('=').unwrap();
             if k != "arrivals.concurrency" && k != "params.pinned" {
-                return Err(SweepError::Input(format!("unknown key '{k}'")));
+                return Err(InputError::new(format!("unknown key '{k}'")).into());
             }
             if v.parse::<f64>().is_err() && v != "true" && v != "false" {
-                return Err(SweepError::Input(format!("bad value '{v}'")));
+                return Err(InputError::new(format!("bad value '{v}'")).into());
             }
         }
         Ok(ScenarioInfo {

@@ -53,7 +53,7 @@ pub use session::{
     ScenarioInfo, Simulator, SweepArgs, SweepPlan, execute, plan, table as aggregate_table,
     write_results,
 };
-pub use shard::{MergeError, SHARD_FILE, ShardFile, ShardPoint, ShardSpec, SweepIdentity};
+pub use shard::{SHARD_FILE, ShardFile, ShardPoint, ShardSpec, SweepIdentity};
 pub use spec::{Param, parse_param, parse_spec};
 pub use spec_error::SpecError;
 pub use table::{Row, Series, Stat, SweepTable};

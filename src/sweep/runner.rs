@@ -15,6 +15,7 @@ use super::progress::Progress;
 use super::seed_report::SeedReport;
 use super::seeds::point_seeds;
 use crate::analysis::report::Report;
+use crate::input_file::InputError;
 
 /// Runs one simulation: the `--set` overrides (`KEY=VALUE`) and the seed, to the run's
 /// report. The sweep's only contact with the engine.
@@ -81,10 +82,10 @@ pub fn run_points(
     sink: &PointSink,
 ) -> Result<Vec<PointRun>> {
     if opts.seeds < 1 {
-        return Err(SweepError::Input("--seeds must be at least 1".into()));
+        return Err(InputError::new("--seeds must be at least 1").into());
     }
     if opts.jobs < 1 {
-        return Err(SweepError::Input("--jobs must be at least 1".into()));
+        return Err(InputError::new("--jobs must be at least 1").into());
     }
     let plans: Vec<(Vec<String>, Vec<u64>)> = points
         .iter()

@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::grid::{Grid, Point};
 use super::seeds::point_seeds;
 use super::spec_error::SpecError;
+use crate::input_file::InputError;
 
 /// The file a shard writes into its output folder.
 pub const SHARD_FILE: &str = "shard.json";
@@ -128,10 +129,10 @@ pub struct ShardFile {
     pub points: Vec<ShardPoint>,
 }
 
-/// Shards that cannot be merged: the user's input (exit 2).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("sweep merge: {0}")]
-pub struct MergeError(pub String);
+/// Shards that cannot be merged: the user's input.
+pub fn merge_error(problem: impl Into<String>) -> InputError {
+    InputError::new(problem).action("sweep merge")
+}
 
 /// Checks that `shards` (each named by `names[i]` in errors) are the N slices of one
 /// sweep, each once, and returns every point's reports in grid order.
@@ -139,19 +140,18 @@ pub fn merge(
     shards: &[ShardFile],
     names: &[String],
     grid: &Grid,
-) -> Result<Vec<Vec<Value>>, MergeError> {
+) -> Result<Vec<Vec<Value>>, InputError> {
     let Some(first) = shards.first() else {
-        return Err(MergeError("give the shard folders to merge".into()));
+        return Err(merge_error("give the shard folders to merge"));
     };
     for (s, name) in shards.iter().zip(names) {
         if s.format != SHARD_FORMAT {
-            return Err(MergeError(format!(
-                "{name}: format '{}', expected '{SHARD_FORMAT}'",
-                s.format
-            )));
+            return Err(
+                merge_error(format!("format '{}', expected '{SHARD_FORMAT}'", s.format)).file(name),
+            );
         }
         if s.sweep != first.sweep {
-            return Err(MergeError(format!(
+            return Err(merge_error(format!(
                 "{name} is a shard of another sweep than {}: {}",
                 names[0],
                 identity_difference(&first.sweep, &s.sweep)
@@ -162,7 +162,7 @@ pub fn merge(
     // the shards given are stored (never one slot per possible shard).
     let count = first.sweep.shards;
     if count == 0 || count > grid.len() {
-        return Err(MergeError(format!(
+        return Err(merge_error(format!(
             "{}: a sweep of {count} shards over {} points; N of --shard I/N is between 1 \
              and the number of points",
             names[0],
@@ -172,13 +172,13 @@ pub fn merge(
     let mut seen_shard: BTreeMap<usize, &str> = BTreeMap::new();
     for (s, name) in shards.iter().zip(names) {
         if s.shard.count != count || s.shard.index >= count {
-            return Err(MergeError(format!(
+            return Err(merge_error(format!(
                 "{name}: shard {} does not belong to a sweep of {count} shards",
                 s.shard
             )));
         }
         if let Some(other) = seen_shard.insert(s.shard.index, name) {
-            return Err(MergeError(format!(
+            return Err(merge_error(format!(
                 "shard {} is given twice ({other} and {name})",
                 s.shard
             )));
@@ -192,7 +192,7 @@ pub fn merge(
             .map(|i| format!("{i}/{count}"))
             .collect();
         let more = count - seen_shard.len() - absent.len();
-        return Err(MergeError(format!(
+        return Err(merge_error(format!(
             "shard(s) {}{} of {count} not given; a merge needs every shard",
             absent.join(", "),
             if more > 0 {
@@ -207,10 +207,7 @@ pub fn merge(
         for p in &s.points {
             // Numbered from 1, as elsewhere; the index comes from a file (may be usize::MAX).
             let bad = |what: &str| {
-                MergeError(format!(
-                    "{name}: point {} {what}",
-                    p.index.saturating_add(1)
-                ))
+                merge_error(format!("point {} {what}", p.index.saturating_add(1))).file(name)
             };
             if p.index >= grid.len() {
                 return Err(bad("is outside the grid"));
@@ -230,7 +227,7 @@ pub fn merge(
     }
     let missing: Vec<usize> = (0..grid.len()).filter(|&i| slots[i].is_none()).collect();
     if let Some(&i) = missing.first() {
-        return Err(MergeError(format!(
+        return Err(merge_error(format!(
             "{} of {} points are missing (first: point {} of shard {}/{count}); was a shard \
              cut short?",
             missing.len(),
@@ -245,8 +242,8 @@ pub fn merge(
 /// Checks what a shard file holds, not only how it is labelled: its identity is within
 /// the limits a sweep accepts and every report is a run report of the seed it is filed
 /// under. `name` (the file) and the field are named in the error.
-pub fn validate(file: &ShardFile, name: &str, grid: &Grid) -> Result<(), MergeError> {
-    let bad = |field: String, why: &str| MergeError(format!("{name}: {field}: {why}"));
+pub fn validate(file: &ShardFile, name: &str, grid: &Grid) -> Result<(), InputError> {
+    let bad = |field: String, why: &str| merge_error(why).file(name).key(field);
     grid.check_runs(file.sweep.seeds_per_point)
         .map_err(|e| bad("sweep.seeds_per_point".into(), &e.to_string()))?;
     if file.sweep.seeds_per_point == 0 {
@@ -436,7 +433,11 @@ mod tests {
         for (i, r) in merged.iter().enumerate() {
             assert_eq!(r[0], Value::from(i));
         }
-        let err = |files: &[ShardFile]| merge(files, &names(files.len()), &g).unwrap_err().0;
+        let err = |files: &[ShardFile]| {
+            let e = merge(files, &names(files.len()), &g).unwrap_err();
+            assert_eq!(e.action, Some("sweep merge"));
+            e.to_string()
+        };
         assert!(err(&all[..2]).contains("shard(s) 0/3 of 3 not given"));
         assert!(err(&[all[0].clone(), all[0].clone()]).contains("given twice"));
         let mut other = all.clone();
