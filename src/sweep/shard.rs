@@ -275,47 +275,51 @@ pub fn validate(file: &ShardFile, name: &str, grid: &Grid) -> Result<(), InputEr
         for (j, r) in p.reports.iter().enumerate() {
             let field = format!("points[{i}].reports[{j}]");
             check_report(r, p.seeds.get(j).copied(), &file.sweep.scenario)
-                .map_err(|why| bad(field, &why))?;
+                .map_err(|why| bad(field, &why.problem))?;
         }
     }
     Ok(())
 }
 
 /// A run report as `bwsim run --format json` writes it: an object naming the scenario and
-/// the seed, with whole-number job counts and numeric (or null) rates.
-pub fn check_report(r: &Value, seed: Option<u64>, scenario: &str) -> Result<(), String> {
+/// the seed, with whole-number job counts, numeric (or null) rates and notes of text. The
+/// error says what is wrong, for the caller to place.
+pub fn check_report(r: &Value, seed: Option<u64>, scenario: &str) -> Result<(), InputError> {
+    let not = |problem: String| Err(InputError::new(problem));
     let Some(o) = r.as_object() else {
-        return Err(format!(
+        return not(format!(
             "is {}, not a run report (a JSON object)",
             json_kind(r)
         ));
     };
     match o.get("scenario").and_then(Value::as_str) {
         Some(s) if s == scenario => {}
-        Some(s) => return Err(format!("scenario is '{s}', not '{scenario}'")),
-        None => return Err("has no scenario name; not a run report".into()),
+        Some(s) => return not(format!("scenario is '{s}', not '{scenario}'")),
+        None => return not("has no scenario name; not a run report".into()),
     }
     match (o.get("seed").and_then(Value::as_u64), seed) {
         (Some(a), Some(b)) if a == b => {}
-        (Some(a), Some(b)) => return Err(format!("seed is {a}, but the point's seed is {b}")),
-        _ => return Err("has no seed (a whole number); not a run report".into()),
+        (Some(a), Some(b)) => return not(format!("seed is {a}, but the point's seed is {b}")),
+        _ => return not("has no seed (a whole number); not a run report".into()),
     }
     for key in ["jobs_completed", "jobs_measured"] {
         if o.get(key).and_then(Value::as_u64).is_none() {
-            return Err(format!("{key} is missing or not a whole number >= 0"));
+            return not(format!("{key} is missing or not a whole number >= 0"));
         }
     }
     for key in ["sim_time_s", "seconds_per_job", "jobs_per_hour"] {
         match o.get(key) {
             Some(Value::Null) => {}
             Some(Value::Number(n)) if n.as_f64().is_some_and(|v| v >= 0.0) => {}
-            _ => return Err(format!("{key} is missing or not a number >= 0 (or null)")),
+            _ => return not(format!("{key} is missing or not a number >= 0 (or null)")),
         }
     }
     if !o.get("stages").is_some_and(Value::is_object) {
-        return Err("stages is missing or not an object".into());
+        return not("stages is missing or not an object".into());
     }
-    super::seed_report::notes_of(r).map_err(|e| e.to_string())?;
+    if let Err(e) = super::seed_report::notes_of(r) {
+        return not(e.to_string());
+    }
     Ok(())
 }
 
