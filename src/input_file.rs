@@ -1,10 +1,11 @@
 //! Reading the files a user names (scenarios, includes, trace and sweep CSVs, calibration
 //! and measurement files, host profiles, earlier outputs read back): regular
 //! files only and at most a size cap, so that `/dev/zero`, a FIFO or a directory is an
-//! error naming the file instead of a hang or gigabytes of memory.
+//! error naming the file instead of a hang or gigabytes of memory; and [`InputError`],
+//! how bad input is said when it has no richer type of its own.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The most bytes a scenario or included TOML file may have (real ones are a few KiB).
 pub const MAX_TOML_BYTES: u64 = 16 << 20;
@@ -57,6 +58,91 @@ pub fn read_text(path: &Path, max_bytes: u64) -> Result<String, std::io::Error> 
     })
 }
 
+/// Bad input said in parts: what could not be done, the file, the flag or key, what was
+/// wrong, what is allowed. It reads `[action: ][file: ][key: ]problem[; allowed]`. The
+/// one shape of the input errors that have no richer type of their own (a flag's value,
+/// a saved sweep, a sweep.csv, shards to merge).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.message())]
+pub struct InputError {
+    /// What could not be done because of it ("cannot resume"), when said first.
+    pub action: Option<&'static str>,
+    /// The file or folder at fault.
+    pub file: Option<PathBuf>,
+    /// The flag or key at fault, as given (`--max-hours`, `--gpu-probe h.bin`).
+    pub key: Option<String>,
+    /// What is wrong.
+    pub problem: String,
+    /// What is allowed, or what to do instead.
+    pub allowed: Option<String>,
+}
+
+impl InputError {
+    /// `problem`, with nothing else said yet.
+    pub fn new(problem: impl Into<String>) -> InputError {
+        InputError {
+            action: None,
+            file: None,
+            key: None,
+            problem: problem.into(),
+            allowed: None,
+        }
+    }
+
+    /// What could not be done because of it.
+    pub fn action(self, action: &'static str) -> InputError {
+        InputError {
+            action: Some(action),
+            ..self
+        }
+    }
+
+    /// The file or folder at fault.
+    pub fn file(self, file: impl Into<PathBuf>) -> InputError {
+        InputError {
+            file: Some(file.into()),
+            ..self
+        }
+    }
+
+    /// The flag or key at fault.
+    pub fn key(self, key: impl Into<String>) -> InputError {
+        InputError {
+            key: Some(key.into()),
+            ..self
+        }
+    }
+
+    /// What is allowed, or what to do instead.
+    pub fn allowed(self, allowed: impl Into<String>) -> InputError {
+        InputError {
+            allowed: Some(allowed.into()),
+            ..self
+        }
+    }
+
+    fn message(&self) -> String {
+        let mut m = String::new();
+        if let Some(a) = self.action {
+            m.push_str(a);
+            m.push_str(": ");
+        }
+        if let Some(f) = &self.file {
+            m.push_str(&format!("{}: ", f.display()));
+        }
+        if let Some(k) = &self.key {
+            m.push_str(k);
+            m.push_str(": ");
+        }
+        m.push_str(&self.problem);
+        if let Some(a) = &self.allowed {
+            m.push_str("; ");
+            m.push_str(a);
+        }
+        m
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,5 +180,20 @@ mod tests {
                 .to_string()
                 .contains("UTF-8")
         );
+    }
+
+    #[test]
+    fn an_input_error_reads_as_its_parts_in_order() {
+        let all = InputError::new("is not a regular file")
+            .key("--gpu-probe h.bin")
+            .allowed("give the harness, or --no-gpu")
+            .file("dir")
+            .action("cannot calibrate");
+        assert_eq!(
+            all.to_string(),
+            "cannot calibrate: dir: --gpu-probe h.bin: is not a regular file; give the \
+             harness, or --no-gpu"
+        );
+        assert_eq!(InputError::new("no rows").to_string(), "no rows");
     }
 }

@@ -250,7 +250,7 @@ fn defect_3_clock_overflow_inside_the_engine_is_a_typed_error() {
     }
 
     // The CLI's exit code for it: 2, the input's fault.
-    let e = anyhow::Error::new(EngineError::ClockOverflow {
+    let e = bwsim::commands::error::CommandError::from(EngineError::ClockOverflow {
         what: Overflowed::Arrival { job: 3 },
         now_s: 1e10,
     })
@@ -289,7 +289,7 @@ fn defect_9_zero_duration_loops_stop_at_the_event_limit() {
     );
     assert!(e.is_input());
     assert!(start.elapsed() < WallTime::from_secs(30));
-    let e = anyhow::Error::new(e).context("s.toml");
+    let e = bwsim::commands::error::CommandError::from(e).context("s.toml");
     assert_eq!(bwsim::commands::exit::exit_code(&e), 2);
 }
 

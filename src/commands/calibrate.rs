@@ -1,5 +1,6 @@
 //! `bwsim calibrate`: check the output files' locations, then measure and fit.
 
+use super::error::{InputError, Result};
 use crate::calibrate::probe::plan::Mode;
 use crate::calibrate::{CalibrateArgs, calibrate_command};
 use crate::cli::{CalibrateCliArgs, ProbeArgs, ProbeMode};
@@ -17,7 +18,7 @@ pub fn probe_mode(m: ProbeMode) -> Mode {
 /// A GPU probe harness asked for by name (`--gpu-probe FILE`) must be a file when the
 /// GPU is to be probed (`measuring`, without `--no-gpu`): skipping the GPU probes instead
 /// wrote results without them and exit 0.
-pub(crate) fn check_gpu_probe(probe: &ProbeArgs, measuring: bool) -> anyhow::Result<()> {
+pub(crate) fn check_gpu_probe(probe: &ProbeArgs, measuring: bool) -> Result<()> {
     if let Some(g) = &probe.gpu_probe
         && measuring
         && !probe.no_gpu
@@ -27,18 +28,16 @@ pub(crate) fn check_gpu_probe(probe: &ProbeArgs, measuring: bool) -> anyhow::Res
             Ok(_) => "is not a regular file",
             Err(_) => "does not exist",
         };
-        return Err(crate::calibrate::CalibrateError::Input(format!(
-            "--gpu-probe {}: {why}; give the harness built by gpu/build.sh, or --no-gpu to \
-             skip the GPU probes",
-            g.display()
-        ))
-        .into());
+        return Err(InputError::new(why)
+            .key(format!("--gpu-probe {}", g.display()))
+            .allowed("give the harness built by gpu/build.sh, or --no-gpu to skip the GPU probes")
+            .into());
     }
     Ok(())
 }
 
 /// Runs `bwsim calibrate`.
-pub fn calibrate(a: CalibrateCliArgs) -> anyhow::Result<()> {
+pub fn calibrate(a: CalibrateCliArgs) -> Result<()> {
     // Minutes of probing must not end in an unwritable --out, nor write one output over
     // the other or over the measurements being re-fitted.
     let mut outputs = vec![Output::new("--out", &a.out, OutputKind::File)];

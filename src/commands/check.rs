@@ -1,11 +1,12 @@
 //! `bwsim check`: load and validate a scenario, print its summary; warn (stderr) of an
 //! included calibration that measured another host.
 
+use super::error::Result;
 use crate::cli::CheckArgs;
 use crate::output::print_stdout;
 
 /// Loads the scenario with its overrides and prints the summary.
-pub fn check(args: CheckArgs) -> anyhow::Result<()> {
+pub fn check(args: CheckArgs) -> Result<()> {
     let loaded = crate::scenario::load_with(
         &args.input.scenario,
         &args.input.sets,

@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::error::Result;
 use crate::cli::{CompareArgs, Format};
 use crate::compare::search::{self, Candidate, default_search};
 use crate::compare::table::{markdown, to_json};
@@ -15,11 +16,10 @@ use crate::compare::{
 };
 use crate::output::{Output, OutputKind, check_outputs, print_stdout};
 use crate::plot::compare::{CompareChart, HostBar};
-use crate::sweep::aggregate::report_without_steady_state;
 use crate::sweep::{ProgressMode, ScenarioSimulator, SweepArgs, aggregate_table, execute, plan};
 
 /// Runs `bwsim compare`.
-pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
+pub fn compare(args: CompareArgs) -> Result<()> {
     let costs = CostAssumptions {
         amortise_years: args.amortise_years,
         power_price_per_kwh: args.power_price_per_kwh,
@@ -166,12 +166,7 @@ fn cpu_pool_stages(model: &crate::model::Model) -> Vec<(String, f64)> {
 /// value on the scenario as given). Without this each host's row read "does not run" and
 /// the exit status was 0. Value errors stay per host: a host's overrides may make a value
 /// fit that the scenario as given refuses.
-fn check_search(
-    scenario: &Path,
-    sets: &[String],
-    search: &[String],
-    seeds: u32,
-) -> anyhow::Result<()> {
+fn check_search(scenario: &Path, sets: &[String], search: &[String], seeds: u32) -> Result<()> {
     use crate::scenario::ErrorKind;
     // The sweep's messages name its own flag; here the SPECs came from --search.
     let search_err = |arg: &str, e: &dyn std::fmt::Display| {
@@ -230,7 +225,7 @@ fn best_setting(
     let candidates: Vec<Candidate> = (0..table.rows.len())
         .map(|r| Candidate {
             stalled: table.rows[r].stalled > 0,
-            steady: !runs[r].reports.iter().any(report_without_steady_state),
+            steady: runs[r].reports.iter().all(|s| s.steady_state.is_reached()),
             jobs_per_hour: table.stat(r, crate::keys::JOBS_PER_HOUR).map(|s| s.mean),
         })
         .collect();
@@ -330,7 +325,7 @@ fn assumptions(
     ]
 }
 
-fn draw(scenario: &str, rows: &[HostResult], file: &Path) -> anyhow::Result<Vec<PathBuf>> {
+fn draw(scenario: &str, rows: &[HostResult], file: &Path) -> Result<Vec<PathBuf>> {
     let bars: Vec<HostBar> = rows
         .iter()
         .map(|r| match &r.outcome {

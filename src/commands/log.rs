@@ -9,6 +9,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::json;
 
+use super::error::{CommandError, Result};
 use crate::cli::{Format, LogArgs};
 use crate::cuzk_log::fit::{FLAT_ELASTICITY, FitTarget, Fitted, fit_targets, render_include};
 use crate::cuzk_log::{AnalyseOptions, LogAnalysis, LogInputError, ParsedLog, WorkerLayout};
@@ -25,7 +26,7 @@ const FIT_TOLERANCE: f64 = 0.002;
 const SENSITIVITY_STEP: f64 = 0.05;
 
 /// Reads the logs (garbled lines are counted, never fatal) and prints the analysis.
-pub fn log(args: LogArgs) -> anyhow::Result<()> {
+pub fn log(args: LogArgs) -> Result<()> {
     check_outputs(&args)?;
     let scenario = match &args.against {
         Some(s) => Some(crate::scenario::load(s, &args.sets)?),
@@ -144,7 +145,7 @@ pub fn log(args: LogArgs) -> anyhow::Result<()> {
 /// Every output (the plot's PNG and SVG, the fit file) checked before any work: each may
 /// be written, none is an input (a log, the scenario or a file it includes) and no two
 /// are one path.
-fn check_outputs(args: &LogArgs) -> anyhow::Result<()> {
+fn check_outputs(args: &LogArgs) -> Result<()> {
     let mut outputs: Vec<(&str, PathBuf)> = Vec::new();
     if let Some(p) = &args.plot {
         let dir = folder_of(p);
@@ -299,13 +300,16 @@ fn no_records(files: &[String], log: &ParsedLog) -> String {
 
 /// Runs the scenario, writes its TIMELINE log in memory and analyses it as a real one
 /// (warm-up: the scenario's own).
-fn simulate(scenario: &Path, sets: &[String]) -> anyhow::Result<LogAnalysis> {
+fn simulate(scenario: &Path, sets: &[String]) -> Result<LogAnalysis> {
     let loaded = crate::scenario::load(scenario, sets)?;
     let model = loaded.model;
     let mut rec = TraceRecorder::new(&model);
     let report = run_model_with(&model, RunOptions { ideal: false }, &mut rec)?;
     if let Some(why) = report.stall() {
-        anyhow::bail!("{}: the model stalled: {why}", scenario.display());
+        return Err(CommandError::run(format!(
+            "{}: the model stalled: {why}",
+            scenario.display()
+        )));
     }
     let mut log = ParsedLog::default();
     log.add_text("model", &log_text(&rec));
@@ -319,7 +323,7 @@ fn simulate(scenario: &Path, sets: &[String]) -> anyhow::Result<LogAnalysis> {
 }
 
 /// Corrects each fittable duration by log p50 / model p50 until they agree.
-fn fit(scenario: &Path, sets: &[String], real: &LogAnalysis) -> anyhow::Result<Vec<Fitted>> {
+fn fit(scenario: &Path, sets: &[String], real: &LogAnalysis) -> Result<Vec<Fitted>> {
     let doc = crate::scenario::include::load_file(scenario)?;
     let loaded = crate::scenario::load(scenario, sets)?;
     let targets: Vec<(FitTarget, f64, f64)> = fit_targets(&doc.table)
@@ -421,7 +425,7 @@ fn relative_to(path: &Path, from: &Path) -> String {
     rel.display().to_string()
 }
 
-fn draw(source: &str, a: &LogAnalysis, file: &Path) -> anyhow::Result<Vec<PathBuf>> {
+fn draw(source: &str, a: &LogAnalysis, file: &Path) -> Result<Vec<PathBuf>> {
     let dir = folder_of(file);
     let stem = file
         .file_stem()

@@ -5,6 +5,7 @@
 pub mod calibrate;
 pub mod check;
 pub mod compare;
+pub mod error;
 pub mod exit;
 pub mod log;
 pub mod plot;
@@ -17,6 +18,7 @@ pub mod validate;
 use std::path::PathBuf;
 
 use crate::cli::Command;
+use error::Result;
 
 /// The files a loaded scenario was read from, each named for an error message, so that
 /// no output is written over one of them ([`crate::output::check_outputs`]).
@@ -39,7 +41,7 @@ pub(crate) fn scenario_inputs(s: &crate::scenario::Summary) -> Vec<(String, Path
 }
 
 /// Runs one parsed command. `Ok` is exit 0; an error's exit code is [`exit::exit_code`].
-pub fn dispatch(command: Command) -> anyhow::Result<()> {
+pub fn dispatch(command: Command) -> Result<()> {
     match command {
         Command::Run(args) => run::run(args),
         Command::Check(args) => check::check(args),

@@ -2,23 +2,24 @@
 
 use std::path::{Path, PathBuf};
 
+use super::error::{InputError, Result};
 use crate::cli::PlotCli;
 use crate::output::{check_dir_target, print_stdout};
-use crate::sweep::csv::{self, CsvError};
+use crate::sweep::csv;
 use crate::sweep::knee::{self, KNEE_TOLERANCE};
 
 /// Runs `bwsim plot`.
-pub fn plot(args: PlotCli) -> anyhow::Result<()> {
+pub fn plot(args: PlotCli) -> Result<()> {
     plot_command(&args.csv, args.out.as_deref()).map(drop)
 }
 
 /// Redraws the plots of a saved sweep (into the CSV's folder by default), prints the
 /// knee and the files; returns the files written.
-pub fn plot_command(csv_path: &Path, out: Option<&Path>) -> anyhow::Result<Vec<PathBuf>> {
-    let input = |msg: String| CsvError(format!("{}: {msg}", csv_path.display()));
+pub fn plot_command(csv_path: &Path, out: Option<&Path>) -> Result<Vec<PathBuf>> {
+    let input = |problem: String| InputError::new(problem).file(csv_path);
     let text = crate::input_file::read_text(csv_path, crate::input_file::MAX_CSV_BYTES)
         .map_err(|e| input(format!("cannot read: {e}")))?;
-    let table = csv::from_csv(&text).map_err(|e| input(e.0))?;
+    let table = csv::from_csv(&text).map_err(|e| e.file(csv_path))?;
     if table.rows.is_empty() {
         return Err(input("no rows".into()).into());
     }

@@ -1,13 +1,14 @@
 //! `bwsim replay`: turn the flags into replay options, run the replay (which prints the
 //! plan and the measured-vs-predicted table) and list the files it wrote.
 
+use super::error::{InputError, Result};
 use crate::cli::ReplayCliArgs;
 use crate::replay::kernels::BufferSizes;
 use crate::replay::repredict::repredict_command;
-use crate::replay::{ReplayInputError, ReplayOptions, replay_command};
+use crate::replay::{ReplayOptions, replay_command};
 
 /// Runs `bwsim replay`.
-pub fn replay(a: ReplayCliArgs) -> anyhow::Result<()> {
+pub fn replay(a: ReplayCliArgs) -> Result<()> {
     let mut opts = ReplayOptions::new(a.scenario);
     opts.sets = a.sets;
     opts.param = a.param;
@@ -22,7 +23,9 @@ pub fn replay(a: ReplayCliArgs) -> anyhow::Result<()> {
         ("--max-hours", Some(a.max_hours)),
     ] {
         if let Some(v) = value.filter(|v| !(v.is_finite() && *v > 0.0)) {
-            return Err(ReplayInputError(format!("{flag}: {v} is not a number > 0")).into());
+            return Err(InputError::new(format!("{v} is not a number > 0"))
+                .key(flag)
+                .into());
         }
     }
     opts.host_ram_bytes = a.host_ram_gib.map(|g| g * 1024.0 * 1024.0 * 1024.0);

@@ -6,6 +6,7 @@
 
 use std::path::PathBuf;
 
+use super::error::{CommandError, Result};
 use crate::analysis::report::{Report, WhatIf};
 use crate::cli::{Format, RunArgs, RunExportArgs};
 use crate::engine::{EngineError, EngineLimits, NullObserver};
@@ -17,7 +18,7 @@ use crate::run::{Replicas, RunOptions, run_replications};
 use crate::trace::{TraceRecorder, write_chrome_trace, write_timeline_log};
 
 /// Runs the scenario and prints its report; exit 1 (after the report) when it stalled.
-pub fn run(args: RunArgs) -> anyhow::Result<()> {
+pub fn run(args: RunArgs) -> Result<()> {
     if !args.what_if.is_empty() {
         return what_if(args);
     }
@@ -50,14 +51,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     // A stalled run still prints its (partial) report, but exits 1 and says why on stderr
     // so that scripts do not mistake it for a result.
     if let Some(why) = report.stall() {
-        anyhow::bail!("{scenario}: run stalled: {why}");
+        return Err(CommandError::run(format!("{scenario}: run stalled: {why}")));
     }
     Ok(())
 }
 
 /// `--what-if`: the scenario (with `--set`) as the baseline, the same plus the changes,
 /// both over the same seeds; prints both throughputs and their paired difference.
-fn what_if(args: RunArgs) -> anyhow::Result<()> {
+fn what_if(args: RunArgs) -> Result<()> {
     let scenario = args.input.scenario.display().to_string();
     let mut changed_sets = args.input.sets.clone();
     changed_sets.extend(args.what_if.iter().cloned());
@@ -77,7 +78,9 @@ fn what_if(args: RunArgs) -> anyhow::Result<()> {
     }
     for (label, r) in [("baseline", &report.baseline), ("changed", &report.changed)] {
         if let Some(why) = r.stall() {
-            anyhow::bail!("{scenario}: the {label} run stalled: {why}");
+            return Err(CommandError::run(format!(
+                "{scenario}: the {label} run stalled: {why}"
+            )));
         }
     }
     Ok(())
@@ -90,7 +93,7 @@ type Loaded = (crate::model::Model, Vec<String>, Vec<(String, PathBuf)>);
 /// The scenario with `sets`, seeded by `--seed` when given, its notes (the overload
 /// warning is also printed on stderr) and its input files (which no output may
 /// overwrite).
-fn load(args: &RunArgs, sets: &[String]) -> anyhow::Result<Loaded> {
+fn load(args: &RunArgs, sets: &[String]) -> Result<Loaded> {
     let loaded = crate::scenario::load_with(&args.input.scenario, sets, &args.limits.limits())?;
     let inputs = super::scenario_inputs(&loaded.summary);
     let overload = loaded.summary.overload;
@@ -132,7 +135,7 @@ fn replicate<O: crate::engine::Observer + Send>(
 
 /// An engine error with what the user can do about it: an event limit is raised with
 /// `--max-events`; an overflowed clock needs shorter durations or arrival times.
-fn engine_error(e: EngineError, scenario: &str) -> anyhow::Error {
+fn engine_error(e: EngineError, scenario: &str) -> CommandError {
     let hint = match &e {
         EngineError::EventLimit { .. } => {
             "; if the run is meant to be this long, raise the limit with --max-events"
@@ -143,7 +146,7 @@ fn engine_error(e: EngineError, scenario: &str) -> anyhow::Error {
         _ => "",
     };
     let context = format!("{scenario}{hint}");
-    anyhow::Error::new(e).context(context)
+    CommandError::from(e).context(context)
 }
 
 /// Where `--plot` draws, if asked: the given folder, or `None` for a default folder
@@ -153,7 +156,7 @@ fn check_exports(
     ex: &RunExportArgs,
     scenario: &str,
     inputs: &[(String, PathBuf)],
-) -> anyhow::Result<Option<PathBuf>> {
+) -> Result<Option<PathBuf>> {
     let mut outputs = Vec::new();
     if let Some(f) = &ex.trace {
         outputs.push(Output::new("--trace", f, OutputKind::File));
@@ -187,7 +190,7 @@ fn write_exports(
     ex: &RunExportArgs,
     plot_dir: Option<PathBuf>,
     scenario: &str,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     if let Some(p) = &ex.trace {
         write_chrome_trace(rec, p)?;
         eprintln!("wrote {}", p.display());

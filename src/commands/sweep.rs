@@ -23,20 +23,20 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::error::{CommandError, InputError, Result};
 use crate::cli::SweepCli;
 use crate::output::{
     OutputError, StagedDir, check_staged_target, default_folder, print_stdout,
     reserve_unique_folder, test_kill, test_kill_due,
 };
-use crate::sweep::aggregate::no_steady_state_note;
 use crate::sweep::json::SweepMeta;
 use crate::sweep::knee::{self, KNEE_TOLERANCE, Knee};
 use crate::sweep::seeds::point_seeds;
 use crate::sweep::shard::SHARD_FORMAT;
 use crate::sweep::{
-    PointRun, ProgressMode, SHARD_FILE, ScenarioSimulator, ShardFile, ShardPoint, ShardSpec,
-    Simulator, SweepArgs, SweepError, SweepIdentity, SweepPlan, SweepTable, aggregate_table,
-    execute, plan, write_results,
+    PointRun, ProgressMode, SHARD_FILE, ScenarioSimulator, SeedReport, ShardFile, ShardPoint,
+    ShardSpec, Simulator, SweepArgs, SweepError, SweepIdentity, SweepPlan, SweepTable,
+    aggregate_table, execute, plan, write_results,
 };
 
 /// The manifest in every sweep folder: inputs, point count, seeds, files.
@@ -45,9 +45,9 @@ pub const MANIFEST: &str = "manifest.json";
 const JOURNAL: &str = "points.jsonl";
 
 /// An interrupted sweep that cannot be resumed (a damaged or foreign staging folder).
-#[derive(Debug, thiserror::Error)]
-#[error("cannot resume: {0}")]
-pub struct ResumeError(pub String);
+fn cannot_resume(problem: impl Into<String>) -> InputError {
+    InputError::new(problem).action("cannot resume")
+}
 
 /// What a finished sweep produced.
 #[derive(Debug, Clone)]
@@ -93,10 +93,12 @@ pub(crate) struct Manifest {
 }
 
 /// Runs `bwsim sweep` with the real engine; exit 1 when any point stalled.
-pub fn sweep(cli: SweepCli) -> anyhow::Result<()> {
+pub fn sweep(cli: SweepCli) -> Result<()> {
     if cli.action.is_some() {
         // Dispatched to `sweep_merge` by the command table before it gets here.
-        anyhow::bail!("bwsim sweep: a subcommand reached the sweep runner");
+        return Err(CommandError::run(
+            "bwsim sweep: a subcommand reached the sweep runner",
+        ));
     }
     let stop_after = cli.stop_after;
     let (out, seeds) = match &cli.resume {
@@ -139,7 +141,7 @@ pub fn sweep_with(
     args: &SweepArgs,
     sim: &dyn Simulator,
     mode: ProgressMode,
-) -> anyhow::Result<SweepOutcome> {
+) -> Result<SweepOutcome> {
     start(args, sim, mode, None)
 }
 
@@ -149,7 +151,7 @@ pub fn start(
     sim: &dyn Simulator,
     mode: ProgressMode,
     stop_after: Option<usize>,
-) -> anyhow::Result<SweepOutcome> {
+) -> Result<SweepOutcome> {
     let (plan, scenario_hash) = plan_and_fingerprint(args, sim)?;
     let (target, reserved) = match &args.out {
         Some(dir) => {
@@ -191,40 +193,41 @@ pub fn resume_with(
     jobs: Option<usize>,
     mode: ProgressMode,
     stop_after: Option<usize>,
-) -> anyhow::Result<SweepOutcome> {
+) -> Result<SweepOutcome> {
     let staged = StagedDir::reopen(dir, &[MANIFEST, JOURNAL])?;
     let manifest_path = staged.file(MANIFEST);
     let text = crate::input_file::read_text(&manifest_path, crate::input_file::MAX_JSON_BYTES)
-        .map_err(|e| ResumeError(format!("{}: {e}", manifest_path.display())))?;
+        .map_err(|e| cannot_resume(e.to_string()).file(&manifest_path))?;
     let mut manifest: Manifest = serde_json::from_str(&text)
-        .map_err(|e| ResumeError(format!("{}: {e}", manifest_path.display())))?;
+        .map_err(|e| cannot_resume(e.to_string()).file(&manifest_path))?;
     if let Some(j) = jobs {
         manifest.inputs.jobs = Some(j);
     }
     let scenario = manifest.inputs.scenario.display().to_string();
     let Some(recorded) = manifest.scenario_hash.clone() else {
-        return Err(ResumeError(format!(
+        return Err(cannot_resume(format!(
             "{} records no fingerprint of {scenario} (it was written by an older bwsim), so \
              an edited scenario could not be told from the one the finished points were \
-             simulated with; start the sweep again",
+             simulated with",
             manifest_path.display()
         ))
+        .allowed("start the sweep again")
         .into());
     };
     let sim = simulator(&manifest.inputs);
     let changed = |now: &str| {
-        ResumeError(format!(
+        cannot_resume(format!(
             "{scenario}, or a file it includes, is not what this sweep started with \
              (fingerprint {recorded} then, {now} now), so its finished points were simulated \
-             with another model; put the files back as they were to finish it, or start a \
-             new sweep"
+             with another model"
         ))
+        .allowed("put the files back as they were to finish it, or start a new sweep")
     };
     match sim.fingerprint(&manifest.inputs.sets) {
         Ok(now) if now == recorded => {}
         Ok(now) => return Err(changed(&now).into()),
         Err(e) => {
-            return Err(ResumeError(format!(
+            return Err(cannot_resume(format!(
                 "cannot read the scenario this sweep started with: {e}"
             ))
             .into());
@@ -235,7 +238,7 @@ pub fn resume_with(
         return Err(changed(&now).into());
     }
     if plan.opts.base_seed != manifest.base_seed || plan.grid.len() != manifest.points {
-        return Err(ResumeError(format!(
+        return Err(cannot_resume(format!(
             "{} no longer gives the grid or seeds this sweep started with",
             manifest.inputs.scenario.display()
         ))
@@ -261,10 +264,10 @@ fn finish(
     mode: ProgressMode,
     staged: StagedDir,
     mut manifest: Manifest,
-    finished: &[Option<Vec<Value>>],
+    finished: &[Option<Vec<SeedReport>>],
     stop_after: Option<usize>,
     reserved: bool,
-) -> anyhow::Result<SweepOutcome> {
+) -> Result<SweepOutcome> {
     // The fingerprint recorded when the sweep started (and checked on resume): a shard
     // carries it to the merge, so slices of two models are never merged.
     let scenario_hash = manifest.scenario_hash.clone().unwrap_or_default();
@@ -272,7 +275,8 @@ fn finish(
     let journal = Mutex::new(open_journal(&journal_path)?);
     let saved = AtomicUsize::new(0);
     let sink = |run: &PointRun| -> Result<(), SweepError> {
-        let line = json!({"index": run.point.index, "seeds": run.seeds, "reports": run.reports});
+        let reports: Vec<&Value> = run.reports.iter().map(|r| &r.json).collect();
+        let line = json!({"index": run.point.index, "seeds": run.seeds, "reports": reports});
         // One write per line: an interruption cuts at most the last line, which the next
         // resume cuts off.
         let line = format!("{line}\n");
@@ -398,7 +402,7 @@ fn shard_file(
             .map(|r| ShardPoint {
                 index: r.point.index,
                 seeds: r.seeds.clone(),
-                reports: r.reports.clone(),
+                reports: r.reports.iter().map(|r| r.json.clone()).collect(),
             })
             .collect(),
     }
@@ -437,11 +441,12 @@ fn plan_and_fingerprint(
     let plan = plan(args, sim)?;
     let after = sim.fingerprint(&args.sets)?;
     if before.as_deref() != Some(after.as_str()) {
-        return Err(SweepError::Input(format!(
-            "{}, or a file it includes, changed while the sweep was reading it; run the \
-             sweep again once the files are saved",
+        return Err(InputError::new(format!(
+            "{}, or a file it includes, changed while the sweep was reading it",
             args.scenario.display()
-        )));
+        ))
+        .allowed("run the sweep again once the files are saved")
+        .into());
     }
     Ok((plan, after))
 }
@@ -449,12 +454,12 @@ fn plan_and_fingerprint(
 /// The points an interrupted attempt finished. A last line cut short by the interruption
 /// is cut off the file (that point runs again), so that the lines appended next start on
 /// a line of their own: an attempt interrupted twice loses nothing it had saved.
-fn read_journal(path: &Path, plan: &SweepPlan) -> Result<Vec<Option<Vec<Value>>>, ResumeError> {
+fn read_journal(path: &Path, plan: &SweepPlan) -> Result<Vec<Option<Vec<SeedReport>>>, InputError> {
     let mut finished = vec![None; plan.grid.len()];
     let text = match crate::input_file::read_text(path, crate::input_file::MAX_JSON_BYTES) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(finished),
-        Err(e) => return Err(ResumeError(format!("{}: {e}", path.display()))),
+        Err(e) => return Err(cannot_resume(e.to_string()).file(path)),
     };
     let whole = text.rfind('\n').map_or(0, |i| i + 1);
     if whole < text.len() {
@@ -466,27 +471,17 @@ fn read_journal(path: &Path, plan: &SweepPlan) -> Result<Vec<Option<Vec<Value>>>
                 f.sync_all()
             })
             .map_err(|e| {
-                ResumeError(format!(
-                    "{}: cannot cut off the line an interruption left unfinished: {e}",
-                    path.display()
+                cannot_resume(format!(
+                    "cannot cut off the line an interruption left unfinished: {e}"
                 ))
+                .file(path)
             })?;
     }
     for (i, line) in text[..whole].lines().enumerate() {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
-            return Err(ResumeError(format!(
-                "{}: line {} is damaged",
-                path.display(),
-                i + 1
-            )));
+            return Err(cannot_resume(format!("line {} is damaged", i + 1)).file(path));
         };
-        let bad = || {
-            ResumeError(format!(
-                "{}: line {} is not a sweep point",
-                path.display(),
-                i + 1
-            ))
-        };
+        let bad = || cannot_resume(format!("line {} is not a sweep point", i + 1)).file(path);
         let index = v["index"].as_u64().ok_or_else(bad)? as usize;
         let seeds: Vec<u64> = serde_json::from_value(v["seeds"].clone()).map_err(|_| bad())?;
         let reports: Vec<Value> =
@@ -494,10 +489,13 @@ fn read_journal(path: &Path, plan: &SweepPlan) -> Result<Vec<Option<Vec<Value>>>
         if index >= finished.len()
             || seeds != point_seeds(plan.opts.base_seed, index, plan.opts.seeds)
             || reports.len() != seeds.len()
-            || !reports.iter().all(Value::is_object)
         {
             return Err(bad());
         }
+        let reports = (reports.into_iter())
+            .map(SeedReport::from_json)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| bad())?;
         finished[index] = Some(reports);
     }
     Ok(finished)
@@ -539,10 +537,7 @@ pub fn print_outcome(out: &SweepOutcome, seeds: usize) -> Result<(), OutputError
 /// with that seed's note.
 pub(crate) fn rows_without_steady_state(runs: &[PointRun]) -> Vec<(usize, String)> {
     (runs.iter().enumerate())
-        .filter_map(|(i, p)| {
-            let note = p.reports.iter().find_map(no_steady_state_note)?;
-            Some((i, note.to_string()))
-        })
+        .filter_map(|(i, p)| Some((i, p.reports.iter().find_map(|r| r.steady_state.note())?)))
         .collect()
 }
 
@@ -557,7 +552,7 @@ fn point_label(table: &SweepTable, row: usize) -> String {
 
 /// Warns of points without a steady state (their numbers stand, marked by a warning);
 /// fails when a point stalled (its numbers are no result).
-pub(crate) fn check_stalls(out: &SweepOutcome) -> anyhow::Result<()> {
+pub(crate) fn check_stalls(out: &SweepOutcome) -> Result<()> {
     for (i, note) in &out.no_steady_state {
         // The report's own note: what it found, and what to change.
         eprintln!(
@@ -583,13 +578,13 @@ pub(crate) fn check_stalls(out: &SweepOutcome) -> anyhow::Result<()> {
         );
     }
     if !stalled.is_empty() {
-        anyhow::bail!(
+        return Err(CommandError::run(format!(
             "{} of {} sweep points stalled; their numbers are not results (the 'stalled' \
              column of {})",
             stalled.len(),
             out.table.rows.len(),
             out.dir.join("sweep.csv").display()
-        );
+        )));
     }
     Ok(())
 }

@@ -6,18 +6,21 @@
 
 use std::path::{Path, PathBuf};
 
+use super::error::Result;
 use super::sweep::{MANIFEST, Manifest, SweepOutcome, check_stalls, print_outcome, write_manifest};
 use crate::cli::SweepMergeCli;
+use crate::input_file::InputError;
 use crate::output::{StagedDir, print_stdout};
 use crate::sweep::json::SweepMeta;
 use crate::sweep::knee::{self, KNEE_TOLERANCE};
+use crate::sweep::shard::merge_error;
 use crate::sweep::{
-    Grid, MergeError, PointRun, RunOptions, SHARD_FILE, ScenarioInfo, ShardFile, SweepArgs,
+    Grid, PointRun, RunOptions, SHARD_FILE, ScenarioInfo, SeedReport, ShardFile, SweepArgs,
     SweepPlan, aggregate_table, parse_param, write_results,
 };
 
 /// Runs `bwsim sweep merge`.
-pub fn merge(cli: SweepMergeCli) -> anyhow::Result<()> {
+pub fn merge(cli: SweepMergeCli) -> Result<()> {
     let shards: Vec<ShardFile> = cli
         .shards
         .iter()
@@ -26,7 +29,7 @@ pub fn merge(cli: SweepMergeCli) -> anyhow::Result<()> {
     let names: Vec<String> = cli.shards.iter().map(|d| d.display().to_string()).collect();
     let first = shards
         .first()
-        .ok_or_else(|| MergeError("give the shard folders to merge".into()))?;
+        .ok_or_else(|| merge_error("give the shard folders to merge"))?;
     let params = first
         .sweep
         .params
@@ -39,6 +42,11 @@ pub fn merge(cli: SweepMergeCli) -> anyhow::Result<()> {
         crate::sweep::shard::validate(s, &file, &grid)?;
     }
     let reports = crate::sweep::shard::merge(&shards, &names, &grid)?;
+    // Each report passed `validate`, so reading its verdicts cannot fail; still an error.
+    let reports: Vec<Vec<SeedReport>> = (reports.into_iter())
+        .map(|point| point.into_iter().map(SeedReport::from_json).collect())
+        .collect::<Result<_, _>>()
+        .map_err(|why| merge_error(format!("a shard's report {why}")))?;
 
     let id = &first.sweep;
     let plan = SweepPlan {
@@ -92,20 +100,19 @@ pub fn merge(cli: SweepMergeCli) -> anyhow::Result<()> {
     check_stalls(&out)
 }
 
-fn read_shard(dir: &Path) -> Result<ShardFile, MergeError> {
+fn read_shard(dir: &Path) -> Result<ShardFile, InputError> {
     let path = dir.join(SHARD_FILE);
     let text =
         crate::input_file::read_text(&path, crate::input_file::MAX_JSON_BYTES).map_err(|e| {
-            MergeError(format!(
-                "{}: cannot read ({e}); give the folders written by `bwsim sweep --shard I/N`",
-                path.display()
-            ))
+            merge_error(format!("cannot read ({e})"))
+                .file(&path)
+                .allowed("give the folders written by `bwsim sweep --shard I/N`")
         })?;
     serde_json::from_str(&text).map_err(|e| {
-        MergeError(format!(
-            "{}: not a shard file written by `bwsim sweep --shard`: {e}",
-            path.display()
+        merge_error(format!(
+            "not a shard file written by `bwsim sweep --shard`: {e}"
         ))
+        .file(&path)
     })
 }
 
@@ -117,7 +124,7 @@ fn write_merged(
     scenario_hash: &str,
     wall_s: f64,
     out: &Path,
-) -> anyhow::Result<SweepOutcome> {
+) -> Result<SweepOutcome> {
     let staged = StagedDir::begin(out)?;
     let table = aggregate_table(plan, runs);
     let meta = SweepMeta {

@@ -6,6 +6,8 @@ use serde_json::{Value, json};
 
 use super::plot::plot_command;
 use super::sweep::{SweepOutcome, resume_with, start, sweep_with};
+use crate::analysis::report::{Report, StageStats, Stall, SteadyState};
+use crate::input_file::InputError;
 use crate::sweep::*;
 
 /// A closed-form "host": throughput saturates with concurrency, DRAM fills up, the
@@ -27,10 +29,10 @@ impl Simulator for Synthetic {
         for s in sets {
             let (k, v) = s.split_once('=').unwrap();
             if k != "arrivals.concurrency" && k != "params.pinned" {
-                return Err(SweepError::Input(format!("unknown key '{k}'")));
+                return Err(InputError::new(format!("unknown key '{k}'")).into());
             }
             if v.parse::<f64>().is_err() && v != "true" && v != "false" {
-                return Err(SweepError::Input(format!("bad value '{v}'")));
+                return Err(InputError::new(format!("bad value '{v}'")).into());
             }
         }
         Ok(ScenarioInfo {
@@ -39,7 +41,7 @@ impl Simulator for Synthetic {
         })
     }
 
-    fn run(&self, sets: &[String], seed: u64) -> Result<Value, SweepError> {
+    fn run(&self, sets: &[String], seed: u64) -> Result<Report, SweepError> {
         let mut c: f64 = 1.0;
         let mut pinned = true;
         for s in sets {
@@ -52,21 +54,47 @@ impl Simulator for Synthetic {
         let scale = if pinned { 1.0 } else { 0.8 };
         let jph = scale * 1000.0 * (1.0 - (-c / 4.0).exp()) * (1.0 + 0.02 * noise(seed));
         let true_busy = jph / 1100.0;
-        Ok(json!({
-            "jobs_completed": 100,
-            "sim_time_s": 100.0 * 3600.0 / jph,
-            "seconds_per_job": 3600.0 / jph,
-            "jobs_per_hour": jph,
-            "gpu": {"true_busy_frac": true_busy, "bracketed_busy_frac": (true_busy * 1.6).min(0.97)},
-            "dram": {"mean_utilization": (c / 16.0).min(0.98), "peak_gbps": 30.0 * c},
-            "stages": {
-                "synthesis": {"inflation": 1.0 + 0.05 * c.powf(1.5), "mean_s": 10.0},
-                "msm": {"inflation": 1.0 + 0.02 * c, "mean_s": 2.0},
-            },
-            "ideal": {"seconds_per_job": 3.0 / scale},
-            "bottleneck": {"resource": if c < 8.0 { "gpu0" } else { "dram" }, "reason": "synthetic"},
-            "engine": {"events": 1000, "wall_s": std::time::Instant::now().elapsed().as_secs_f64() + noise(seed)},
-        }))
+        let stage = |name: &str, inflation: f64, mean_s: f64| StageStats {
+            name: name.into(),
+            count: 100,
+            mean_s,
+            standalone_mean_s: mean_s / inflation,
+            inflation,
+            mean_wait_s: 0.0,
+            lost_s: Default::default(),
+        };
+        let mut r = Report::empty("synthetic", seed);
+        r.jobs_completed = 100;
+        r.sim_time_s = 100.0 * 3600.0 / jph;
+        r.seconds_per_job = 3600.0 / jph;
+        r.jobs_per_hour = jph;
+        r.gpu_true_busy_frac = true_busy;
+        r.gpu_bracketed_busy_frac = (true_busy * 1.6).min(0.97);
+        r.dram_capacity_gbps = 500.0;
+        r.dram_mean_utilization = (c / 16.0).min(0.98);
+        r.dram_peak_gbps = 30.0 * c;
+        r.stages = vec![
+            stage("synthesis", 1.0 + 0.05 * c.powf(1.5), 10.0),
+            stage("msm", 1.0 + 0.02 * c, 2.0),
+        ];
+        r.ideal_seconds_per_job = Some(3.0 / scale);
+        r.bottleneck.resource = if c < 8.0 { "gpu0" } else { "dram" }.into();
+        r.bottleneck.reason = "synthetic".into();
+        r.engine_events = 1000;
+        r.engine_wall_s = std::time::Instant::now().elapsed().as_secs_f64() + noise(seed);
+        // Two points carry a verdict (and its note, as a real report does).
+        if !pinned && c == 2.0 {
+            r.stalled = Some("3 of 100 jobs finished".into());
+        }
+        if !pinned && c == 8.0 {
+            r.steady_state = SteadyState::FirstWave {
+                why: "every measured job starts at once".into(),
+            };
+        }
+        r.notes = (r.stalled.iter().map(Stall::note))
+            .chain(r.steady_state.note())
+            .collect();
+        Ok(r)
     }
 }
 
@@ -211,8 +239,14 @@ fn plot_command_redraws_the_same_pictures_from_the_csv() {
     sweep_in(d.path(), &["arrivals.concurrency=1..8"], 2);
     let again = tempfile::tempdir().unwrap();
     let files = plot_command(&d.path().join("sweep.csv"), Some(again.path())).unwrap();
-    assert_eq!(files.len(), 8);
-    for f in ["throughput.png", "dram.svg", "inflation.png"] {
+    // Five charts (the synthetic reports have a bracket breakdown), each .png and .svg.
+    assert_eq!(files.len(), 10);
+    for f in [
+        "throughput.png",
+        "dram.svg",
+        "inflation.png",
+        "gpu_breakdown.svg",
+    ] {
         assert_eq!(
             std::fs::read(d.path().join(f)).unwrap(),
             std::fs::read(again.path().join(f)).unwrap(),
@@ -251,11 +285,11 @@ fn a_failing_run_names_its_point_and_seed() {
         jobs: 2,
         base_sets: vec![],
     };
-    let runner = |sets: &[String], _seed: u64| -> Result<Value, SweepError> {
+    let runner = |sets: &[String], seed: u64| -> Result<Report, SweepError> {
         if sets[0] == "x=4" {
             return Err(SweepError::Failed("does not fit in RAM".into()));
         }
-        Ok(json!({"jobs_per_hour": 1.0}))
+        Ok(Report::empty("s", seed))
     };
     let e = run_sweep(
         &grid,
@@ -276,11 +310,13 @@ fn a_failing_run_names_its_point_and_seed() {
 #[test]
 fn results_come_in_grid_order_with_derived_seeds() {
     let grid = Grid::new(vec![parse_param("x=1..20").unwrap()]).unwrap();
-    let runner = |sets: &[String], seed: u64| -> Result<Value, SweepError> {
+    let runner = |sets: &[String], seed: u64| -> Result<Report, SweepError> {
         // Uneven work so completion order differs from grid order.
         let x: u64 = sets[1][2..].parse().map_err(failed)?;
         std::thread::sleep(std::time::Duration::from_millis((20 - x) % 7));
-        Ok(json!({"x": x, "seed": seed as f64}))
+        let mut r = Report::empty("s", seed);
+        r.jobs_completed = x;
+        Ok(r)
     };
     let opts = |jobs| RunOptions {
         seeds: 2,
@@ -293,7 +329,8 @@ fn results_come_in_grid_order_with_derived_seeds() {
     let two = run_sweep(&grid, &opts(2), &runner, &hidden, &[], &|_| Ok(())).unwrap();
     for (p, (a, b)) in one.iter().zip(&two).enumerate() {
         assert_eq!(a.reports, b.reports);
-        assert_eq!(a.reports[0]["x"], p as u64 + 1);
+        assert_eq!(a.reports[0].json["jobs_completed"], p as u64 + 1);
+        assert_eq!(a.reports[1].json["seed"], a.seeds[1]);
         assert_eq!(a.sets, [String::from("a=1"), format!("x={}", p + 1)]);
         assert_eq!(a.seeds, seeds::point_seeds(9, p, 2));
     }
@@ -355,7 +392,7 @@ fn unknown_scenario_key_names_the_point() {
 #[test]
 fn an_interrupted_sweep_resumes_to_the_same_bytes() {
     let whole = tempfile::tempdir().unwrap();
-    sweep_in(
+    let whole_outcome = sweep_in(
         whole.path(),
         &["arrivals.concurrency=1..8", "params.pinned=true,false"],
         2,
@@ -389,6 +426,18 @@ fn an_interrupted_sweep_resumes_to_the_same_bytes() {
     .unwrap();
     assert_eq!(done.dir, out);
     assert!(!staging.exists());
+    // The verdicts of the points read back from the journal are those of a fresh run.
+    let stalled = |o: &SweepOutcome| o.table.rows.iter().map(|r| r.stalled).collect::<Vec<_>>();
+    assert_eq!(stalled(&done), stalled(&whole_outcome));
+    assert_eq!(stalled(&done).iter().sum::<usize>(), 3); // x=2, not pinned: 3 seeds
+    assert_eq!(done.no_steady_state, whole_outcome.no_steady_state);
+    assert_eq!(
+        done.no_steady_state,
+        [(
+            15,
+            "no steady state: every measured job starts at once".to_string()
+        )]
+    );
     assert_eq!(
         std::fs::read(whole.path().join("sweep.csv")).unwrap(),
         std::fs::read(out.join("sweep.csv")).unwrap()
@@ -423,14 +472,12 @@ fn stalled_seeds_are_counted_per_point() {
         jobs: 1,
         base_sets: vec![],
     };
-    let runner = |sets: &[String], seed: u64| -> Result<Value, SweepError> {
-        let stalled = sets[0] == "x=2" && seed == seeds::point_seeds(1, 1, 3)[0];
-        let notes: Vec<&str> = if stalled {
-            vec!["stalled: 3 of 10 jobs finished"]
-        } else {
-            vec![]
-        };
-        Ok(json!({"jobs_per_hour": 1.0, "notes": notes}))
+    let runner = |sets: &[String], seed: u64| -> Result<Report, SweepError> {
+        let mut r = Report::empty("s", seed);
+        if sets[0] == "x=2" && seed == seeds::point_seeds(1, 1, 3)[0] {
+            r.stalled = Some("3 of 10 jobs finished".into());
+        }
+        Ok(r)
     };
     let runs = run_sweep(
         &grid,

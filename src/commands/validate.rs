@@ -5,9 +5,10 @@ use crate::cli::ValidateCliArgs;
 use crate::output::{Output, OutputKind, check_outputs};
 
 use super::calibrate::{check_gpu_probe, probe_mode};
+use super::error::Result;
 
 /// Runs `bwsim validate`.
-pub fn validate(a: ValidateCliArgs) -> anyhow::Result<()> {
+pub fn validate(a: ValidateCliArgs) -> Result<()> {
     check_gpu_probe(&a.probe, a.remeasured.is_none())?;
     let mut inputs = vec![("the calibration file".to_string(), a.calibration.clone())];
     if let Some(r) = &a.remeasured {

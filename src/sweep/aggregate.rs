@@ -1,6 +1,7 @@
-//! From per-seed run reports (JSON) to a [`SweepTable`]: every numeric leaf becomes a
-//! dotted metric name, averaged over seeds with a 95% CI; the bottleneck is the most
-//! common across seeds.
+//! From per-seed run reports to a [`SweepTable`]: every numeric leaf of a report's JSON
+//! becomes a dotted metric name, averaged over seeds with a 95% CI; the stalled seeds are
+//! counted from the reports' typed verdicts; the bottleneck is the most common across
+//! seeds.
 
 use std::collections::{HashMap, HashSet};
 
@@ -72,8 +73,10 @@ pub fn bottleneck_of(report: &Value) -> Option<(&str, Option<&str>)> {
 
 /// The most common bottleneck across reports (ties: the one seen first) and the reason
 /// the first report naming it gave.
-pub fn modal_bottleneck(reports: &[Value]) -> Option<(String, Option<String>)> {
-    let named: Vec<(&str, Option<&str>)> = reports.iter().filter_map(bottleneck_of).collect();
+pub fn modal_bottleneck<'a>(
+    reports: impl IntoIterator<Item = &'a Value>,
+) -> Option<(String, Option<String>)> {
+    let named: Vec<(&str, Option<&str>)> = reports.into_iter().filter_map(bottleneck_of).collect();
     let mut counts: HashMap<&str, usize> = HashMap::new();
     for (n, _) in &named {
         *counts.entry(n).or_default() += 1;
@@ -96,7 +99,7 @@ pub fn aggregate(scenario: &str, keys: &[String], runs: &[PointRun]) -> SweepTab
             p.reports
                 .iter()
                 .map(|r| {
-                    flatten(r)
+                    flatten(&r.json)
                         .into_iter()
                         .filter(|(k, _)| !is_excluded(k))
                         .collect()
@@ -151,9 +154,9 @@ pub fn aggregate(scenario: &str, keys: &[String], runs: &[PointRun]) -> SweepTab
             Row {
                 values: p.point.values.clone(),
                 seeds: p.reports.len(),
-                stalled: p.reports.iter().filter(|r| report_stalled(r)).count(),
+                stalled: p.reports.iter().filter(|r| r.stalled.is_some()).count(),
                 stats,
-                bottleneck: modal_bottleneck(&p.reports)
+                bottleneck: modal_bottleneck(p.reports.iter().map(|r| &r.json))
                     .map(|(r, _)| r)
                     .unwrap_or_default(),
             }
@@ -165,34 +168,6 @@ pub fn aggregate(scenario: &str, keys: &[String], runs: &[PointRun]) -> SweepTab
         metrics,
         rows,
     }
-}
-
-/// True when a run's report says it stalled (a note beginning "stalled").
-pub fn report_stalled(report: &Value) -> bool {
-    has_note(report, crate::analysis::report::NOTE_STALLED)
-}
-
-/// True when a run's report says its closed loop had no steady state (most measured jobs
-/// started together at t = 0).
-pub fn report_without_steady_state(report: &Value) -> bool {
-    no_steady_state_note(report).is_some()
-}
-
-/// The report's note saying its closed loop had no steady state, if it has one.
-pub fn no_steady_state_note(report: &Value) -> Option<&str> {
-    note_starting(report, crate::analysis::report::NOTE_NO_STEADY_STATE)
-}
-
-/// True when one of a report's notes begins with `prefix`.
-fn has_note(report: &Value, prefix: &str) -> bool {
-    note_starting(report, prefix).is_some()
-}
-
-/// The first of a report's notes that begins with `prefix`.
-fn note_starting<'a>(report: &'a Value, prefix: &str) -> Option<&'a str> {
-    (report.get("notes")?.as_array()?.iter())
-        .filter_map(Value::as_str)
-        .find(|n| n.starts_with(prefix))
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use std::fmt::{Display, Write as _};
 
 use super::table::{Row, Stat, SweepTable};
 use super::value::ParamValue;
+use crate::input_file::InputError;
 
 /// Writes the table as CSV text. Numbers use Rust's shortest round-trip form, so the
 /// bytes are a pure function of the values; a missing value is an empty cell.
@@ -60,7 +61,7 @@ fn write_record(out: &mut String, fields: &[String]) {
 }
 
 /// Splits CSV text into records (RFC 4180 quoting).
-fn parse_records(text: &str) -> Result<Vec<Vec<String>>, CsvError> {
+fn parse_records(text: &str) -> Result<Vec<Vec<String>>, InputError> {
     let mut records = Vec::new();
     let mut rec = Vec::new();
     let mut field = String::new();
@@ -92,7 +93,7 @@ fn parse_records(text: &str) -> Result<Vec<Vec<String>>, CsvError> {
         }
     }
     if quoted {
-        return Err(CsvError(format!(
+        return Err(InputError::new(format!(
             "line {line}: a quoted field is not closed"
         )));
     }
@@ -103,27 +104,24 @@ fn parse_records(text: &str) -> Result<Vec<Vec<String>>, CsvError> {
     Ok(records)
 }
 
-/// A sweep.csv that cannot be read back (the user's input, not a failed run).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{0}")]
-pub struct CsvError(pub String);
-
 /// Reads a sweep.csv back into a table.
-pub fn from_csv(text: &str) -> Result<SweepTable, CsvError> {
+pub fn from_csv(text: &str) -> Result<SweepTable, InputError> {
     let records = parse_records(text)?;
-    let (header, body) = records.split_first().or_csv_error(|| "the file is empty")?;
+    let (header, body) = records
+        .split_first()
+        .or_input_error(|| "the file is empty")?;
     if header.first().map(String::as_str) != Some("scenario") {
-        return Err(CsvError(
-            "line 1: the first column must be 'scenario' (is this a bwsim sweep.csv?)".into(),
+        return Err(InputError::new(
+            "line 1: the first column must be 'scenario' (is this a bwsim sweep.csv?)",
         ));
     }
     let seeds_col = header
         .iter()
         .position(|h| h == "seeds")
-        .or_csv_error(|| "line 1: no 'seeds' column")?;
+        .or_input_error(|| "line 1: no 'seeds' column")?;
     if header.last().map(String::as_str) != Some("bottleneck") {
-        return Err(CsvError(
-            "line 1: the last column must be 'bottleneck'".into(),
+        return Err(InputError::new(
+            "line 1: the last column must be 'bottleneck'",
         ));
     }
     let params: Vec<String> = header[1..seeds_col].to_vec();
@@ -133,8 +131,8 @@ pub fn from_csv(text: &str) -> Result<SweepTable, CsvError> {
     let first_metric = stalled_col.map_or(seeds_col + 1, |c| c + 1);
     let metric_cols = &header[first_metric..header.len() - 1];
     if metric_cols.len() % 2 != 0 {
-        return Err(CsvError(
-            "line 1: metric columns must come in <metric>_mean, <metric>_ci95 pairs".into(),
+        return Err(InputError::new(
+            "line 1: metric columns must come in <metric>_mean, <metric>_ci95 pairs",
         ));
     }
     let mut metrics = Vec::new();
@@ -142,7 +140,7 @@ pub fn from_csv(text: &str) -> Result<SweepTable, CsvError> {
         let m = pair[0]
             .strip_suffix("_mean")
             .filter(|m| pair[1].strip_suffix("_ci95") == Some(m))
-            .or_csv_error(|| {
+            .or_input_error(|| {
                 format!(
                     "line 1: expected <metric>_mean, <metric>_ci95, found '{}', '{}'",
                     pair[0], pair[1]
@@ -158,7 +156,7 @@ pub fn from_csv(text: &str) -> Result<SweepTable, CsvError> {
             continue;
         }
         if rec.len() != header.len() {
-            return Err(CsvError(format!(
+            return Err(InputError::new(format!(
                 "line {line}: {} fields, the header has {}",
                 rec.len(),
                 header.len()
@@ -170,24 +168,24 @@ pub fn from_csv(text: &str) -> Result<SweepTable, CsvError> {
             .zip(&params)
             .map(|(v, p)| {
                 ParamValue::parse(v)
-                    .or_csv_error(|| format!("line {line}: '{v}' for {p} is not a value"))
+                    .or_input_error(|| format!("line {line}: '{v}' for {p} is not a value"))
             })
-            .collect::<Result<Vec<_>, CsvError>>()?;
+            .collect::<Result<Vec<_>, InputError>>()?;
         let seeds = rec[seeds_col]
             .parse()
-            .or_csv_error(|| format!("line {line}: seeds '{}' is not a count", rec[seeds_col]))?;
+            .or_input_error(|| format!("line {line}: seeds '{}' is not a count", rec[seeds_col]))?;
         let stalled = match stalled_col {
             Some(c) => rec[c]
                 .parse()
-                .or_csv_error(|| format!("line {line}: stalled '{}' is not a count", rec[c]))?,
+                .or_input_error(|| format!("line {line}: stalled '{}' is not a count", rec[c]))?,
             None => 0,
         };
-        let cell = |j: usize| -> Result<Option<f64>, CsvError> {
+        let cell = |j: usize| -> Result<Option<f64>, InputError> {
             let s = &rec[first_metric + j];
             if s.is_empty() {
                 return Ok(None);
             }
-            s.parse().map(Some).or_csv_error(|| {
+            s.parse().map(Some).or_input_error(|| {
                 format!(
                     "line {line}: '{s}' in {} is not a number",
                     header[first_metric + j]
@@ -220,20 +218,20 @@ pub fn from_csv(text: &str) -> Result<SweepTable, CsvError> {
     })
 }
 
-/// A failed read as a [`CsvError`]: `what: cause`, or `what` alone for a missing value.
-trait OrCsvError<T> {
-    fn or_csv_error<D: Display>(self, what: impl FnOnce() -> D) -> Result<T, CsvError>;
+/// A failed read as an [`InputError`]: `what: cause`, or `what` alone for a missing value.
+trait OrInputError<T> {
+    fn or_input_error<D: Display>(self, what: impl FnOnce() -> D) -> Result<T, InputError>;
 }
 
-impl<T, E: Display> OrCsvError<T> for Result<T, E> {
-    fn or_csv_error<D: Display>(self, what: impl FnOnce() -> D) -> Result<T, CsvError> {
-        self.map_err(|e| CsvError(format!("{}: {e}", what())))
+impl<T, E: Display> OrInputError<T> for Result<T, E> {
+    fn or_input_error<D: Display>(self, what: impl FnOnce() -> D) -> Result<T, InputError> {
+        self.map_err(|e| InputError::new(format!("{}: {e}", what())))
     }
 }
 
-impl<T> OrCsvError<T> for Option<T> {
-    fn or_csv_error<D: Display>(self, what: impl FnOnce() -> D) -> Result<T, CsvError> {
-        self.ok_or_else(|| CsvError(what().to_string()))
+impl<T> OrInputError<T> for Option<T> {
+    fn or_input_error<D: Display>(self, what: impl FnOnce() -> D) -> Result<T, InputError> {
+        self.ok_or_else(|| InputError::new(what().to_string()))
     }
 }
 

@@ -7,6 +7,7 @@
 use std::fmt::Display;
 
 use crate::engine::EngineError;
+use crate::input_file::InputError;
 use crate::output::OutputError;
 use crate::scenario::ScenarioError;
 
@@ -17,8 +18,8 @@ use super::spec_error::SpecError;
 #[non_exhaustive]
 pub enum SweepError {
     /// A flag out of range (`--seeds 0`) or no `--param`.
-    #[error("{0}")]
-    Input(String),
+    #[error(transparent)]
+    Input(#[from] InputError),
     /// A bad `--param` SPEC or grid.
     #[error(transparent)]
     Spec(#[from] SpecError),

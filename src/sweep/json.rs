@@ -51,7 +51,8 @@ pub fn to_json(table: &SweepTable, grid: &Grid, runs: &[PointRun], meta: &SweepM
                 .zip(&row.values)
                 .map(|(k, v)| (k.clone(), v.to_json()))
                 .collect();
-            let reason = modal_bottleneck(&run.reports).and_then(|(_, why)| why);
+            let reason =
+                modal_bottleneck(run.reports.iter().map(|r| &r.json)).and_then(|(_, why)| why);
             json!({
                 "index": run.point.index,
                 "params": values,

@@ -33,6 +33,7 @@ pub mod progress;
 pub mod range;
 pub mod runner;
 pub mod scenario_sim;
+pub mod seed_report;
 pub mod seeds;
 pub mod session;
 pub mod shard;
@@ -47,11 +48,12 @@ pub use knee::{KNEE_TOLERANCE, Knee, find_knees, knee_index};
 pub use progress::{Progress, ProgressMode};
 pub use runner::{PointRun, PointSink, RunFn, RunOptions, run_sweep};
 pub use scenario_sim::ScenarioSimulator;
+pub use seed_report::SeedReport;
 pub use session::{
     ScenarioInfo, Simulator, SweepArgs, SweepPlan, execute, plan, table as aggregate_table,
     write_results,
 };
-pub use shard::{MergeError, SHARD_FILE, ShardFile, ShardPoint, ShardSpec, SweepIdentity};
+pub use shard::{SHARD_FILE, ShardFile, ShardPoint, ShardSpec, SweepIdentity};
 pub use spec::{Param, parse_param, parse_spec};
 pub use spec_error::SpecError;
 pub use table::{Row, Series, Stat, SweepTable};

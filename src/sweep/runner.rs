@@ -8,16 +8,18 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
-use serde_json::Value;
 
 use super::error::{Result, SweepError};
 use super::grid::{Grid, Point};
 use super::progress::Progress;
+use super::seed_report::SeedReport;
 use super::seeds::point_seeds;
+use crate::analysis::report::Report;
+use crate::input_file::InputError;
 
 /// Runs one simulation: the `--set` overrides (`KEY=VALUE`) and the seed, to the run's
-/// JSON report. The sweep's only contact with the engine.
-pub type RunFn<'a> = dyn Fn(&[String], u64) -> Result<Value> + Sync + 'a;
+/// report. The sweep's only contact with the engine.
+pub type RunFn<'a> = dyn Fn(&[String], u64) -> Result<Report> + Sync + 'a;
 
 /// Receives each point as soon as all its seeds are done (in completion order). An error
 /// stops the sweep, as a failed run does.
@@ -50,7 +52,7 @@ pub struct PointRun {
     /// The seed of each replicate.
     pub seeds: Vec<u64>,
     /// The report of each replicate, in seed order.
-    pub reports: Vec<Value>,
+    pub reports: Vec<SeedReport>,
 }
 
 /// Runs the sweep. `finished[p]`, when present, holds the reports of point `p` from an
@@ -61,7 +63,7 @@ pub fn run_sweep(
     opts: &RunOptions,
     runner: &RunFn,
     progress: &Progress,
-    finished: &[Option<Vec<Value>>],
+    finished: &[Option<Vec<SeedReport>>],
     sink: &PointSink,
 ) -> Result<Vec<PointRun>> {
     run_points(grid, grid.points(), opts, runner, progress, finished, sink)
@@ -76,14 +78,14 @@ pub fn run_points(
     opts: &RunOptions,
     runner: &RunFn,
     progress: &Progress,
-    finished: &[Option<Vec<Value>>],
+    finished: &[Option<Vec<SeedReport>>],
     sink: &PointSink,
 ) -> Result<Vec<PointRun>> {
     if opts.seeds < 1 {
-        return Err(SweepError::Input("--seeds must be at least 1".into()));
+        return Err(InputError::new("--seeds must be at least 1").into());
     }
     if opts.jobs < 1 {
-        return Err(SweepError::Input("--jobs must be at least 1".into()));
+        return Err(InputError::new("--jobs must be at least 1").into());
     }
     let plans: Vec<(Vec<String>, Vec<u64>)> = points
         .iter()
@@ -99,7 +101,7 @@ pub fn run_points(
         .flat_map(|p| (0..opts.seeds).map(move |r| (p, r)))
         .collect();
 
-    let slots: Vec<Mutex<Vec<Option<Value>>>> = points
+    let slots: Vec<Mutex<Vec<Option<SeedReport>>>> = points
         .iter()
         .map(|_| Mutex::new(vec![None; opts.seeds]))
         .collect();
@@ -136,7 +138,7 @@ pub fn run_points(
                     ))
                 });
                 let report = match out {
-                    Ok(v) => v,
+                    Ok(report) => SeedReport::from(&report),
                     Err(e) => {
                         failed.store(true, Ordering::Relaxed);
                         return Some(e);
@@ -188,7 +190,7 @@ pub fn run_points(
 fn point_run(
     point: &Point,
     (sets, seeds): &(Vec<String>, Vec<u64>),
-    slot: &Mutex<Vec<Option<Value>>>,
+    slot: &Mutex<Vec<Option<SeedReport>>>,
 ) -> PointRun {
     PointRun {
         point: point.clone(),

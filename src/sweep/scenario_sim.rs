@@ -5,10 +5,9 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use serde_json::Value;
-
 use super::error::{Result, SweepError};
 use super::session::{ScenarioInfo, Simulator};
+use crate::analysis::report::Report;
 use crate::model::Model;
 
 /// A scenario file, loaded once per distinct set of overrides.
@@ -49,11 +48,10 @@ impl Simulator for ScenarioSimulator {
         })
     }
 
-    fn run(&self, sets: &[String], seed: u64) -> Result<Value> {
+    fn run(&self, sets: &[String], seed: u64) -> Result<Report> {
         let mut m = self.model(sets)?;
         m.seed = seed;
-        let report = crate::run::run_model(&m).map_err(SweepError::Engine)?;
-        Ok(report.to_json())
+        crate::run::run_model(&m).map_err(SweepError::Engine)
     }
 
     fn fingerprint(&self, sets: &[String]) -> Result<String> {

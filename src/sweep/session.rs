@@ -5,18 +5,19 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
 use super::aggregate::aggregate;
 use super::csv;
-use super::error::{Result, SweepError};
+use super::error::Result;
 use super::grid::Grid;
 use super::json::{self, SweepMeta};
 use super::progress::{Progress, ProgressMode};
 use super::runner::{PointRun, PointSink, RunOptions, run_points};
+use super::seed_report::SeedReport;
 use super::shard::ShardSpec;
 use super::spec::parse_param;
 use super::table::SweepTable;
+use crate::analysis::report::Report;
+use crate::input_file::InputError;
 use crate::output::{OutputError, write_atomic};
 
 /// Arguments of `bwsim sweep`.
@@ -70,8 +71,8 @@ pub struct ScenarioInfo {
 pub trait Simulator: Sync {
     /// Loads and validates the scenario with these overrides, without running it.
     fn describe(&self, sets: &[String]) -> Result<ScenarioInfo>;
-    /// Runs it with these overrides and seed; the run's JSON report.
-    fn run(&self, sets: &[String], seed: u64) -> Result<Value>;
+    /// Runs it with these overrides and seed; the run's report.
+    fn run(&self, sets: &[String], seed: u64) -> Result<Report>;
     /// A hash of everything the model was read from (shards of one sweep must agree on
     /// it); empty when the simulator has no files.
     fn fingerprint(&self, _sets: &[String]) -> Result<String> {
@@ -101,21 +102,24 @@ pub fn plan(args: &SweepArgs, sim: &dyn Simulator) -> Result<SweepPlan> {
         .map(|p| parse_param(p))
         .collect::<Result<Vec<_>, _>>()?;
     if params.is_empty() {
-        return Err(SweepError::Input(
-            "give at least one --param KEY=SPEC, e.g. --param arrivals.concurrency=1..32".into(),
-        ));
+        return Err(InputError::new(
+            "give at least one --param KEY=SPEC, e.g. --param arrivals.concurrency=1..32",
+        )
+        .into());
     }
     let grid = Grid::new(params)?;
     grid.check_runs(args.seeds)?;
     if let Some(shard) = args.shard
         && shard.count > grid.len()
     {
-        return Err(SweepError::Input(format!(
-            "--shard {shard}: the grid has {} points, so N of --shard I/N is at most {} \
-             (every shard runs at least one point)",
+        return Err(InputError::new(format!(
+            "the grid has {} points, so N of --shard I/N is at most {} (every shard runs at \
+             least one point)",
             grid.len(),
             grid.len()
-        )));
+        ))
+        .key(format!("--shard {shard}"))
+        .into());
     }
     let info = sim
         .describe(&args.sets)
@@ -135,11 +139,13 @@ pub fn plan(args: &SweepArgs, sim: &dyn Simulator) -> Result<SweepPlan> {
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     if jobs > super::runner::MAX_JOBS {
-        return Err(SweepError::Input(format!(
-            "--jobs {jobs}: at most {} worker threads (each runs one simulation at a time; \
-             more threads than cores only add memory)",
+        return Err(InputError::new(format!(
+            "at most {} worker threads (each runs one simulation at a time; more threads \
+             than cores only add memory)",
             super::runner::MAX_JOBS
-        )));
+        ))
+        .key(format!("--jobs {jobs}"))
+        .into());
     }
     let opts = RunOptions {
         seeds: args.seeds,
@@ -161,7 +167,7 @@ pub fn execute(
     plan: &SweepPlan,
     sim: &dyn Simulator,
     mode: ProgressMode,
-    finished: &[Option<Vec<Value>>],
+    finished: &[Option<Vec<SeedReport>>],
     sink: &PointSink,
 ) -> Result<Vec<PointRun>> {
     let points = match plan.shard {

@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::grid::{Grid, Point};
 use super::seeds::point_seeds;
 use super::spec_error::SpecError;
+use crate::input_file::InputError;
 
 /// The file a shard writes into its output folder.
 pub const SHARD_FILE: &str = "shard.json";
@@ -128,10 +129,10 @@ pub struct ShardFile {
     pub points: Vec<ShardPoint>,
 }
 
-/// Shards that cannot be merged: the user's input (exit 2).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("sweep merge: {0}")]
-pub struct MergeError(pub String);
+/// Shards that cannot be merged: the user's input.
+pub fn merge_error(problem: impl Into<String>) -> InputError {
+    InputError::new(problem).action("sweep merge")
+}
 
 /// Checks that `shards` (each named by `names[i]` in errors) are the N slices of one
 /// sweep, each once, and returns every point's reports in grid order.
@@ -139,19 +140,18 @@ pub fn merge(
     shards: &[ShardFile],
     names: &[String],
     grid: &Grid,
-) -> Result<Vec<Vec<Value>>, MergeError> {
+) -> Result<Vec<Vec<Value>>, InputError> {
     let Some(first) = shards.first() else {
-        return Err(MergeError("give the shard folders to merge".into()));
+        return Err(merge_error("give the shard folders to merge"));
     };
     for (s, name) in shards.iter().zip(names) {
         if s.format != SHARD_FORMAT {
-            return Err(MergeError(format!(
-                "{name}: format '{}', expected '{SHARD_FORMAT}'",
-                s.format
-            )));
+            return Err(
+                merge_error(format!("format '{}', expected '{SHARD_FORMAT}'", s.format)).file(name),
+            );
         }
         if s.sweep != first.sweep {
-            return Err(MergeError(format!(
+            return Err(merge_error(format!(
                 "{name} is a shard of another sweep than {}: {}",
                 names[0],
                 identity_difference(&first.sweep, &s.sweep)
@@ -162,7 +162,7 @@ pub fn merge(
     // the shards given are stored (never one slot per possible shard).
     let count = first.sweep.shards;
     if count == 0 || count > grid.len() {
-        return Err(MergeError(format!(
+        return Err(merge_error(format!(
             "{}: a sweep of {count} shards over {} points; N of --shard I/N is between 1 \
              and the number of points",
             names[0],
@@ -172,13 +172,13 @@ pub fn merge(
     let mut seen_shard: BTreeMap<usize, &str> = BTreeMap::new();
     for (s, name) in shards.iter().zip(names) {
         if s.shard.count != count || s.shard.index >= count {
-            return Err(MergeError(format!(
+            return Err(merge_error(format!(
                 "{name}: shard {} does not belong to a sweep of {count} shards",
                 s.shard
             )));
         }
         if let Some(other) = seen_shard.insert(s.shard.index, name) {
-            return Err(MergeError(format!(
+            return Err(merge_error(format!(
                 "shard {} is given twice ({other} and {name})",
                 s.shard
             )));
@@ -192,7 +192,7 @@ pub fn merge(
             .map(|i| format!("{i}/{count}"))
             .collect();
         let more = count - seen_shard.len() - absent.len();
-        return Err(MergeError(format!(
+        return Err(merge_error(format!(
             "shard(s) {}{} of {count} not given; a merge needs every shard",
             absent.join(", "),
             if more > 0 {
@@ -207,10 +207,7 @@ pub fn merge(
         for p in &s.points {
             // Numbered from 1, as elsewhere; the index comes from a file (may be usize::MAX).
             let bad = |what: &str| {
-                MergeError(format!(
-                    "{name}: point {} {what}",
-                    p.index.saturating_add(1)
-                ))
+                merge_error(format!("point {} {what}", p.index.saturating_add(1))).file(name)
             };
             if p.index >= grid.len() {
                 return Err(bad("is outside the grid"));
@@ -230,7 +227,7 @@ pub fn merge(
     }
     let missing: Vec<usize> = (0..grid.len()).filter(|&i| slots[i].is_none()).collect();
     if let Some(&i) = missing.first() {
-        return Err(MergeError(format!(
+        return Err(merge_error(format!(
             "{} of {} points are missing (first: point {} of shard {}/{count}); was a shard \
              cut short?",
             missing.len(),
@@ -245,8 +242,8 @@ pub fn merge(
 /// Checks what a shard file holds, not only how it is labelled: its identity is within
 /// the limits a sweep accepts and every report is a run report of the seed it is filed
 /// under. `name` (the file) and the field are named in the error.
-pub fn validate(file: &ShardFile, name: &str, grid: &Grid) -> Result<(), MergeError> {
-    let bad = |field: String, why: &str| MergeError(format!("{name}: {field}: {why}"));
+pub fn validate(file: &ShardFile, name: &str, grid: &Grid) -> Result<(), InputError> {
+    let bad = |field: String, why: &str| merge_error(why).file(name).key(field);
     grid.check_runs(file.sweep.seeds_per_point)
         .map_err(|e| bad("sweep.seeds_per_point".into(), &e.to_string()))?;
     if file.sweep.seeds_per_point == 0 {
@@ -278,45 +275,50 @@ pub fn validate(file: &ShardFile, name: &str, grid: &Grid) -> Result<(), MergeEr
         for (j, r) in p.reports.iter().enumerate() {
             let field = format!("points[{i}].reports[{j}]");
             check_report(r, p.seeds.get(j).copied(), &file.sweep.scenario)
-                .map_err(|why| bad(field, &why))?;
+                .map_err(|why| bad(field, &why.problem))?;
         }
     }
     Ok(())
 }
 
 /// A run report as `bwsim run --format json` writes it: an object naming the scenario and
-/// the seed, with whole-number job counts and numeric (or null) rates.
-pub fn check_report(r: &Value, seed: Option<u64>, scenario: &str) -> Result<(), String> {
+/// the seed, with whole-number job counts, numeric (or null) rates and notes of text. The
+/// error says what is wrong, for the caller to place.
+pub fn check_report(r: &Value, seed: Option<u64>, scenario: &str) -> Result<(), InputError> {
+    let not = |problem: String| Err(InputError::new(problem));
     let Some(o) = r.as_object() else {
-        return Err(format!(
+        return not(format!(
             "is {}, not a run report (a JSON object)",
             json_kind(r)
         ));
     };
     match o.get("scenario").and_then(Value::as_str) {
         Some(s) if s == scenario => {}
-        Some(s) => return Err(format!("scenario is '{s}', not '{scenario}'")),
-        None => return Err("has no scenario name; not a run report".into()),
+        Some(s) => return not(format!("scenario is '{s}', not '{scenario}'")),
+        None => return not("has no scenario name; not a run report".into()),
     }
     match (o.get("seed").and_then(Value::as_u64), seed) {
         (Some(a), Some(b)) if a == b => {}
-        (Some(a), Some(b)) => return Err(format!("seed is {a}, but the point's seed is {b}")),
-        _ => return Err("has no seed (a whole number); not a run report".into()),
+        (Some(a), Some(b)) => return not(format!("seed is {a}, but the point's seed is {b}")),
+        _ => return not("has no seed (a whole number); not a run report".into()),
     }
     for key in ["jobs_completed", "jobs_measured"] {
         if o.get(key).and_then(Value::as_u64).is_none() {
-            return Err(format!("{key} is missing or not a whole number >= 0"));
+            return not(format!("{key} is missing or not a whole number >= 0"));
         }
     }
     for key in ["sim_time_s", "seconds_per_job", "jobs_per_hour"] {
         match o.get(key) {
             Some(Value::Null) => {}
             Some(Value::Number(n)) if n.as_f64().is_some_and(|v| v >= 0.0) => {}
-            _ => return Err(format!("{key} is missing or not a number >= 0 (or null)")),
+            _ => return not(format!("{key} is missing or not a number >= 0 (or null)")),
         }
     }
     if !o.get("stages").is_some_and(Value::is_object) {
-        return Err("stages is missing or not an object".into());
+        return not("stages is missing or not an object".into());
+    }
+    if let Err(e) = super::seed_report::notes_of(r) {
+        return not(e.to_string());
     }
     Ok(())
 }
@@ -435,7 +437,11 @@ mod tests {
         for (i, r) in merged.iter().enumerate() {
             assert_eq!(r[0], Value::from(i));
         }
-        let err = |files: &[ShardFile]| merge(files, &names(files.len()), &g).unwrap_err().0;
+        let err = |files: &[ShardFile]| {
+            let e = merge(files, &names(files.len()), &g).unwrap_err();
+            assert_eq!(e.action, Some("sweep merge"));
+            e.to_string()
+        };
         assert!(err(&all[..2]).contains("shard(s) 0/3 of 3 not given"));
         assert!(err(&[all[0].clone(), all[0].clone()]).contains("given twice"));
         let mut other = all.clone();

@@ -1,13 +1,16 @@
 //! The result of one run: typed, then rendered by one exporter per format
 //! ([`json`], [`text`]); [`replicated`] combines the runs of several seeds into one and
-//! [`what_if`] sets a changed run against its baseline.
+//! [`what_if`] sets a changed run against its baseline; [`verdict`] holds the stall and
+//! the steady state, the two verdicts programs read before trusting the numbers.
 
 pub mod json;
 pub mod replicated;
 pub mod text;
+pub mod verdict;
 pub mod what_if;
 
 pub use replicated::Replications;
+pub use verdict::{Stall, SteadyState, Verdicts};
 pub use what_if::WhatIf;
 
 use std::collections::BTreeMap;
@@ -143,10 +146,13 @@ pub struct Report {
     pub ideal_seconds_per_job: Option<f64>,
     /// What one step more of each resource buys, if computed (`bwsim run` does).
     pub knobs: Option<Knobs>,
-    /// Warnings a user should see (capacity limits, stalls).
+    /// Warnings a user should see (capacity limits, and the notes of the two verdicts
+    /// below).
     pub notes: Vec<String>,
     /// Why the run stopped with jobs unfinished, if it did (also the first note).
-    pub stalled: Option<String>,
+    pub stalled: Option<Stall>,
+    /// Whether the window times the loop's steady state (when not, also a note).
+    pub steady_state: SteadyState,
     /// Events the engine processed.
     pub engine_events: u64,
     /// Wall-clock seconds the simulation took.
@@ -227,7 +233,8 @@ impl Report {
             ideal_seconds_per_job: None,
             knobs: None,
             notes: notes(model, m, &holds),
-            stalled: m.stalled.clone(),
+            stalled: m.stalled.as_deref().map(Stall::from),
+            steady_state: steady_state(&model.arrivals),
             holds,
             engine_events: m.run.events,
             engine_wall_s: wall_s,
@@ -238,7 +245,15 @@ impl Report {
     /// Why the run stopped with jobs unfinished, if it did: its numbers then describe
     /// only the part that ran.
     pub fn stall(&self) -> Option<&str> {
-        self.stalled.as_deref()
+        self.stalled.as_ref().map(|s| s.why.as_str())
+    }
+
+    /// Both verdicts: the stall and the steady state.
+    pub fn verdicts(&self) -> Verdicts {
+        Verdicts {
+            stalled: self.stalled.clone(),
+            steady_state: self.steady_state.clone(),
+        }
     }
 
     /// Mean seconds of `part` in one bracket (0 without brackets).
@@ -289,6 +304,59 @@ impl Report {
     /// GPU link utilisations (for the text view): (name, mean utilisation).
     pub fn pcie(&self) -> impl Iterator<Item = &RateStats> {
         self.rates.iter().filter(|r| r.kind.is_pcie())
+    }
+}
+
+#[cfg(test)]
+impl Report {
+    /// A report of a run that measured nothing, for tests that set the fields they need.
+    pub(crate) fn empty(scenario: &str, seed: u64) -> Report {
+        Report {
+            scenario: scenario.into(),
+            seed,
+            jobs_completed: 0,
+            jobs_measured: 0,
+            warmup_jobs: 0,
+            sim_time_s: 0.0,
+            window_s: 0.0,
+            seconds_per_job: f64::NAN,
+            jobs_per_hour: f64::NAN,
+            response_mean_s: f64::NAN,
+            response_max_s: 0.0,
+            gpu_true_busy_frac: 0.0,
+            gpu_bracketed_busy_frac: 0.0,
+            gpu_bracketed_seconds_per_job: f64::NAN,
+            gpu_sampled_busy_frac: 0.0,
+            smi_sample_period_s: 1.0,
+            gpu_breakdown: GapTotals::default(),
+            spans_mean_s: BTreeMap::new(),
+            dram_capacity_gbps: 0.0,
+            dram_mean_utilization: 0.0,
+            dram_peak_gbps: 0.0,
+            dram_mean_latency_slowdown: 1.0,
+            dram_max_latency_slowdown: 1.0,
+            stages: Vec::new(),
+            rates: Vec::new(),
+            holds: Vec::new(),
+            ram_peak_gib: 0.0,
+            ram_capacity_gib: f64::NAN,
+            vram_peak_gib: 0.0,
+            bottleneck: Bottleneck {
+                resource: "none".into(),
+                reason: String::new(),
+                blame_s: BTreeMap::new(),
+            },
+            little_l: 0.0,
+            little_lambda_w: 0.0,
+            ideal_seconds_per_job: None,
+            knobs: None,
+            notes: Vec::new(),
+            stalled: None,
+            steady_state: SteadyState::Reached,
+            engine_events: 0,
+            engine_wall_s: 0.0,
+            replications: None,
+        }
     }
 }
 
@@ -348,21 +416,31 @@ fn hold_stats(m: &RunStats) -> Vec<HoldStats> {
 /// measured jobs (those after the warm-up) are among them, the window times one batch
 /// draining, not the loop's steady state: its throughput can be any number (200 jobs
 /// at 10^5 in flight read as 3 million jobs an hour on the demo scenario).
-pub fn first_wave_note(arrivals: &Arrivals) -> Option<String> {
+pub fn steady_state(arrivals: &Arrivals) -> SteadyState {
     let ArrivalKind::Closed { concurrency } = arrivals.kind else {
-        return None;
+        return SteadyState::Reached;
     };
     let (jobs, warmup) = (arrivals.jobs, arrivals.warmup_jobs);
     let measured = jobs.saturating_sub(warmup);
     let first_wave = u64::from(concurrency).min(jobs).saturating_sub(warmup);
-    (measured > 0 && 2 * first_wave > measured).then(|| {
-        format!(
-            "{NOTE_NO_STEADY_STATE}: {first_wave} of the {measured} measured jobs start together \
-             at t = 0 ({concurrency} in flight, {jobs} jobs, {warmup} of them warm-up), so the \
-             throughput is that of one batch draining; simulate several times the concurrency \
-             in arrivals.jobs, with arrivals.warmup_jobs at least the concurrency"
-        )
-    })
+    if measured > 0 && 2 * first_wave > measured {
+        SteadyState::FirstWave {
+            why: format!(
+                "{first_wave} of the {measured} measured jobs start together at t = 0 \
+                 ({concurrency} in flight, {jobs} jobs, {warmup} of them warm-up), so the \
+                 throughput is that of one batch draining; simulate several times the \
+                 concurrency in arrivals.jobs, with arrivals.warmup_jobs at least the \
+                 concurrency"
+            ),
+        }
+    } else {
+        SteadyState::Reached
+    }
+}
+
+/// The note of [`steady_state`] when the loop has none (a scenario check shows it too).
+pub fn first_wave_note(arrivals: &Arrivals) -> Option<String> {
+    steady_state(arrivals).note()
 }
 
 /// Peak bytes held on any one instance of a memory resource, GiB.
@@ -375,17 +453,12 @@ fn peak_gib(m: &RunStats, want: HoldResource) -> f64 {
         / GIB
 }
 
-/// How a note about a run that stalled begins (sweeps and `compare` look for it).
-pub const NOTE_STALLED: &str = "stalled";
-/// How a note about a closed loop with no steady state begins (`compare` looks for it).
-pub const NOTE_NO_STEADY_STATE: &str = "no steady state";
-
 /// Warnings: the stall, memory or cores that made stages wait, a closed loop whose
 /// measured jobs mostly started at once, no measured job.
 fn notes(model: &Model, m: &RunStats, holds: &[HoldStats]) -> Vec<String> {
     let mut notes = Vec::new();
     if let Some(s) = &m.stalled {
-        notes.push(format!("{NOTE_STALLED}: {s}"));
+        notes.push(Stall::from(s.as_str()).note());
     }
     if let Some(note) = first_wave_note(&model.arrivals) {
         notes.push(note);
@@ -446,7 +519,8 @@ mod tests {
         assert_eq!(first_wave_note(&closed(4, 30, 6)), None); // none in the first wave
         assert_eq!(first_wave_note(&closed(18, 30, 6)), None); // 12 of 24: half
         let note = first_wave_note(&closed(19, 30, 6)).expect("13 of 24"); // most
-        assert!(note.starts_with(NOTE_NO_STEADY_STATE), "{note}");
+        assert!(note.starts_with("no steady state: "), "{note}");
+        assert!(!steady_state(&closed(19, 30, 6)).is_reached());
         assert!(note.contains("13 of the 24 measured jobs"), "{note}");
         let all = first_wave_note(&closed(100_000, 200, 20)).expect("a single batch");
         assert!(all.contains("180 of the 180 measured jobs"), "{all}");

@@ -6,7 +6,7 @@
 //! 95% Student t interval ([`crate::analysis::interval`]), which the throughput line
 //! shows. A stall on any seed stalls the whole answer.
 
-use super::{NOTE_STALLED, Report};
+use super::{Report, Stall};
 use crate::analysis::interval::{Summary, summarize};
 
 /// The replication statistics a report carries when it combines more than one run.
@@ -64,15 +64,16 @@ impl Report {
             jobs_per_hour_by_seed: jph,
         };
         // A stall on any seed makes the whole answer partial: the first one is named.
-        let stalls: Vec<String> = (others.iter())
-            .filter_map(|r| r.stalled.as_ref().map(|s| format!("seed {}: {s}", r.seed)))
+        let stalls: Vec<Stall> = (others.iter())
+            .filter_map(|r| {
+                let why = format!("seed {}: {}", r.seed, r.stalled.as_ref()?);
+                Some(Stall { why })
+            })
             .collect();
         if combined.stalled.is_none() {
             combined.stalled = stalls.first().cloned();
         }
-        combined
-            .notes
-            .extend(stalls.iter().map(|s| format!("{NOTE_STALLED}: {s}")));
+        combined.notes.extend(stalls.iter().map(Stall::note));
         combined.replications = Some(replications);
         combined
     }
