@@ -22,6 +22,7 @@ pub fn validate(a: ValidateCliArgs) -> anyhow::Result<()> {
                 "validate.json",
                 "validate.md",
                 "validate.png",
+                "validate.svg",
             ]),
         )],
         &inputs,
