@@ -629,6 +629,72 @@ jobs = 50
         assert_ne!(engine_arrivals(&l.model.arrivals.kind, 43, 50), replayed);
     }
 
+    #[test]
+    fn the_engines_fan_out_and_releases_order_the_real_instances() {
+        // split (per job, holds the one lock until merge) -> work (per partition) ->
+        // merge (per job): two jobs in flight, zero-time stages, so only the plan's
+        // dependencies and the lock order them.
+        let scenario = r#"
+[hardware]
+cpu_cores = 4
+host_ram_gib = 4
+dram = { capacity_gbps = 50 }
+[hardware.locks]
+line = { capacity = 1 }
+[workload]
+partitions = 3
+[[workload.stages]]
+name = "split"
+per_partition = false
+duration_s = 0
+holds = [{ resource = "line", until = "merge" }]
+[[workload.stages]]
+name = "work"
+after = ["split"]
+duration_s = 0
+[[workload.stages]]
+name = "merge"
+per_partition = false
+after = ["work"]
+duration_s = 0
+[arrivals]
+kind = "closed"
+concurrency = 2
+jobs = 4
+"#;
+        let l = load_str(scenario, Path::new("t.toml"), &[]).unwrap();
+        let plans = stage_plans(&l.model, &l.replay);
+        let cpu = KernelHost::new(BufferSizes::TEST, 2);
+        let rec = Executor::new(&l.model, &plans, &cpu, vec![])
+            .unwrap()
+            .run(60.0)
+            .unwrap();
+        assert_eq!(rec.jobs.len(), 4);
+        let of = |job: u64, stage: usize| -> Vec<&StageInstance> {
+            (rec.stages.iter())
+                .filter(|s| s.job == job && s.stage == stage)
+                .collect()
+        };
+        let mut holders = Vec::new();
+        for job in 0..4 {
+            let (split, work, merge) = (of(job, 0), of(job, 1), of(job, 2));
+            assert_eq!((split.len(), merge.len()), (1, 1), "job {job}");
+            assert_eq!(split[0].scope, Scope::Job);
+            let mut scopes: Vec<Scope> = work.iter().map(|w| w.scope).collect();
+            scopes.sort();
+            assert_eq!(scopes, (0..3).map(Scope::Partition).collect::<Vec<_>>());
+            for w in &work {
+                assert!(w.start >= split[0].end && merge[0].start >= w.end);
+            }
+            holders.push((split[0].start, merge[0].end));
+        }
+        // The lock is held from each split's start to its merge's end: never two at once.
+        holders.sort();
+        for pair in holders.windows(2) {
+            assert!(pair[1].0 >= pair[0].1, "lock held twice: {pair:?}");
+        }
+    }
+
     /// Two GPUs, a mutex per GPU, VRAM per partition: partitions spread over both GPUs.
     const TWO_GPUS: &str = r#"
 [hardware]
