@@ -170,7 +170,7 @@ pub struct ValidateCliArgs {
     /// Probe length, huge pages, GPU.
     #[command(flatten)]
     pub probe: ProbeArgs,
-    /// Folder for validate.{csv,json,md,png} (`--out-dir`, its old name, still works).
+    /// Folder for validate.{csv,json,md,png,svg} (`--out-dir`, its old name, still works).
     #[arg(
         long = "out",
         alias = "out-dir",

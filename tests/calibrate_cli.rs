@@ -52,6 +52,7 @@ fn tiny_calibration_is_includable_and_validates() {
         "validate.json",
         "validate.md",
         "validate.png",
+        "validate.svg",
     ] {
         assert!(dir.path().join(f).exists(), "{f} missing");
     }

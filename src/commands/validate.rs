@@ -23,6 +23,7 @@ pub fn validate(a: ValidateCliArgs) -> Result<()> {
                 "validate.json",
                 "validate.md",
                 "validate.png",
+                "validate.svg",
             ]),
         )],
         &inputs,

@@ -4,7 +4,6 @@
 //! and every stage boundary and marker time-stamped. CPU stages run the synthetic
 //! kernels; copies and GPU kernels go to a [`GpuBackend`].
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -16,19 +15,7 @@ use rand_distr::Exp;
 use rand_pcg::Pcg64;
 
 use crate::engine::holdable::{HoldIndex, HoldSlot};
-use crate::engine::{Arrivals, Resources, Sampler, Scope};
-
-/// The executor's partition index for a job-level instance (turned into [`Scope::Job`]
-/// where it meets the trace recorder).
-const JOB_LEVEL: u32 = u32::MAX;
-
-fn scope_of(partition: u32) -> Scope {
-    if partition == JOB_LEVEL {
-        Scope::Job
-    } else {
-        Scope::Partition(partition)
-    }
-}
+use crate::engine::{Arrivals, CompiledPlan, Scope};
 use crate::model::{ArrivalKind, CACHE_LINE_BYTES, Edge, HoldResource, Model, StageId};
 use crate::scenario::replay_info::{KernelKind, TransferInfo};
 use crate::time::SimTime;
@@ -110,15 +97,6 @@ enum Backing {
     Vram(usize, u64),
 }
 
-/// One hold of a stage, laid out as the engine lays it out.
-#[derive(Debug, Clone, Copy)]
-struct StageHold {
-    slot: HoldSlot,
-    amount: u64,
-    until: StageId,
-    resource: HoldResource,
-}
-
 /// A finished stage instance, sent to its job's thread.
 struct Done {
     slot: usize,
@@ -145,39 +123,15 @@ pub struct Executor<'a> {
     cpu: &'a KernelHost,
     /// One backend per GPU, by GPU index (empty: no GPU).
     gpus: Vec<&'a dyn GpuBackend>,
+    /// What the engine compiles from the model: holds, samplers, children, slots.
+    plan: CompiledPlan,
     holds: HoldClient,
     /// The table's side until `run` starts it.
     hold_server: Mutex<Option<HoldServer>>,
-    /// Holdable instance capacities, in the engine's order.
-    hold_capacity: Vec<u64>,
-    /// Per stage: its duration sampler (the engine's) and its holds.
-    samplers: Vec<Sampler>,
-    needs: Vec<Vec<StageHold>>,
-    children: Vec<Vec<StageId>>,
-    slot_offset: Vec<usize>,
-    slots: usize,
-    markers: HashMap<(StageId, EdgeKey), Vec<usize>>,
     t0: Instant,
     abort: AtomicBool,
     error: Mutex<Option<String>>,
     rec: Mutex<Recording>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum EdgeKey {
-    Ready,
-    Start,
-    End,
-}
-
-impl From<Edge> for EdgeKey {
-    fn from(e: Edge) -> Self {
-        match e {
-            Edge::Ready => EdgeKey::Ready,
-            Edge::Start => EdgeKey::Start,
-            Edge::End => EdgeKey::End,
-        }
-    }
 }
 
 impl<'a> Executor<'a> {
@@ -189,71 +143,16 @@ impl<'a> Executor<'a> {
         cpu: &'a KernelHost,
         gpus: Vec<&'a dyn GpuBackend>,
     ) -> Result<Executor<'a>> {
-        let hw = &model.hardware;
-        let table = Resources::from_hardware(hw);
-        let hold_capacity = table.holds.iter().map(|h| h.capacity).collect();
-        let w = &model.workload;
-        let samplers = (w.stages.iter())
-            .map(|s| {
-                Sampler::new(&s.duration).map_err(|why| {
-                    failed!("stage {:?}: invalid duration distribution: {why}", s.name)
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let mut needs = Vec::with_capacity(w.stages.len());
-        for s in &w.stages {
-            let mut v = Vec::with_capacity(s.holds.len());
-            for h in &s.holds {
-                let slot = table.hold_slot(h.resource).map_err(|why| {
-                    failed!(
-                        "stage {:?} holds a resource this host lacks ({why:?})",
-                        s.name
-                    )
-                })?;
-                v.push(StageHold {
-                    slot,
-                    amount: h.amount,
-                    until: h.until,
-                    resource: h.resource,
-                });
-            }
-            needs.push(v);
-        }
-        let mut children = vec![Vec::new(); w.stages.len()];
-        for (i, s) in w.stages.iter().enumerate() {
-            for &a in &s.after {
-                children[a].push(i);
-            }
-        }
-        let mut slot_offset = Vec::with_capacity(w.stages.len());
-        let mut slots = 0;
-        for s in &w.stages {
-            slot_offset.push(slots);
-            slots += if s.per_partition {
-                w.partitions as usize
-            } else {
-                1
-            };
-        }
-        let mut markers: HashMap<(StageId, EdgeKey), Vec<usize>> = HashMap::new();
-        for (i, m) in model.instrumentation.markers.iter().enumerate() {
-            markers.entry((m.stage, m.edge.into())).or_default().push(i);
-        }
+        let plan = CompiledPlan::compile(model)?;
         let (holds, hold_server) = holds::channel();
         Ok(Executor {
             model,
             stages,
             cpu,
             gpus,
+            plan,
             holds,
             hold_server: Mutex::new(Some(hold_server)),
-            hold_capacity,
-            samplers,
-            needs,
-            children,
-            slot_offset,
-            slots,
-            markers,
             t0: Instant::now(),
             abort: AtomicBool::new(false),
             error: Mutex::new(None),
@@ -273,7 +172,10 @@ impl<'a> Executor<'a> {
             .expect("poisoned")
             .take()
             .ok_or_else(|| failed!("an executor runs once"))?;
-        let (capacity, gpus) = (self.hold_capacity.clone(), self.gpus_in_model());
+        let capacity = (self.plan.resources().holds.iter())
+            .map(|h| h.capacity)
+            .collect();
+        let gpus = self.gpus_in_model();
         std::thread::scope(|s| {
             s.spawn(move || holds::serve(capacity, gpus, server));
             let this = &self;
@@ -362,26 +264,24 @@ impl<'a> Executor<'a> {
         self.abort.store(true, Ordering::Relaxed);
     }
 
-    fn slot(&self, stage: StageId, partition: u32) -> usize {
-        if self.model.workload.stages[stage].per_partition {
-            self.slot_offset[stage] + partition as usize
-        } else {
-            self.slot_offset[stage]
-        }
+    /// The slot within a job of `stage`'s instance in `scope`.
+    fn slot(&self, stage: StageId, scope: Scope) -> usize {
+        self.plan.stages()[stage].slot(scope)
     }
 
-    fn fire(&self, stage: StageId, edge: EdgeKey, job: u64, partition: u32, gpu: Option<u32>) {
-        let Some(ms) = self.markers.get(&(stage, edge)) else {
+    fn fire(&self, stage: StageId, edge: Edge, job: u64, scope: Scope, gpu: Option<u32>) {
+        let markers = self.plan.stages()[stage].markers();
+        if !markers.iter().any(|&(e, _)| e == edge) {
             return;
-        };
+        }
         let t = self.now();
         let mut rec = self.rec.lock().expect("poisoned");
-        for &marker in ms {
+        for &(_, marker) in markers.iter().filter(|&&(e, _)| e == edge) {
             rec.markers.push(MarkerEvent {
                 t,
                 marker,
                 job,
-                scope: scope_of(partition),
+                scope,
                 gpu,
             });
         }
@@ -390,49 +290,29 @@ impl<'a> Executor<'a> {
     /// Runs one job's DAG to the end; its stage instances run on their own threads.
     fn run_job(&self, job: u64) {
         let arrived = self.now();
-        let w = &self.model.workload;
-        let parts = w.partitions;
+        let plan = &self.plan;
         // Instances each slot waits for.
-        let mut pending = vec![0u32; self.slots];
-        let mut roots = Vec::new();
-        for (i, s) in w.stages.iter().enumerate() {
-            let count: u32 = s
-                .after
-                .iter()
-                .map(|&a| {
-                    if !s.per_partition && w.stages[a].per_partition {
-                        parts
-                    } else {
-                        1
-                    }
-                })
-                .sum();
-            let ps = if s.per_partition { 0..parts } else { 0..1 };
-            for p in ps {
-                pending[self.slot(i, p)] = count;
-                if count == 0 {
-                    roots.push((i, if s.per_partition { p } else { JOB_LEVEL }));
-                }
-            }
-        }
-        let bound = Mutex::new(vec![None; parts as usize + 1]);
+        let mut pending = plan.pending_template().to_vec();
+        let bound = Mutex::new(vec![None; plan.partitions() as usize + 1]);
         let (tx, rx) = mpsc::channel::<Done>();
         let mut held: Vec<Held> = Vec::new();
-        let mut remaining = self.slots;
+        let mut remaining = plan.slots_per_job();
         std::thread::scope(|s| {
             let bound = &bound;
-            let spawn = |stage: StageId, partition: u32| {
+            let spawn = |stage: StageId, scope: Scope| {
                 let tx = tx.clone();
                 let ready = self.now();
-                let gpu = self.gpu_of(bound, partition);
-                self.fire(stage, EdgeKey::Ready, job, partition, gpu);
+                let gpu = self.gpu_of(bound, scope);
+                self.fire(stage, Edge::Ready, job, scope, gpu);
                 s.spawn(move || {
-                    let done = self.run_instance(job, stage, partition, ready, bound);
+                    let done = self.run_instance(job, stage, scope, ready, bound);
                     let _ = tx.send(done);
                 });
             };
-            for &(i, p) in &roots {
-                spawn(i, p);
+            for &root in plan.roots() {
+                for scope in plan.scopes(root) {
+                    spawn(root, scope);
+                }
             }
             while remaining > 0 {
                 let Ok(done) = rx.recv() else { break };
@@ -447,21 +327,13 @@ impl<'a> Executor<'a> {
                     }
                 }
                 held = kept;
-                let (stage, partition) = self.slot_owner(done.slot);
-                for &c in &self.children[stage] {
-                    let cs = &w.stages[c];
-                    let ps: Vec<u32> = if cs.per_partition && !w.stages[stage].per_partition {
-                        (0..parts).collect()
-                    } else if cs.per_partition {
-                        vec![partition]
-                    } else {
-                        vec![0]
-                    };
-                    for p in ps {
-                        let sl = self.slot(c, p);
+                let (stage, scope) = plan.slot_owner(done.slot);
+                for &child in plan.stages()[stage].children() {
+                    for woken in plan.woken_scopes(stage, scope, child) {
+                        let sl = self.slot(child, woken);
                         pending[sl] -= 1;
                         if pending[sl] == 0 {
-                            spawn(c, if cs.per_partition { p } else { JOB_LEVEL });
+                            spawn(child, woken);
                         }
                     }
                 }
@@ -478,33 +350,23 @@ impl<'a> Executor<'a> {
         });
     }
 
-    fn slot_owner(&self, slot: usize) -> (StageId, u32) {
-        let stage = self
-            .slot_offset
-            .iter()
-            .rposition(|&o| o <= slot)
-            .expect("slot 0 belongs to stage 0");
-        (stage, (slot - self.slot_offset[stage]) as u32)
-    }
-
     /// GPUs as the engine counts them (per-GPU hold families have this many instances).
     fn gpus_in_model(&self) -> u32 {
         self.model.hardware.gpus.len() as u32
     }
 
     /// Where a partition's GPU binding lives: its own slot, or the job's (last) slot.
-    fn binding_index(&self, partition: u32) -> usize {
-        if partition == JOB_LEVEL {
-            self.model.workload.partitions as usize
-        } else {
-            partition as usize
+    fn binding_index(&self, scope: Scope) -> usize {
+        match scope {
+            Scope::Partition(p) => p as usize,
+            Scope::Job => self.plan.partitions() as usize,
         }
     }
 
     /// The GPU an instance is bound to: its partition's, else the job's (as the engine).
-    fn gpu_of(&self, bound: &Mutex<Vec<Option<u32>>>, partition: u32) -> Option<u32> {
+    fn gpu_of(&self, bound: &Mutex<Vec<Option<u32>>>, scope: Scope) -> Option<u32> {
         let b = bound.lock().expect("poisoned");
-        b[self.binding_index(partition)].or(b[b.len() - 1])
+        b[self.binding_index(scope)].or(b[b.len() - 1])
     }
 
     /// The backend that runs work bound to `gpu` (unbound GPU work runs on GPU 0, as the
@@ -529,20 +391,20 @@ impl<'a> Executor<'a> {
         &self,
         job: u64,
         stage: StageId,
-        partition: u32,
+        scope: Scope,
         ready: SimTime,
         bound: &Mutex<Vec<Option<u32>>>,
     ) -> Done {
-        let slot = self.slot(stage, partition);
+        let slot = self.slot(stage, scope);
         let mut held = Vec::new();
-        let needs = &self.needs[stage];
+        let needs = self.plan.stages()[stage].holds();
         let request: Vec<(HoldSlot, u64)> = needs.iter().map(|h| (h.slot, h.amount)).collect();
         let aborted = self.abort.load(Ordering::Relaxed);
         let granted = if aborted {
             None
         } else {
             self.holds
-                .acquire(&request, self.gpu_of(bound, partition), &self.abort)
+                .acquire(&request, self.gpu_of(bound, scope), &self.abort)
                 .ok()
         };
         let Some(granted_gpu) = granted else {
@@ -552,17 +414,13 @@ impl<'a> Executor<'a> {
         if let Some(g) = granted_gpu {
             // The first per-GPU grant binds the partition (or the job), as in the engine.
             let mut b = bound.lock().expect("poisoned");
-            let i = self.binding_index(partition);
+            let i = self.binding_index(scope);
             b[i].get_or_insert(g);
         }
         for h in needs {
-            let p = if self.model.workload.stages[h.until].per_partition {
-                partition
-            } else {
-                0
-            };
+            let taken = h.slot.instance(granted_gpu);
             let g = granted_gpu.unwrap_or(0) as usize;
-            let backing = match h.resource {
+            let backing = match self.plan.resources().holds[taken].resource {
                 HoldResource::HostRam => Backing::Ram(touched(h.amount)),
                 HoldResource::Vram => match self.gpus.get(g).map(|b| b.alloc(h.amount)) {
                     Some(Ok(handle)) => Backing::Vram(g, handle),
@@ -576,20 +434,22 @@ impl<'a> Executor<'a> {
                 HoldResource::Cores | HoldResource::Lock(_) => Backing::None,
             };
             held.push(Held {
-                until_slot: self.slot(h.until, p),
-                taken: (h.slot.instance(granted_gpu), h.amount),
+                until_slot: self.slot(h.until, scope),
+                taken: (taken, h.amount),
                 backing,
             });
         }
-        let gpu = self.gpu_of(bound, partition);
+        let gpu = self.gpu_of(bound, scope);
         let start = self.now();
-        self.fire(stage, EdgeKey::Start, job, partition, gpu);
+        self.fire(stage, Edge::Start, job, scope, gpu);
+        // A job-level instance seeds its stream as partition u32::MAX.
+        let partition = scope.partition().unwrap_or(u32::MAX);
         let seed = self.model.seed
             ^ job.wrapping_mul(0x9e37_79b9_7f4a_7c15)
             ^ (stage as u64).wrapping_mul(0xbf58_476d_1ce4_e5b9)
             ^ u64::from(partition).wrapping_mul(0x94d0_49bb_1331_11eb);
         let mut rng = Pcg64::seed_from_u64(seed);
-        let standalone_s = self.samplers[stage].sample(&mut rng);
+        let standalone_s = self.plan.stages()[stage].sampler().sample(&mut rng);
         if !self.abort.load(Ordering::Relaxed)
             && let Err(e) = self.work(stage, standalone_s, gpu)
         {
@@ -600,14 +460,14 @@ impl<'a> Executor<'a> {
             ));
         }
         let end = self.now();
-        self.fire(stage, EdgeKey::End, job, partition, gpu);
+        self.fire(stage, Edge::End, job, scope, gpu);
         self.rec
             .lock()
             .expect("poisoned")
             .stages
             .push(StageInstance {
                 job,
-                scope: scope_of(partition),
+                scope,
                 stage,
                 ready,
                 start,
@@ -767,6 +627,72 @@ jobs = 50
         assert_eq!(replayed, simulated.0);
         // Another seed, other arrivals.
         assert_ne!(engine_arrivals(&l.model.arrivals.kind, 43, 50), replayed);
+    }
+
+    #[test]
+    fn the_engines_fan_out_and_releases_order_the_real_instances() {
+        // split (per job, holds the one lock until merge) -> work (per partition) ->
+        // merge (per job): two jobs in flight, zero-time stages, so only the plan's
+        // dependencies and the lock order them.
+        let scenario = r#"
+[hardware]
+cpu_cores = 4
+host_ram_gib = 4
+dram = { capacity_gbps = 50 }
+[hardware.locks]
+line = { capacity = 1 }
+[workload]
+partitions = 3
+[[workload.stages]]
+name = "split"
+per_partition = false
+duration_s = 0
+holds = [{ resource = "line", until = "merge" }]
+[[workload.stages]]
+name = "work"
+after = ["split"]
+duration_s = 0
+[[workload.stages]]
+name = "merge"
+per_partition = false
+after = ["work"]
+duration_s = 0
+[arrivals]
+kind = "closed"
+concurrency = 2
+jobs = 4
+"#;
+        let l = load_str(scenario, Path::new("t.toml"), &[]).unwrap();
+        let plans = stage_plans(&l.model, &l.replay);
+        let cpu = KernelHost::new(BufferSizes::TEST, 2);
+        let rec = Executor::new(&l.model, &plans, &cpu, vec![])
+            .unwrap()
+            .run(60.0)
+            .unwrap();
+        assert_eq!(rec.jobs.len(), 4);
+        let of = |job: u64, stage: usize| -> Vec<&StageInstance> {
+            (rec.stages.iter())
+                .filter(|s| s.job == job && s.stage == stage)
+                .collect()
+        };
+        let mut holders = Vec::new();
+        for job in 0..4 {
+            let (split, work, merge) = (of(job, 0), of(job, 1), of(job, 2));
+            assert_eq!((split.len(), merge.len()), (1, 1), "job {job}");
+            assert_eq!(split[0].scope, Scope::Job);
+            let mut scopes: Vec<Scope> = work.iter().map(|w| w.scope).collect();
+            scopes.sort();
+            assert_eq!(scopes, (0..3).map(Scope::Partition).collect::<Vec<_>>());
+            for w in &work {
+                assert!(w.start >= split[0].end && merge[0].start >= w.end);
+            }
+            holders.push((split[0].start, merge[0].end));
+        }
+        // The lock is held from each split's start to its merge's end: never two at once.
+        holders.sort();
+        for pair in holders.windows(2) {
+            assert!(pair[1].0 >= pair[0].1, "lock held twice: {pair:?}");
+        }
     }
 
     /// Two GPUs, a mutex per GPU, VRAM per partition: partitions spread over both GPUs.

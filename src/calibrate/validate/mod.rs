@@ -49,7 +49,7 @@ pub struct ValidateArgs {
     pub calibration: PathBuf,
     /// Experiment length: tiny (tests), quick or full.
     pub mode: Mode,
-    /// Folder for validate.csv, validate.json and validate.png.
+    /// Folder for validate.csv, .json, .md and the chart (.png, .svg).
     pub out_dir: PathBuf,
     /// Advise huge pages for the probe buffers.
     pub hugepages: bool,
@@ -99,7 +99,7 @@ pub fn validate_command(args: ValidateArgs) -> Result<()> {
     crate::output::print_stdout(&text)?;
     write_outputs(&table, &args.out_dir)?;
     crate::output::print_stdout(&format!(
-        "wrote {}/validate.{{csv,json,md,png}}\n",
+        "wrote {}/validate.{{csv,json,md,png,svg}}\n",
         args.out_dir.display()
     ))?;
     Ok(())
@@ -288,7 +288,7 @@ fn write_outputs(t: &Table, dir: &Path) -> Result<()> {
         serde_json::to_string_pretty(t)?.as_bytes(),
     )?;
     write_atomic(&dir.join("validate.md"), markdown(t).as_bytes())?;
-    plot::predicted_vs_measured(t, &dir.join("validate.png"))?;
+    plot::predicted_vs_measured(t, dir)?;
     Ok(())
 }
 
@@ -327,6 +327,7 @@ mod tests {
         .unwrap();
         assert!(!j["rows"].as_array().unwrap().is_empty());
         assert!(dir.path().join("validate.png").exists());
+        assert!(dir.path().join("validate.svg").exists());
     }
 
     fn h200_run8(file: &str) -> PathBuf {

@@ -1,40 +1,55 @@
-//! Predicted-vs-measured chart of a validation table: one point per comparison, as
-//! predicted / measured on a log axis per row, with ±10% bands. A table of thousands of
+//! Predicted-vs-measured chart of a validation table, drawn by the chart layer like every
+//! other chart (PNG and SVG, embedded font, house style): one point per comparison, as
+//! predicted / measured on a log axis per row, with ±10% lines. A table of thousands of
 //! rows (a large `--remeasured` file) draws its [`MAX_ROWS`] largest errors, so the
 //! chart's size is bounded whatever the input.
 
-use super::table::Table;
-use crate::calibrate::error::{Result, failed};
+use std::path::{Path, PathBuf};
+
+use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::FontStyle;
-use std::path::Path;
 
-static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+use super::table::{Row, Table};
+use crate::calibrate::error::{CalibrateError, Result};
+use crate::plot::common::{builder, layout_with_note, log_axis_range};
+use crate::plot::error::Result as PlotResult;
+use crate::plot::legend::{Entry, Swatch};
+use crate::plot::style::{DASHES, INK, color, desc_font, fmt_tick, tick_font};
+use crate::plot::{Chart, PlotError, render};
 
-fn ensure_font() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
-    });
-}
-
-/// Draws the table as a PNG at `path` (written through a temp file, then renamed).
-pub fn predicted_vs_measured(t: &Table, path: &Path) -> Result<()> {
-    ensure_font();
-    crate::output::write_atomic_with(path, |tmp| draw(t, tmp))?;
-    Ok(())
+/// Draws the table as `<dir>/validate.png` and `.svg` (each written atomically); returns
+/// both paths.
+pub fn predicted_vs_measured(t: &Table, dir: &Path) -> Result<Vec<PathBuf>> {
+    render(&ValidateChart(t), dir, "validate").map_err(|e| match e {
+        PlotError::Output(e) => CalibrateError::Output(e),
+        e => CalibrateError::Failed(format!("drawing the validate chart: {e}")),
+    })
 }
 
 /// The most rows the chart draws (one line each): the largest errors, in table order.
 pub const MAX_ROWS: usize = 80;
 
+/// Height of one row, pixels.
+const ROW_PX: u32 = 26;
+
+/// Width of the plot itself, pixels (row labels and legend come on top).
+const PLOT_PX: u32 = 720;
+
+/// The ratio axis never draws beyond these (a wild prediction sits at the edge).
+const RATIO_LIMITS: (f64, f64) = (0.05, 20.0);
+
+/// Ratios the axis labels, where in range (a log axis of its own ticks only 1 and 2).
+const TICKS: [f64; 15] = [
+    0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 5.0, 10.0,
+];
+
 /// The rows drawn: all of them, or the [`MAX_ROWS`] farthest from predicted = measured.
-fn drawn_rows(t: &Table) -> Vec<&super::table::Row> {
+fn drawn_rows(t: &Table) -> Vec<&Row> {
     if t.rows.len() <= MAX_ROWS {
         return t.rows.iter().collect();
     }
-    let off = |r: &super::table::Row| {
-        let v = (r.predicted / r.measured).ln().abs();
+    let off = |r: &Row| {
+        let v = ratio(r).ln().abs();
         if v.is_nan() { f64::INFINITY } else { v }
     };
     let mut order: Vec<usize> = (0..t.rows.len()).collect();
@@ -44,77 +59,116 @@ fn drawn_rows(t: &Table) -> Vec<&super::table::Row> {
     order.into_iter().map(|i| &t.rows[i]).collect()
 }
 
-fn draw(t: &Table, tmp: &Path) -> Result<()> {
-    let rows = drawn_rows(t);
-    let n = rows.len().max(1);
-    let height = (140 + 26 * n) as u32;
-    {
-        let root = BitMapBackend::new(tmp, (1100, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| failed!("{e}"))?;
-        let lo = rows
-            .iter()
-            .map(|r| r.predicted / r.measured)
-            .fold(0.5f64, f64::min)
-            .max(0.05);
-        let hi = rows
-            .iter()
-            .map(|r| r.predicted / r.measured)
-            .fold(2.0f64, f64::max)
-            .min(20.0);
-        let shown = if rows.len() < t.rows.len() {
-            format!(
-                "; the {} largest errors of {} rows",
-                rows.len(),
-                t.rows.len()
-            )
-        } else {
-            String::new()
-        };
-        let mut chart = ChartBuilder::on(&root)
-            .caption(
-                format!(
-                    "bwsim validate: predicted / measured (median |err| {:.1}%, max {:.1}%{shown})",
-                    t.median_abs_error_pct, t.max_abs_error_pct
-                ),
-                ("sans-serif", 18),
-            )
-            .margin(10)
-            .x_label_area_size(35)
-            .y_label_area_size(470)
-            .build_cartesian_2d((lo..hi).log_scale(), 0..n)
-            .map_err(|e| failed!("{e}"))?;
-        let labels: Vec<String> = rows
-            .iter()
+fn ratio(r: &Row) -> f64 {
+    r.predicted / r.measured
+}
+
+/// The predicted-vs-measured chart of a validation table.
+struct ValidateChart<'a>(&'a Table);
+
+impl ValidateChart<'_> {
+    /// The rows' labels ("experiment | metric"), top to bottom.
+    fn labels(rows: &[&Row]) -> Vec<String> {
+        (rows.iter())
             .map(|r| format!("{} | {}", r.experiment, r.metric))
-            .collect();
+            .collect()
+    }
+
+    /// Room for the longest row label, pixels (about 8 px a character at the tick font).
+    fn label_px(labels: &[String]) -> u32 {
+        let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+        (longest as u32 * 8 + 24).clamp(120, 900)
+    }
+
+    /// The ratio axis: at least 0.5..2, wide enough for every drawn row, within
+    /// [`RATIO_LIMITS`].
+    fn x_range(rows: &[&Row]) -> (f64, f64) {
+        let ratios = rows.iter().map(|r| ratio(r)).filter(|v| !v.is_nan());
+        let lo = ratios.clone().fold(0.5f64, f64::min).max(RATIO_LIMITS.0);
+        let hi = ratios.fold(2.0f64, f64::max).min(RATIO_LIMITS.1);
+        log_axis_range(lo, hi)
+    }
+}
+
+impl Chart for ValidateChart<'_> {
+    fn size(&self) -> (u32, u32) {
+        let rows = drawn_rows(self.0);
+        let label_px = Self::label_px(&Self::labels(&rows));
+        (
+            label_px + PLOT_PX + 300,
+            190 + ROW_PX * rows.len().max(1) as u32,
+        )
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> PlotResult<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let t = self.0;
+        let rows = drawn_rows(t);
+        let n = rows.len().max(1);
+        let title = format!(
+            "bwsim validate: predicted / measured (median |err| {:.1}%, max {:.1}%)",
+            t.median_abs_error_pct, t.max_abs_error_pct
+        );
+        let note = (rows.len() < t.rows.len())
+            .then(|| format!("the {} largest errors of {} rows", rows.len(), t.rows.len()));
+        let (point, band) = (color(0), color(3));
+        let legend = [
+            Entry::new("predicted / measured", point, Swatch::Marker),
+            Entry::new("predicted = measured", INK, Swatch::Line(0)),
+            Entry::new("±10%", band, Swatch::Line(2)),
+        ];
+        let area = layout_with_note(root, &title, note.as_deref(), &legend)?;
+        let (lo, hi) = Self::x_range(&rows);
+        let labels = Self::labels(&rows);
+        let mut b = builder(&area);
+        b.y_label_area_size(Self::label_px(&labels));
+        // Rows in table order from the top, each in its own band.
+        let ticks = TICKS.iter().copied().filter(|x| (lo..=hi).contains(x));
+        let x = (lo..hi).log_scale().with_key_points(ticks.collect());
+        let mut chart = b.build_cartesian_2d(x, (0..n - 1).into_segmented())?;
+        let at = |i: usize| SegmentValue::CenterOf(n - 1 - i);
+        let span = |x: f64| [(x, SegmentValue::Exact(0)), (x, SegmentValue::Last)];
         chart
             .configure_mesh()
             .x_desc("predicted / measured (log scale)")
+            .x_label_formatter(&|v| fmt_tick(*v))
             .y_labels(n)
-            .y_label_formatter(&|i| labels.get(*i).cloned().unwrap_or_default())
-            .label_style(("sans-serif", 13))
-            .draw()
-            .map_err(|e| failed!("{e}"))?;
-        for (x, c) in [(0.9, &RED), (1.0, &BLACK), (1.1, &RED)] {
-            chart
-                .draw_series(LineSeries::new(vec![(x, 0), (x, n)], c.stroke_width(1)))
-                .map_err(|e| failed!("{e}"))?;
+            .y_label_formatter(&|v| match v {
+                SegmentValue::CenterOf(i) => (n.checked_sub(i + 1).and_then(|row| labels.get(row)))
+                    .cloned()
+                    .unwrap_or_default(),
+                _ => String::new(),
+            })
+            .axis_desc_style(desc_font())
+            .label_style(tick_font())
+            .bold_line_style(INK.mix(0.12))
+            .light_line_style(INK.mix(0.04))
+            .axis_style(INK.mix(0.8))
+            .draw()?;
+        let (dash, gap) = DASHES[2];
+        for x in [0.9, 1.1] {
+            chart.draw_series(DashedLineSeries::new(
+                span(x),
+                dash,
+                gap,
+                band.stroke_width(2),
+            ))?;
         }
-        chart
-            .draw_series(rows.iter().enumerate().filter_map(|(i, r)| {
-                let ratio = r.predicted / r.measured;
-                // A ratio that is no number has no place on the axis.
-                (!ratio.is_nan()).then(|| Circle::new((ratio.clamp(lo, hi), i), 5, BLUE.filled()))
-            }))
-            .map_err(|e| failed!("{e}"))?;
-        root.present().map_err(|e| failed!("{e}"))?;
+        chart.draw_series(LineSeries::new(span(1.0), INK.stroke_width(2)))?;
+        chart.draw_series(rows.iter().enumerate().filter_map(|(i, r)| {
+            // A ratio that is no number has no place on the axis.
+            let v = ratio(r);
+            (!v.is_nan()).then(|| Circle::new((v.clamp(lo, hi), at(i)), 6, point.filled()))
+        }))?;
+        Ok(())
     }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::table::{Row, summarise};
+    use super::super::table::summarise;
     use super::*;
 
     fn row(i: usize, predicted: f64) -> Row {
@@ -149,8 +203,42 @@ mod tests {
         let pos = |n: &str| names.iter().position(|x| *x == n).unwrap();
         assert!(pos("e10") < pos("e5000") && pos("e5000") < pos("e7199"));
         let dir = tempfile::tempdir().unwrap();
-        let png = dir.path().join("validate.png");
-        predicted_vs_measured(&t, &png).unwrap();
-        assert!(std::fs::metadata(&png).unwrap().len() < 2_000_000);
+        let files = predicted_vs_measured(&t, dir.path()).unwrap();
+        assert_eq!(
+            files,
+            [
+                dir.path().join("validate.png"),
+                dir.path().join("validate.svg")
+            ]
+        );
+        assert!(std::fs::metadata(&files[0]).unwrap().len() < 2_000_000);
+        let svg = std::fs::read_to_string(&files[1]).unwrap();
+        assert!(svg.contains("the 80 largest errors of 7200 rows"), "note");
+    }
+
+    #[test]
+    fn the_chart_carries_its_title_axes_rows_and_reference_lines() {
+        let rows = vec![row(0, 11.0), row(1, 9.5)];
+        let t = summarise("c.toml", rows, vec![], vec![]);
+        let dir = tempfile::tempdir().unwrap();
+        let files = predicted_vs_measured(&t, dir.path()).unwrap();
+        let svg = std::fs::read_to_string(&files[1]).unwrap();
+        for text in [
+            "bwsim validate: predicted / measured (median |err| 7.5%, max 10.0%)",
+            "predicted / measured (log scale)",
+            "e0 | streams GB/s",
+            "e1 | streams GB/s",
+            "predicted = measured",
+            "±10%",
+        ] {
+            assert!(svg.contains(text), "{text:?} missing from the SVG");
+        }
+        assert!(!svg.contains("largest errors"), "every row is drawn");
+        // One point per row.
+        assert_eq!(
+            svg.matches("<circle").count(),
+            2 + 1,
+            "two rows + the legend's"
+        );
     }
 }

@@ -97,6 +97,7 @@ pub use observer::{
     HoldResourceInfo, Limiter, Loss, NullObserver, Observer, RateId, RateKind, RateResourceInfo,
     Scope, StageRecord, StageRef, Tee,
 };
+pub use plan::{CompiledHold, CompiledPlan, CompiledStage};
 pub use resources::{GpuRates, MissingHold, Resources};
 pub use sampler::{DistributionError, Sampler};
 

@@ -16,6 +16,9 @@ use super::resources::{MissingHold, Resources};
 use super::sampler::Sampler;
 use super::solver::{ClassKey, PoolRule};
 
+mod view;
+pub use view::{CompiledHold, CompiledPlan, CompiledStage};
+
 /// Index of an interned [`ClassKey`] in [`Plan::keys`].
 pub(super) type KeyId = usize;
 
