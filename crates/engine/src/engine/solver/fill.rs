@@ -192,9 +192,8 @@ impl Solver {
             // (that round's rooms are still kept: later fillings enter it alike).
             let mut tracing = recording;
             while !self.active.is_empty() {
-                // The round works on local slices: the compiler keeps their addresses
-                // and lengths in registers across its stores, which it cannot do for
-                // the vectors of `self`.
+                // What the round reads and writes of the solver, borrowed apart from the
+                // trace (which it writes too).
                 let flat = &self.flat[..];
                 let rising = &self.rising[..];
                 let active = &self.active[..];

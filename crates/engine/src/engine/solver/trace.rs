@@ -122,9 +122,9 @@ pub(super) struct Trace {
 
 /// One round's rising classes and each resource's summed slope over them.
 #[derive(Debug, Default, Clone)]
-pub(super) struct RoundSums {
+struct RoundSums {
     active: Vec<usize>,
-    pub(super) slope: Vec<f64>,
+    slope: Vec<f64>,
 }
 
 /// Whether the next filling records its rounds, replays them, or neither.
