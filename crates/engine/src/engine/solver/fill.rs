@@ -150,7 +150,6 @@ impl Solver {
         };
         self.frozen_load.clear();
         self.frozen_load.resize(nr, 0.0);
-        self.slope.resize(nr, 0.0);
         self.room.resize(nr, 0.0);
         // Fixed caps stay in place from `prepare` (in `out` from the solve) but for the
         // classes the last filling froze; only the varying ones are set.
@@ -193,11 +192,12 @@ impl Solver {
             // (that round's rooms are still kept: later fillings enter it alike).
             let mut tracing = recording;
             while !self.active.is_empty() {
-                let flat = &self.flat;
-                let range = |i: usize| {
-                    let (a, b) = self.rising[i].draws;
-                    &flat[a as usize..b as usize]
-                };
+                // What the round reads and writes of the solver, borrowed apart from the
+                // trace (which it writes too).
+                let flat = &self.flat[..];
+                let rising = &self.rising[..];
+                let active = &self.active[..];
+                let frozen_load = &mut self.frozen_load[..nr];
                 // Each resource's saturation level, once per round (NaN where nothing
                 // rising draws on it: never `<=` any level, so never saturated). The
                 // first round after those repeated starts where the first filling's
@@ -207,25 +207,26 @@ impl Solver {
                     lambda = self.trace.lambda_rooms[round];
                     &self.trace.rooms[round * nr..(round + 1) * nr]
                 } else {
-                    let slope = match self.trace.slopes(round, &self.active, nr) {
+                    // Summed once per solve for each round's rising classes.
+                    let sums = round * phases + phase;
+                    let slope: &[f64] = match self.trace.slopes(sums, active) {
                         Some(s) => s,
                         None => {
-                            self.slope.iter_mut().for_each(|s| *s = 0.0);
-                            for &i in &self.active {
-                                for w in range(i) {
-                                    self.slope[w.r] += w.slope;
+                            let slope = self.trace.sum_into(sums, active, nr);
+                            for &i in active {
+                                let (a, b) = rising[i].draws;
+                                for w in &flat[a as usize..b as usize] {
+                                    slope[w.r] += w.slope;
                                 }
                             }
-                            if recording && round == self.trace.summed() {
-                                self.trace.sums(&self.active, &self.slope);
-                            }
-                            &self.slope
+                            slope
                         }
                     };
+                    let room = &mut self.room[..nr];
                     lambda = f64::INFINITY;
-                    for ((room, &cap), (&load, &slope)) in (self.room.iter_mut())
+                    for ((room, &cap), (&load, &slope)) in (room.iter_mut())
                         .zip(capacities)
-                        .zip(self.frozen_load.iter().zip(slope))
+                        .zip(frozen_load.iter().zip(slope))
                     {
                         *room = if slope > 0.0 {
                             let l = (cap - load).max(0.0) / slope;
@@ -236,14 +237,14 @@ impl Solver {
                         };
                     }
                     if tracing {
-                        self.trace.rooms.extend_from_slice(&self.room);
+                        self.trace.rooms.extend_from_slice(room);
                         self.trace.lambda_rooms.push(lambda);
                     }
-                    &self.room
+                    room
                 };
                 let least_room = lambda;
-                for &i in &self.active {
-                    lambda = lambda.min(self.rising[i].cap_level);
+                for &i in active {
+                    lambda = lambda.min(rising[i].cap_level);
                 }
                 let level = lambda * (1.0 + 1e-9);
                 // Freeze classes that reach their cap, and classes crossing saturated
@@ -260,13 +261,11 @@ impl Solver {
                 let mut still = std::mem::take(&mut self.still);
                 still.clear();
                 let frozen_from = self.trace.frozen.len();
-                for &i in &self.active {
-                    let c = &self.rising[i];
+                for &i in active {
+                    let c = &rising[i];
                     let at_cap = c.cap_level <= level;
                     let on_saturated = if c.touches & saturated != 0 {
-                        flat[c.draws.0 as usize..c.draws.1 as usize]
-                            .iter()
-                            .find(|w| room[w.r] <= level)
+                        c.draws(flat).iter().find(|w| room[w.r] <= level)
                     } else {
                         None
                     };
@@ -281,8 +280,8 @@ impl Solver {
                             _ => out[i].limiter,
                         };
                         out[i] = ClassSpeed { speed, limiter };
-                        for w in range(i) {
-                            self.frozen_load[w.r] += w.load * speed;
+                        for w in c.draws(flat) {
+                            frozen_load[w.r] += w.load * speed;
                         }
                         if tracing {
                             self.trace.frozen.push((i, out[i]));
@@ -291,15 +290,15 @@ impl Solver {
                         still.push(i);
                     }
                 }
-                let stuck = still.len() == self.active.len();
+                let stuck = still.len() == active.len();
                 if stuck {
                     // Numerical corner: nothing froze; freeze everything at this level.
                     for &i in &still {
-                        let c = &self.rising[i];
+                        let c = &rising[i];
                         let speed = (lambda / c.scale).min(c.cap);
                         out[i].speed = speed;
-                        for w in range(i) {
-                            self.frozen_load[w.r] += w.load * speed;
+                        for w in c.draws(flat) {
+                            frozen_load[w.r] += w.load * speed;
                         }
                     }
                     still.clear();
@@ -343,6 +342,13 @@ pub(super) struct Rising {
     /// set).
     pub(super) draws: (u32, u32),
     pub(super) touches: u64,
+}
+
+impl Rising {
+    /// Its draws, in `flat`.
+    fn draws<'a>(&self, flat: &'a [Weight]) -> &'a [Weight] {
+        &flat[self.draws.0 as usize..self.draws.1 as usize]
+    }
 }
 
 /// One class's draw on one resource, with the factors the filling needs.

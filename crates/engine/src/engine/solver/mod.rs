@@ -244,7 +244,6 @@ pub struct Solver {
     /// Per resource, in one filling round: the rate level at which it saturates.
     room: Vec<f64>,
     frozen_load: Vec<f64>,
-    slope: Vec<f64>,
     active: Vec<usize>,
     still: Vec<usize>,
     /// DRAM draw after the last filling (`usage` is summed only when the solve ends).

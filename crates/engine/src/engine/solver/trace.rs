@@ -112,11 +112,19 @@ pub(super) struct Trace {
     /// filling computes it) and the least of them.
     pub(super) rooms: Vec<f64>,
     pub(super) lambda_rooms: Vec<f64>,
-    /// Per round of the first filling, its rising classes (ends in `active_end`) and
-    /// the summed slope on each resource (they depend on nothing else).
+    /// Per round (and phase), the rising classes of the last filling of this solve that
+    /// summed that round's slopes, and each resource's summed slope: they depend on
+    /// nothing else, and the fillings of one solve mostly repeat each other's rounds.
+    sums: Vec<RoundSums>,
+    /// How many entries of `sums` this solve has written.
+    sums_len: usize,
+}
+
+/// One round's rising classes and each resource's summed slope over them.
+#[derive(Debug, Default, Clone)]
+struct RoundSums {
     active: Vec<usize>,
-    active_end: Vec<u32>,
-    slopes: Vec<f64>,
+    slope: Vec<f64>,
 }
 
 /// Whether the next filling records its rounds, replays them, or neither.
@@ -149,9 +157,7 @@ impl Trace {
         self.load.clear();
         self.rooms.clear();
         self.lambda_rooms.clear();
-        self.active.clear();
-        self.active_end.clear();
-        self.slopes.clear();
+        self.sums_len = 0;
     }
 
     /// Rounds whose rooms are recorded.
@@ -159,30 +165,28 @@ impl Trace {
         self.lambda_rooms.len()
     }
 
-    /// Rounds whose slopes are recorded.
-    pub(super) fn summed(&self) -> usize {
-        self.active_end.len()
+    /// The summed slopes in entry `k` of `sums` if a filling of this solve summed them
+    /// for the same rising classes, in the same order (so the same bits).
+    pub(super) fn slopes(&self, k: usize, active: &[usize]) -> Option<&[f64]> {
+        let s = self.sums[..self.sums_len].get(k)?;
+        (s.active == active).then_some(&s.slope[..])
     }
 
-    /// Records the next round's rising classes and summed slopes.
-    pub(super) fn sums(&mut self, active: &[usize], slope: &[f64]) {
-        self.active.extend_from_slice(active);
-        self.active_end.push(self.active.len() as u32);
-        self.slopes.extend_from_slice(slope);
-    }
-
-    /// The slopes recorded for round `k` if it had the same rising classes.
-    pub(super) fn slopes(&self, k: usize, active: &[usize], nr: usize) -> Option<&[f64]> {
-        let end = *self.active_end.get(k)? as usize;
-        let start = if k == 0 {
-            0
-        } else {
-            self.active_end[k - 1] as usize
-        };
-        let recorded = &self.active[start..end];
-        let same =
-            recorded.len() == active.len() && recorded.iter().zip(active).all(|(a, b)| a == b);
-        same.then(|| &self.slopes[k * nr..(k + 1) * nr])
+    /// Entry `k` of `sums`, set to `active` with `nr` zero slopes, for the caller to sum.
+    pub(super) fn sum_into(&mut self, k: usize, active: &[usize], nr: usize) -> &mut [f64] {
+        while self.sums_len <= k {
+            if self.sums.len() == self.sums_len {
+                self.sums.push(RoundSums::default());
+            }
+            self.sums[self.sums_len].active.clear();
+            self.sums_len += 1;
+        }
+        let s = &mut self.sums[k];
+        s.active.clear();
+        s.active.extend_from_slice(active);
+        s.slope.clear();
+        s.slope.resize(nr, 0.0);
+        &mut s.slope
     }
 
     /// The next filling records its rounds.
