@@ -11,19 +11,13 @@ use serde_json::json;
 
 use super::error::{CommandError, Result};
 use crate::cli::{Format, LogArgs};
-use crate::cuzk_log::fit::{FLAT_ELASTICITY, FitTarget, Fitted, fit_targets, render_include};
+use crate::cuzk_log::correct::{FitStart, correct_durations};
+use crate::cuzk_log::fit::{FLAT_ELASTICITY, Fitted, fit_targets, render_include};
 use crate::cuzk_log::{AnalyseOptions, LogAnalysis, LogInputError, ParsedLog, WorkerLayout};
 use crate::cuzk_log::{against, analyse, read_and_analyse, report};
 use crate::output::{check_file_target, print_stdout, write_atomic};
 use crate::run::{RunOptions, run_model_with};
 use crate::trace::{TraceRecorder, log_text};
-
-/// Most model runs `--fit` makes while correcting the durations.
-const FIT_ROUNDS: usize = 12;
-/// `--fit` stops when every fitted median is within this fraction of the log's.
-const FIT_TOLERANCE: f64 = 0.002;
-/// `--fit`'s sensitivity step: each fitted value moved by this fraction.
-const SENSITIVITY_STEP: f64 = 0.05;
 
 /// Reads the logs (garbled lines are counted, never fatal) and prints the analysis.
 pub fn log(args: LogArgs) -> Result<()> {
@@ -326,7 +320,7 @@ fn simulate(scenario: &Path, sets: &[String]) -> Result<LogAnalysis> {
 fn fit(scenario: &Path, sets: &[String], real: &LogAnalysis) -> Result<Vec<Fitted>> {
     let doc = crate::scenario::include::load_file(scenario)?;
     let loaded = crate::scenario::load(scenario, sets)?;
-    let targets: Vec<(FitTarget, f64, f64)> = fit_targets(&doc.table)
+    let targets: Vec<FitStart> = fit_targets(&doc.table)
         .into_iter()
         .filter_map(|t| {
             let p = loaded.params.iter().find(|p| p.name == t.param)?;
@@ -349,9 +343,9 @@ fn fit(scenario: &Path, sets: &[String], real: &LogAnalysis) -> Result<Vec<Fitte
         ))
         .into());
     }
-    let mut values: Vec<f64> = targets.iter().map(|t| t.1).collect();
     let params: Vec<String> = targets.iter().map(|t| t.0.param.clone()).collect();
-    let with_values = |values: &[f64]| {
+    let observables: Vec<_> = targets.iter().map(|t| t.0.observable.clone()).collect();
+    correct_durations(targets, |values| {
         let mut s = sets.to_vec();
         s.extend(
             params
@@ -359,50 +353,12 @@ fn fit(scenario: &Path, sets: &[String], real: &LogAnalysis) -> Result<Vec<Fitte
                 .zip(values)
                 .map(|(p, v)| format!("params.{p}={v}")),
         );
-        s
-    };
-    let mut model_p50 = vec![f64::NAN; targets.len()];
-    for round in 0..FIT_ROUNDS {
-        let model = simulate(scenario, &with_values(&values))?;
-        let mut worst: f64 = 0.0;
-        for (i, (t, _, observed)) in targets.iter().enumerate() {
-            model_p50[i] = t.observable.p50_ms(&model).unwrap_or(f64::NAN);
-            worst = worst.max((observed / model_p50[i] - 1.0).abs());
-        }
-        // The last round's values stay the ones the model medians were measured with.
-        if worst <= FIT_TOLERANCE || round + 1 == FIT_ROUNDS {
-            break;
-        }
-        for (i, (_, _, observed)) in targets.iter().enumerate() {
-            if model_p50[i].is_finite() && model_p50[i] > 0.0 {
-                values[i] *= observed / model_p50[i];
-            }
-        }
-    }
-    // Sensitivity: each value moved by one step with the others held.
-    let mut fitted = Vec::with_capacity(targets.len());
-    for (i, (target, was, log_p50_ms)) in targets.into_iter().enumerate() {
-        let mut moved = values.clone();
-        moved[i] *= 1.0 + SENSITIVITY_STEP;
-        let model = simulate(scenario, &with_values(&moved))?;
-        let change = target
-            .observable
-            .p50_ms(&model)
-            .map(|p| p - model_p50[i])
-            .filter(|d| d.is_finite());
-        fitted.push(Fitted {
-            target,
-            was,
-            value: values[i],
-            log_p50_ms,
-            model_p50_ms: model_p50[i],
-            sensitivity_ms: change.map(|d| d / (values[i] * SENSITIVITY_STEP)),
-            elasticity: change
-                .filter(|_| model_p50[i] > 0.0)
-                .map(|d| d / model_p50[i] / SENSITIVITY_STEP),
-        });
-    }
-    Ok(fitted)
+        let model = simulate(scenario, &s)?;
+        Ok(observables
+            .iter()
+            .map(|o| o.p50_ms(&model).unwrap_or(f64::NAN))
+            .collect())
+    })
 }
 
 /// `path` as seen from folder `from`, which need not exist yet (relative when both

@@ -7,6 +7,7 @@
 pub mod against;
 pub mod analyse;
 pub mod breakdown;
+pub mod correct;
 pub mod fit;
 pub mod parse;
 pub mod report;
