@@ -421,6 +421,24 @@ fn chase_cycle(lines: usize, seed: u64) -> Vec<u32> {
 mod tests {
     use super::*;
 
+    /// A host with tiny buffers and the given streaming rates: 100 ns per chase step, fills
+    /// at 5 GB/s, 10^9 arithmetic iterations per second.
+    fn test_host(stream_gbps_per_thread: Vec<(u32, f64)>) -> KernelHost {
+        KernelHost {
+            chase: Backing::Heap(chase_cycle(16, 1)),
+            stream: Backing::Heap(vec![0; 1024]),
+            fills: vec![Mutex::new(Backing::Heap(vec![0; 64]))],
+            chase_starts: AtomicUsize::new(0),
+            slots: StreamSlots::new(1),
+            rates: HostRates {
+                chase_ns_per_step: 100.0,
+                stream_gbps_per_thread,
+                fill_dram_gbps: 5.0,
+                compute_iters_per_s: 1e9,
+            },
+        }
+    }
+
     #[test]
     fn chase_cycle_visits_every_line_once() {
         let buf = chase_cycle(1000, 3);
@@ -436,19 +454,7 @@ mod tests {
 
     #[test]
     fn work_fills_the_standalone_time_in_shares() {
-        let host = KernelHost {
-            chase: Backing::Heap(chase_cycle(16, 1)),
-            stream: Backing::Heap(vec![0; 1024]),
-            fills: vec![Mutex::new(Backing::Heap(vec![0; 64]))],
-            chase_starts: AtomicUsize::new(0),
-            slots: StreamSlots::new(4),
-            rates: HostRates {
-                chase_ns_per_step: 100.0,
-                stream_gbps_per_thread: vec![(1, 10.0), (4, 5.0)],
-                fill_dram_gbps: 5.0,
-                compute_iters_per_s: 1e9,
-            },
-        };
+        let host = test_host(vec![(1, 10.0), (4, 5.0)]);
         let w = host.work_for(&CpuStageShape {
             standalone_s: 1.0,
             threads: 4,
@@ -477,19 +483,7 @@ mod tests {
 
     #[test]
     fn a_stage_asking_more_bytes_than_the_host_streams_is_named() {
-        let host = KernelHost {
-            chase: Backing::Heap(chase_cycle(16, 1)),
-            stream: Backing::Heap(vec![0; 1024]),
-            fills: vec![Mutex::new(Backing::Heap(vec![0; 64]))],
-            chase_starts: AtomicUsize::new(0),
-            slots: StreamSlots::new(1),
-            rates: HostRates {
-                chase_ns_per_step: 100.0,
-                stream_gbps_per_thread: vec![(1, 9.2)],
-                fill_dram_gbps: 5.0,
-                compute_iters_per_s: 1e9,
-            },
-        };
+        let host = test_host(vec![(1, 9.2)]);
         let fits = CpuStageShape {
             standalone_s: 0.8,
             threads: 1,
@@ -514,19 +508,7 @@ mod tests {
 
     #[test]
     fn a_writing_stage_fills_its_share_at_the_fill_rate() {
-        let host = KernelHost {
-            chase: Backing::Heap(chase_cycle(16, 1)),
-            stream: Backing::Heap(vec![0; 1024]),
-            fills: vec![Mutex::new(Backing::Heap(vec![0; 64]))],
-            chase_starts: AtomicUsize::new(0),
-            slots: StreamSlots::new(1),
-            rates: HostRates {
-                chase_ns_per_step: 100.0,
-                stream_gbps_per_thread: vec![(1, 10.0)],
-                fill_dram_gbps: 5.0,
-                compute_iters_per_s: 1e9,
-            },
-        };
+        let host = test_host(vec![(1, 10.0)]);
         // 4 GB of DRAM bytes, a quarter writes: 1 GB filled (2 GB of DRAM traffic at
         // 5 GB/s = 0.4 s) and 2 GB read (0.2 s), 0.4 s of compute left.
         let w = host.work_for(&CpuStageShape {
