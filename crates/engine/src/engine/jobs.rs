@@ -9,6 +9,7 @@ use crate::time::{SimTime, ceil_to_u64};
 use super::fluid::ClassId;
 use super::holdable::{HoldIndex, Request};
 use super::observer::{Loss, Observer, Scope, StageRecord, StageRef};
+use super::plan::{instance_slot, woken_scopes};
 use super::small_copy::copy_small;
 use super::{Engine, Event, Overflowed, StartWork, Work};
 
@@ -158,10 +159,7 @@ impl Engine<'_> {
     /// The instance slot of `stage` in `scope` within a job.
     fn slot(&self, stage: StageId, scope: Scope) -> usize {
         let plan = &self.plan.stages[stage];
-        match scope {
-            Scope::Partition(p) if plan.per_partition => plan.slot_offset + p as usize,
-            _ => plan.slot_offset,
-        }
+        instance_slot(plan.slot_offset, plan.per_partition, scope)
     }
 
     /// Index into a job's GPU bindings for a stage instance.
@@ -389,14 +387,14 @@ impl Engine<'_> {
                     });
                 }
             };
-            if child_per_partition && !parent_per_partition {
-                for p in 0..self.plan.partitions {
-                    ready(self, Scope::Partition(p));
-                }
-            } else if child_per_partition {
-                ready(self, token.scope);
-            } else {
-                ready(self, Scope::Job);
+            let partitions = self.plan.partitions;
+            for scope in woken_scopes(
+                parent_per_partition,
+                child_per_partition,
+                token.scope,
+                partitions,
+            ) {
+                ready(self, scope);
             }
         }
     }

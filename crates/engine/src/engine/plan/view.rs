@@ -109,13 +109,12 @@ impl CompiledPlan {
         scope: Scope,
         child: StageId,
     ) -> impl Iterator<Item = Scope> + use<> {
-        let parent_per_partition = self.stages[parent].per_partition;
-        let (every, only) = match (self.stages[child].per_partition, parent_per_partition) {
-            (true, false) => (self.partitions, None),
-            (true, true) => (1, Some(scope)),
-            (false, _) => (1, Some(Scope::Job)),
-        };
-        (0..every).map(move |p| only.unwrap_or(Scope::Partition(p)))
+        super::woken_scopes(
+            self.stages[parent].per_partition,
+            self.stages[child].per_partition,
+            scope,
+            self.partitions,
+        )
     }
 
     /// The stage and scope of instance slot `slot` (the inverse of [`CompiledStage::slot`]).
@@ -182,10 +181,7 @@ impl CompiledStage {
     /// The instance slot within a job of its instance in `scope` (a job-level scope names
     /// a per-partition stage's first instance, as the engine's release does).
     pub fn slot(&self, scope: Scope) -> usize {
-        match scope {
-            Scope::Partition(p) if self.per_partition => self.slot_offset + p as usize,
-            _ => self.slot_offset,
-        }
+        super::instance_slot(self.slot_offset, self.per_partition, scope)
     }
 }
 
