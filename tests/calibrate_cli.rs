@@ -205,3 +205,35 @@ fn issue12_refit_never_writes_a_non_finite_number() {
             .is_finite()
     );
 }
+
+/// A refit of a real calibration's measurements (the H200 host, accuracy run 3): the
+/// summary goes to stdout and the fit's warnings to stderr, each once.
+#[test]
+fn a_refit_prints_the_summary_on_stdout_and_its_warnings_on_stderr() {
+    let raw = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs/accuracy/h200-run3/calibration-raw.json");
+    let dir = tempfile::tempdir().unwrap();
+    let out = bwsim()
+        .args(["calibrate", "--refit"])
+        .arg(&raw)
+        .arg("--out")
+        .arg(dir.path().join("refit.toml"))
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let (stdout, stderr) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    assert!(stdout.contains("re-fitted"), "{stdout}");
+    assert!(!stdout.contains("WARNING"), "{stdout}");
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("WARNING: "))
+        .collect();
+    assert!(!warnings.is_empty(), "{stderr}");
+    let mut unique = warnings.clone();
+    unique.dedup();
+    assert_eq!(unique.len(), warnings.len(), "{stderr}");
+}

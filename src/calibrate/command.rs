@@ -7,7 +7,7 @@ use super::probe::harness as gpu;
 use super::probe::host as probes;
 use super::probe::plan::{Mode, Plan};
 use super::probe::{gpu_runs, sys};
-use super::summary::summary;
+use super::summary::{summary, warnings};
 use super::{fit, measurements};
 use crate::output::print_stdout;
 use std::path::PathBuf;
@@ -102,9 +102,13 @@ pub fn calibrate_command(args: CalibrateArgs) -> Result<()> {
             ))
         })?;
         crate::output::write_atomic(&args.out, text.as_bytes())?;
+        let text = summary(&m, &fitted);
+        for w in warnings(&fitted) {
+            eprintln!("{w}");
+        }
         print_stdout(&format!(
             "{}re-fitted {} into {}\n",
-            summary(&m, &fitted),
+            text,
             path.display(),
             args.out.display()
         ))?;
@@ -157,11 +161,11 @@ pub fn calibrate_command(args: CalibrateArgs) -> Result<()> {
         )));
     }
     crate::output::write_atomic(&args.out, text.as_bytes())?;
-    print_stdout(&format!(
-        "{}wrote {}\n",
-        summary(&m, &fitted),
-        args.out.display()
-    ))?;
+    let text = summary(&m, &fitted);
+    for w in warnings(&fitted) {
+        eprintln!("{w}");
+    }
+    print_stdout(&format!("{}wrote {}\n", text, args.out.display()))?;
     Ok(())
 }
 

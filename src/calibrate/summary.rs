@@ -14,7 +14,8 @@ macro_rules! w {
 }
 
 /// The measurements and the fit of one calibration, as `bwsim calibrate` prints them
-/// (the caller prints: stdout may be full or closed). Warnings go to stderr.
+/// (the caller prints: stdout may be full or closed; the fit's warnings are the
+/// caller's to print too, see [`warnings`]).
 pub fn summary(m: &Measurements, f: &Fitted) -> String {
     let mut text = String::new();
     let out = &mut text;
@@ -285,7 +286,13 @@ fn contention(c: &ContentionFit, out: &mut String) {
     for u in &c.unresolved {
         w!(out, "not pinned down: {u}");
     }
-    for w in &c.warnings {
-        eprintln!("WARNING: {w}");
-    }
+}
+
+/// The fit's warnings, one line each, as `bwsim calibrate` prints them on stderr.
+pub fn warnings(f: &Fitted) -> Vec<String> {
+    f.contention
+        .warnings
+        .iter()
+        .map(|w| format!("WARNING: {w}"))
+        .collect()
 }
