@@ -1,6 +1,7 @@
 //! Pieces every sweep chart uses: the canvas layout (title, plot, legend panel),
 //! axis ranges, CI bands and dashed lines.
 
+use plotters::chart::MeshStyle;
 use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -232,6 +233,24 @@ where
     Ok(())
 }
 
+/// The house look of a chart's mesh: axis descriptions and tick labels in the house
+/// fonts, a light grid, a soft axis line. Charts with other axes (bars, log scales,
+/// segmented rows) set their labels and then take this.
+pub fn house_mesh<'m, 'a, 'b, X, Y, DB>(
+    m: &'m mut MeshStyle<'a, 'b, X, Y, DB>,
+) -> &'m mut MeshStyle<'a, 'b, X, Y, DB>
+where
+    X: Ranged,
+    Y: Ranged,
+    DB: DrawingBackend,
+{
+    m.axis_desc_style(super::style::desc_font())
+        .label_style(super::style::tick_font())
+        .bold_line_style(INK.mix(0.12))
+        .light_line_style(INK.mix(0.04))
+        .axis_style(INK.mix(0.8))
+}
+
 /// Configures the usual mesh: light grid, labelled axes, compact tick labels.
 pub fn mesh<DB: DrawingBackend, Y>(
     chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, Y>>,
@@ -243,18 +262,12 @@ where
     DB::ErrorType: 'static,
     Y: Ranged<ValueType = f64> + plotters::coord::ranged1d::ValueFormatter<f64>,
 {
-    chart
-        .configure_mesh()
-        .x_desc(x_desc)
+    let mut m = chart.configure_mesh();
+    m.x_desc(x_desc)
         .y_desc(y_desc)
-        .axis_desc_style(super::style::desc_font())
-        .label_style(super::style::tick_font())
         .x_label_formatter(&|v| super::style::fmt_tick(*v))
-        .y_label_formatter(y_fmt)
-        .bold_line_style(INK.mix(0.12))
-        .light_line_style(INK.mix(0.04))
-        .axis_style(INK.mix(0.8))
-        .draw()?;
+        .y_label_formatter(y_fmt);
+    house_mesh(&mut m).draw()?;
     Ok(())
 }
 

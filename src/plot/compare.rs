@@ -4,10 +4,10 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::common::{axis_range, builder, layout};
+use super::common::{axis_range, builder, house_mesh, layout};
 use super::legend::{Entry, Swatch};
 use super::render::Chart;
-use super::style::{INK, color, desc_font, fmt_tick, tick_font};
+use super::style::{color, fmt_tick, tick_font};
 use crate::plot::error::Result;
 
 /// Reads one panel's value off a bar.
@@ -64,26 +64,21 @@ impl Chart for CompareChart<'_> {
                 .iter()
                 .map(|h| h.label.split(" (").next().unwrap_or("").to_string())
                 .collect();
-            chart
-                .configure_mesh()
-                .disable_x_mesh()
+            let host_name = |x: &f64| {
+                let i = x.round();
+                if (x - i).abs() < 1e-6 && i >= 0.0 {
+                    names.get(i as usize).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            };
+            let mut m = chart.configure_mesh();
+            m.disable_x_mesh()
                 .x_labels(self.hosts.len().max(1))
-                .x_label_formatter(&|x| {
-                    let i = x.round();
-                    if (x - i).abs() < 1e-6 && i >= 0.0 {
-                        names.get(i as usize).cloned().unwrap_or_default()
-                    } else {
-                        String::new()
-                    }
-                })
+                .x_label_formatter(&host_name)
                 .y_desc(desc)
-                .y_label_formatter(&|v| fmt_tick(*v))
-                .axis_desc_style(desc_font())
-                .label_style(tick_font())
-                .bold_line_style(INK.mix(0.12))
-                .light_line_style(INK.mix(0.04))
-                .axis_style(INK.mix(0.8))
-                .draw()?;
+                .y_label_formatter(&|v| fmt_tick(*v));
+            house_mesh(&mut m).draw()?;
             for (i, h) in self.hosts.iter().enumerate() {
                 let x = i as f64;
                 match value(h) {

@@ -11,10 +11,10 @@ use plotters::prelude::*;
 
 use super::table::{Row, Table};
 use crate::calibrate::error::{CalibrateError, Result};
-use crate::plot::common::{builder, layout_with_note, log_axis_range};
+use crate::plot::common::{builder, house_mesh, layout_with_note, log_axis_range};
 use crate::plot::error::Result as PlotResult;
 use crate::plot::legend::{Entry, Swatch};
-use crate::plot::style::{DASHES, INK, color, desc_font, fmt_tick, tick_font};
+use crate::plot::style::{DASHES, INK, color, fmt_tick};
 use crate::plot::{Chart, PlotError, render};
 
 /// Draws the table as `<dir>/validate.png` and `.svg` (each written atomically); returns
@@ -130,23 +130,18 @@ impl Chart for ValidateChart<'_> {
         let mut chart = b.build_cartesian_2d(x, (0..n - 1).into_segmented())?;
         let at = |i: usize| SegmentValue::CenterOf(n - 1 - i);
         let span = |x: f64| [(x, SegmentValue::Exact(0)), (x, SegmentValue::Last)];
-        chart
-            .configure_mesh()
-            .x_desc("predicted / measured (log scale)")
+        let row_label = |v: &SegmentValue<usize>| match v {
+            SegmentValue::CenterOf(i) => (n.checked_sub(i + 1).and_then(|row| labels.get(row)))
+                .cloned()
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
+        let mut m = chart.configure_mesh();
+        m.x_desc("predicted / measured (log scale)")
             .x_label_formatter(&|v| fmt_tick(*v))
             .y_labels(n)
-            .y_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(i) => (n.checked_sub(i + 1).and_then(|row| labels.get(row)))
-                    .cloned()
-                    .unwrap_or_default(),
-                _ => String::new(),
-            })
-            .axis_desc_style(desc_font())
-            .label_style(tick_font())
-            .bold_line_style(INK.mix(0.12))
-            .light_line_style(INK.mix(0.04))
-            .axis_style(INK.mix(0.8))
-            .draw()?;
+            .y_label_formatter(&row_label);
+        house_mesh(&mut m).draw()?;
         let (dash, gap) = DASHES[2];
         for x in [0.9, 1.1] {
             chart.draw_series(DashedLineSeries::new(
