@@ -538,22 +538,22 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
         .unwrap_or(1);
     eprintln!("replay: measuring this host's kernel rates...");
     let cpu = KernelHost::new(opts.buffers, threads);
+    let huge_page_share = cpu.huge_page_share();
     eprintln!(
         "replay: buffers {:.0}% on huge pages; chase {:.1} ns/step, stream {:.1} GB/s per thread alone ({:.1} with {} threads), compute {:.0} M iters/s",
-        cpu.huge_page_share().unwrap_or(f64::NAN) * 100.0,
+        huge_page_share.unwrap_or(f64::NAN) * 100.0,
         cpu.rates.chase_ns_per_step,
         cpu.rates.stream_gbps(1),
         cpu.rates.stream_gbps(threads),
         threads,
         cpu.rates.compute_iters_per_s / 1e6
     );
-    let mut shortfalls = cpu.shortfall_warnings(
+    let shortfalls = cpu.shortfall_warnings(
         points
             .iter()
             .flat_map(|p| p.stages.iter())
             .filter_map(|s| s.cpu.as_ref().map(|c| (s.name.as_str(), c))),
     );
-    shortfalls.dedup();
     for w in &shortfalls {
         eprintln!("replay: warning: {w}");
     }
@@ -620,7 +620,7 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
         "stream_gbps_per_thread": cpu.rates.stream_gbps_per_thread,
         "compute_iters_per_s": cpu.rates.compute_iters_per_s,
         "warnings": shortfalls,
-        "huge_page_share": cpu.huge_page_share(),
+        "huge_page_share": huge_page_share,
         "gpu": harness.as_ref().and_then(|hs| hs.first()).map(|h| h.info.clone()),
         "gpus": harness.as_ref().map(|hs| hs.len()).unwrap_or(0),
     });

@@ -287,17 +287,18 @@ impl KernelHost {
 
     /// One warning per stage whose DRAM bytes do not fit in its standalone time at this
     /// host's streaming rate: the replay would stream fewer bytes than the prediction
-    /// assumes, so the two would not describe the same work.
+    /// assumes, so the two would not describe the same work. A stage met again with the
+    /// same shape (at another point of the replay) is warned about once.
     pub fn shortfall_warnings<'a>(
         &self,
         stages: impl IntoIterator<Item = (&'a str, &'a CpuStageShape)>,
     ) -> Vec<String> {
-        let mut out = Vec::new();
+        let mut out: Vec<String> = Vec::new();
         for (name, shape) in stages {
             let dropped = self.work_for(shape).dropped_dram_bytes;
             if dropped > 0.005 * shape.dram_bytes && dropped > 0.0 {
                 let stream_s = shape.standalone_s * (1.0 - shape.latency_frac.clamp(0.0, 1.0));
-                out.push(format!(
+                let warning = format!(
                     "stage {name}: {:.2} of its {:.2} GB would not be streamed: it asks {:.1} GB/s per thread for the {:.3} s outside its latency share, and this host streams {:.1} alone on {} thread(s); the measured run does less DRAM work than the prediction. Lower its dram_gb or lengthen it",
                     dropped / 1e9,
                     shape.dram_bytes / 1e9,
@@ -305,7 +306,10 @@ impl KernelHost {
                     stream_s,
                     self.rates.stream_gbps(shape.threads),
                     shape.threads
-                ));
+                );
+                if !out.contains(&warning) {
+                    out.push(warning);
+                }
             }
         }
         out
@@ -495,7 +499,13 @@ mod tests {
             dram_bytes: 8.0e9,
             ..fits
         };
-        let w = host.shortfall_warnings([("a", &fits), ("stream", &too_much)]);
+        // The same stage at two points of a replay, with another between: warned once.
+        let w = host.shortfall_warnings([
+            ("a", &fits),
+            ("stream", &too_much),
+            ("a", &fits),
+            ("stream", &too_much),
+        ]);
         assert_eq!(w.len(), 1, "{w:?}");
         // 0.72 s at 9.2 GB/s streams 6.624 GB of the 8.
         assert!(
