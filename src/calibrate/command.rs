@@ -102,13 +102,9 @@ pub fn calibrate_command(args: CalibrateArgs) -> Result<()> {
             ))
         })?;
         crate::output::write_atomic(&args.out, text.as_bytes())?;
-        let text = summary(&m, &fitted);
-        for w in warnings(&fitted) {
-            eprintln!("{w}");
-        }
         print_stdout(&format!(
             "{}re-fitted {} into {}\n",
-            text,
+            summary_warning_on_stderr(&m, &fitted),
             path.display(),
             args.out.display()
         ))?;
@@ -161,12 +157,20 @@ pub fn calibrate_command(args: CalibrateArgs) -> Result<()> {
         )));
     }
     crate::output::write_atomic(&args.out, text.as_bytes())?;
-    let text = summary(&m, &fitted);
-    for w in warnings(&fitted) {
+    print_stdout(&format!(
+        "{}wrote {}\n",
+        summary_warning_on_stderr(&m, &fitted),
+        args.out.display()
+    ))?;
+    Ok(())
+}
+
+/// The summary to print on stdout, once the fit's warnings are printed on stderr.
+fn summary_warning_on_stderr(m: &measurements::Measurements, fitted: &fit::Fitted) -> String {
+    for w in warnings(fitted) {
         eprintln!("{w}");
     }
-    print_stdout(&format!("{}wrote {}\n", text, args.out.display()))?;
-    Ok(())
+    summary(m, fitted)
 }
 
 /// Checks that a rendered calibration file is one bwsim reads back: as `validate
