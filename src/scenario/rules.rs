@@ -24,7 +24,7 @@ pub enum Rules {
 
 impl Rules {
     /// Every name `rules` accepts, for error messages.
-    pub const NAMES: &'static str = "\"measured\" (default) or \"v1\"";
+    pub const NAMES: &'static str = "\"v2\" (default) or \"v1\"";
 
     /// Parses the scenario's `rules` value.
     pub fn parse(name: &str) -> Option<Self> {
@@ -101,6 +101,10 @@ mod tests {
         assert_eq!(Rules::parse("v2"), Some(Rules::V2));
         assert_eq!(Rules::parse("v1"), Some(Rules::V1));
         assert_eq!(Rules::parse("measured"), None);
+        // The error message names exactly what parses.
+        for name in Rules::NAMES.split('"').skip(1).step_by(2) {
+            assert!(Rules::parse(name).is_some(), "{name}");
+        }
         assert_eq!(Rules::default(), Rules::V2);
         let v1 = Rules::V1;
         assert!(!v1.latency_on_offered_load());
