@@ -55,6 +55,7 @@ fn mm16(jobs: u64) -> Model {
                 compute_bound_frac: 0.0,
                 dram_write_frac: None,
                 host_thread: None,
+                cpu_load: None,
                 gpu_kernel: false,
                 staged_copy: None,
             }],

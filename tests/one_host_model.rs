@@ -122,3 +122,61 @@ fn a_scenario_including_the_calibration_predicts_what_validate_predicts() {
         );
     }
 }
+
+/// A calibration that measured kernels next to busy CPUs slows a GPU kernel stage by its
+/// curve at the pools' runnable threads per CPU; without the table, or under rules v1,
+/// the kernel keeps its time.
+#[test]
+fn a_kernel_next_to_busy_threads_takes_the_calibrations_cpu_load_curve() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let bundled = std::fs::read_to_string(dir.join("calibration/h200-host.toml")).unwrap();
+    let with_curve = format!(
+        "{bundled}\n[hardware.gpu.cpu_load]\nbusy_per_cpu = [0.0, 0.5, 1.0]\n\
+         kernels = {{ \"msm:20\" = [1.0, 1.2, 2.0], \"msm:24\" = [1.0, 1.0, 1.1] }}\n"
+    );
+    let calib = tempfile::Builder::new()
+        .prefix(".one-host-model-calib-")
+        .suffix(".toml")
+        .tempfile_in(&dir)
+        .unwrap();
+    std::fs::write(calib.path(), with_curve).unwrap();
+    let name = calib.path().file_name().unwrap().to_str().unwrap();
+    // 12 busy threads of 16 (0.75 per CPU) beside the kernel: 1.2 + 0.8 x 0.5 = 1.6.
+    let scenario = |include: &str, rules: &str, kind: &str| {
+        format!(
+            r#"include = ["{include}"]
+{rules}
+[hardware]
+host_ram_gib = 64
+[hardware.pools]
+cpu = 16
+
+[[workload.stages]]
+name = "busy"
+duration_s = 1e5
+pool = {{ name = "cpu", threads = 12 }}
+
+[[workload.stages]]
+name = "msm"
+duration_s = 1.0
+gpu_kernel = true
+gpu_kernel_kind = "{kind}"
+
+[arrivals]
+kind = "closed"
+concurrency = 1
+jobs = 1
+warmup_jobs = 0
+"#
+        )
+    };
+    let msm = |text: String| stage_seconds(&text, "msm");
+    let measured = msm(scenario(name, "", "msm:20"));
+    assert!((measured - 1.6).abs() < 1e-9, "{measured}");
+    // The nearest measured size: 2^23 takes 2^24's curve, 1 + 0.1 x 0.5.
+    let near = msm(scenario(name, "", "msm:23"));
+    assert!((near - 1.05).abs() < 1e-9, "{near}");
+    let v1 = msm(scenario(name, "rules = \"v1\"", "msm:20"));
+    let none = msm(scenario("calibration/h200-host.toml", "", "msm:20"));
+    assert_eq!((v1, none), (1.0, 1.0));
+}

@@ -15,6 +15,7 @@ use crate::model::{CACHE_LINE_BYTES, CopyDir, CopyLatencyFrac, LatencyCurve, Pci
 use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -115,6 +116,19 @@ pub struct GpuTable {
     /// Latency-bound share of an unstaged pageable D2H copy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pageable_d2h_latency_frac: Option<f64>,
+    /// GPU kernels next to busy CPU threads (absent: they keep their time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_load: Option<CpuLoadTable>,
+}
+
+/// `[hardware.gpu.cpu_load]`: each measured kernel's time over its time alone at each
+/// count of busy threads per CPU.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CpuLoadTable {
+    /// Busy threads per CPU of each point.
+    pub busy_per_cpu: Vec<f64>,
+    /// `"msm:20" = [stretch per point]`.
+    pub kernels: BTreeMap<String, Vec<f64>>,
 }
 
 /// One `[params]` entry: `name = { default = ..., doc = "..." }`.
@@ -281,6 +295,10 @@ impl CalibrationFile {
                 pinned_d2h_latency_frac: Some(p.pinned_d2h_latency_frac),
                 pageable_h2d_latency_frac: Some(p.pageable_h2d_latency_frac),
                 pageable_d2h_latency_frac: Some(p.pageable_d2h_latency_frac),
+                cpu_load: fit.cpu_load.as_ref().map(|c| CpuLoadTable {
+                    busy_per_cpu: c.busy_per_cpu.clone(),
+                    kernels: c.kernels.clone(),
+                }),
             }),
             _ => None,
         };
@@ -345,6 +363,19 @@ impl CalibrationFile {
             ] {
                 if !(v.is_finite() && v > 0.0) {
                     fail!("[hardware.gpu] {key} = {v}: must be a finite number greater than 0");
+                }
+            }
+            if let Some(c) = &g.cpu_load {
+                for (k, v) in &c.kernels {
+                    let ok = v.len() == c.busy_per_cpu.len()
+                        && v.iter().all(|y| y.is_finite() && *y > 0.0);
+                    if !ok {
+                        fail!(
+                            "[hardware.gpu.cpu_load] kernels.{k:?} = {v:?}: must give one stretch \
+                             (finite, > 0) per busy_per_cpu point ({} points)",
+                            c.busy_per_cpu.len()
+                        );
+                    }
                 }
             }
             if let Some(t) = &g.pageable_staging {
@@ -511,6 +542,26 @@ impl CalibrationFile {
                 writeln!(o, "setup_s = {}", f(d.setup_s))?;
                 writeln!(o, "memcpy_gbps = {}", f(d.memcpy_gbps))?;
                 writeln!(o, "memcpy_pace = \"{}\"", esc(&d.memcpy_pace))?;
+                writeln!(o)?;
+            }
+            if let Some(c) = &g.cpu_load {
+                writeln!(o, "[hardware.gpu.cpu_load]")?;
+                writeln!(
+                    o,
+                    "# Each kernel's time next to busy CPU threads (spinning, unpinned) over its time\n\
+                     # alone: its host side (launches, waits, sppark's MSM bucket sums on one thread\n\
+                     # per CPU) shares the CPUs. A GPU kernel stage takes its kind's curve (the nearest\n\
+                     # measured size) at the pools' runnable threads per CPU."
+                )?;
+                for n in fit.cpu_load.iter().flat_map(|c| &c.notes) {
+                    writeln!(o, "# {}", one_line(n))?;
+                }
+                let list = |v: &[f64]| v.iter().map(|&x| f(x)).collect::<Vec<_>>().join(", ");
+                writeln!(o, "busy_per_cpu = [{}]", list(&c.busy_per_cpu))?;
+                let kernels: Vec<String> = (c.kernels.iter())
+                    .map(|(k, v)| format!("\"{}\" = [{}]", esc(k), list(v)))
+                    .collect();
+                writeln!(o, "kernels = {{ {} }}", kernels.join(", "))?;
                 writeln!(o)?;
             }
         }
@@ -879,6 +930,38 @@ mod tests {
     }
 
     #[test]
+    fn cpu_load_tables_round_trip_and_bad_ones_name_the_key() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scenarios/calibration/h200-host.toml"
+        ))
+        .unwrap();
+        let mut file = CalibrationFile::parse(&text).unwrap();
+        let table = CpuLoadTable {
+            busy_per_cpu: vec![0.0, 0.5, 1.0],
+            kernels: BTreeMap::from([
+                ("msm:20".to_string(), vec![1.0, 1.3, 2.1]),
+                ("ntt:22".to_string(), vec![1.0, 1.0, 1.1]),
+            ]),
+        };
+        file.hardware.gpu.as_mut().unwrap().cpu_load = Some(table.clone());
+        let again = file.render().unwrap();
+        assert!(again.contains("[hardware.gpu.cpu_load]\n"), "{again}");
+        assert!(
+            again.contains("\"msm:20\" = [1.00000, 1.30000, 2.10000]"),
+            "{again}"
+        );
+        let read = CalibrationFile::parse(&again).unwrap();
+        assert_eq!(read.hardware.gpu.unwrap().cpu_load, Some(table));
+        let bad = again.replace("[1.00000, 1.30000, 2.10000]", "[1.0, 1.3]");
+        let e = CalibrationFile::parse(&bad).unwrap_err().to_string();
+        assert!(
+            e.contains("[hardware.gpu.cpu_load]") && e.contains("msm:20"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn left_out_gpu_keys_take_the_scenario_defaults() {
         let g = GpuTable {
             count: 1,
@@ -896,6 +979,7 @@ mod tests {
             pinned_d2h_latency_frac: Some(0.5),
             pageable_h2d_latency_frac: None,
             pageable_d2h_latency_frac: None,
+            cpu_load: None,
         };
         let l = g.link();
         let typical = crate::scenario::rules::Rules::default().copy_latency_frac();

@@ -349,8 +349,26 @@ pub struct Measurements {
     pub ntt: Vec<NttPoint>,
     /// MSM timings.
     pub msm: Vec<MsmPoint>,
+    /// GPU kernels timed next to busy CPU threads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_load: Vec<CpuLoadPoint>,
     /// What was skipped and why.
     pub skipped: Vec<String>,
+}
+
+/// One GPU kernel timed next to `busy_threads` spinning threads.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CpuLoadPoint {
+    /// `"msm:20"`, `"ntt:22"`: the kernel as a stage's `gpu_kernel_kind` names it.
+    pub kernel: String,
+    /// Spinning threads beside it.
+    pub busy_threads: usize,
+    /// CPUs the process may use.
+    pub cpus: usize,
+    /// Pass over the kernels and levels.
+    pub pass: usize,
+    /// The kernel's time, ms (an MSM's median over repetitions, an NTT's mean over variants).
+    pub ms: f64,
 }
 
 /// No memory or PCIe rate measured on one host comes near 1 PB/s; larger values are

@@ -12,6 +12,7 @@ use crate::model::{
     PoolSharing,
 };
 
+use super::cpu_load::KernelCpuLoad;
 use super::error::{ErrorKind, Locator, ScenarioError, join_key};
 use super::host_scaling;
 use super::rules::Rules;
@@ -49,7 +50,21 @@ pub fn build(
         running_cpu,
         loc,
     )?;
-    let workload = stages::workload(&spec.workload, &hardware, &scaling, loc, scaled)?;
+    let kernel_load = match rules.kernel_cpu_load() {
+        true => KernelCpuLoad::from_spec(
+            spec.hardware.gpu.as_ref().and_then(|g| g.cpu_load.as_ref()),
+            loc,
+        )?,
+        false => KernelCpuLoad::default(),
+    };
+    let workload = stages::workload(
+        &spec.workload,
+        &hardware,
+        &scaling,
+        &kernel_load,
+        loc,
+        scaled,
+    )?;
     let arrivals = arrivals(&spec.arrivals, loc, warnings)?;
     let instrumentation = instrumentation(&spec.instrumentation, &workload, loc)?;
     let name = spec.name.clone().unwrap_or_else(|| {

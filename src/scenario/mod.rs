@@ -31,6 +31,7 @@
 
 mod build;
 mod capacity;
+pub mod cpu_load;
 mod dag;
 mod error;
 mod fingerprint;

@@ -70,6 +70,14 @@ impl Rules {
         }
     }
 
+    /// GPU kernels stretch with the CPU threads busy beside them, by the curve a
+    /// calibration measured (`hardware.gpu.cpu_load`). There is no typical curve: the
+    /// stretch depends on the kernel's host side and the host, so without a measured
+    /// one a kernel keeps its time. v1: never.
+    pub fn kernel_cpu_load(self) -> bool {
+        self == Self::V2
+    }
+
     /// Share of each kind of copy that waits on DRAM latency: the median of the four
     /// H200 calibrations of 2026-12-01 (pinned H2D 0.13-0.22, D2H 0.003-0.05; pageable
     /// H2D 0.40-1.0, D2H 0.03-0.36). v1: no copy waits on latency.
@@ -112,5 +120,6 @@ mod tests {
         assert_eq!(v1.lines_in_flight_per_thread(), None);
         assert_eq!(v1.pool_sharing(), PoolSharing::ByActivity);
         assert_eq!(v1.copy_latency_frac(), CopyLatencyFrac::default());
+        assert!(!v1.kernel_cpu_load() && Rules::V2.kernel_cpu_load());
     }
 }

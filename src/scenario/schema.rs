@@ -114,6 +114,19 @@ pub struct GpuSpec {
     pub pageable_h2d_latency_frac: Option<f64>,
     pub pageable_d2h_latency_frac: Option<f64>,
     pub kernel_speed: Option<f64>,
+    pub cpu_load: Option<CpuLoadSpec>,
+}
+
+/// `[hardware.gpu.cpu_load]`: kernel time next to busy CPU threads over its time
+/// alone, per measured kernel (written by `bwsim calibrate`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuLoadSpec {
+    /// Busy threads per CPU of each point.
+    pub busy_per_cpu: Vec<f64>,
+    /// `"msm:20" = [stretch per point]`.
+    #[serde(default)]
+    pub kernels: std::collections::BTreeMap<String, Vec<f64>>,
 }
 
 /// Pageable copies as CPU staging pipelined with the DMA

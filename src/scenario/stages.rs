@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use crate::model::{Hardware, Stage, Workload};
 
 use super::capacity::check_live_holds;
+use super::cpu_load::KernelCpuLoad;
 use super::dag::{Reach, topo_order};
 use super::error::{ErrorKind, Locator, ScenarioError, join_index, join_key};
 use super::host_scaling::{HostScaling, ScaledStage};
@@ -25,6 +26,7 @@ pub fn workload(
     w: &WorkloadSpec,
     hw: &Hardware,
     scaling: &HostScaling,
+    kernel_load: &KernelCpuLoad,
     loc: &Locator,
     scaled: &mut Vec<ScaledStage>,
 ) -> Result<Workload, ScenarioError> {
@@ -120,6 +122,7 @@ pub fn workload(
             key: key(i),
             hw,
             scaling,
+            kernel_load,
             measured_elsewhere: w.measured_on.is_some(),
             loc,
             by_name: &by_name,
@@ -149,6 +152,8 @@ struct StageCx<'a> {
     key: String,
     hw: &'a Hardware,
     scaling: &'a HostScaling,
+    /// Measured kernel stretches next to busy CPUs.
+    kernel_load: &'a KernelCpuLoad,
     /// The scenario states `[workload.measured_on]`: a stage may ask for more threads
     /// than the running pool has (its time stretches).
     measured_elsewhere: bool,

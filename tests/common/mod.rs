@@ -34,6 +34,7 @@ pub fn stage(name: &str, duration: Duration) -> Stage {
         compute_bound_frac: 0.0,
         dram_write_frac: None,
         host_thread: None,
+        cpu_load: None,
         gpu_kernel: false,
         staged_copy: None,
     }

@@ -7,10 +7,12 @@
 //! - [`pcie`]: link rates, capacity and DMA coupling, pageable latency fraction.
 //! - [`contention`]: offered-load latency, pages, compute, DMA policy, staging.
 //! - [`cpu`]: the pools' compute throughput vs active cores (`[hardware.cpu]`).
+//! - [`cpu_load`]: GPU kernels next to busy CPU threads (`[hardware.gpu.cpu_load]`).
 //! - [`staging`]: pageable copies as CPU staging (`[hardware.gpu.pageable_staging]`).
 
 pub mod contention;
 pub mod cpu;
+pub mod cpu_load;
 pub mod kernel;
 pub mod latency;
 pub mod pcie;
@@ -65,6 +67,9 @@ pub struct Fitted {
     /// pageable staging) with spreads, warnings and what could not be pinned down.
     #[serde(default)]
     pub contention: contention::ContentionFit,
+    /// GPU kernels next to busy CPU threads, when measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_load: Option<cpu_load::CpuLoadFit>,
 }
 
 /// Fits all parameters.
@@ -176,5 +181,6 @@ pub fn fit(m: &Measurements) -> Result<Fitted> {
         ntt: fit_ntt(&m.ntt),
         msm: fit_msm(&m.msm),
         contention: contention::fit_contention(m, capacity),
+        cpu_load: cpu_load::fit_cpu_load(m),
     })
 }

@@ -1,5 +1,6 @@
 //! The GPU-side probes of one calibration, through the probe harness: verification, NTT
-//! and MSM timings, PCIe copy rates, and DMA copy loops next to streaming threads.
+//! and MSM timings (alone and next to busy CPUs), PCIe copy rates, and DMA copy loops
+//! next to streaming threads.
 
 use super::harness::{GpuProbe, check_verify, num};
 use super::plan::{Plan, bar};
@@ -100,6 +101,10 @@ pub fn gpu_probes(
     }
     m.msm.sort_by_key(|p| p.lg);
     pb.finish_with_message("done");
+
+    // Unpinned, as the kernel timings above: a kernel's host threads go where the
+    // scheduler puts them.
+    super::cpu_load::cpu_load_probe(m, plan, probe)?;
 
     // From here on copies run next to streams: keep the harness's threads off their cores.
     probe.pin(&super::harness::harness_cpus())?;

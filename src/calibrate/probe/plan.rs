@@ -78,6 +78,12 @@ pub struct Plan {
     pub pageable_threads: Vec<usize>,
     /// Pageable copy sizes, MiB.
     pub pageable_mibs: Vec<u64>,
+    /// Kernels timed next to busy CPU threads: (kind, log2 size, timed repetitions).
+    pub cpu_load_kernels: Vec<(&'static str, u32, u32)>,
+    /// Busy threads next to them, as shares of the CPUs (0 is always measured).
+    pub cpu_load_shares: Vec<f64>,
+    /// Passes over the kernels and busy levels (interleaved).
+    pub cpu_load_passes: usize,
 }
 
 fn upto(list: &[usize], max: usize) -> Vec<usize> {
@@ -122,6 +128,9 @@ impl Plan {
                 dma_secs: 0.2,
                 pageable_threads: vec![],
                 pageable_mibs: vec![64],
+                cpu_load_kernels: vec![("msm", 12, 2), ("ntt", 12, 2)],
+                cpu_load_shares: vec![1.0],
+                cpu_load_passes: 1,
             },
             Mode::Quick => Plan {
                 array_bytes: 256 << 20,
@@ -147,6 +156,9 @@ impl Plan {
                 dma_secs: 0.6,
                 pageable_threads: vec![half],
                 pageable_mibs: vec![64, 1024],
+                cpu_load_kernels: CPU_LOAD_KERNELS.to_vec(),
+                cpu_load_shares: CPU_LOAD_SHARES.to_vec(),
+                cpu_load_passes: 2,
             },
             Mode::Full => Plan {
                 array_bytes: 256 << 20,
@@ -172,10 +184,28 @@ impl Plan {
                 dma_secs: 1.0,
                 pageable_threads: vec![half],
                 pageable_mibs: vec![64, 1024],
+                cpu_load_kernels: CPU_LOAD_KERNELS.to_vec(),
+                cpu_load_shares: CPU_LOAD_SHARES.to_vec(),
+                cpu_load_passes: 3,
             },
         }
     }
 }
+
+/// Kernels timed next to busy CPUs (kind, log2 size, repetitions): the MSM sizes of the
+/// replay shapes and the mini C2, whose host phase is a large share at 2^20 and a small
+/// one at 2^24, and two NTT sizes; each run about 0.1-0.5 s.
+const CPU_LOAD_KERNELS: [(&str, u32, u32); 5] = [
+    ("msm", 20, 12),
+    ("msm", 22, 6),
+    ("msm", 24, 3),
+    ("ntt", 22, 20),
+    ("ntt", 24, 8),
+];
+
+/// Busy threads per CPU next to the kernels: up to half again as many as CPUs (a
+/// prover's synthesis threads often outnumber them).
+const CPU_LOAD_SHARES: [f64; 5] = [0.25, 0.5, 0.75, 1.0, 1.5];
 
 /// A progress bar for one probe (hidden when stderr is not a terminal).
 pub fn bar(len: u64, what: &str) -> ProgressBar {

@@ -51,6 +51,7 @@ fn stage(name: &str, secs: f64, demands: Vec<Demand>, lat: f64, after: Vec<Stage
         compute_bound_frac: 0.0,
         dram_write_frac: None,
         host_thread: None,
+        cpu_load: None,
         gpu_kernel: false,
         staged_copy: None,
     }

@@ -5,9 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::{Demand, Duration, Hold, HoldResource, HostThread, RateTarget, Stage};
+use crate::model::{CpuLoad, Demand, Duration, Hold, HoldResource, HostThread, RateTarget, Stage};
 use crate::scenario::error::{ErrorKind, ScenarioError};
 use crate::scenario::host_scaling::{ScaledStage, StageScale, StageWork, scaled};
+use crate::scenario::replay_info::KernelKind;
 use crate::scenario::schema::{HostThreadSpec, StageSpec};
 use crate::scenario::units::{Dim, GB};
 use crate::scenario::values::{UNLIMITED_DRAM, number, one_of, positive, qty};
@@ -86,6 +87,7 @@ impl StageCx<'_> {
                     .unwrap_or(h.frac),
             }),
         };
+        let cpu_load = self.cpu_load(s, gpu_kernel)?;
         self.check_dram_declared(s, &demands, latency_bound_frac)?;
         let stage = Stage {
             name: name.clone(),
@@ -102,6 +104,7 @@ impl StageCx<'_> {
             compute_bound_frac,
             dram_write_frac,
             host_thread,
+            cpu_load,
             gpu_kernel,
             staged_copy: copy.staged_copy,
         };
@@ -421,6 +424,21 @@ impl StageCx<'_> {
             Some(h) if h.frac > 0.0 && h.frac <= 1.0 => StageWork::HostThread { frac: h.frac },
             _ => StageWork::Other,
         }
+    }
+
+    /// A GPU kernel's stretch next to busy CPU threads: the calibration's curve for its
+    /// `gpu_kernel_kind`, loaded by every pool's threads (the kernel's host threads are
+    /// not pinned). None for other stages, a spin kernel or a kind not measured.
+    fn cpu_load(&self, s: &StageSpec, gpu_kernel: bool) -> Result<Option<CpuLoad>, ScenarioError> {
+        let (true, Some(text)) = (gpu_kernel, &s.gpu_kernel_kind) else {
+            return Ok(None);
+        };
+        let kind = KernelKind::parse(text)
+            .map_err(|m| self.err(ErrorKind::Value, "gpu_kernel_kind", m))?;
+        Ok(self.kernel_load.curve(kind).map(|stretch| CpuLoad {
+            pools: (0..self.hw.pools.len()).collect(),
+            stretch,
+        }))
     }
 
     /// The pool a `host_thread` runs on, its share checked.

@@ -50,6 +50,7 @@ fn key() -> impl Strategy<Value = ClassKey> {
             host_frac: 0.0,
             host_pool: usize::MAX,
             staging: None,
+            cpu_load: None,
         })
 }
 
@@ -235,6 +236,7 @@ fn two_equal_streams_share_dram_and_finish_together() {
             host_frac: 0.0,
             host_pool: usize::MAX,
             staging: None,
+            cpu_load: None,
         }],
         arrivals: vec![
             Arrival {

@@ -31,6 +31,7 @@
 //!             compute_bound_frac: 0.0,
 //!             dram_write_frac: None,
 //!             host_thread: None,
+//!             cpu_load: None,
 //!             gpu_kernel: false,
 //!             staged_copy: None,
 //!         }],

@@ -14,7 +14,7 @@ use super::EngineError;
 use super::holdable::HoldSlot;
 use super::resources::{MissingHold, Resources};
 use super::sampler::Sampler;
-use super::solver::{ClassKey, PoolRule};
+use super::solver::{ClassKey, CpuLoadKey, PoolRule};
 
 mod view;
 pub use view::{CompiledHold, CompiledPlan, CompiledStage};
@@ -210,6 +210,12 @@ impl Plan {
                             memcpy_headroom: f64::from_bits(h),
                             memcpy_pace: pace,
                         }),
+                        cpu_load: k.8.as_ref().map(|(pools, pts)| CpuLoadKey {
+                            pools: pools.clone(),
+                            stretch: (pts.iter())
+                                .map(|&(x, y)| (f64::from_bits(x), f64::from_bits(y)))
+                                .collect(),
+                        }),
                     });
                     keys.len() - 1
                 });
@@ -243,7 +249,7 @@ impl Plan {
 }
 
 /// A class key as bits (weights, latency share, DRAM policy, line bound, compute share,
-/// write share, host thread, staging), so keys can be compared and hashed.
+/// write share, host thread, staging, CPU load), so keys can be compared and hashed.
 type RawKey = (
     Vec<(usize, u64)>,
     u64,
@@ -253,6 +259,7 @@ type RawKey = (
     u64,
     (u64, usize),
     Option<(u64, u64, MemcpyPace)>,
+    Option<(Vec<usize>, Vec<(u64, u64)>)>,
 );
 
 /// The class key of `stage` bound to GPU `g`: resolved resource weights (sorted, duplicate
@@ -333,6 +340,15 @@ fn class_key(stage: &Stage, resources: &Resources, g: usize, dram: &Dram) -> Raw
                 st.memcpy_headroom.to_bits(),
                 st.memcpy_pace,
             )
+        }),
+        stage.cpu_load.as_ref().map(|l| {
+            let pools = (l.pools.iter())
+                .filter_map(|&p| resources.pools.get(p).map(|r| r.index()))
+                .collect();
+            let pts = (l.stretch.iter())
+                .map(|&(x, y)| (x.to_bits(), y.to_bits()))
+                .collect();
+            (pools, pts)
         }),
     )
 }

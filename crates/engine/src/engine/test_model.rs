@@ -54,6 +54,7 @@ pub(super) fn stage(name: &str, per_partition: bool, after: Vec<StageId>, secs: 
         compute_bound_frac: 0.0,
         dram_write_frac: None,
         host_thread: None,
+        cpu_load: None,
         gpu_kernel: false,
         staged_copy: None,
     }

@@ -26,7 +26,7 @@ pub use pcie::{
     CopyDemand, CopyDir, CopyLatencyFrac, LinkCopy, MemcpyPace, PageableStaging, PcieLink,
     StagedCopy,
 };
-pub use workload::{Hold, HoldResource, HostThread, Stage, Workload};
+pub use workload::{CpuLoad, Hold, HoldResource, HostThread, Stage, Workload, stretch_at};
 
 /// Index of a stage in [`Workload::stages`].
 pub type StageId = usize;

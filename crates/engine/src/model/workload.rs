@@ -39,6 +39,9 @@ pub struct Stage {
     /// A thread that drives the stage from the host (launches, synchronisation, host-side
     /// work) without holding a pool share: None for none.
     pub host_thread: Option<HostThread>,
+    /// How its time stretches with the CPU threads runnable beside it (a GPU kernel's
+    /// host side); None: it does not.
+    pub cpu_load: Option<CpuLoad>,
     /// This stage is GPU kernel work (counts toward the true GPU duty cycle).
     pub gpu_kernel: bool,
     /// A pageable copy staged through a bounce buffer (its memcpy paces it); None for
@@ -56,6 +59,46 @@ pub struct HostThread {
     pub pool: PoolId,
     /// Share of the stage's standalone time that needs the thread on a CPU, in (0, 1].
     pub bound_frac: f64,
+}
+
+/// How a stage's time stretches with the threads runnable on the CPUs its host side
+/// shares: a GPU kernel's launches and synchronisation, and sppark's MSM, which sums
+/// its bucket rows on the host with one thread per CPU, wait for a CPU when the
+/// pools' threads keep them busy. The curve is measured (kernel time next to busy
+/// threads over its time alone), not derived: the stretch is far from the runnable
+/// threads over CPUs once a parallel host phase has stragglers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuLoad {
+    /// The pools whose runnable threads (and host threads) load those CPUs.
+    pub pools: Vec<PoolId>,
+    /// (runnable threads per CPU of those pools, time / time alone) points, the first
+    /// coordinate strictly rising; read piecewise linearly, flat past either end.
+    pub stretch: Vec<(f64, f64)>,
+}
+
+impl CpuLoad {
+    /// The stretch at `load` runnable threads per CPU.
+    pub fn stretch_at(&self, load: f64) -> f64 {
+        stretch_at(&self.stretch, load)
+    }
+}
+
+/// A [`CpuLoad`] curve's stretch at `load` runnable threads per CPU: piecewise linear
+/// through `points`, flat past either end, 1 with no points.
+pub fn stretch_at(points: &[(f64, f64)], load: f64) -> f64 {
+    let Some(&(x0, y0)) = points.first() else {
+        return 1.0;
+    };
+    if load <= x0 {
+        return y0;
+    }
+    for w in points.windows(2) {
+        let ((xa, ya), (xb, yb)) = (w[0], w[1]);
+        if load <= xb {
+            return ya + (yb - ya) * (load - xa) / (xb - xa);
+        }
+    }
+    points[points.len() - 1].1
 }
 
 /// A resource a stage holds (FIFO waiting when short).

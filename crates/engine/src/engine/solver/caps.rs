@@ -4,9 +4,9 @@
 //! is kept as [`CapTerms`] and evaluated by each filling.
 
 use crate::engine::observer::{Limiter, RateId};
-use crate::model::{LatencyCurve, StagedCopy};
+use crate::model::{LatencyCurve, StagedCopy, stretch_at};
 
-use super::{ClassDemand, ClassSpeed, EPS, Solver};
+use super::{ClassDemand, ClassSpeed, CpuLoadKey, EPS, Solver};
 
 impl Solver {
     /// The run's write mix (each running class's write share, weighted by its DRAM
@@ -64,7 +64,11 @@ impl Solver {
             let host = self.host_slowdown(capacities, classes, c);
             self.compute_term.push(c.key.compute_frac * (slow - 1.0));
             self.compute_pool.push(pool);
-            self.host_term.push(c.key.host_frac * (host - 1.0));
+            let mut host_term = c.key.host_frac * (host - 1.0);
+            if let Some(load) = &c.key.cpu_load {
+                host_term += cpu_load_stretch(load, capacities, classes) - 1.0;
+            }
+            self.host_term.push(host_term);
             // A class that is neither latency bound nor bounded by lines in flight has
             // the same cap at every utilisation: `0 * slowdown` is 0 for any (finite)
             // slowdown, so computing it once at slowdown 1 gives the same bits.
@@ -200,13 +204,37 @@ impl Solver {
             compute: self.compute_term[i],
             compute_pool: self.compute_pool[i],
             host: self.host_term[i],
-            host_pool: c.key.host_pool,
+            host_pool: match &c.key.cpu_load {
+                Some(load) if c.key.host_frac == 0.0 => load.pools.first().copied(),
+                _ => Some(c.key.host_pool),
+            },
             lines: (c.key.line_bound > 0.0)
                 .then(|| Some((c.key.line_bound, c.dram_weight(dram)?)))
                 .flatten(),
             staging: c.key.staging,
         }
     }
+}
+
+/// How much slower a class with CPU `load` runs than alone: its curve read at the
+/// threads the running classes want of its pools (pool draws plus host threads) per CPU.
+fn cpu_load_stretch(load: &CpuLoadKey, capacities: &[f64], classes: &[ClassDemand]) -> f64 {
+    let (mut wanted, mut cpus) = (0.0, 0.0);
+    for &p in &load.pools {
+        cpus += capacities[p];
+        for o in classes.iter().filter(|o| o.count > 0) {
+            let host = if o.key.host_frac > 0.0 && o.key.host_pool == p {
+                o.key.host_frac
+            } else {
+                0.0
+            };
+            wanted += o.count as f64 * (o.key.weight_on(p).unwrap_or(0.0) + host);
+        }
+    }
+    if cpus <= 0.0 {
+        return 1.0;
+    }
+    stretch_at(&load.stretch, wanted / cpus).max(1.0)
 }
 
 /// What a class's cap is made of, but for DRAM latency (see [`Solver::cap_of`]).
@@ -219,9 +247,9 @@ pub(super) struct CapTerms {
     /// The time the compute-bound share adds, and the pool that slows it.
     compute: f64,
     compute_pool: Option<usize>,
-    /// The time the host thread's share adds, and its pool.
+    /// The time the host thread's share and the CPU load add, and the pool they wait on.
     host: f64,
-    host_pool: usize,
+    host_pool: Option<usize>,
     /// Little's-law bound and the DRAM draw it divides, when bounded and on DRAM.
     lines: Option<(f64, f64)>,
     staging: Option<StagedCopy>,
@@ -242,11 +270,11 @@ impl CapTerms {
             cap = cap.min(st.cap(slowdown));
         }
         // Slower cores are the pool's loss; latency the DRAM's.
-        let limiter = match self.compute_pool {
-            _ if host > latency && host >= compute => {
-                Limiter::Rate(RateId::from_index(self.host_pool))
+        let limiter = match (self.compute_pool, self.host_pool) {
+            (_, Some(h)) if host > latency && host >= compute => {
+                Limiter::Rate(RateId::from_index(h))
             }
-            Some(p) if compute > latency => Limiter::Rate(RateId::from_index(p)),
+            (Some(p), _) if compute > latency => Limiter::Rate(RateId::from_index(p)),
             _ => Limiter::DramLatency,
         };
         ClassSpeed {
@@ -261,6 +289,37 @@ mod tests {
     use super::super::test_support::{class, pool_solver, solve};
     use crate::engine::observer::{Limiter, RateId};
     use crate::model::{CpuThroughput, LatencyCurve, MemcpyPace, StagedCopy};
+
+    #[test]
+    fn a_kernel_stretches_by_its_cpu_load_curve_at_the_pools_runnable_threads() {
+        // Pool (resource 1) of 16 CPUs, per thread. A kernel (GPU share on resource 2)
+        // with the curve (0, 1) (0.5, 1.2) (1, 2.0): next to 12 one-thread streams and a
+        // host thread of share 0.5 the pool holds 12.5 runnable threads, 0.78125 per
+        // CPU, so the kernel takes 1.2 + 0.8 x (0.78125 - 0.5) / 0.5 = 1.65 its time.
+        let curve = LatencyCurve::new(vec![(0.0, 100.0), (1.0, 100.0)]).unwrap();
+        let mut kernel = class(1, &[(2, 0.5)], 0.0);
+        kernel.key.cpu_load = Some(super::CpuLoadKey {
+            pools: vec![1],
+            stretch: vec![(0.0, 1.0), (0.5, 1.2), (1.0, 2.0)],
+        });
+        let streams = class(12, &[(1, 1.0)], 0.0);
+        let mut driver = class(1, &[(2, 0.1)], 0.0);
+        driver.key.host_frac = 0.5;
+        driver.key.host_pool = 1;
+        let mut s = pool_solver(true, None);
+        let mut out = Vec::new();
+        let classes = [kernel.clone(), streams.clone(), driver];
+        s.solve(&[1000.0, 16.0, 1.0], 0, &curve, &classes, &mut out);
+        assert!((out[0].speed - 1.0 / 1.65).abs() < 1e-12, "{out:?}");
+        assert_eq!(out[0].limiter, Some(Limiter::Rate(RateId::from_index(1))));
+        // Alone, or past the last point, it reads the curve's ends.
+        s.solve(&[1000.0, 16.0, 1.0], 0, &curve, &[kernel.clone()], &mut out);
+        assert_eq!(out[0].speed, 1.0);
+        let mut many = streams;
+        many.count = 40;
+        s.solve(&[1000.0, 16.0, 1.0], 0, &curve, &[kernel, many], &mut out);
+        assert!((out[0].speed - 0.5).abs() < 1e-12, "{out:?}");
+    }
 
     #[test]
     fn little_law_bound_slows_a_stream_as_its_own_latency_rises() {

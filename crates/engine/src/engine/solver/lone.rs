@@ -17,6 +17,7 @@ impl Solver {
             && c.key.compute_frac == 0.0
             && c.key.host_frac == 0.0
             && c.key.staging.is_none()
+            && c.key.cpu_load.is_none()
             && c.key.weights.windows(2).all(|p| p[0].0 < p[1].0)
     }
 

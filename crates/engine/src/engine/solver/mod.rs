@@ -109,6 +109,17 @@ pub struct ClassKey {
     pub host_pool: usize,
     /// A staged pageable copy: its memcpy's Little's-law pace caps it (None: not one).
     pub staging: Option<StagedCopy>,
+    /// Its time stretches with the threads runnable on these pools (None: it does not).
+    pub cpu_load: Option<CpuLoadKey>,
+}
+
+/// [`crate::model::CpuLoad`] with its pools as rate resource indices.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CpuLoadKey {
+    /// The pools' rate resource indices.
+    pub pools: Vec<usize>,
+    /// (runnable threads per CPU, time / time alone), read as [`crate::model::CpuLoad`].
+    pub stretch: Vec<(f64, f64)>,
 }
 
 impl ClassKey {
@@ -128,6 +139,7 @@ impl ClassKey {
             || self.compute_frac > 0.0
             || self.host_frac > 0.0
             || self.staging.is_some()
+            || self.cpu_load.is_some()
     }
 
     /// Its draw per activity on resource `r` at standalone speed, if it draws on it.

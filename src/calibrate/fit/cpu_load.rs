@@ -1,0 +1,140 @@
+//! Each GPU kernel's time next to busy CPU threads over its time alone
+//! (`[hardware.gpu.cpu_load]`), from the probe's passes.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::median_of;
+use crate::calibrate::measurements::{CpuLoadPoint, Measurements};
+
+/// The fitted curves.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CpuLoadFit {
+    /// Busy threads per CPU of each point, 0 first.
+    pub busy_per_cpu: Vec<f64>,
+    /// Per kernel (`"msm:20"`), its stretch at each point: the median over passes of its
+    /// time over the same pass's time alone, held non-decreasing and at least 1 (more
+    /// busy threads cannot speed a kernel up; lower readings are noise).
+    pub kernels: BTreeMap<String, Vec<f64>>,
+    /// What was measured, per kernel: the stretch at full load and the spread of passes.
+    pub notes: Vec<String>,
+}
+
+/// The curves, None when the probe did not run (no GPU, or an older file).
+pub fn fit_cpu_load(m: &Measurements) -> Option<CpuLoadFit> {
+    let points = &m.cpu_load;
+    let cpus = points.first()?.cpus;
+    let mut levels: Vec<usize> = points.iter().map(|p| p.busy_threads).collect();
+    levels.sort_unstable();
+    levels.dedup();
+    if levels.first() != Some(&0) || levels.len() < 2 || cpus == 0 {
+        return None;
+    }
+    let mut names: Vec<&str> = points.iter().map(|p| p.kernel.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut fit = CpuLoadFit {
+        busy_per_cpu: levels.iter().map(|&k| k as f64 / cpus as f64).collect(),
+        ..Default::default()
+    };
+    for name in names {
+        let of: Vec<&CpuLoadPoint> = points.iter().filter(|p| p.kernel == name).collect();
+        let mut curve = Vec::with_capacity(levels.len());
+        let mut widest = 0.0f64;
+        for &k in &levels {
+            let ratios: Vec<f64> = (of.iter())
+                .filter(|p| p.busy_threads == k)
+                .filter_map(|p| {
+                    let alone = of
+                        .iter()
+                        .find(|a| a.pass == p.pass && a.busy_threads == 0)?;
+                    (alone.ms > 0.0 && p.ms > 0.0).then(|| p.ms / alone.ms)
+                })
+                .collect();
+            if ratios.is_empty() {
+                break;
+            }
+            let (lo, hi) =
+                (ratios.iter()).fold((f64::MAX, 0.0f64), |(l, h), &r| (l.min(r), h.max(r)));
+            widest = widest.max(hi / lo - 1.0);
+            curve.push(median_of(ratios));
+        }
+        if curve.len() != levels.len() {
+            continue;
+        }
+        let mut top = 1.0f64;
+        for y in &mut curve {
+            top = top.max(*y);
+            *y = (top * 1e4).round() / 1e4;
+        }
+        let full = (fit.busy_per_cpu.iter().position(|&x| x >= 1.0))
+            .map_or(curve[curve.len() - 1], |i| curve[i]);
+        fit.notes.push(format!(
+            "{name}: x{full:.2} next to one busy thread per CPU; passes {} apart at most",
+            pct(widest)
+        ));
+        fit.kernels.insert(name.to_string(), curve);
+    }
+    (!fit.kernels.is_empty()).then_some(fit)
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pt(kernel: &str, busy: usize, pass: usize, ms: f64) -> CpuLoadPoint {
+        CpuLoadPoint {
+            kernel: kernel.into(),
+            busy_threads: busy,
+            cpus: 16,
+            pass,
+            ms,
+        }
+    }
+
+    #[test]
+    fn the_curve_is_the_median_ratio_to_the_same_pass_alone_held_non_decreasing() {
+        let m = Measurements {
+            cpu_load: vec![
+                pt("msm:20", 0, 0, 20.0),
+                pt("msm:20", 8, 0, 19.0),
+                pt("msm:20", 16, 0, 40.0),
+                pt("msm:20", 0, 1, 25.0),
+                pt("msm:20", 8, 1, 30.0),
+                pt("msm:20", 16, 1, 45.0),
+                pt("msm:20", 0, 2, 20.0),
+                pt("msm:20", 8, 2, 22.0),
+                pt("msm:20", 16, 2, 38.0),
+                // No time alone in its pass: not a curve.
+                pt("ntt:22", 8, 0, 3.0),
+            ],
+            ..Default::default()
+        };
+        let f = fit_cpu_load(&m).unwrap();
+        assert_eq!(f.busy_per_cpu, vec![0.0, 0.5, 1.0]);
+        // Ratios at 8: 0.95, 1.2, 1.1 -> 1.1; at 16: 2.0, 1.8, 1.9 -> 1.9.
+        assert_eq!(f.kernels["msm:20"], vec![1.0, 1.1, 1.9]);
+        assert!(!f.kernels.contains_key("ntt:22"));
+        assert!(f.notes[0].contains("x1.90"), "{:?}", f.notes);
+        // A dip below alone, or below a lower load, is held up.
+        let m = Measurements {
+            cpu_load: vec![
+                pt("ntt:22", 0, 0, 10.0),
+                pt("ntt:22", 4, 0, 9.0),
+                pt("ntt:22", 8, 0, 12.0),
+                pt("ntt:22", 16, 0, 11.0),
+            ],
+            ..Default::default()
+        };
+        assert_eq!(
+            fit_cpu_load(&m).unwrap().kernels["ntt:22"],
+            vec![1.0, 1.0, 1.2, 1.2]
+        );
+        assert_eq!(fit_cpu_load(&Measurements::default()), None);
+    }
+}

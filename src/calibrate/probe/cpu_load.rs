@@ -1,0 +1,150 @@
+//! GPU kernels next to busy CPU threads. A kernel's host side shares the CPUs with
+//! everything else that runs: the thread that launches and waits for it, and for an
+//! MSM sppark's host thread pool (one thread per CPU) that sums the bucket rows. When
+//! other threads keep the CPUs busy the kernel takes longer, by far more than its
+//! share of the runnable threads once the pool's parallel phase has stragglers. This
+//! probe times each kernel alone and next to k spinning threads (k a share of the
+//! CPUs), with the harness unpinned as a prover's threads are; the fit reads the
+//! curve of time over time alone.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+
+use super::harness::{GpuProbe, num};
+use super::plan::{Plan, bar};
+use crate::calibrate::error::{Result, fail};
+use crate::calibrate::measurements::{CpuLoadPoint, Measurements};
+
+/// Threads that spin on an integer hash (no memory traffic) until dropped. Unpinned:
+/// the scheduler places them and the kernel's host threads as it would a prover's.
+struct Spinners {
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Spinners {
+    fn start(k: usize) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let threads = (0..k)
+            .map(|i| {
+                let stop = Arc::clone(&stop);
+                std::thread::spawn(move || {
+                    let mut s = 0x9e37_79b9_7f4a_7c15u64 ^ i as u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        for _ in 0..4096 {
+                            s = (s ^ (s >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                        }
+                    }
+                    std::hint::black_box(s);
+                })
+            })
+            .collect();
+        Self { stop, threads }
+    }
+}
+
+impl Drop for Spinners {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Busy threads for each share of `cpus` CPUs (rounded, repeats dropped, 0 first).
+pub fn busy_levels(shares: &[f64], cpus: usize) -> Vec<usize> {
+    let mut out: Vec<usize> = vec![0];
+    for &s in shares {
+        let k = (s * cpus as f64).round() as usize;
+        if !out.contains(&k) {
+            out.push(k);
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Times every kernel of `plan.cpu_load_kernels` at every busy level, per pass (odd
+/// passes walk the levels from the top, so drift does not line up with load).
+pub fn cpu_load_probe(m: &mut Measurements, plan: &Plan, probe: &mut GpuProbe) -> Result<()> {
+    let cpus = super::sys::allowed_cpus();
+    if cpus.is_empty() || plan.cpu_load_kernels.is_empty() {
+        return Ok(());
+    }
+    probe.pin(&cpus)?;
+    let levels = busy_levels(&plan.cpu_load_shares, cpus.len());
+    let runs = plan.cpu_load_passes * plan.cpu_load_kernels.len() * levels.len();
+    let pb = bar(runs as u64, "kernels+busy CPUs");
+    for pass in 0..plan.cpu_load_passes {
+        let mut order = levels.clone();
+        if pass % 2 == 1 {
+            order.reverse();
+        }
+        for &(kind, lg, reps) in &plan.cpu_load_kernels {
+            for &k in &order {
+                pb.set_message(format!("{kind}:{lg} next to {k} busy"));
+                let busy = Spinners::start(k);
+                std::thread::sleep(plan.warm);
+                let v = probe.request(&format!("{kind} {lg} {reps}"));
+                drop(busy);
+                let ms = kernel_ms(&v?, kind)?;
+                m.cpu_load.push(CpuLoadPoint {
+                    kernel: format!("{kind}:{lg}"),
+                    busy_threads: k,
+                    cpus: cpus.len(),
+                    pass,
+                    ms,
+                });
+                pb.inc(1);
+            }
+        }
+    }
+    pb.finish_with_message("done");
+    Ok(())
+}
+
+/// The kernel time of a harness reply: an MSM's median, an NTT's mean over variants.
+fn kernel_ms(v: &serde_json::Value, kind: &str) -> Result<f64> {
+    if kind == "msm" {
+        return num(v, "ms");
+    }
+    let times: Vec<f64> = (v.get("ms").and_then(|x| x.as_object()))
+        .map(|o| o.values().filter_map(|t| t.as_f64()).collect())
+        .unwrap_or_default();
+    if times.is_empty() {
+        fail!("the harness's {kind} reply has no times: {v}");
+    }
+    Ok(times.iter().sum::<f64>() / times.len() as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn busy_levels_are_whole_threads_from_zero_without_repeats() {
+        assert_eq!(
+            busy_levels(&[0.25, 0.5, 0.75, 1.0, 1.5], 16),
+            vec![0, 4, 8, 12, 16, 24]
+        );
+        assert_eq!(busy_levels(&[0.25, 0.5, 1.0], 2), vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn spinners_stop_when_dropped() {
+        let s = Spinners::start(2);
+        assert_eq!(s.threads.len(), 2);
+        drop(s);
+    }
+
+    #[test]
+    fn an_ntt_reply_gives_the_mean_over_variants_and_an_msm_its_median() {
+        let ntt = serde_json::json!({"ok": true, "ms": {"fwd_nr": 1.0, "inv_nr": 3.0}});
+        assert_eq!(kernel_ms(&ntt, "ntt").unwrap(), 2.0);
+        let msm = serde_json::json!({"ok": true, "ms": 24.5});
+        assert_eq!(kernel_ms(&msm, "msm").unwrap(), 24.5);
+        assert!(kernel_ms(&serde_json::json!({"ok": true}), "ntt").is_err());
+    }
+}
