@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
 """Accuracy table from replay folders: per point, the mean of the interleaved measured
 runs (each folder one run, or one folder with several), the prediction, the error, and
-the runs' own spread. Usage: table.py LABEL DIR [DIR ...] (the DIRs hold replay.json; a
-.txt file instead holds the table a replay printed, for a run whose folder was lost)."""
+the runs' own spread. Usage: table.py [--before ROOT] LABEL DIR [DIR ...] (the DIRs hold
+replay.json; a .txt file instead holds the table a replay printed, for a run whose folder
+was lost). With --before, ROOT/<DIR's last two components>/replay.json holds a
+`replay --repredict` of each DIR under another model, shown as a second prediction column."""
 import json
 import statistics
 import sys
 
 
 def main():
-    label, dirs = sys.argv[1], sys.argv[2:]
+    args = sys.argv[1:]
+    before = None
+    if args[0] == "--before":
+        before, args = args[1], args[2:]
+    label, dirs = args[0], args[1:]
     by_x = {}
     for d in dirs:
         if d.endswith(".txt"):
@@ -21,13 +27,19 @@ def main():
                     e["pred"].append(float(f[3]))
             continue
         r = json.load(open(f"{d}/replay.json"))
-        for p in r["points"]:
-            e = by_x.setdefault(p["x"], {"runs": [], "pred": []})
+        # ROOT keeps each re-prediction under the DIR's last two components (call/run).
+        tail = "/".join(d.rstrip("/").split("/")[-2:])
+        old = json.load(open(f"{before}/{tail}/replay.json")) if before else None
+        for i, p in enumerate(r["points"]):
+            e = by_x.setdefault(p["x"], {"runs": [], "pred": [], "old": []})
             e["runs"] += [run["seconds_per_job"] for run in p["measured"]["runs"]]
             e["pred"].append(p["predicted"]["seconds_per_job"])
-    print(f"| {label} | runs (s/job) | mean | predicted | error | runs' spread |")
-    print("|---:|---|---:|---:|---:|---:|")
-    errs = []
+            if old:
+                e["old"].append(old["points"][i]["predicted"]["seconds_per_job"])
+    extra = " before | error |" if before else ""
+    print(f"| {label} | runs (s/job) | mean | predicted | error |{extra} runs' spread |")
+    print("|---:|---|---:|---:|---:|" + ("---:|---:|" if before else "") + "---:|")
+    errs, old_errs = [], []
     for x in sorted(by_x):
         e = by_x[x]
         mean = statistics.mean(e["runs"])
@@ -36,8 +48,16 @@ def main():
         spread = (max(e["runs"]) - min(e["runs"])) / mean * 100
         errs.append(abs(err))
         runs = ", ".join(f"{v:.3f}" for v in e["runs"])
-        print(f"| {x:g} | {runs} | {mean:.3f} | {pred:.3f} | {err:+.1f}% | {spread:.1f}% |")
+        cols = ""
+        if before:
+            o = statistics.mean(e["old"])
+            oerr = (o - mean) / mean * 100
+            old_errs.append(abs(oerr))
+            cols = f" {o:.3f} | {oerr:+.1f}% |"
+        print(f"| {x:g} | {runs} | {mean:.3f} | {pred:.3f} | {err:+.1f}% |{cols} {spread:.1f}% |")
     print(f"\nmedian |error| {statistics.median(errs):.1f}%, max {max(errs):.1f}% over {len(errs)} points")
+    if before:
+        print(f"before: median |error| {statistics.median(old_errs):.1f}%, max {max(old_errs):.1f}%")
 
 
 if __name__ == "__main__":
