@@ -9,12 +9,13 @@ use std::path::Path;
 use super::error::{Context, Result};
 use serde_json::Value;
 
+use super::command::ReplayOutcome;
 use super::compare::{self, PointResult, Predicted, Summary};
 use super::measure::Measured;
-use super::{
-    ReplayError, ReplayInputError, ReplayOptions, ReplayOutcome, check_results_folder,
-    load_scenario, write_results,
-};
+use super::options::ReplayOptions;
+use super::points::{load_scenario, predict_point};
+use super::results::{check_results_folder, write_results};
+use super::{ReplayError, ReplayInputError};
 
 /// One measured point of an earlier replay.
 struct OldPoint {
@@ -121,7 +122,7 @@ pub fn repredict_command(opts: &ReplayOptions, dir: &Path) -> Result<ReplayOutco
             _ => ReplayError::from(e),
         })?;
         name.clone_from(&loaded.model.name);
-        let report = super::predict_point(opts, &loaded, &sets)?;
+        let report = predict_point(opts, &loaded, &sets)?;
         before.push(PointResult {
             sets: p.sets.clone(),
             x: p.x,
