@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::compare::{self, PointResult};
 use super::describe::describe_plan;
-use super::error::{Context, Result, failed};
+use super::error::{Context, Result};
 use super::gpu::{self, GpuHarness};
 use super::host::{self, CpuSide};
 use super::limits::check_plan;
@@ -130,9 +130,9 @@ fn start_gpus(
     if gpu_stages.is_empty() {
         return Ok(None);
     }
-    let path = gpu::locate(opts.gpu_harness.as_deref()).map_err(|why| {
-        failed!(
-            "{} has GPU stages ({}), which need a GPU to replay: {why}",
+    let path = gpu::locate(opts.gpu_harness.as_deref()).with_context(|| {
+        format!(
+            "{} has GPU stages ({}), which need a GPU to replay",
             opts.scenario.display(),
             gpu_stages.join(", ")
         )

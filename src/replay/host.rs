@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use super::error::chain;
 use super::gpu::{self, GpuHarness};
 use super::kernels::{BufferSizes, KernelHost};
 use super::options::ReplayOptions;
@@ -94,7 +95,8 @@ pub fn this_host(opts: &ReplayOptions, gpu_stages: &[&str], gpus: usize) -> Stri
     let stages = gpu_stages.join(", ");
     if let Err(why) = gpu::locate(opts.gpu_harness.as_deref()) {
         return format!(
-            "this host: cannot run it: GPU stages ({stages}) need a GPU harness; {why}"
+            "this host: cannot run it: GPU stages ({stages}) need a GPU harness; {}",
+            chain(&why)
         );
     }
     let visible = std::fs::read_dir("/dev")

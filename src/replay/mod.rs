@@ -31,16 +31,10 @@ pub mod run_points;
 
 pub use command::{ReplayOutcome, replay_command};
 pub use describe::describe_plan;
-pub use error::ReplayError;
+pub use error::{GpuError, ReplayError, ReplayInputError};
 pub use limits::check_fit;
 pub use options::ReplayOptions;
 pub use plan::PointPlan;
 pub use points::plan_points;
 pub use results::{REPREDICTED_FROM, RESULT_FILES, check_results_folder};
 pub use run_points::replay_point;
-
-/// Bad input to `bwsim replay` that the scenario loader cannot see (exit code 2): a
-/// point that would not fit this host's RAM or VRAM, a scenario replay cannot drive.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct ReplayInputError(pub String);

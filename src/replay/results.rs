@@ -59,16 +59,11 @@ pub fn check_results_folder(dir: &Path, repredicted_from: Option<&Path>) -> Resu
         (_, None) => false,
     };
     if !replaceable {
-        return Err(ReplayInputError(format!(
-            "{}: holds the results of another replay (replay.json{}); bwsim does not write \
-             over them, so give a new or empty --out folder",
-            dir.display(),
-            match (from, has_logs) {
-                (Some(f), _) => format!(", re-predicted from {f}"),
-                (None, true) => " and its measured timeline logs".to_string(),
-                (None, false) => String::new(),
-            }
-        ))
+        return Err(ReplayInputError::FolderTaken {
+            dir: dir.to_path_buf(),
+            repredicted_from: from.map(str::to_string),
+            has_logs,
+        }
         .into());
     }
     Ok(())

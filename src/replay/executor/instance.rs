@@ -11,7 +11,7 @@ use rand_pcg::Pcg64;
 use crate::engine::Scope;
 use crate::engine::holdable::{HoldIndex, HoldSlot};
 use crate::model::{CACHE_LINE_BYTES, Edge, HoldResource, StageId};
-use crate::replay::error::{Result, chain, failed};
+use crate::replay::error::{ReplayError, Result, failed};
 use crate::time::SimTime;
 use crate::trace::recorder::StageInstance;
 
@@ -100,8 +100,8 @@ impl<'a> Executor<'a> {
                 HoldResource::Vram => match self.gpus.get(g).map(|b| b.alloc(h.amount)) {
                     Some(Ok(handle)) => Backing::Vram(g, handle),
                     Some(Err(e)) => {
-                        let e = chain(&e);
-                        self.fail(format!("VRAM permit of {} bytes on GPU {g}: {e}", h.amount));
+                        let at = format!("VRAM permit of {} bytes on GPU {g}", h.amount);
+                        self.fail(ReplayError::from(e).at(at));
                         Backing::None
                     }
                     None => Backing::None,
@@ -128,11 +128,7 @@ impl<'a> Executor<'a> {
         if !self.abort.load(Ordering::Relaxed)
             && let Err(e) = self.work(stage, standalone_s, gpu)
         {
-            let e = chain(&e);
-            self.fail(format!(
-                "stage {:?} of job {job}: {e}",
-                self.stages[stage].name
-            ));
+            self.fail(e.at(format!("stage {:?} of job {job}", self.stages[stage].name)));
         }
         let end = self.now();
         self.fire(stage, Edge::End, job, scope, gpu);

@@ -28,7 +28,7 @@ use crate::model::{ArrivalKind, Model};
 use crate::scenario::replay_info::{KernelKind, TransferInfo};
 use crate::time::SimTime;
 
-use super::error::{ReplayError, Result, failed};
+use super::error::{GpuError, ReplayError, Result, failed};
 use super::holds::{self, HoldClient, HoldServer};
 use super::kernels::KernelHost;
 use super::plan::StagePlan;
@@ -36,12 +36,12 @@ use super::plan::StagePlan;
 /// The GPU side of a replay: real copies, kernels and device memory.
 pub trait GpuBackend: Sync {
     /// Copies `t.bytes` in `t.dir`; returns the device-side time in seconds.
-    fn copy(&self, t: &TransferInfo) -> Result<f64>;
+    fn copy(&self, t: &TransferInfo) -> Result<f64, GpuError>;
     /// Runs kernel `k` sized to take about `standalone_s` alone; returns the device-side
     /// kernel time in seconds.
-    fn kernel(&self, k: KernelKind, standalone_s: f64) -> Result<f64>;
+    fn kernel(&self, k: KernelKind, standalone_s: f64) -> Result<f64, GpuError>;
     /// Allocates `bytes` of device memory (a VRAM permit); returns a handle.
-    fn alloc(&self, bytes: u64) -> Result<u64>;
+    fn alloc(&self, bytes: u64) -> Result<u64, GpuError>;
     /// Frees a handle from [`GpuBackend::alloc`].
     fn free(&self, handle: u64);
 }
@@ -73,7 +73,8 @@ pub struct Executor<'a> {
     hold_server: Mutex<Option<HoldServer>>,
     t0: Instant,
     abort: AtomicBool,
-    error: Mutex<Option<String>>,
+    /// The first failure; it aborts the replay.
+    error: Mutex<Option<ReplayError>>,
     rec: Mutex<Recording>,
 }
 
@@ -127,9 +128,9 @@ impl<'a> Executor<'a> {
                 let deadline = Instant::now() + StdDuration::from_secs_f64(max_wall_s);
                 while !finished.load(Ordering::Relaxed) {
                     if Instant::now() >= deadline {
-                        this.fail(format!(
-                            "the replay did not finish within {max_wall_s:.0} s (stalled, or far slower than predicted)"
-                        ));
+                        this.fail(ReplayError::TimedOut {
+                            limit_s: max_wall_s,
+                        });
                         return;
                     }
                     std::thread::sleep(StdDuration::from_millis(50));
@@ -157,7 +158,7 @@ impl<'a> Executor<'a> {
                     let times: Vec<f64> = match Exp::new(*rate_per_s) {
                         Ok(_) => engine_arrivals(&self.model.arrivals.kind, self.model.seed, jobs),
                         Err(e) => {
-                            this.fail(e.to_string());
+                            this.fail(failed!("Poisson arrivals: {e}"));
                             Vec::new()
                         }
                     };
@@ -172,7 +173,7 @@ impl<'a> Executor<'a> {
             self.holds.close();
         });
         if let Some(e) = self.error.lock().expect("poisoned").take() {
-            return Err(ReplayError::Failed(e));
+            return Err(e);
         }
         let mut rec = std::mem::take(&mut *self.rec.lock().expect("poisoned"));
         rec.wall_s = self.t0.elapsed().as_secs_f64();
@@ -199,13 +200,15 @@ impl<'a> Executor<'a> {
         SimTime(self.t0.elapsed().as_nanos() as u64)
     }
 
-    fn fail(&self, msg: String) {
+    /// Keeps `error` if it is the first, and aborts the replay.
+    fn fail(&self, error: ReplayError) {
         let mut e = self.error.lock().expect("poisoned");
         if e.is_none() {
-            *e = Some(msg);
+            *e = Some(error);
         }
         self.abort.store(true, Ordering::Relaxed);
     }
+
     /// GPUs as the engine counts them (per-GPU hold families have this many instances).
     fn gpus_in_model(&self) -> u32 {
         self.model.hardware.gpus.len() as u32

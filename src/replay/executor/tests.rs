@@ -27,17 +27,17 @@ impl FakeGpu {
 }
 
 impl GpuBackend for FakeGpu {
-    fn copy(&self, _t: &TransferInfo) -> Result<f64> {
+    fn copy(&self, _t: &TransferInfo) -> Result<f64, GpuError> {
         self.copies.fetch_add(1, Ordering::Relaxed);
         std::thread::sleep(StdDuration::from_millis(2));
         Ok(0.002)
     }
-    fn kernel(&self, _k: KernelKind, standalone_s: f64) -> Result<f64> {
+    fn kernel(&self, _k: KernelKind, standalone_s: f64) -> Result<f64, GpuError> {
         self.kernels.fetch_add(1, Ordering::Relaxed);
         std::thread::sleep(StdDuration::from_secs_f64(standalone_s));
         Ok(standalone_s)
     }
-    fn alloc(&self, _bytes: u64) -> Result<u64> {
+    fn alloc(&self, _bytes: u64) -> Result<u64, GpuError> {
         self.live_allocs.fetch_add(1, Ordering::Relaxed);
         Ok(1)
     }
