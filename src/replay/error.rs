@@ -296,7 +296,7 @@ pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 /// The result of replay's functions.
 pub type Result<T, E = ReplayError> = std::result::Result<T, E>;
 
-/// `what: cause`, the cause kept as the source (results), or `what` alone (options).
+/// `what: cause`, the cause kept as the source.
 pub trait Context<T> {
     /// Fails with `what` over the cause.
     fn context(self, what: impl Display) -> Result<T>;
@@ -310,15 +310,6 @@ impl<T, E: Into<ReplayError>> Context<T> for std::result::Result<T, E> {
     }
     fn with_context<D: Display>(self, what: impl FnOnce() -> D) -> Result<T> {
         self.map_err(|e| e.into().at(what()))
-    }
-}
-
-impl<T> Context<T> for Option<T> {
-    fn context(self, what: impl Display) -> Result<T> {
-        self.ok_or_else(|| ReplayError::Failed(what.to_string()))
-    }
-    fn with_context<D: Display>(self, what: impl FnOnce() -> D) -> Result<T> {
-        self.ok_or_else(|| ReplayError::Failed(what().to_string()))
     }
 }
 
