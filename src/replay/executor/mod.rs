@@ -4,10 +4,10 @@
 //! and every stage boundary and marker time-stamped. CPU stages run the synthetic
 //! kernels; copies and GPU kernels go to a [`GpuBackend`].
 //!
-//! This file starts the jobs as the arrivals say and watches the clock; [`job`] walks
+//! This file starts the jobs as the arrivals say and watches the clock; `job.rs` walks
 //! one job's DAG (spawning instances as their parents finish, releasing holds at their
-//! `until`); [`instance`] runs one stage instance (takes its holds, does its work);
-//! [`recording`] is what comes out.
+//! `until`); `instance.rs` runs one stage instance (takes its holds, does its work);
+//! `recording.rs` is what comes out ([`Recording`]).
 
 mod instance;
 mod job;
