@@ -175,6 +175,18 @@ impl Classify for crate::replay::ReplayInputError {
         Kind::Input
     }
 }
+/// The harness failing is the run's failure, never the input's.
+impl Classify for crate::replay::GpuError {
+    fn kind(&self) -> Kind {
+        Kind::Run
+    }
+}
+/// Only reached wrapped (a replay.json read back by `--repredict`).
+impl Classify for crate::replay::measure::InvalidMeasurement {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
 /// A point that does not fit or a bad scenario is input; the harness or a thread failing
 /// is not.
 impl Classify for crate::replay::ReplayError {
@@ -237,12 +249,17 @@ mod tests {
             .into(),
             InputError::new("x").action("cannot resume").into(),
             crate::sweep::shard::merge_error("x").into(),
-            crate::replay::ReplayInputError("x".into()).into(),
+            crate::replay::ReplayInputError::FolderTaken {
+                dir: PathBuf::from("x"),
+                repredicted_from: None,
+                has_logs: true,
+            }
+            .into(),
             crate::plot::PlotError::from(symlink()).into(),
             crate::sweep::SweepError::from(InputError::new("x"))
                 .at("sweep point 1")
                 .into(),
-            crate::replay::ReplayError::from(crate::replay::ReplayInputError("x".into()))
+            crate::replay::ReplayError::from(InputError::new("x").file("replay.json"))
                 .at("point 1")
                 .into(),
             crate::sweep::SweepError::from(crate::sweep::parse_param("nokey").unwrap_err())
@@ -270,6 +287,10 @@ mod tests {
             crate::replay::ReplayError::Failed("x".into())
                 .at("GPU 0")
                 .into(),
+            crate::replay::ReplayError::from(crate::replay::GpuError::NotBuiltIn)
+                .at("s.toml has GPU stages")
+                .into(),
+            crate::replay::ReplayError::TimedOut { limit_s: 60.0 }.into(),
             crate::plot::PlotError::Draw("x".into()).into(),
         ];
         for e in run {

@@ -12,11 +12,11 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Sender, channel};
+use std::sync::mpsc::{RecvTimeoutError, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::error::{Context, ReplayError, Result, chain, fail, failed};
+use super::error::{Context, GpuError, Result, chain};
 use serde_json::Value;
 
 use crate::scenario::replay_info::{KernelKind, TransferInfo};
@@ -30,9 +30,12 @@ const EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bwsim-gpu-repl
 /// load takes seconds), but a hung harness still ends the replay.
 const REPLY_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// Longest wait for the harness to say it is ready (it loads CUDA and NVML first).
+const START_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// Where the harness is: `--gpu-harness PATH`, `BWSIM_GPU_REPLAY`, else the embedded one.
 /// `Err` says why there is none (no `cuda` feature).
-pub fn locate(explicit: Option<&Path>) -> Result<HarnessPath, String> {
+pub fn locate(explicit: Option<&Path>) -> Result<HarnessPath, GpuError> {
     if let Some(p) = explicit {
         return Ok(HarnessPath::Disk(p.to_path_buf()));
     }
@@ -60,7 +63,7 @@ impl HarnessPath {
 }
 
 #[cfg(feature = "cuda")]
-fn embedded() -> Result<HarnessPath, String> {
+fn embedded() -> Result<HarnessPath, GpuError> {
     use std::os::unix::fs::PermissionsExt;
     let write = || -> std::io::Result<tempfile::TempPath> {
         let mut f = tempfile::Builder::new()
@@ -74,16 +77,12 @@ fn embedded() -> Result<HarnessPath, String> {
     };
     write()
         .map(HarnessPath::Temp)
-        .map_err(|e| format!("could not write the embedded GPU replay harness: {e}"))
+        .map_err(GpuError::WriteEmbedded)
 }
 
 #[cfg(not(feature = "cuda"))]
-fn embedded() -> Result<HarnessPath, String> {
-    Err(
-        "bwsim was built without the `cuda` feature (rebuild with `cargo build --release \
-         --features cuda`, or pass --gpu-harness PATH to a harness built by gpu/build.sh)"
-            .into(),
-    )
+fn embedded() -> Result<HarnessPath, GpuError> {
+    Err(GpuError::NotBuiltIn)
 }
 
 /// Starts one harness per GPU of the model, harness `i` seeing only GPU `i`: the `i`-th
@@ -98,14 +97,22 @@ pub fn start_harnesses(path: HarnessPath, gpus: usize) -> Result<Vec<GpuHarness>
     (0..gpus)
         .map(|i| {
             let device = crate::calibrate::probe::sys::visible_device(i, gpus)
-                .map_err(ReplayError::Failed)?;
+                .map_err(|why| GpuError::DeviceChoice { gpu: i, gpus, why })?;
             GpuHarness::start(path.clone(), Some(&device))
                 .with_context(|| format!("GPU {i} of {gpus} (CUDA device {device})"))
         })
         .collect()
 }
 
-type Waiters = Arc<Mutex<HashMap<u64, Sender<Result<Value, String>>>>>;
+/// Why a request got no `ok` reply, as the reader thread tells its caller.
+enum Refused {
+    /// The harness answered with an error.
+    Error(String),
+    /// The harness exited first.
+    Exited,
+}
+
+type Waiters = Arc<Mutex<HashMap<u64, Sender<Result<Value, Refused>>>>>;
 
 /// A running harness.
 pub struct GpuHarness {
@@ -131,7 +138,7 @@ impl GpuHarness {
     /// Starts the harness on the GPU `device` names (a `CUDA_VISIBLE_DEVICES` entry; None:
     /// the process's default GPU). `Err` with the reason when it cannot start or finds no
     /// GPU.
-    pub fn start(path: Arc<HarnessPath>, device: Option<&str>) -> Result<GpuHarness> {
+    pub fn start(path: Arc<HarnessPath>, device: Option<&str>) -> Result<GpuHarness, GpuError> {
         let mut cmd = Command::new(path.path());
         if let Some(d) = device {
             cmd.env("CUDA_VISIBLE_DEVICES", d);
@@ -141,11 +148,14 @@ impl GpuHarness {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .with_context(|| format!("could not start {}", path.path().display()))?;
-        let stdin = child.stdin.take().context("harness has no stdin")?;
-        let stdout = child.stdout.take().context("harness has no stdout")?;
+            .map_err(|source| GpuError::Spawn {
+                path: path.path().to_path_buf(),
+                source,
+            })?;
+        let stdin = child.stdin.take().ok_or(GpuError::NoPipe("stdin"))?;
+        let stdout = child.stdout.take().ok_or(GpuError::NoPipe("stdout"))?;
         let waiters: Waiters = Arc::new(Mutex::new(HashMap::new()));
-        let (first_tx, first_rx) = channel::<Result<Value, String>>();
+        let (first_tx, first_rx) = channel::<Value>();
         {
             let waiters = waiters.clone();
             std::thread::spawn(move || {
@@ -164,7 +174,7 @@ impl GpuHarness {
                         continue;
                     };
                     if let Some(tx) = first.take() {
-                        let _ = tx.send(Ok(v));
+                        let _ = tx.send(v);
                         continue;
                     }
                     let Some(id) = v.get("id").and_then(Value::as_u64) else {
@@ -174,11 +184,12 @@ impl GpuHarness {
                     let reply = if v.get("ok") == Some(&Value::Bool(true)) {
                         Ok(v)
                     } else {
-                        Err(v
-                            .get("error")
-                            .and_then(Value::as_str)
-                            .unwrap_or("unknown error")
-                            .to_string())
+                        Err(Refused::Error(
+                            v.get("error")
+                                .and_then(Value::as_str)
+                                .unwrap_or("unknown error")
+                                .to_string(),
+                        ))
                     };
                     if let Some(tx) = waiters.lock().expect("poisoned").remove(&id) {
                         let _ = tx.send(reply);
@@ -186,23 +197,25 @@ impl GpuHarness {
                 }
                 // The harness is gone: fail every waiter now rather than at its timeout.
                 for (_, tx) in waiters.lock().expect("poisoned").drain() {
-                    let _ = tx.send(Err("the GPU replay harness exited".into()));
+                    let _ = tx.send(Err(Refused::Exited));
                 }
             });
         }
-        let first = first_rx
-            .recv_timeout(Duration::from_secs(120))
-            .map_err(|_| failed!("the GPU replay harness did not start within 120 s"))?
-            .map_err(ReplayError::Failed)?;
+        let first = first_rx.recv_timeout(START_TIMEOUT).map_err(|e| match e {
+            RecvTimeoutError::Timeout => GpuError::NoStart {
+                within_s: START_TIMEOUT.as_secs(),
+            },
+            RecvTimeoutError::Disconnected => GpuError::ExitedAtStart,
+        })?;
         if first.get("ok") != Some(&Value::Bool(true)) {
             let _ = child.wait();
-            fail!(
-                "no usable CUDA GPU ({})",
-                first
+            return Err(GpuError::NoGpu {
+                reason: first
                     .get("error")
                     .and_then(Value::as_str)
                     .unwrap_or("unknown error")
-            );
+                    .to_string(),
+            });
         }
         let mut h = GpuHarness {
             child: Mutex::new(child),
@@ -218,7 +231,7 @@ impl GpuHarness {
     }
 
     /// Sends `command args` and waits for its reply.
-    pub fn request(&self, command: &str) -> Result<Value> {
+    pub fn request(&self, command: &str) -> Result<Value, GpuError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = channel();
         self.waiters.lock().expect("poisoned").insert(id, tx);
@@ -226,17 +239,22 @@ impl GpuHarness {
             let mut stdin = self.stdin.lock().expect("poisoned");
             writeln!(stdin, "{id} {command}")
                 .and_then(|()| stdin.flush())
-                .context("the GPU replay harness stopped reading requests")?;
+                .map_err(GpuError::StoppedReading)?;
         }
+        let request = || command.to_string();
         match rx.recv_timeout(REPLY_TIMEOUT) {
             Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => Err(failed!("GPU harness `{command}` failed: {e}")),
+            Ok(Err(Refused::Error(error))) => Err(GpuError::Call {
+                request: request(),
+                error,
+            }),
+            Ok(Err(Refused::Exited)) => Err(GpuError::Exited { request: request() }),
             Err(_) => {
                 self.waiters.lock().expect("poisoned").remove(&id);
-                Err(failed!(
-                    "GPU harness `{command}` gave no reply within {} s",
-                    REPLY_TIMEOUT.as_secs()
-                ))
+                Err(GpuError::NoReply {
+                    request: request(),
+                    within_s: REPLY_TIMEOUT.as_secs(),
+                })
             }
         }
     }
@@ -248,14 +266,14 @@ impl GpuHarness {
 
     /// Prepares each kernel kind (buffers, MSM points) and measures one run of it
     /// alone, so that a stage can repeat it to fill its standalone time.
-    pub fn prepare(&self, kinds: &[KernelKind]) -> Result<()> {
+    pub fn prepare(&self, kinds: &[KernelKind]) -> Result<(), GpuError> {
         for k in kinds {
-            let v = match k {
-                KernelKind::Ntt { lg } => self.request(&format!("prepare ntt {lg}"))?,
-                KernelKind::Msm { lg } => self.request(&format!("prepare msm {lg}"))?,
+            let request = match k {
+                KernelKind::Ntt { lg } => format!("prepare ntt {lg}"),
+                KernelKind::Msm { lg } => format!("prepare msm {lg}"),
                 KernelKind::Spin => continue,
             };
-            let ms = num(&v, "ms")?;
+            let ms = num(&request, &self.request(&request)?, "ms")?;
             self.kernel_s
                 .lock()
                 .expect("poisoned")
@@ -274,12 +292,12 @@ impl GpuHarness {
     }
 
     /// Starts NVML sampling every `period_ms` (utilization.gpu and power).
-    pub fn nvml_start(&self, period_ms: u32) -> Result<()> {
+    pub fn nvml_start(&self, period_ms: u32) -> Result<(), GpuError> {
         self.request(&format!("nvml_start {period_ms}")).map(|_| ())
     }
 
     /// Stops sampling and returns the samples.
-    pub fn nvml_stop(&self) -> Result<NvmlSamples> {
+    pub fn nvml_stop(&self) -> Result<NvmlSamples, GpuError> {
         let v = self.request("nvml_stop")?;
         let samples = v
             .get("samples")
@@ -301,28 +319,31 @@ impl GpuHarness {
     }
 }
 
-fn num(v: &Value, key: &str) -> Result<f64> {
+/// The number `key` of the reply `v` to `request`.
+fn num(request: &str, v: &Value, key: &'static str) -> Result<f64, GpuError> {
     v.get(key)
         .and_then(Value::as_f64)
-        .ok_or_else(|| failed!("GPU harness reply lacks `{key}`: {v}"))
+        .ok_or_else(|| GpuError::BadReply {
+            request: request.to_string(),
+            key,
+            reply: v.to_string(),
+        })
+}
+
+/// Sends `request` to `h` and reads the device time of its reply, seconds.
+fn device_s(h: &GpuHarness, request: &str) -> Result<f64, GpuError> {
+    Ok(num(request, &h.request(request)?, "gpu_ms")? / 1e3)
 }
 
 impl GpuBackend for GpuHarness {
-    fn copy(&self, t: &TransferInfo) -> Result<f64> {
-        let v = self.request(&format!(
-            "copy {} {} {}",
-            t.dir.name(),
-            t.bytes,
-            u8::from(t.pinned)
-        ))?;
-        Ok(num(&v, "gpu_ms")? / 1e3)
+    fn copy(&self, t: &TransferInfo) -> Result<f64, GpuError> {
+        let request = format!("copy {} {} {}", t.dir.name(), t.bytes, u8::from(t.pinned));
+        device_s(self, &request)
     }
 
-    fn kernel(&self, k: KernelKind, standalone_s: f64) -> Result<f64> {
-        let v = match k {
-            KernelKind::Spin => {
-                self.request(&format!("spin {}", (standalone_s * 1e6).round() as u64))?
-            }
+    fn kernel(&self, k: KernelKind, standalone_s: f64) -> Result<f64, GpuError> {
+        let request = match k {
+            KernelKind::Spin => format!("spin {}", (standalone_s * 1e6).round() as u64),
             KernelKind::Ntt { lg } | KernelKind::Msm { lg } => {
                 let one = self.kernel_alone_s(k).unwrap_or(standalone_s).max(1e-6);
                 let reps = (standalone_s / one).round().max(1.0) as u64;
@@ -331,17 +352,22 @@ impl GpuBackend for GpuHarness {
                 } else {
                     "msm"
                 };
-                self.request(&format!("{name} {lg} {reps}"))?
+                format!("{name} {lg} {reps}")
             }
         };
-        Ok(num(&v, "gpu_ms")? / 1e3)
+        device_s(self, &request)
     }
 
-    fn alloc(&self, bytes: u64) -> Result<u64> {
-        let v = self.request(&format!("alloc {bytes}"))?;
+    fn alloc(&self, bytes: u64) -> Result<u64, GpuError> {
+        let request = format!("alloc {bytes}");
+        let v = self.request(&request)?;
         v.get("handle")
             .and_then(Value::as_u64)
-            .ok_or_else(|| failed!("GPU harness alloc reply lacks `handle`: {v}"))
+            .ok_or_else(|| GpuError::BadReply {
+                request,
+                key: "handle",
+                reply: v.to_string(),
+            })
     }
 
     fn free(&self, handle: u64) {
@@ -381,7 +407,26 @@ mod tests {
             Arc::new(HarnessPath::Disk("/nonexistent/bwsim-gpu-replay".into())),
             None,
         );
-        assert!(r.is_err());
+        match r {
+            Err(GpuError::Spawn { path, .. }) => {
+                assert_eq!(path, Path::new("/nonexistent/bwsim-gpu-replay"))
+            }
+            Err(e) => panic!("not a spawn failure: {e}"),
+            Ok(_) => panic!("a missing harness started"),
+        }
+    }
+
+    /// A harness that exits before its ready line is said to have exited, at once
+    /// (not after the start timeout).
+    #[test]
+    fn a_harness_that_exits_at_start_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("quits.sh");
+        std::fs::write(&script, "#!/bin/sh\nexit 3\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let r = GpuHarness::start(Arc::new(HarnessPath::Disk(script)), None);
+        assert!(matches!(r, Err(GpuError::ExitedAtStart)), "{:?}", r.err());
     }
 
     /// A fake harness (a shell script) speaking the protocol: replies out of order
@@ -415,9 +460,23 @@ done
             pinned: true,
         };
         assert_eq!(h.copy(&t).unwrap(), 0.0025);
-        let e = h.request("bogus").unwrap_err().to_string();
-        assert!(e.contains("unknown bogus"), "{e}");
-        let e = h.request("die").unwrap_err().to_string();
-        assert!(e.contains("exited"), "{e}");
+        match h.request("bogus") {
+            Err(GpuError::Call { request, error }) => {
+                assert_eq!(
+                    (request.as_str(), error.as_str()),
+                    ("bogus", "unknown bogus")
+                )
+            }
+            r => panic!("not the harness's own error: {r:?}"),
+        }
+        match h.request("die") {
+            Err(e @ GpuError::Exited { .. }) => {
+                assert_eq!(
+                    e.to_string(),
+                    "GPU harness `die` failed: the GPU replay harness exited"
+                )
+            }
+            r => panic!("not an exit: {r:?}"),
+        }
     }
 }

@@ -55,20 +55,26 @@ pub struct Measured {
 impl Measured {
     /// Checks numbers read back from a replay.json: a time per job that is a positive
     /// number of seconds, fractions within 0..=1, rates and times >= 0. The error names
-    /// the field (`seconds_per_job: ...`).
-    pub fn check(&self) -> Result<(), String> {
-        let finite_ge0 = |name: &str, v: f64| {
+    /// the field (`seconds_per_job`, `stages.NAME.mean_s`).
+    pub fn check(&self) -> Result<(), InvalidMeasurement> {
+        let bad = |field: &str, value: f64, allowed: &'static str| InvalidMeasurement {
+            field: field.to_string(),
+            value,
+            allowed,
+        };
+        let finite_ge0 = |field: &str, v: f64| {
             if v.is_finite() && v >= 0.0 {
                 Ok(())
             } else {
-                Err(format!("{name}: {v} is not a number >= 0"))
+                Err(bad(field, v, "a number >= 0"))
             }
         };
         if !(self.seconds_per_job.is_finite() && self.seconds_per_job > 0.0) {
-            return Err(format!(
-                "seconds_per_job: {} is not a number of seconds > 0 (a replay that finished \
-                 no job in its window has no time per job)",
-                self.seconds_per_job
+            return Err(bad(
+                "seconds_per_job",
+                self.seconds_per_job,
+                "a number of seconds > 0 (a replay that finished no job in its window has \
+                 no time per job)",
             ));
         }
         finite_ge0("window_s", self.window_s)?;
@@ -85,7 +91,7 @@ impl Measured {
             if let Some(v) = v
                 && !(0.0..=1.0).contains(&v)
             {
-                return Err(format!("{name}: {v} is not a fraction from 0 to 1"));
+                return Err(bad(name, v, "a fraction from 0 to 1"));
             }
         }
         for (stage, st) in &self.stages {
@@ -100,6 +106,18 @@ impl Measured {
         }
         Ok(())
     }
+}
+
+/// A measured number read back from a replay.json that no replay can have measured.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{field}: {value} is not {allowed}")]
+pub struct InvalidMeasurement {
+    /// The field, as a path within one run's numbers (`stages.NAME.mean_s`).
+    pub field: String,
+    /// The value found.
+    pub value: f64,
+    /// What it must be.
+    pub allowed: &'static str,
 }
 
 /// NVML samples mapped to replay time: `(seconds since the replay started, util %, W)`.
@@ -283,6 +301,50 @@ fn union_within(iv: &mut [(f64, f64)], lo: f64, hi: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_number_no_replay_measures_is_named_by_its_field() {
+        let stage = StageStat {
+            count: 1,
+            mean_s: 1.0,
+            standalone_mean_s: 1.0,
+            inflation: 1.0,
+            mean_wait_s: 0.0,
+        };
+        let good = Measured {
+            seconds_per_job: 2.0,
+            jobs_in_window: 3,
+            window_s: 6.0,
+            gpu_true_busy_frac: Some(0.5),
+            gpu_bracketed_busy_frac: None,
+            gpu_sampled_busy_frac: None,
+            gpu_power_w: None,
+            dram_gbps: 1.0,
+            stages: BTreeMap::from([("s".to_string(), stage.clone())]),
+            wall_s: 7.0,
+        };
+        assert_eq!(good.check(), Ok(()));
+        let mut busy = good.clone();
+        busy.gpu_true_busy_frac = Some(1.5);
+        let e = busy.check().unwrap_err();
+        assert_eq!((e.field.as_str(), e.value), ("gpu_true_busy_frac", 1.5));
+        assert_eq!(
+            e.to_string(),
+            "gpu_true_busy_frac: 1.5 is not a fraction from 0 to 1"
+        );
+        let mut wait = good.clone();
+        wait.stages.insert(
+            "s".into(),
+            StageStat {
+                mean_wait_s: f64::NAN,
+                ..stage
+            },
+        );
+        assert_eq!(wait.check().unwrap_err().field, "stages.s.mean_wait_s");
+        let mut none = good;
+        none.seconds_per_job = 0.0;
+        assert!(none.check().unwrap_err().allowed.contains("> 0"));
+    }
 
     #[test]
     fn union_merges_overlaps_and_clips() {

@@ -1,8 +1,11 @@
 //! Model -> replay plan: for each stage, what runs for real (a synthetic CPU kernel, a
-//! PCIe copy, a GPU kernel, or nothing), and for each concurrency point the memory the
-//! replay will take, so that `--dry-run` can show it and refuse what would not fit.
+//! PCIe copy, a GPU kernel, or nothing), and for each point (a [`PointPlan`]) the memory
+//! the replay will take, so that `--dry-run` can show it and refuse what would not fit.
+
+use serde_json::Value;
 
 use crate::model::{HoldResource, Model, RateTarget};
+use crate::scenario::Loaded;
 use crate::scenario::replay_info::{KernelKind, StageReplayInfo, TransferInfo};
 
 use super::kernels::{BufferSizes, CpuStageShape};
@@ -192,6 +195,35 @@ pub fn kernel_vram_bytes(k: KernelKind) -> f64 {
         KernelKind::Spin => 0.0,
     }
 }
+
+/// One point, planned.
+pub struct PointPlan {
+    /// Overrides that make this point.
+    pub sets: Vec<String>,
+    /// The swept value (0 without `--param`).
+    pub x: f64,
+    /// The scenario at this point.
+    pub loaded: Loaded,
+    /// What each stage does.
+    pub stages: Vec<StagePlan>,
+    /// The simulator's report (JSON) for this point.
+    pub report: Value,
+    /// Memory the replay of this point takes.
+    pub memory: MemoryNeed,
+}
+
+impl PointPlan {
+    /// Simulated time of the whole run: the replay's expected wall time.
+    pub fn expected_wall_s(&self) -> f64 {
+        self.report
+            .get("sim_time_s")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0)
+    }
+}
+
+/// Bytes in a GiB.
+pub const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
 #[cfg(test)]
 mod tests {

@@ -6,15 +6,16 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::error::{Context, Result};
+use super::error::{Context, ReplayError, ReplayInputError, Result};
+use crate::input_file::InputError;
 use serde_json::Value;
 
+use super::command::ReplayOutcome;
 use super::compare::{self, PointResult, Predicted, Summary};
 use super::measure::Measured;
-use super::{
-    ReplayError, ReplayInputError, ReplayOptions, ReplayOutcome, check_results_folder,
-    load_scenario, write_results,
-};
+use super::options::ReplayOptions;
+use super::points::{load_scenario, predict_point};
+use super::results::{check_results_folder, write_results};
 
 /// One measured point of an earlier replay.
 struct OldPoint {
@@ -24,49 +25,63 @@ struct OldPoint {
     predicted: Predicted,
 }
 
-/// Reads the measured points of `dir/replay.json`; a clear error names the file and
-/// what is missing.
+/// Reads the measured points of `dir/replay.json`; a clear error names the file, the key
+/// and what is wrong with it.
 fn read_points(dir: &Path) -> Result<(Value, Vec<OldPoint>)> {
     let path = dir.join("replay.json");
-    let bad = |why: String| ReplayInputError(format!("{}: {why}", path.display()));
+    let bad = |key: String, problem: &str| {
+        ReplayInputError::ReplayFile(InputError::new(problem).file(&path).key(key))
+    };
     let text =
         crate::input_file::read_text(&path, crate::input_file::MAX_JSON_BYTES).map_err(|e| {
-            bad(format!(
-                "cannot read it ({e}); --repredict wants a replay's output folder"
-            ))
+            InputError::new(format!("cannot read it ({e})"))
+                .file(&path)
+                .allowed("--repredict wants a replay's output folder")
         })?;
-    let doc: Value = serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
+    let doc: Value = serde_json::from_str(&text)
+        .map_err(|e| InputError::new(format!("not JSON: {e}")).file(&path))?;
     let points = doc
         .get("points")
         .and_then(Value::as_array)
-        .ok_or_else(|| bad("no points[] array".into()))?;
+        .ok_or_else(|| bad("points".into(), "missing or not an array"))?;
     let mut out = Vec::new();
     for (i, p) in points.iter().enumerate() {
         let sets = p
             .get("sets")
             .and_then(|s| serde_json::from_value::<Vec<String>>(s.clone()).ok())
             .ok_or_else(|| {
-                bad(format!(
-                    "points[{i}].sets: missing or not a list of strings"
-                ))
+                bad(
+                    format!("points[{i}].sets"),
+                    "missing or not a list of strings",
+                )
             })?;
         let x = match p.get("x") {
             None | Some(Value::Null) => 0.0,
-            Some(v) => v
-                .as_f64()
-                .filter(|x| x.is_finite())
-                .ok_or_else(|| bad(format!("points[{i}].x: {v} is not a finite number")))?,
+            Some(v) => v.as_f64().filter(|x| x.is_finite()).ok_or_else(|| {
+                bad(
+                    format!("points[{i}].x"),
+                    &format!("{v} is not a finite number"),
+                )
+            })?,
         };
         let runs = p
             .pointer("/measured/runs")
             .and_then(|r| serde_json::from_value::<Vec<Measured>>(r.clone()).ok())
-            .ok_or_else(|| bad(format!("points[{i}].measured.runs: missing or malformed")))?;
+            .ok_or_else(|| bad(format!("points[{i}].measured.runs"), "missing or malformed"))?;
         if runs.is_empty() {
-            return Err(bad(format!("points[{i}].measured.runs is empty")).into());
+            return Err(bad(
+                format!("points[{i}].measured.runs"),
+                "empty; a point needs at least one measured run",
+            )
+            .into());
         }
         for (r, m) in runs.iter().enumerate() {
-            m.check()
-                .map_err(|why| bad(format!("points[{i}].measured.runs[{r}].{why}")))?;
+            m.check().map_err(|e| {
+                bad(
+                    format!("points[{i}].measured.runs[{r}].{}", e.field),
+                    &format!("{} is not {}", e.value, e.allowed),
+                )
+            })?;
         }
         let predicted = Predicted::from_replay_json(p.get("predicted").unwrap_or(&Value::Null));
         out.push(OldPoint {
@@ -77,7 +92,11 @@ fn read_points(dir: &Path) -> Result<(Value, Vec<OldPoint>)> {
         });
     }
     if out.is_empty() {
-        return Err(bad("points[] is empty".into()).into());
+        return Err(bad(
+            "points".into(),
+            "empty; there is no measured point to re-predict",
+        )
+        .into());
     }
     Ok((doc, out))
 }
@@ -106,22 +125,27 @@ pub fn repredict_command(opts: &ReplayOptions, dir: &Path) -> Result<ReplayOutco
         let loaded = load_scenario(opts, &sets).map_err(|e| match &e.set {
             Some(arg) if p.sets.contains(arg) && !opts.sets.contains(arg) => {
                 let j = p.sets.iter().position(|s| s == arg).unwrap_or(0);
-                ReplayError::from(ReplayInputError(format!(
-                    "{}: points[{i}].sets[{j}] ({arg:?}) does not apply to {}: {}{}",
-                    dir.join("replay.json").display(),
+                let at = if e.key.is_empty() {
+                    String::new()
+                } else {
+                    format!("{}: ", e.key)
+                };
+                let problem = format!(
+                    "{arg:?} does not apply to {}: {at}{}",
                     opts.scenario.display(),
-                    if e.key.is_empty() {
-                        String::new()
-                    } else {
-                        format!("{}: ", e.key)
-                    },
                     e.message
-                )))
+                );
+                let file = dir.join("replay.json");
+                ReplayError::from(ReplayInputError::ReplayFile(
+                    InputError::new(problem)
+                        .file(file)
+                        .key(format!("points[{i}].sets[{j}]")),
+                ))
             }
             _ => ReplayError::from(e),
         })?;
         name.clone_from(&loaded.model.name);
-        let report = super::predict_point(opts, &loaded, &sets)?;
+        let report = predict_point(opts, &loaded, &sets)?;
         before.push(PointResult {
             sets: p.sets.clone(),
             x: p.x,
@@ -190,4 +214,33 @@ pub fn before_after(before: &Summary, after: &Summary) -> String {
         pts(after.max_gap_difference_pts)
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A replay.json that is not one a replay writes is refused with the file and the key.
+    #[test]
+    fn a_bad_replay_file_names_the_file_and_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("replay.json");
+        let refused = |text: &str| -> InputError {
+            std::fs::write(&file, text).unwrap();
+            match read_points(dir.path()) {
+                Err(ReplayError::Input(ReplayInputError::ReplayFile(e))) => e,
+                Err(e) => panic!("not a replay-file error: {e}"),
+                Ok(_) => panic!("{text} was read"),
+            }
+        };
+        let e = refused(r#"{"points": [{"sets": [1]}]}"#);
+        assert_eq!(e.file.as_deref(), Some(file.as_path()));
+        assert_eq!(e.key.as_deref(), Some("points[0].sets"));
+        assert_eq!(e.problem, "missing or not a list of strings");
+        let e = refused(r#"{"points": []}"#);
+        assert_eq!(e.key.as_deref(), Some("points"));
+        let e = refused("{");
+        assert_eq!((e.key, e.file.is_some()), (None, true));
+        assert!(e.problem.starts_with("not JSON"), "{}", e.problem);
+    }
 }

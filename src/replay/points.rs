@@ -1,0 +1,122 @@
+//! The points of a replay, planned: the scenario loaded at each point of `--param`
+//! (with the calibration merged over it), simulated for the prediction, and turned
+//! into a [`PointPlan`]: its stages' plan and the memory its replay takes. Planning stops as soon as the
+//! points so far already run past `--max-hours`.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::run::{RunOptions, run_model_with};
+use crate::scenario::{self, Loaded};
+use crate::sweep::grid::Grid;
+use crate::sweep::spec::parse_param;
+
+use super::error::{Context, Result};
+use super::limits::check_duration_of;
+use super::options::ReplayOptions;
+use super::plan::{GIB, PointPlan, memory_need, stage_plans};
+
+/// Loads the scenario at each point of `--param`, simulates it and plans its replay.
+/// Stops, before simulating the next point, as soon as the points planned so far are
+/// expected to take longer than `opts.max_wall_s` (x `opts.runs`): a range of 10,000
+/// points is refused after the few that already exceed the limit, not after all.
+pub fn plan_points(opts: &ReplayOptions) -> Result<Vec<PointPlan>> {
+    let (param_key, values) = match &opts.param {
+        Some(p) => {
+            let param = parse_param(p)?;
+            let grid = Grid::new(vec![param.clone()])?;
+            let pts = grid.points();
+            let sets: Vec<(Vec<String>, f64)> = pts
+                .iter()
+                .map(|pt| {
+                    let x = pt.values[0].to_string().parse::<f64>().unwrap_or(0.0);
+                    (grid.sets(pt), x)
+                })
+                .collect();
+            (Some(param.key), sets)
+        }
+        None => (None, vec![(Vec::new(), 0.0)]),
+    };
+    let _ = param_key;
+    let total = values.len();
+    let mut out: Vec<PointPlan> = Vec::new();
+    for (point_sets, x) in values {
+        check_duration_of(&out, total, opts.runs, opts.max_wall_s)?;
+        let mut sets = opts.sets.clone();
+        sets.extend(point_sets.iter().cloned());
+        let loaded = load(opts, &sets)?;
+        let stages = stage_plans(&loaded.model, &loaded.replay);
+        let report = predict_point(opts, &loaded, &sets)?;
+        let gib = |path: &[&str]| {
+            let mut v = &report;
+            for p in path {
+                v = &v[*p];
+            }
+            v.as_f64().unwrap_or(0.0) * GIB
+        };
+        let memory = memory_need(
+            &stages,
+            gib(&["ram", "peak_gib"]),
+            gib(&["vram", "peak_gib"]),
+            opts.buffers,
+        );
+        out.push(PointPlan {
+            sets: point_sets,
+            x,
+            loaded,
+            stages,
+            report,
+            memory,
+        });
+    }
+    check_duration_of(&out, total, opts.runs, opts.max_wall_s)?;
+    Ok(out)
+}
+
+/// The simulator's report (JSON) of one point: the prediction a replay is set beside.
+pub(crate) fn predict_point(
+    opts: &ReplayOptions,
+    loaded: &Loaded,
+    sets: &[String],
+) -> Result<Value> {
+    Ok(run_model_with(
+        &loaded.model,
+        RunOptions { ideal: false },
+        &mut crate::engine::NullObserver,
+    )
+    .with_context(|| {
+        format!(
+            "simulating {} at {}",
+            opts.scenario.display(),
+            sets.join(" ")
+        )
+    })?
+    .to_json())
+}
+
+/// Loads the scenario with `sets`, the calibration file (if any) merged over it.
+fn load(opts: &ReplayOptions, sets: &[String]) -> Result<Loaded> {
+    Ok(load_scenario(opts, sets)?)
+}
+
+/// [`load`], with the scenario layer's own error (which names the `--set` at fault).
+pub(crate) fn load_scenario(
+    opts: &ReplayOptions,
+    sets: &[String],
+) -> std::result::Result<Loaded, scenario::ScenarioError> {
+    let Some(cal) = &opts.calibration else {
+        return scenario::load(&opts.scenario, sets);
+    };
+    // TOML strings, quoted by TOML's own rules: Rust's `{:?}` escapes characters such
+    // as a combining accent as `\u{301}`, which TOML does not read, so a scenario in a
+    // folder named with one could not be replayed with a calibration.
+    let quoted = |p: &Path| {
+        let abs = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        toml::Value::String(abs.display().to_string()).to_string()
+    };
+    let text = format!("include = [{}, {}]\n", quoted(&opts.scenario), quoted(cal));
+    let dir = opts.scenario.parent().unwrap_or(Path::new("."));
+    let origin = dir.join(".bwsim-replay-with-calibration.toml");
+    scenario::load_str(&text, &origin, sets)
+}

@@ -1,0 +1,104 @@
+//! A replay's results folder: checked before anything runs (it may hold no other
+//! replay's measurements), then written: replay.csv, replay.json and the chart.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::ReplayInputError;
+use super::chart;
+use super::compare::{self, PointResult};
+use super::error::Result;
+
+/// The files a replay (or a re-prediction) writes into its folder.
+pub const RESULT_FILES: &[&str] = &["replay.csv", "replay.json", "replay.png", "replay.svg"];
+
+/// Checks, before anything runs, a folder a replay (`repredicted_from: None`) or a
+/// re-prediction of the replay in `DIR` (`Some(DIR)`) is to write into: it may be
+/// written, it is not `DIR` (whose replay.json is the input), and it holds no other
+/// replay's results, which are measurements that rerunning bwsim cannot make again. A
+/// re-prediction may replace an earlier re-prediction of the same `DIR`: one that names
+/// `DIR` as its source, or (written before re-predictions named their source) an
+/// unnamed one in `DIR/repredicted` with no replay logs beside it.
+pub fn check_results_folder(dir: &Path, repredicted_from: Option<&Path>) -> Result<()> {
+    let mut inputs = Vec::new();
+    if let Some(src) = repredicted_from {
+        inputs.push((
+            format!("the replay being re-predicted ({})", src.display()),
+            src.join("replay.json"),
+        ));
+    }
+    crate::output::check_outputs(
+        &[crate::output::Output::new(
+            "--out",
+            dir,
+            crate::output::OutputKind::Folder(RESULT_FILES),
+        )],
+        &inputs,
+    )?;
+    let existing = dir.join("replay.json");
+    if !existing.is_file() {
+        return Ok(());
+    }
+    let earlier = crate::input_file::read_text(&existing, crate::input_file::MAX_JSON_BYTES)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok());
+    let from = earlier
+        .as_ref()
+        .and_then(|d| d.get(REPREDICTED_FROM))
+        .and_then(Value::as_str);
+    let has_logs = std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.flatten().any(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.starts_with("timeline-p") && n.ends_with(".log")
+        })
+    });
+    let replaceable = match (from, repredicted_from) {
+        (Some(f), Some(src)) => crate::output::same_file(Path::new(f), src),
+        (None, Some(src)) => !has_logs && crate::output::same_file(dir, &src.join("repredicted")),
+        (_, None) => false,
+    };
+    if !replaceable {
+        return Err(ReplayInputError::FolderTaken {
+            dir: dir.to_path_buf(),
+            repredicted_from: from.map(str::to_string),
+            has_logs,
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// The key of a re-prediction's replay.json that names the replay it was made from.
+pub const REPREDICTED_FROM: &str = "repredicted_from";
+
+/// Writes replay.csv, replay.json and the plot of `results` into `dir`; returns the files.
+/// A re-prediction's replay.json names the replay it was made from.
+pub(crate) fn write_results(
+    dir: &Path,
+    scenario: &str,
+    host: Value,
+    results: &[PointResult],
+    x_key: &str,
+    repredicted_from: Option<&Path>,
+) -> Result<Vec<PathBuf>> {
+    let csv = dir.join("replay.csv");
+    crate::output::write_atomic(&csv, compare::to_csv(results).as_bytes())?;
+    let json_path = dir.join("replay.json");
+    let mut doc = compare::to_json(scenario, host, results);
+    if let (Some(src), Some(o)) = (repredicted_from, doc.as_object_mut()) {
+        o.insert(
+            REPREDICTED_FROM.into(),
+            Value::from(src.display().to_string()),
+        );
+    }
+    crate::output::write_atomic(&json_path, format!("{doc:#}\n").as_bytes())?;
+    let mut files = vec![csv, json_path];
+    let chart = chart::ReplayChart {
+        scenario,
+        x_key,
+        points: results,
+    };
+    files.extend(crate::plot::render::render(&chart, dir, "replay")?);
+    Ok(files)
+}
