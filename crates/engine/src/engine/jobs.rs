@@ -6,12 +6,13 @@
 use crate::model::{ArrivalKind, Edge, StageId};
 use crate::time::{SimTime, ceil_to_u64};
 
+use super::agenda::Work;
 use super::fluid::ClassId;
 use super::holdable::{HoldIndex, Request};
 use super::observer::{Loss, Observer, Scope, StageRecord, StageRef};
 use super::plan::{instance_slot, woken_scopes};
 use super::small_copy::copy_small;
-use super::{Engine, Event, Overflowed, StartWork, Work};
+use super::{Engine, Event, Overflowed};
 
 /// A job in flight (slots are reused, buffers and all, once a job finishes).
 pub(super) struct JobState {
@@ -121,14 +122,14 @@ impl Engine<'_> {
         for &stage in &self.plan.roots {
             if self.plan.stages[stage].per_partition {
                 for p in 0..partitions {
-                    self.work.push_back(Work::Ready {
+                    self.agenda.push(Work::Ready {
                         job,
                         stage,
                         scope: Scope::Partition(p),
                     });
                 }
             } else {
-                self.work.push_back(Work::Ready {
+                self.agenda.push(Work::Ready {
                     job,
                     stage,
                     scope: Scope::Job,
@@ -213,7 +214,7 @@ impl Engine<'_> {
         self.fire_markers(obs, &token, Edge::Ready, gpu);
         let needs = &self.plan.stages[stage].needs;
         if needs.is_empty() {
-            self.work.push_back(Work::Start {
+            self.agenda.push(Work::Start {
                 token,
                 gpu,
                 blocked_on: None,
@@ -228,7 +229,7 @@ impl Engine<'_> {
                 gpu,
                 blocked_on: None,
             },
-            &mut StartWork(&mut self.work),
+            &mut self.agenda,
         );
     }
 
@@ -264,7 +265,7 @@ impl Engine<'_> {
         act.begin(token, self.now, standalone_s, gpu, blocked_on);
         let key = self.plan.stages[token.stage].key_for(gpu);
         if standalone_s <= 0.0 {
-            self.work.push_back(Work::Finish(a));
+            self.agenda.push(Work::Finish(a));
         } else if !self.fluid.key_shared(key) {
             // Never slowed: it ends exactly its standalone time after now (rounded up to
             // the nanosecond, as a class would schedule it), and loses nothing.
@@ -348,8 +349,7 @@ impl Engine<'_> {
             // scratch list.
             if s == slot {
                 held.clear();
-                self.holds
-                    .release(&[(i, amount)], &mut StartWork(&mut self.work));
+                self.holds.release(&[(i, amount)], &mut self.agenda);
             }
             return;
         }
@@ -363,8 +363,7 @@ impl Engine<'_> {
             !due
         });
         if !released.is_empty() {
-            self.holds
-                .release(&released, &mut StartWork(&mut self.work));
+            self.holds.release(&released, &mut self.agenda);
         }
         self.released = released;
     }
@@ -380,7 +379,7 @@ impl Engine<'_> {
                 let job = &mut engine.jobs[token.job];
                 job.pending[s] -= 1;
                 if job.pending[s] == 0 {
-                    engine.work.push_back(Work::Ready {
+                    engine.agenda.push(Work::Ready {
                         job: token.job,
                         stage: child,
                         scope,

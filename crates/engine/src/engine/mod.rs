@@ -64,6 +64,7 @@
 //! sharing); every product scenario runs the general path. This file keeps only the
 //! event loop.
 
+mod agenda;
 mod arrivals;
 mod fluid;
 #[cfg(test)]
@@ -86,7 +87,6 @@ mod staging_tests;
 mod test_model;
 mod virtual_clock;
 
-use std::collections::VecDeque;
 use std::fmt;
 
 use rand::SeedableRng;
@@ -104,8 +104,9 @@ pub use sampler::{DistributionError, Sampler};
 use crate::model::{ArrivalKind, LockId, Model, RateTarget, StageId};
 use crate::time::SimTime;
 
+use agenda::{Agenda, Work};
 use fluid::{ClassId, Due, Fluid};
-use holdable::{Grant, HoldIndex, Holdables};
+use holdable::{HoldIndex, Holdables};
 use jobs::{Activity, JobState, Token};
 use lane::{Lane, LaneRun};
 use plan::Plan;
@@ -277,39 +278,6 @@ enum Event {
     Done(usize),
 }
 
-/// Zero-time consequences, processed in order before time moves on.
-enum Work {
-    Ready {
-        job: usize,
-        stage: StageId,
-        scope: Scope,
-    },
-    /// Holds granted (the stage's own needs, on `gpu`), after waiting on `blocked_on`.
-    Start {
-        token: Token,
-        gpu: Option<u32>,
-        blocked_on: Option<HoldIndex>,
-    },
-    Finish(usize),
-}
-
-/// Grants go straight to the back of the work queue, in the order they are made.
-struct StartWork<'a>(&'a mut VecDeque<Work>);
-
-impl Extend<Grant<Token>> for StartWork<'_> {
-    #[inline]
-    fn extend<I: IntoIterator<Item = Grant<Token>>>(&mut self, grants: I) {
-        for g in grants {
-            // The needs are the stage's own (every request is made with them).
-            self.0.push_back(Work::Start {
-                token: g.token,
-                gpu: g.gpu,
-                blocked_on: g.blocked_on,
-            });
-        }
-    }
-}
-
 struct Engine<'m> {
     model: &'m Model,
     plan: Plan,
@@ -327,7 +295,7 @@ struct Engine<'m> {
     free_jobs: Vec<usize>,
     activities: Vec<Activity>,
     free_activities: Vec<usize>,
-    work: VecDeque<Work>,
+    agenda: Agenda,
     /// Scratch buffers reused across events.
     released: Vec<(HoldIndex, u64)>,
     hold_touched: Vec<HoldIndex>,
@@ -377,7 +345,7 @@ impl<'m> Engine<'m> {
             free_jobs: Vec::new(),
             activities: Vec::new(),
             free_activities: Vec::new(),
-            work: VecDeque::new(),
+            agenda: Agenda::default(),
             released: Vec::new(),
             hold_touched: Vec::new(),
             lost_scratch: Loss::default(),
@@ -462,13 +430,13 @@ impl<'m> Engine<'m> {
                 }
                 Event::ClassDue(class) => {
                     self.advance_to(t);
-                    let work = &mut self.work;
+                    let agenda = &mut self.agenda;
                     self.fluid
-                        .complete_due(t, class, |a| work.push_back(Work::Finish(a)));
+                        .complete_due(t, class, |a| agenda.push(Work::Finish(a)));
                 }
                 Event::Done(a) => {
                     self.advance_to(t);
-                    self.work.push_back(Work::Finish(a));
+                    self.agenda.push(Work::Finish(a));
                 }
             }
             self.drain(obs);
@@ -482,7 +450,7 @@ impl<'m> Engine<'m> {
     /// current event.
     #[cold]
     fn fail(&mut self, fault: EngineError) {
-        self.work.clear();
+        self.agenda.clear();
         self.lane_run.clear();
         self.fault.get_or_insert(fault);
     }
@@ -537,7 +505,7 @@ impl<'m> Engine<'m> {
     /// then re-solves rates once and reschedules the classes that changed.
     fn drain<O: Observer>(&mut self, obs: &mut O) {
         loop {
-            while let Some(w) = self.work.pop_front() {
+            while let Some(w) = self.agenda.pop() {
                 if !self.take_step() {
                     return;
                 }
@@ -579,7 +547,7 @@ impl<'m> Engine<'m> {
                 });
                 return;
             }
-            if self.work.is_empty() {
+            if self.agenda.is_empty() {
                 break;
             }
         }
