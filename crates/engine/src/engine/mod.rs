@@ -53,17 +53,21 @@
 //! replaces (no stale entries to hold and skip).
 //!
 //! The parts, one concern each: [`resources`] (the resource table), `plan` (the model
-//! compiled for a run), `sampler` (durations), `arrivals`, `jobs` (job slab, DAG
-//! progress, holds and wake-ups), `fluid` (the classes sharing rate resources), [`solver`]
-//! (max-min speeds), [`holdable`] (FIFO holds), [`queue`] (the event queue) and
-//! [`observer`] (what the outside world sees). The `lane` folder is the one fast path of
-//! the loop: one-stage workloads (a single-server queue, a processor-sharing pool) run
-//! without the general job, hold and class tables, making the same observer calls, and
-//! its tests hold it to the general path call by call. Only the queueing oracles and the
-//! peer benchmark take it (2.9x faster for an M/M/1 of 200,000 jobs, 1.6x for processor
-//! sharing); every product scenario runs the general path. This file keeps only the
-//! event loop.
+//! compiled for a run), `sampler` (durations), `arrivals`, and the run's state as
+//! components that each own their fields: `jobs` (the job table: slots, dependency
+//! counts, GPU bindings, children woken), `holds` (the FIFO line over [`holdable`]
+//! resources and what each job holds until when), `activities` (running instances and
+//! the time they lost), `fluid` (the classes sharing rate resources, sped by [`solver`]),
+//! `agenda` (the zero-time work of the current instant) and [`queue`] (the events to
+//! come). `steps` takes an instance from ready to finished through them, making the
+//! [`observer`] calls. The `lane` folder is the one fast path of the loop: one-stage
+//! workloads (a single-server queue, a processor-sharing pool) run without the general
+//! job, hold and class tables, making the same observer calls, and its tests hold it to
+//! the general path call by call. Only the queueing oracles and the peer benchmark take
+//! it (2.9x faster for an M/M/1 of 200,000 jobs, 1.6x for processor sharing); every
+//! product scenario runs the general path. This file keeps only the event loop.
 
+mod activities;
 mod agenda;
 mod arrivals;
 mod fluid;
@@ -72,6 +76,7 @@ mod fluid_tests;
 pub mod holdable;
 #[cfg(test)]
 mod holdable_tests;
+mod holds;
 mod jobs;
 mod lane;
 pub mod observer;
@@ -83,6 +88,7 @@ mod small_copy;
 pub mod solver;
 #[cfg(test)]
 mod staging_tests;
+mod steps;
 #[cfg(test)]
 mod test_model;
 mod virtual_clock;
@@ -104,10 +110,11 @@ pub use sampler::{DistributionError, Sampler};
 use crate::model::{ArrivalKind, LockId, Model, RateTarget, StageId};
 use crate::time::SimTime;
 
+use activities::Activities;
 use agenda::{Agenda, Work};
 use fluid::{ClassId, Due, Fluid};
-use holdable::{HoldIndex, Holdables};
-use jobs::{Activity, JobState, Token};
+use holds::Holds;
+use jobs::JobTable;
 use lane::{Lane, LaneRun};
 use plan::Plan;
 use queue::EventQueue;
@@ -285,23 +292,15 @@ struct Engine<'m> {
     lane: Option<Lane>,
     /// The lane's steps, hold line and running instances (unused off the lane).
     lane_run: LaneRun,
-    holds: Holdables<Token>,
+    jobs: JobTable,
+    holds: Holds,
+    activities: Activities,
     fluid: Fluid,
+    agenda: Agenda,
     queue: EventQueue<Event>,
     /// Service-time sampling stream.
     rng: Pcg64,
     arrivals: Arrivals,
-    jobs: Vec<JobState>,
-    free_jobs: Vec<usize>,
-    activities: Vec<Activity>,
-    free_activities: Vec<usize>,
-    agenda: Agenda,
-    /// Scratch buffers reused across events.
-    released: Vec<(HoldIndex, u64)>,
-    hold_touched: Vec<HoldIndex>,
-    lost_scratch: Loss,
-    /// `lost_scratch` holds [`Fluid::no_loss`]'s value (written for the last record).
-    lost_scratch_is_none: bool,
     now: SimTime,
     events: u64,
     started: u64,
@@ -317,10 +316,8 @@ impl<'m> Engine<'m> {
     fn new(model: &'m Model, limits: EngineLimits) -> Result<Self, EngineError> {
         let plan = Plan::compile(model)?;
         let r = &plan.resources;
-        let holds = Holdables::new(
-            r.holds.iter().map(|h| h.capacity).collect(),
-            model.hardware.gpus.len() as u32,
-        );
+        let hold_capacities: Vec<u64> = r.holds.iter().map(|h| h.capacity).collect();
+        let holds = Holds::new(hold_capacities.clone(), model.hardware.gpus.len() as u32);
         let fluid = Fluid::new(
             plan.keys.clone(),
             r.capacities(),
@@ -330,26 +327,19 @@ impl<'m> Engine<'m> {
         let lane = Lane::for_plan(&plan);
         let mut no_loss = Loss::default();
         fluid.no_loss(&mut no_loss);
-        let hold_capacities: Vec<u64> = r.holds.iter().map(|h| h.capacity).collect();
         let rates = (r.capacities(), r.dram.index(), plan.pool_rules(model));
         Ok(Self {
             model,
             lane,
             lane_run: LaneRun::new(lane, &plan, &hold_capacities, rates, no_loss),
+            jobs: JobTable::new(plan.partitions),
             holds,
+            activities: Activities::default(),
             fluid,
+            agenda: Agenda::default(),
             queue: EventQueue::default(),
             rng: Pcg64::seed_from_u64(model.seed),
             arrivals: Arrivals::new(&model.arrivals.kind, model.seed),
-            jobs: Vec::new(),
-            free_jobs: Vec::new(),
-            activities: Vec::new(),
-            free_activities: Vec::new(),
-            agenda: Agenda::default(),
-            released: Vec::new(),
-            hold_touched: Vec::new(),
-            lost_scratch: Loss::default(),
-            lost_scratch_is_none: false,
             now: SimTime::ZERO,
             events: 0,
             started: 0,
@@ -519,7 +509,7 @@ impl<'m> Engine<'m> {
                     Work::Finish(a) => self.on_finish(obs, a),
                 }
             }
-            self.report_holds(obs);
+            self.holds.report(self.now, obs);
             if self.fluid.needs_resolve() {
                 let (usage, latency_slowdown) =
                     self.fluid.resolve(self.now, &self.model.hardware.dram);
