@@ -80,6 +80,7 @@ mod holds;
 mod jobs;
 mod lane;
 pub mod observer;
+mod outcome;
 mod plan;
 pub mod queue;
 pub mod resources;
@@ -93,8 +94,6 @@ mod steps;
 mod test_model;
 mod virtual_clock;
 
-use std::fmt;
-
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
 
@@ -103,11 +102,12 @@ pub use observer::{
     HoldResourceInfo, Limiter, Loss, NullObserver, Observer, RateId, RateKind, RateResourceInfo,
     Scope, StageRecord, StageRef, Tee,
 };
+pub use outcome::{DEFAULT_MAX_EVENTS, EngineError, EngineLimits, Overflowed, RunSummary, Stall};
 pub use plan::{CompiledHold, CompiledPlan, CompiledStage};
 pub use resources::{GpuRates, MissingHold, Resources};
 pub use sampler::{DistributionError, Sampler};
 
-use crate::model::{ArrivalKind, LockId, Model, RateTarget, StageId};
+use crate::model::{ArrivalKind, Model};
 use crate::time::SimTime;
 
 use activities::Activities;
@@ -118,146 +118,6 @@ use jobs::JobTable;
 use lane::{Lane, LaneRun};
 use plan::Plan;
 use queue::EventQueue;
-
-/// What a finished run reports about itself.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunSummary {
-    /// Events processed: job arrivals (a closed loop's too) and stage instance ends
-    /// (zero-duration ones too, which never pass through the event queue).
-    pub events: u64,
-    /// Time of the last event.
-    pub end: SimTime,
-    /// Jobs that finished.
-    pub jobs_completed: u64,
-    /// Jobs that arrived.
-    pub jobs_started: u64,
-    /// Set when the run stopped with jobs unfinished and nothing left to happen.
-    pub stalled: Option<Stall>,
-}
-
-/// A run that stopped with jobs unfinished: stage instances wait for holds that no
-/// running stage will ever release.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stall {
-    /// Jobs that finished.
-    pub jobs_completed: u64,
-    /// Jobs the run was asked for.
-    pub jobs_total: u64,
-    /// Stage instances still waiting for holdable resources.
-    pub waiting_instances: usize,
-}
-
-impl fmt::Display for Stall {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} of {} jobs finished; {} stage instances wait for holdable resources that are never released",
-            self.jobs_completed, self.jobs_total, self.waiting_instances
-        )
-    }
-}
-
-/// A model the engine cannot run (the scenario layer normally catches these first).
-#[derive(Debug, thiserror::Error, PartialEq)]
-#[non_exhaustive]
-pub enum EngineError {
-    /// A duration distribution's parameters are invalid.
-    #[error("stage '{stage}': invalid duration distribution: {source}")]
-    BadDistribution {
-        stage: String,
-        source: DistributionError,
-    },
-    /// A stage holds VRAM on a host without GPUs.
-    #[error("stage '{stage}': holds VRAM but the host has no GPU")]
-    VramWithoutGpu { stage: String },
-    /// A stage holds a per-GPU lock on a host without GPUs.
-    #[error("stage '{stage}': holds a per-GPU lock but the host has no GPU")]
-    PerGpuLockWithoutGpu { stage: String },
-    /// A stage holds a lock that does not exist.
-    #[error("stage '{stage}': lock {lock} does not exist")]
-    MissingLock { stage: String, lock: LockId },
-    /// A hold is released at the end of a stage that does not exist.
-    #[error("stage '{stage}': hold until stage {until} does not exist")]
-    MissingHoldUntil { stage: String, until: StageId },
-    /// A stage draws on a rate resource the host does not have.
-    #[error("stage '{stage}': draws on {target:?}, which does not exist")]
-    MissingRateTarget { stage: String, target: RateTarget },
-    /// An event would fall beyond the nanosecond clock's range (about 584 years): the
-    /// model's durations or arrival times are out of range. Caught while running, as a
-    /// backstop to the load-time estimate.
-    #[error(
-        "the simulated clock overflowed at {now_s:.6e} s: {what} would fall beyond its range of about 584 years (2^64 ns)"
-    )]
-    ClockOverflow {
-        /// What was being scheduled.
-        what: Overflowed,
-        /// Simulated time when it was scheduled, seconds.
-        now_s: f64,
-    },
-    /// The run took more steps than its limit (for example a loop of zero-duration
-    /// stages that never lets time move on).
-    #[error(
-        "the run passed its limit of {limit} events (ready, start and end of stage instances) at {now_s:.6e} s with {jobs_completed} jobs finished"
-    )]
-    EventLimit {
-        /// The limit, in events counted as the load-time estimate counts them.
-        limit: u64,
-        /// Simulated time when it was reached, seconds.
-        now_s: f64,
-        /// Jobs finished by then.
-        jobs_completed: u64,
-    },
-}
-
-impl EngineError {
-    /// True when the model given is at fault (out-of-range times, a run larger than its
-    /// limit), not the engine or a missing resource.
-    pub fn is_input(&self) -> bool {
-        matches!(
-            self,
-            EngineError::ClockOverflow { .. } | EngineError::EventLimit { .. }
-        )
-    }
-}
-
-/// What would have been scheduled beyond the clock's range.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Overflowed {
-    /// The arrival of job `job` (0-based).
-    Arrival { job: u64 },
-    /// The end of an instance of this stage.
-    StageEnd { stage: String },
-}
-
-impl fmt::Display for Overflowed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Overflowed::Arrival { job } => write!(f, "the arrival of job {job}"),
-            Overflowed::StageEnd { stage } => write!(f, "the end of stage '{stage}'"),
-        }
-    }
-}
-
-/// Bounds a run checks while it runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EngineLimits {
-    /// The most events (ready, start and end of stage instances, three per instance, as
-    /// the load-time estimate counts them) before the run stops with
-    /// [`EngineError::EventLimit`].
-    pub max_events: u64,
-}
-
-/// The default event limit (the load-time estimate's default cap).
-pub const DEFAULT_MAX_EVENTS: u64 = 1_000_000_000;
-
-impl Default for EngineLimits {
-    fn default() -> Self {
-        Self {
-            max_events: DEFAULT_MAX_EVENTS,
-        }
-    }
-}
 
 /// Runs `model` to completion, reporting to `observer`, under the default limits.
 pub fn simulate<O: Observer>(model: &Model, observer: &mut O) -> Result<RunSummary, EngineError> {
@@ -285,6 +145,9 @@ enum Event {
     Done(usize),
 }
 
+/// One run: the model's compiled plan, the components that hold the run's state (each
+/// owns its fields; `steps` and the loop below take them in turn) and the loop's own
+/// clock, counters and limit.
 struct Engine<'m> {
     model: &'m Model,
     plan: Plan,
@@ -292,11 +155,17 @@ struct Engine<'m> {
     lane: Option<Lane>,
     /// The lane's steps, hold line and running instances (unused off the lane).
     lane_run: LaneRun,
+    /// Jobs in flight: dependency counts and GPU bindings.
     jobs: JobTable,
+    /// What is held, by whom, until when; who waits.
     holds: Holds,
+    /// Running stage instances.
     activities: Activities,
+    /// The classes of running instances that share rate resources, and their speeds.
     fluid: Fluid,
+    /// Zero-time work of the current instant.
     agenda: Agenda,
+    /// Events to come.
     queue: EventQueue<Event>,
     /// Service-time sampling stream.
     rng: Pcg64,
