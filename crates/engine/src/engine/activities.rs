@@ -117,3 +117,54 @@ impl Activities {
         self.loss = lost;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Activities, Run};
+    use crate::engine::Scope;
+    use crate::engine::fluid::Fluid;
+    use crate::engine::jobs::Token;
+    use crate::engine::observer::Loss;
+    use crate::engine::plan::Plan;
+    use crate::engine::test_model::{host_model, stage};
+    use crate::time::SimTime;
+
+    fn run(job: usize, start_s: f64) -> Run {
+        Run {
+            token: Token {
+                job,
+                stage: 0,
+                scope: Scope::Job,
+                ready: SimTime::ZERO,
+            },
+            start: SimTime::from_secs(start_s),
+            standalone_s: 1.0,
+            gpu: None,
+            blocked_on: Some(2),
+        }
+    }
+
+    #[test]
+    fn an_ended_slot_is_reused_and_an_unshared_activity_reports_no_loss() {
+        let model = host_model(1, vec![stage("a", false, vec![], 1.0)], 1, 1);
+        let plan = Plan::compile(&model).unwrap();
+        let r = &plan.resources;
+        let fluid = Fluid::new(plan.keys.clone(), r.capacities(), r.dram, vec![]);
+        let no_loss = Loss::zero(r.capacities().len());
+        let mut activities = Activities::default();
+        assert_eq!(activities.start(run(0, 1.0)), 0);
+        assert_eq!(activities.start(run(1, 2.0)), 1);
+        let (ended, lost) = activities.end(0, &fluid);
+        let one_s = SimTime::from_secs(1.0);
+        assert_eq!(
+            (ended.token.job, ended.start, ended.blocked_on),
+            (0, one_s, Some(2))
+        );
+        assert_eq!(lost, no_loss);
+        activities.recycle_loss(lost);
+        assert_eq!(activities.start(run(2, 3.0)), 0, "the freed slot");
+        let (ended, lost) = activities.end(0, &fluid);
+        assert_eq!(ended.token.job, 2);
+        assert_eq!(lost, no_loss);
+    }
+}

@@ -138,10 +138,85 @@ impl Holds {
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::Scope;
-    use crate::engine::simulate;
+    use super::Holds;
+    use crate::engine::agenda::{Agenda, Work};
+    use crate::engine::jobs::Token;
+    use crate::engine::plan::Plan;
     use crate::engine::test_model::{Finished, host_model, stage};
+    use crate::engine::{Observer, Scope, simulate};
     use crate::model::{Hold, HoldResource};
+    use crate::time::SimTime;
+
+    /// The job slots of the starts waiting in `agenda`, emptying it.
+    fn starts(agenda: &mut Agenda) -> Vec<usize> {
+        std::iter::from_fn(|| agenda.pop())
+            .map(|w| match w {
+                Work::Start { token, .. } => token.job,
+                _ => panic!("only starts are queued here"),
+            })
+            .collect()
+    }
+
+    /// (use, waiting) of every hold report.
+    #[derive(Default)]
+    struct Reports(Vec<(u64, usize)>);
+
+    impl Observer for Reports {
+        fn hold_changed(&mut self, _: SimTime, _: usize, in_use: u64, waiting: usize) {
+            self.0.push((in_use, waiting));
+        }
+    }
+
+    #[test]
+    fn each_hold_is_released_at_the_end_of_its_own_instance() {
+        // "a" takes three of the four cores until "b" ends and the lock until its own
+        // end; "b" holds nothing.
+        let mut a = stage("a", false, vec![], 1.0);
+        a.holds = vec![
+            Hold {
+                resource: HoldResource::Cores,
+                amount: 3,
+                until: 1,
+            },
+            Hold {
+                resource: HoldResource::Lock(0),
+                amount: 1,
+                until: 0,
+            },
+        ];
+        let b = stage("b", false, vec![0], 1.0);
+        let plan = Plan::compile(&host_model(1, vec![a, b], 2, 2)).unwrap();
+        let capacities = plan.resources.holds.iter().map(|h| h.capacity).collect();
+        let mut holds = Holds::new(capacities, 0);
+        let mut agenda = Agenda::default();
+        let token = |job, stage| Token {
+            job,
+            stage,
+            scope: Scope::Job,
+            ready: SimTime::ZERO,
+        };
+        holds.request(&plan, token(0, 0), None, &mut agenda);
+        holds.request(&plan, token(1, 0), None, &mut agenda);
+        assert_eq!(starts(&mut agenda), [0]);
+        holds.keep(&plan, &token(0, 0), None);
+        assert_eq!(holds.waiting(), 1);
+        let mut reports = Reports::default();
+        holds.report(SimTime::ZERO, &mut reports);
+        reports.0.sort();
+        assert_eq!(reports.0, [(1, 1), (3, 1)], "the lock and the cores");
+        // A stage that holds nothing starts at once, whoever waits.
+        holds.request(&plan, token(0, 1), None, &mut agenda);
+        assert_eq!(starts(&mut agenda), [0]);
+        // a's end frees the lock, but job 1 is still short of cores.
+        holds.release_due(0, plan.slot(0, Scope::Job), &mut agenda);
+        assert_eq!(starts(&mut agenda), []);
+        assert!(!holds.holds_nothing(0));
+        // b's end frees the cores: job 1's a is granted.
+        holds.release_due(0, plan.slot(1, Scope::Job), &mut agenda);
+        assert_eq!(starts(&mut agenda), [1]);
+        assert!(holds.holds_nothing(0));
+        assert_eq!(holds.waiting(), 0);
+    }
 
     #[test]
     fn a_hold_is_released_at_the_end_of_its_until_stage_and_wakes_the_next_job() {

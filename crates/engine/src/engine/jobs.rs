@@ -192,9 +192,98 @@ impl JobTable {
 
 #[cfg(test)]
 mod tests {
+    use super::{JobTable, Token};
     use crate::engine::Scope;
+    use crate::engine::plan::Plan;
     use crate::engine::simulate;
     use crate::engine::test_model::{Finished, host_model, stage};
+    use crate::model::{Stage, StageId};
+    use crate::time::SimTime;
+
+    fn plan_of(partitions: u32, stages: Vec<Stage>) -> Plan {
+        Plan::compile(&host_model(partitions, stages, 1, 1)).unwrap()
+    }
+
+    /// The instance of `stage` in `scope` of the job in slot 0.
+    fn token(stage: StageId, scope: Scope) -> Token {
+        Token {
+            job: 0,
+            stage,
+            scope,
+            ready: SimTime::ZERO,
+        }
+    }
+
+    #[test]
+    fn a_child_is_ready_once_every_parent_instance_is_counted_off() {
+        // split (job) -> work (per partition) -> merge (job), two partitions.
+        let plan = plan_of(
+            2,
+            vec![
+                stage("split", false, vec![], 1.0),
+                stage("work", true, vec![0], 1.0),
+                stage("merge", false, vec![1], 1.0),
+            ],
+        );
+        let mut jobs = JobTable::new(plan.partitions);
+        let mut ready = Vec::new();
+        jobs.admit(&plan, 7, SimTime::ZERO, |job, stage, scope| {
+            ready.push((job, stage, scope))
+        });
+        assert_eq!(ready, [(0, 0, Scope::Job)]);
+        assert_eq!(jobs.number(0), 7);
+        let wake = |jobs: &mut JobTable, stage, scope| {
+            let mut woken = Vec::new();
+            jobs.wake_children(&plan, &token(stage, scope), |s, sc| woken.push((s, sc)));
+            woken
+        };
+        assert_eq!(
+            wake(&mut jobs, 0, Scope::Job),
+            [(1, Scope::Partition(0)), (1, Scope::Partition(1))]
+        );
+        assert_eq!(wake(&mut jobs, 1, Scope::Partition(1)), []);
+        assert_eq!(wake(&mut jobs, 1, Scope::Partition(0)), [(2, Scope::Job)]);
+    }
+
+    #[test]
+    fn the_last_instance_frees_the_slot_and_the_next_job_starts_afresh_there() {
+        let plan = plan_of(
+            1,
+            vec![
+                stage("a", false, vec![], 1.0),
+                stage("b", false, vec![0], 1.0),
+            ],
+        );
+        let mut jobs = JobTable::new(plan.partitions);
+        let mut slots = Vec::new();
+        let t = SimTime::from_secs(2.0);
+        jobs.admit(&plan, 0, t, |job, _, _| slots.push(job));
+        jobs.admit(&plan, 1, t, |job, _, _| slots.push(job));
+        assert!(jobs.instance_done(0).is_none(), "b is still to run");
+        let done = jobs.instance_done(0).expect("b was the last");
+        assert_eq!((done.number, done.arrived), (0, t));
+        jobs.admit(&plan, 2, t, |job, _, _| slots.push(job));
+        assert_eq!(slots, [0, 1, 0]);
+        assert_eq!(jobs.number(0), 2);
+        // Fresh dependency counts: b waits for the new job's a again.
+        let mut woken = Vec::new();
+        jobs.wake_children(&plan, &token(0, Scope::Job), |s, _| woken.push(s));
+        assert_eq!(woken, [1]);
+    }
+
+    #[test]
+    fn a_partition_keeps_its_first_gpu_and_falls_back_to_the_jobs() {
+        let plan = plan_of(2, vec![stage("a", true, vec![], 1.0)]);
+        let mut jobs = JobTable::new(plan.partitions);
+        jobs.admit(&plan, 0, SimTime::ZERO, |_, _, _| {});
+        jobs.bind(0, Scope::Partition(1), Some(3));
+        assert_eq!(jobs.gpu(0, Scope::Partition(1)), Some(3));
+        assert_eq!(jobs.gpu(0, Scope::Partition(0)), None);
+        jobs.bind(0, Scope::Job, Some(1));
+        assert_eq!(jobs.gpu(0, Scope::Partition(0)), Some(1));
+        jobs.bind(0, Scope::Partition(1), Some(0));
+        assert_eq!(jobs.gpu(0, Scope::Partition(1)), Some(3));
+    }
 
     #[test]
     fn partitions_fan_out_and_join() {
