@@ -12,7 +12,8 @@ use super::observer::Scope;
 
 /// One zero-time step.
 pub(super) enum Work {
-    /// The instance of `stage` in `scope` of the job in slot `job` has its dependencies done.
+    /// The instance of `stage` in `scope` of the job in slot `job`: its dependencies
+    /// are done.
     Ready {
         job: usize,
         stage: StageId,

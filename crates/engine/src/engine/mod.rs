@@ -361,7 +361,8 @@ impl<'m> Engine<'m> {
     }
 
     /// Processes zero-time consequences (readies, grants, finishes) until none remain,
-    /// then re-solves rates once and reschedules the classes that changed.
+    /// then reports the holds that changed, re-solves rates once and reschedules the
+    /// classes that changed.
     fn drain<O: Observer>(&mut self, obs: &mut O) {
         loop {
             while let Some(w) = self.agenda.pop() {
@@ -379,36 +380,46 @@ impl<'m> Engine<'m> {
                 }
             }
             self.holds.report(self.now, obs);
-            if self.fluid.needs_resolve() {
-                let (usage, latency_slowdown) =
-                    self.fluid.resolve(self.now, &self.model.hardware.dram);
-                obs.rates_changed(self.now, usage, latency_slowdown);
-            }
-            let queue = &mut self.queue;
-            let mut beyond = None;
-            self.fluid.reschedule(self.now, |due: Due| {
-                if due.at == SimTime::NEVER {
-                    beyond = Some(due.class);
-                    return;
-                }
-                // One pending completion per class: a re-rated class's earlier one goes.
-                queue.set_slot(due.class.index(), due.at, Event::ClassDue(due.class))
-            });
-            if let Some(class) = beyond {
-                let stage = self
-                    .fluid
-                    .next_member(class)
-                    .map(|a| self.stage_name_of(a))
-                    .unwrap_or_default();
-                self.fail(EngineError::ClockOverflow {
-                    what: Overflowed::StageEnd { stage },
-                    now_s: self.now.as_secs(),
-                });
+            if !self.settle_classes(obs) {
                 return;
             }
             if self.agenda.is_empty() {
                 break;
             }
         }
+    }
+
+    /// Re-solves the classes' speeds when a shared class gained or lost members, and
+    /// hands each re-rated class's next completion to the queue; false (the run failed)
+    /// when one would fall beyond the clock's range.
+    #[inline]
+    fn settle_classes<O: Observer>(&mut self, obs: &mut O) -> bool {
+        if self.fluid.needs_resolve() {
+            let (usage, latency_slowdown) = self.fluid.resolve(self.now, &self.model.hardware.dram);
+            obs.rates_changed(self.now, usage, latency_slowdown);
+        }
+        let queue = &mut self.queue;
+        let mut beyond = None;
+        self.fluid.reschedule(self.now, |due: Due| {
+            if due.at == SimTime::NEVER {
+                beyond = Some(due.class);
+                return;
+            }
+            // One pending completion per class: a re-rated class's earlier one goes.
+            queue.set_slot(due.class.index(), due.at, Event::ClassDue(due.class))
+        });
+        let Some(class) = beyond else {
+            return true;
+        };
+        let stage = self
+            .fluid
+            .next_member(class)
+            .map(|a| self.stage_name_of(a))
+            .unwrap_or_default();
+        self.fail(EngineError::ClockOverflow {
+            what: Overflowed::StageEnd { stage },
+            now_s: self.now.as_secs(),
+        });
+        false
     }
 }
