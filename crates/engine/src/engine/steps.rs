@@ -3,7 +3,7 @@
 //! the components' state in turn (the job table, the holds, the activities, the fluid
 //! classes) and makes the observer calls.
 
-use crate::model::{ArrivalKind, Edge, MarkerId, StageId};
+use crate::model::{ArrivalKind, Edge, StageId};
 use crate::time::ceil_to_u64;
 
 use super::activities::Run;
@@ -21,9 +21,8 @@ impl Engine<'_> {
         self.events += 1;
         obs.job_arrived(self.now, number);
         let agenda = &mut self.agenda;
-        (self.jobs).admit(&self.plan, number, self.now, |job, stage, scope| {
-            agenda.push(Work::Ready { job, stage, scope })
-        });
+        let ready = |job, stage, scope| agenda.push(Work::Ready { job, stage, scope });
+        self.jobs.admit(&self.plan, number, self.now, ready);
     }
 
     /// The name of the stage activity slot `a` runs (for error messages).
@@ -41,11 +40,17 @@ impl Engine<'_> {
         }
     }
 
-    /// Reports `token`'s instance passing `edge` and the markers its stage sets there.
+    /// Reports `token`'s instance passing `edge` (bound to `gpu`), then the markers its
+    /// stage sets at that edge, in the stage's order.
     #[inline]
     fn fire_edge<O: Observer>(&self, obs: &mut O, token: &Token, edge: Edge, gpu: Option<u32>) {
-        let markers = &self.plan.stages[token.stage].markers;
-        fire_edge(obs, self.now, self.stage_ref(token), edge, gpu, markers);
+        let r = self.stage_ref(token);
+        obs.stage_edge(self.now, r, edge, gpu);
+        for &(e, m) in &self.plan.stages[token.stage].markers {
+            if e == edge {
+                obs.marker(self.now, m, r.job, r.scope, gpu);
+            }
+        }
     }
 
     /// Dependencies done: fires the ready edge and asks for the stage's holds.
@@ -101,7 +106,9 @@ impl Engine<'_> {
                 stage: e.model.workload.stages[stage].name.clone(),
             });
         } else {
-            (self.activities).join(a, &mut self.fluid, self.now, key, standalone_s);
+            let now = self.now;
+            self.activities
+                .join(a, &mut self.fluid, now, key, standalone_s);
         }
     }
 
@@ -128,7 +135,7 @@ impl Engine<'_> {
         let slot = self.plan.slot(token.stage, token.scope);
         self.holds.release_due(token.job, slot, &mut self.agenda);
         let agenda = &mut self.agenda;
-        (self.jobs).wake_children(&self.plan, &token, |stage, scope| {
+        self.jobs.wake_children(&self.plan, &token, |stage, scope| {
             agenda.push(Work::Ready {
                 job: token.job,
                 stage,
@@ -147,25 +154,6 @@ impl Engine<'_> {
             {
                 self.start_job(obs);
             }
-        }
-    }
-}
-
-/// Reports instance `r` passing `edge` (bound to `gpu`), then the markers its stage sets
-/// at that edge, in the stage's order.
-#[inline]
-fn fire_edge<O: Observer>(
-    obs: &mut O,
-    now: crate::time::SimTime,
-    r: StageRef,
-    edge: Edge,
-    gpu: Option<u32>,
-    markers: &[(Edge, MarkerId)],
-) {
-    obs.stage_edge(now, r, edge, gpu);
-    for &(e, m) in markers {
-        if e == edge {
-            obs.marker(now, m, r.job, r.scope, gpu);
         }
     }
 }
