@@ -276,6 +276,14 @@ impl<'m> Engine<'m> {
         }
     }
 
+    /// Whether a job that just finished makes room for the next one now: closed arrivals
+    /// with jobs left to start.
+    #[inline]
+    fn closed_loop_has_more(&self) -> bool {
+        matches!(self.model.arrivals.kind, ArrivalKind::Closed { .. })
+            && self.started < self.model.arrivals.jobs
+    }
+
     /// The event loop off the lane: each event's zero-time work is drained before the
     /// next event, until the jobs are done, nothing is left or the run fails.
     fn run_events<O: Observer>(&mut self, obs: &mut O) {

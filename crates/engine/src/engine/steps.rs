@@ -3,7 +3,7 @@
 //! the components' state in turn (the job table, the holds, the activities, the fluid
 //! classes) and makes the observer calls.
 
-use crate::model::{ArrivalKind, Edge, StageId};
+use crate::model::{Edge, StageId};
 use crate::time::ceil_to_u64;
 
 use super::activities::Run;
@@ -149,9 +149,7 @@ impl Engine<'_> {
             );
             self.completed += 1;
             obs.job_finished(self.now, job.number, job.arrived);
-            if matches!(self.model.arrivals.kind, ArrivalKind::Closed { .. })
-                && self.started < self.model.arrivals.jobs
-            {
+            if self.closed_loop_has_more() {
                 self.start_job(obs);
             }
         }
