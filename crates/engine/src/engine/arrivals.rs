@@ -1,6 +1,6 @@
 //! Arrival processes: when the next job arrives under Poisson or trace arrivals (closed
-//! arrivals start a job whenever one finishes, which the job slab handles). Arrivals draw
-//! from their own random stream so that service sampling never shifts them.
+//! arrivals start a job whenever one finishes, which the run's steps handle). Arrivals
+//! draw from their own random stream so that service sampling never shifts them.
 
 use rand::SeedableRng;
 use rand_distr::{Distribution, Exp};

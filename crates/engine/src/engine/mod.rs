@@ -54,17 +54,22 @@
 //! replaces (no stale entries to hold and skip).
 //!
 //! The parts, one concern each: [`resources`] (the resource table), `plan` (the model
-//! compiled for a run), `sampler` (durations), `arrivals`, `jobs` (job slab, DAG
-//! progress, holds and wake-ups), `fluid` (the classes sharing rate resources), [`solver`]
-//! (max-min speeds), [`holdable`] (FIFO holds), [`queue`] (the event queue) and
-//! [`observer`] (what the outside world sees). The `lane` folder is the one fast path of
-//! the loop: one-stage workloads (a single-server queue, a processor-sharing pool) run
-//! without the general job, hold and class tables, making the same observer calls, and
-//! its tests hold it to the general path call by call. Only the queueing oracles and the
-//! peer benchmark take it (2.9x faster for an M/M/1 of 200,000 jobs, 1.6x for processor
-//! sharing); every product scenario runs the general path. This file keeps only the
-//! event loop.
+//! compiled for a run), `sampler` (durations), `arrivals`, and the run's state as
+//! components that each own their fields: `jobs` (the job table: slots, dependency
+//! counts, GPU bindings, children woken), `holds` (the FIFO line over [`holdable`]
+//! resources and what each job holds until when), `activities` (running instances and
+//! the time they lost), `fluid` (the classes sharing rate resources, sped by [`solver`]),
+//! `agenda` (the zero-time work of the current instant) and [`queue`] (the events to
+//! come). `steps` takes an instance from ready to finished through them, making the
+//! [`observer`] calls. The `lane` folder is the one fast path of the loop: one-stage
+//! workloads (a single-server queue, a processor-sharing pool) run without the general
+//! job, hold and class tables, making the same observer calls, and its tests hold it to
+//! the general path call by call. Only the queueing oracles and the peer benchmark take
+//! it (2.9x faster for an M/M/1 of 200,000 jobs, 1.6x for processor sharing); every
+//! product scenario runs the general path. This file keeps only the event loop.
 
+mod activities;
+mod agenda;
 mod arrivals;
 mod fluid;
 #[cfg(test)]
@@ -72,9 +77,11 @@ mod fluid_tests;
 pub mod holdable;
 #[cfg(test)]
 mod holdable_tests;
+mod holds;
 mod jobs;
 mod lane;
 pub mod observer;
+mod outcome;
 mod plan;
 pub mod queue;
 pub mod resources;
@@ -83,12 +90,10 @@ mod small_copy;
 pub mod solver;
 #[cfg(test)]
 mod staging_tests;
+mod steps;
 #[cfg(test)]
 mod test_model;
 mod virtual_clock;
-
-use std::collections::VecDeque;
-use std::fmt;
 
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
@@ -98,159 +103,22 @@ pub use observer::{
     HoldResourceInfo, Limiter, Loss, NullObserver, Observer, RateId, RateKind, RateResourceInfo,
     Scope, StageRecord, StageRef, Tee,
 };
+pub use outcome::{DEFAULT_MAX_EVENTS, EngineError, EngineLimits, Overflowed, RunSummary, Stall};
 pub use plan::{CompiledHold, CompiledPlan, CompiledStage};
 pub use resources::{GpuRates, MissingHold, Resources};
 pub use sampler::{DistributionError, Sampler};
 
-use crate::model::{ArrivalKind, LockId, Model, RateTarget, StageId};
+use crate::model::{ArrivalKind, Model};
 use crate::time::SimTime;
 
+use activities::Activities;
+use agenda::{Agenda, Work};
 use fluid::{ClassId, Due, Fluid};
-use holdable::{Grant, HoldIndex, Holdables};
-use jobs::{Activity, JobState, Token};
+use holds::Holds;
+use jobs::JobTable;
 use lane::{Lane, LaneRun};
 use plan::Plan;
 use queue::EventQueue;
-
-/// What a finished run reports about itself.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunSummary {
-    /// Events processed: job arrivals (a closed loop's too) and stage instance ends
-    /// (zero-duration ones too, which never pass through the event queue).
-    pub events: u64,
-    /// Time of the last event.
-    pub end: SimTime,
-    /// Jobs that finished.
-    pub jobs_completed: u64,
-    /// Jobs that arrived.
-    pub jobs_started: u64,
-    /// Set when the run stopped with jobs unfinished and nothing left to happen.
-    pub stalled: Option<Stall>,
-}
-
-/// A run that stopped with jobs unfinished: stage instances wait for holds that no
-/// running stage will ever release.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stall {
-    /// Jobs that finished.
-    pub jobs_completed: u64,
-    /// Jobs the run was asked for.
-    pub jobs_total: u64,
-    /// Stage instances still waiting for holdable resources.
-    pub waiting_instances: usize,
-}
-
-impl fmt::Display for Stall {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} of {} jobs finished; {} stage instances wait for holdable resources that are never released",
-            self.jobs_completed, self.jobs_total, self.waiting_instances
-        )
-    }
-}
-
-/// A model the engine cannot run (the scenario layer normally catches these first).
-#[derive(Debug, thiserror::Error, PartialEq)]
-#[non_exhaustive]
-pub enum EngineError {
-    /// A duration distribution's parameters are invalid.
-    #[error("stage '{stage}': invalid duration distribution: {source}")]
-    BadDistribution {
-        stage: String,
-        source: DistributionError,
-    },
-    /// A stage holds VRAM on a host without GPUs.
-    #[error("stage '{stage}': holds VRAM but the host has no GPU")]
-    VramWithoutGpu { stage: String },
-    /// A stage holds a per-GPU lock on a host without GPUs.
-    #[error("stage '{stage}': holds a per-GPU lock but the host has no GPU")]
-    PerGpuLockWithoutGpu { stage: String },
-    /// A stage holds a lock that does not exist.
-    #[error("stage '{stage}': lock {lock} does not exist")]
-    MissingLock { stage: String, lock: LockId },
-    /// A hold is released at the end of a stage that does not exist.
-    #[error("stage '{stage}': hold until stage {until} does not exist")]
-    MissingHoldUntil { stage: String, until: StageId },
-    /// A stage draws on a rate resource the host does not have.
-    #[error("stage '{stage}': draws on {target:?}, which does not exist")]
-    MissingRateTarget { stage: String, target: RateTarget },
-    /// An event would fall beyond the nanosecond clock's range (about 584 years): the
-    /// model's durations or arrival times are out of range. Caught while running, as a
-    /// backstop to the load-time estimate.
-    #[error(
-        "the simulated clock overflowed at {now_s:.6e} s: {what} would fall beyond its range of about 584 years (2^64 ns)"
-    )]
-    ClockOverflow {
-        /// What was being scheduled.
-        what: Overflowed,
-        /// Simulated time when it was scheduled, seconds.
-        now_s: f64,
-    },
-    /// The run took more steps than its limit (for example a loop of zero-duration
-    /// stages that never lets time move on).
-    #[error(
-        "the run passed its limit of {limit} events (ready, start and end of stage instances) at {now_s:.6e} s with {jobs_completed} jobs finished"
-    )]
-    EventLimit {
-        /// The limit, in events counted as the load-time estimate counts them.
-        limit: u64,
-        /// Simulated time when it was reached, seconds.
-        now_s: f64,
-        /// Jobs finished by then.
-        jobs_completed: u64,
-    },
-}
-
-impl EngineError {
-    /// True when the model given is at fault (out-of-range times, a run larger than its
-    /// limit), not the engine or a missing resource.
-    pub fn is_input(&self) -> bool {
-        matches!(
-            self,
-            EngineError::ClockOverflow { .. } | EngineError::EventLimit { .. }
-        )
-    }
-}
-
-/// What would have been scheduled beyond the clock's range.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Overflowed {
-    /// The arrival of job `job` (0-based).
-    Arrival { job: u64 },
-    /// The end of an instance of this stage.
-    StageEnd { stage: String },
-}
-
-impl fmt::Display for Overflowed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Overflowed::Arrival { job } => write!(f, "the arrival of job {job}"),
-            Overflowed::StageEnd { stage } => write!(f, "the end of stage '{stage}'"),
-        }
-    }
-}
-
-/// Bounds a run checks while it runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EngineLimits {
-    /// The most events (ready, start and end of stage instances, three per instance, as
-    /// the load-time estimate counts them) before the run stops with
-    /// [`EngineError::EventLimit`].
-    pub max_events: u64,
-}
-
-/// The default event limit (the load-time estimate's default cap).
-pub const DEFAULT_MAX_EVENTS: u64 = 1_000_000_000;
-
-impl Default for EngineLimits {
-    fn default() -> Self {
-        Self {
-            max_events: DEFAULT_MAX_EVENTS,
-        }
-    }
-}
 
 /// Runs `model` to completion, reporting to `observer`, under the default limits.
 pub fn simulate<O: Observer>(model: &Model, observer: &mut O) -> Result<RunSummary, EngineError> {
@@ -278,39 +146,9 @@ enum Event {
     Done(usize),
 }
 
-/// Zero-time consequences, processed in order before time moves on.
-enum Work {
-    Ready {
-        job: usize,
-        stage: StageId,
-        scope: Scope,
-    },
-    /// Holds granted (the stage's own needs, on `gpu`), after waiting on `blocked_on`.
-    Start {
-        token: Token,
-        gpu: Option<u32>,
-        blocked_on: Option<HoldIndex>,
-    },
-    Finish(usize),
-}
-
-/// Grants go straight to the back of the work queue, in the order they are made.
-struct StartWork<'a>(&'a mut VecDeque<Work>);
-
-impl Extend<Grant<Token>> for StartWork<'_> {
-    #[inline]
-    fn extend<I: IntoIterator<Item = Grant<Token>>>(&mut self, grants: I) {
-        for g in grants {
-            // The needs are the stage's own (every request is made with them).
-            self.0.push_back(Work::Start {
-                token: g.token,
-                gpu: g.gpu,
-                blocked_on: g.blocked_on,
-            });
-        }
-    }
-}
-
+/// One run: the model's compiled plan, the components that hold the run's state (each
+/// owns its fields; `steps` and the loop below take them in turn) and the loop's own
+/// clock, counters and limit.
 struct Engine<'m> {
     model: &'m Model,
     plan: Plan,
@@ -318,23 +156,21 @@ struct Engine<'m> {
     lane: Option<Lane>,
     /// The lane's steps, hold line and running instances (unused off the lane).
     lane_run: LaneRun,
-    holds: Holdables<Token>,
+    /// Jobs in flight: dependency counts and GPU bindings.
+    jobs: JobTable,
+    /// What is held, by whom, until when; who waits.
+    holds: Holds,
+    /// Running stage instances.
+    activities: Activities,
+    /// The classes of running instances that share rate resources, and their speeds.
     fluid: Fluid,
+    /// Zero-time work of the current instant.
+    agenda: Agenda,
+    /// Events to come.
     queue: EventQueue<Event>,
     /// Service-time sampling stream.
     rng: Pcg64,
     arrivals: Arrivals,
-    jobs: Vec<JobState>,
-    free_jobs: Vec<usize>,
-    activities: Vec<Activity>,
-    free_activities: Vec<usize>,
-    work: VecDeque<Work>,
-    /// Scratch buffers reused across events.
-    released: Vec<(HoldIndex, u64)>,
-    hold_touched: Vec<HoldIndex>,
-    lost_scratch: Loss,
-    /// `lost_scratch` holds [`Fluid::no_loss`]'s value (written for the last record).
-    lost_scratch_is_none: bool,
     now: SimTime,
     events: u64,
     started: u64,
@@ -350,10 +186,8 @@ impl<'m> Engine<'m> {
     fn new(model: &'m Model, limits: EngineLimits) -> Result<Self, EngineError> {
         let plan = Plan::compile(model)?;
         let r = &plan.resources;
-        let holds = Holdables::new(
-            r.holds.iter().map(|h| h.capacity).collect(),
-            model.hardware.gpus.len() as u32,
-        );
+        let hold_capacities: Vec<u64> = r.holds.iter().map(|h| h.capacity).collect();
+        let holds = Holds::new(hold_capacities.clone(), model.hardware.gpus.len() as u32);
         let fluid = Fluid::new(
             plan.keys.clone(),
             r.capacities(),
@@ -363,26 +197,19 @@ impl<'m> Engine<'m> {
         let lane = Lane::for_plan(&plan);
         let mut no_loss = Loss::default();
         fluid.no_loss(&mut no_loss);
-        let hold_capacities: Vec<u64> = r.holds.iter().map(|h| h.capacity).collect();
         let rates = (r.capacities(), r.dram.index(), plan.pool_rules(model));
         Ok(Self {
             model,
             lane,
             lane_run: LaneRun::new(lane, &plan, &hold_capacities, rates, no_loss),
+            jobs: JobTable::new(plan.partitions),
             holds,
+            activities: Activities::default(),
             fluid,
+            agenda: Agenda::default(),
             queue: EventQueue::default(),
             rng: Pcg64::seed_from_u64(model.seed),
             arrivals: Arrivals::new(&model.arrivals.kind, model.seed),
-            jobs: Vec::new(),
-            free_jobs: Vec::new(),
-            activities: Vec::new(),
-            free_activities: Vec::new(),
-            work: VecDeque::new(),
-            released: Vec::new(),
-            hold_touched: Vec::new(),
-            lost_scratch: Loss::default(),
-            lost_scratch_is_none: false,
             now: SimTime::ZERO,
             events: 0,
             started: 0,
@@ -450,6 +277,14 @@ impl<'m> Engine<'m> {
         }
     }
 
+    /// Whether a job that just finished makes room for the next one now: closed arrivals
+    /// with jobs left to start.
+    #[inline]
+    fn closed_loop_has_more(&self) -> bool {
+        matches!(self.model.arrivals.kind, ArrivalKind::Closed { .. })
+            && self.started < self.model.arrivals.jobs
+    }
+
     /// The event loop off the lane: each event's zero-time work is drained before the
     /// next event, until the jobs are done, nothing is left or the run fails.
     fn run_events<O: Observer>(&mut self, obs: &mut O) {
@@ -463,13 +298,13 @@ impl<'m> Engine<'m> {
                 }
                 Event::ClassDue(class) => {
                     self.advance_to(t);
-                    let work = &mut self.work;
+                    let agenda = &mut self.agenda;
                     self.fluid
-                        .complete_due(t, class, |a| work.push_back(Work::Finish(a)));
+                        .complete_due(t, class, |a| agenda.push(Work::Finish(a)));
                 }
                 Event::Done(a) => {
                     self.advance_to(t);
-                    self.work.push_back(Work::Finish(a));
+                    self.agenda.push(Work::Finish(a));
                 }
             }
             self.drain(obs);
@@ -483,7 +318,7 @@ impl<'m> Engine<'m> {
     /// current event.
     #[cold]
     fn fail(&mut self, fault: EngineError) {
-        self.work.clear();
+        self.agenda.clear();
         self.lane_run.clear();
         self.fault.get_or_insert(fault);
     }
@@ -535,10 +370,11 @@ impl<'m> Engine<'m> {
     }
 
     /// Processes zero-time consequences (readies, grants, finishes) until none remain,
-    /// then re-solves rates once and reschedules the classes that changed.
+    /// then reports the holds that changed, re-solves rates once and reschedules the
+    /// classes that changed.
     fn drain<O: Observer>(&mut self, obs: &mut O) {
         loop {
-            while let Some(w) = self.work.pop_front() {
+            while let Some(w) = self.agenda.pop() {
                 if !self.take_step() {
                     return;
                 }
@@ -552,37 +388,47 @@ impl<'m> Engine<'m> {
                     Work::Finish(a) => self.on_finish(obs, a),
                 }
             }
-            self.report_holds(obs);
-            if self.fluid.needs_resolve() {
-                let (usage, latency_slowdown) =
-                    self.fluid.resolve(self.now, &self.model.hardware.dram);
-                obs.rates_changed(self.now, usage, latency_slowdown);
-            }
-            let queue = &mut self.queue;
-            let mut beyond = None;
-            self.fluid.reschedule(self.now, |due: Due| {
-                if due.at == SimTime::NEVER {
-                    beyond = Some(due.class);
-                    return;
-                }
-                // One pending completion per class: a re-rated class's earlier one goes.
-                queue.set_slot(due.class.index(), due.at, Event::ClassDue(due.class))
-            });
-            if let Some(class) = beyond {
-                let stage = self
-                    .fluid
-                    .next_member(class)
-                    .map(|a| self.stage_name_of(a))
-                    .unwrap_or_default();
-                self.fail(EngineError::ClockOverflow {
-                    what: Overflowed::StageEnd { stage },
-                    now_s: self.now.as_secs(),
-                });
+            self.holds.report(self.now, obs);
+            if !self.settle_classes(obs) {
                 return;
             }
-            if self.work.is_empty() {
+            if self.agenda.is_empty() {
                 break;
             }
         }
+    }
+
+    /// Re-solves the classes' speeds when a shared class gained or lost members, and
+    /// hands each re-rated class's next completion to the queue; false (the run failed)
+    /// when one would fall beyond the clock's range.
+    #[inline]
+    fn settle_classes<O: Observer>(&mut self, obs: &mut O) -> bool {
+        if self.fluid.needs_resolve() {
+            let (usage, latency_slowdown) = self.fluid.resolve(self.now, &self.model.hardware.dram);
+            obs.rates_changed(self.now, usage, latency_slowdown);
+        }
+        let queue = &mut self.queue;
+        let mut beyond = None;
+        self.fluid.reschedule(self.now, |due: Due| {
+            if due.at == SimTime::NEVER {
+                beyond = Some(due.class);
+                return;
+            }
+            // One pending completion per class: a re-rated class's earlier one goes.
+            queue.set_slot(due.class.index(), due.at, Event::ClassDue(due.class))
+        });
+        let Some(class) = beyond else {
+            return true;
+        };
+        let stage = self
+            .fluid
+            .next_member(class)
+            .map(|a| self.stage_name_of(a))
+            .unwrap_or_default();
+        self.fail(EngineError::ClockOverflow {
+            what: Overflowed::StageEnd { stage },
+            now_s: self.now.as_secs(),
+        });
+        false
     }
 }

@@ -93,6 +93,13 @@ pub(super) struct Plan {
 }
 
 impl Plan {
+    /// The instance slot within a job of `stage`'s instance in `scope`.
+    #[inline]
+    pub fn slot(&self, stage: StageId, scope: Scope) -> usize {
+        let s = &self.stages[stage];
+        instance_slot(s.slot_offset, s.per_partition, scope)
+    }
+
     /// The sharing and throughput rules of the host's pools, for the solver.
     pub fn pool_rules(&self, model: &Model) -> Vec<PoolRule> {
         (model.hardware.pools.iter().zip(&self.resources.pools))

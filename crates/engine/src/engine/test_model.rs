@@ -1,6 +1,7 @@
 //! A small model for the engine's unit tests: one host without GPUs, stages added by
 //! the test.
 
+use crate::engine::{Observer, Scope, StageRecord};
 use crate::model::*;
 
 /// A host with 4 cores, a 100 GB/s flat-latency DRAM, one lock and no GPUs, running
@@ -57,5 +58,17 @@ pub(super) fn stage(name: &str, per_partition: bool, after: Vec<StageId>, secs: 
         cpu_load: None,
         gpu_kernel: false,
         staged_copy: None,
+    }
+}
+
+/// (job, scope, stage, start s, end s) of every finished instance, in order.
+#[derive(Default)]
+pub(super) struct Finished(pub Vec<(u64, Scope, usize, f64, f64)>);
+
+impl Observer for Finished {
+    fn stage_finished(&mut self, r: &StageRecord) {
+        let s = r.stage_ref;
+        self.0
+            .push((s.job, s.scope, s.stage, r.start.as_secs(), r.end.as_secs()));
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::engine::observer::{Loss, Observer};
 use crate::engine::{Engine, EngineError, Event, Overflowed};
-use crate::model::{ArrivalKind, Edge};
+use crate::model::Edge;
 use crate::time::{SimTime, ceil_to_u64};
 
 use super::Lane;
@@ -262,9 +262,7 @@ impl Engine<'_> {
         }
         self.completed += 1;
         obs.job_finished(self.now, act.job, act.ready);
-        if matches!(self.model.arrivals.kind, ArrivalKind::Closed { .. })
-            && self.started < self.model.arrivals.jobs
-        {
+        if self.closed_loop_has_more() {
             self.lane_start_job(obs);
         }
     }

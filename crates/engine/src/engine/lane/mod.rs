@@ -2,7 +2,7 @@
 //! most one host-wide hold (released at its own end) and no markers, whose instances
 //! either are never slowed (no demands) or share rate resources as one class that the
 //! lone solve settles (a processor-sharing pool). Its instances go ready, granted,
-//! started and finished without the job slab, the DAG counters, the per-job hold list,
+//! started and finished without the job table, the DAG counters, the per-job hold list,
 //! the general work queue, the general hold line or the general fluid table: a job *is*
 //! its one instance, its zero-time steps wait in a queue of their own (a third of the
 //! general item's size), its one hold is a counter with a FIFO line, and its running

@@ -1,0 +1,149 @@
+//! What a run gives back: its summary (with the stall, when jobs were left waiting on
+//! holds nobody releases) or the error that stopped it, and the limits it runs under.
+
+use std::fmt;
+
+use crate::model::{LockId, RateTarget, StageId};
+use crate::time::SimTime;
+
+use super::sampler::DistributionError;
+
+/// What a finished run reports about itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    /// Events processed: job arrivals (a closed loop's too) and stage instance ends
+    /// (zero-duration ones too, which never pass through the event queue).
+    pub events: u64,
+    /// Time of the last event.
+    pub end: SimTime,
+    /// Jobs that finished.
+    pub jobs_completed: u64,
+    /// Jobs that arrived.
+    pub jobs_started: u64,
+    /// Set when the run stopped with jobs unfinished and nothing left to happen.
+    pub stalled: Option<Stall>,
+}
+
+/// A run that stopped with jobs unfinished: stage instances wait for holds that no
+/// running stage will ever release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stall {
+    /// Jobs that finished.
+    pub jobs_completed: u64,
+    /// Jobs the run was asked for.
+    pub jobs_total: u64,
+    /// Stage instances still waiting for holdable resources.
+    pub waiting_instances: usize,
+}
+
+impl fmt::Display for Stall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} of {} jobs finished; {} stage instances wait for holdable resources that are never released",
+            self.jobs_completed, self.jobs_total, self.waiting_instances
+        )
+    }
+}
+
+/// A model the engine cannot run (the scenario layer normally catches these first).
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// A duration distribution's parameters are invalid.
+    #[error("stage '{stage}': invalid duration distribution: {source}")]
+    BadDistribution {
+        stage: String,
+        source: DistributionError,
+    },
+    /// A stage holds VRAM on a host without GPUs.
+    #[error("stage '{stage}': holds VRAM but the host has no GPU")]
+    VramWithoutGpu { stage: String },
+    /// A stage holds a per-GPU lock on a host without GPUs.
+    #[error("stage '{stage}': holds a per-GPU lock but the host has no GPU")]
+    PerGpuLockWithoutGpu { stage: String },
+    /// A stage holds a lock that does not exist.
+    #[error("stage '{stage}': lock {lock} does not exist")]
+    MissingLock { stage: String, lock: LockId },
+    /// A hold is released at the end of a stage that does not exist.
+    #[error("stage '{stage}': hold until stage {until} does not exist")]
+    MissingHoldUntil { stage: String, until: StageId },
+    /// A stage draws on a rate resource the host does not have.
+    #[error("stage '{stage}': draws on {target:?}, which does not exist")]
+    MissingRateTarget { stage: String, target: RateTarget },
+    /// An event would fall beyond the nanosecond clock's range (about 584 years): the
+    /// model's durations or arrival times are out of range. Caught while running, as a
+    /// backstop to the load-time estimate.
+    #[error(
+        "the simulated clock overflowed at {now_s:.6e} s: {what} would fall beyond its range of about 584 years (2^64 ns)"
+    )]
+    ClockOverflow {
+        /// What was being scheduled.
+        what: Overflowed,
+        /// Simulated time when it was scheduled, seconds.
+        now_s: f64,
+    },
+    /// The run took more steps than its limit (for example a loop of zero-duration
+    /// stages that never lets time move on).
+    #[error(
+        "the run passed its limit of {limit} events (ready, start and end of stage instances) at {now_s:.6e} s with {jobs_completed} jobs finished"
+    )]
+    EventLimit {
+        /// The limit, in events counted as the load-time estimate counts them.
+        limit: u64,
+        /// Simulated time when it was reached, seconds.
+        now_s: f64,
+        /// Jobs finished by then.
+        jobs_completed: u64,
+    },
+}
+
+impl EngineError {
+    /// True when the model given is at fault (out-of-range times, a run larger than its
+    /// limit), not the engine or a missing resource.
+    pub fn is_input(&self) -> bool {
+        matches!(
+            self,
+            EngineError::ClockOverflow { .. } | EngineError::EventLimit { .. }
+        )
+    }
+}
+
+/// What would have been scheduled beyond the clock's range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Overflowed {
+    /// The arrival of job `job` (0-based).
+    Arrival { job: u64 },
+    /// The end of an instance of this stage.
+    StageEnd { stage: String },
+}
+
+impl fmt::Display for Overflowed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Overflowed::Arrival { job } => write!(f, "the arrival of job {job}"),
+            Overflowed::StageEnd { stage } => write!(f, "the end of stage '{stage}'"),
+        }
+    }
+}
+
+/// Bounds a run checks while it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EngineLimits {
+    /// The most events (ready, start and end of stage instances, three per instance, as
+    /// the load-time estimate counts them) before the run stops with
+    /// [`EngineError::EventLimit`].
+    pub max_events: u64,
+}
+
+/// The default event limit (the load-time estimate's default cap).
+pub const DEFAULT_MAX_EVENTS: u64 = 1_000_000_000;
+
+impl Default for EngineLimits {
+    fn default() -> Self {
+        Self {
+            max_events: DEFAULT_MAX_EVENTS,
+        }
+    }
+}
