@@ -209,6 +209,40 @@ impl Classify for crate::compare::CompareInputError {
     }
 }
 
+// Typed causes that commands mostly say inside a richer error (a scenario key, a
+// calibration file); each is the input's fault where it stands alone.
+
+impl Classify for crate::scenario::units::QtyError {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
+impl Classify for crate::scenario::units::SizeTooLarge {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
+impl Classify for crate::scenario::params::ExpressionError {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
+impl Classify for crate::scenario::params::UnusableResult {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
+impl Classify for crate::scenario::replay_info::KernelKindError {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
+impl Classify for crate::cli::WholeNumberError {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
