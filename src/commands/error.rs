@@ -242,6 +242,12 @@ impl Classify for crate::cli::WholeNumberError {
         Kind::Input
     }
 }
+/// Only noted against its line; a garbled line is never fatal.
+impl Classify for crate::cuzk_log::parse::GarbledRecord {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
 
 #[cfg(test)]
 mod tests {
