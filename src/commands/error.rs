@@ -248,6 +248,13 @@ impl Classify for crate::cuzk_log::parse::GarbledRecord {
         Kind::Input
     }
 }
+/// A host without a result is a row of the table, not a command's failure; said alone,
+/// its search failed.
+impl Classify for crate::compare::NoResult {
+    fn kind(&self) -> Kind {
+        Kind::Run
+    }
+}
 
 #[cfg(test)]
 mod tests {
