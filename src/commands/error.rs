@@ -255,6 +255,32 @@ impl Classify for crate::compare::NoResult {
         Kind::Run
     }
 }
+impl Classify for crate::calibrate::measurements::UnusableMeasurement {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
+impl Classify for crate::calibrate::fit::staging::StagingError {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
+/// A refused calibration is as its refusal; a scratch file that cannot be written is not
+/// the input's fault.
+impl Classify for crate::calibrate::command::NotLoadable {
+    fn kind(&self) -> Kind {
+        use crate::calibrate::command::NotLoadable as E;
+        match self {
+            E::CannotCheck(_) => Kind::Run,
+            E::Refused(e) => e.kind(),
+        }
+    }
+}
+impl Classify for crate::calibrate::validate::RemeasuredError {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
 
 #[cfg(test)]
 mod tests {
