@@ -417,7 +417,7 @@ pub enum ExpressionError {
     },
     /// The expression evaluates to something a TOML value cannot be.
     #[error("expression {written:?} {result}")]
-    Result {
+    Unusable {
         /// The expression as written.
         written: String,
         /// What its value is.
@@ -507,7 +507,7 @@ fn substitute_str(s: &str, env: &BTreeMap<String, Value>) -> Result<Value, Expre
             written: s.to_string(),
             problem: e.to_string(),
         })?;
-    to_toml(out).map_err(|result| ExpressionError::Result {
+    to_toml(out).map_err(|result| ExpressionError::Unusable {
         written: s.to_string(),
         result,
     })
