@@ -441,25 +441,38 @@ pub struct LogArgs {
     pub plot: Option<PathBuf>,
 }
 
+/// A flag's value that is not a whole number in the flag's range: the value as typed, what
+/// the flag takes, and the range allowed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{value}' is not {what}: {allowed}")]
+pub struct WholeNumberError {
+    /// The value as typed.
+    pub value: String,
+    /// What the flag takes ("a seed").
+    pub what: &'static str,
+    /// The whole numbers allowed, said in full.
+    pub allowed: String,
+}
+
 /// `--seed`: a whole number in the seed's range (u64), with a message that says so
 /// instead of the parser's ("number too large to fit in target type").
-pub fn parse_seed(s: &str) -> Result<u64, String> {
-    s.trim().parse::<u64>().map_err(|_| {
-        format!(
-            "'{s}' is not a seed: a seed is a whole number from 0 to {} (2^64 - 1)",
-            u64::MAX
-        )
+pub fn parse_seed(s: &str) -> Result<u64, WholeNumberError> {
+    s.trim().parse::<u64>().map_err(|_| WholeNumberError {
+        value: s.to_string(),
+        what: "a seed",
+        allowed: format!("a seed is a whole number from 0 to {} (2^64 - 1)", u64::MAX),
     })
 }
 
 /// `--seeds`: how many seeds per sweep point, 1 to 2^32 - 1 (larger sweeps are refused
 /// later by the size limits, with the estimate).
-pub fn parse_seed_count(s: &str) -> Result<u32, String> {
+pub fn parse_seed_count(s: &str) -> Result<u32, WholeNumberError> {
     match s.trim().parse::<u32>() {
         Ok(n) if n >= 1 => Ok(n),
-        _ => Err(format!(
-            "'{s}' is not a seed count: --seeds takes a whole number from 1 to {}",
-            u32::MAX
-        )),
+        _ => Err(WholeNumberError {
+            value: s.to_string(),
+            what: "a seed count",
+            allowed: format!("--seeds takes a whole number from 1 to {}", u32::MAX),
+        }),
     }
 }

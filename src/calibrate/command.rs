@@ -177,12 +177,24 @@ fn summary_warning_on_stderr(m: &measurements::Measurements, fitted: &fit::Fitte
 /// --calibration` reads it, which is also as a scenario including it gets its host (the
 /// scenario layer reads it there). A fit of hostile or degenerate measurements (pinned
 /// PCIe rates of 0) wrote a file that every later command refused.
-pub fn check_loadable(text: &str) -> std::result::Result<(), String> {
-    let dir = tempfile::tempdir().map_err(|e| format!("cannot check it: {e}"))?;
+pub fn check_loadable(text: &str) -> std::result::Result<(), NotLoadable> {
+    let dir = tempfile::tempdir().map_err(NotLoadable::CannotCheck)?;
     let path = dir.path().join("calibration.toml");
-    std::fs::write(&path, text).map_err(|e| format!("cannot check it: {e}"))?;
-    super::validate::load_calib(&path).map_err(|e| format!("{e:#}"))?;
+    std::fs::write(&path, text).map_err(NotLoadable::CannotCheck)?;
+    super::validate::load_calib(&path).map_err(NotLoadable::Refused)?;
     Ok(())
+}
+
+/// Why a rendered calibration is not one bwsim reads back (said inside the caller's
+/// message, so neither is a further cause).
+#[derive(Debug, thiserror::Error)]
+pub enum NotLoadable {
+    /// The scratch file to read it back from could not be written.
+    #[error("cannot check it: {0}")]
+    CannotCheck(std::io::Error),
+    /// Reading it back refused it.
+    #[error("{0:#}")]
+    Refused(CalibrateError),
 }
 
 #[cfg(test)]
@@ -194,6 +206,13 @@ mod tests {
         let s = utc_now();
         assert_eq!(s.len(), 20);
         assert!(s.ends_with('Z') && s.as_bytes()[10] == b'T');
+    }
+
+    #[test]
+    fn a_calibration_that_does_not_read_back_is_not_loadable() {
+        let e = check_loadable("[hardware.dram]\ncapacity_gbps = -1\n").unwrap_err();
+        assert!(matches!(e, NotLoadable::Refused(_)), "{e}");
+        assert!(e.to_string().contains("[hardware.dram]"), "{e}");
     }
 
     #[test]

@@ -375,6 +375,45 @@ pub struct CpuLoadPoint {
 /// corrupt and would overflow the fits.
 pub const MAX_PLAUSIBLE_GBPS: f64 = 1e6;
 
+/// A measured number a fit cannot use, read as `field[index].key = value: what is allowed`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{field} = {value}: {allowed}")]
+pub struct UnusableMeasurement {
+    /// Where it is, as `field[index].key`.
+    pub field: String,
+    /// The value.
+    pub value: f64,
+    /// What that field allows.
+    pub allowed: Allowed,
+}
+
+/// What a measured number may be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Allowed {
+    /// A rate: finite, from 0 to [`MAX_PLAUSIBLE_GBPS`].
+    Rate,
+    /// A latency or time: finite and > 0.
+    Time,
+}
+
+impl Allowed {
+    fn admits(self, v: f64) -> bool {
+        match self {
+            Allowed::Rate => v.is_finite() && (0.0..=MAX_PLAUSIBLE_GBPS).contains(&v),
+            Allowed::Time => v.is_finite() && v > 0.0,
+        }
+    }
+}
+
+impl std::fmt::Display for Allowed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Allowed::Rate => write!(f, "must be a rate from 0 to {MAX_PLAUSIBLE_GBPS:e} GB/s"),
+            Allowed::Time => f.write_str("must be a finite time > 0"),
+        }
+    }
+}
+
 impl Measurements {
     /// The idle chase of each candidate chase buffer, as printed by calibrate and
     /// validate (None when no candidates were timed).
@@ -391,25 +430,22 @@ impl Measurements {
         ))
     }
 
-    /// The first value a fit cannot use, as `field[index].key = value: what is allowed`:
-    /// rates must be finite and >= 0, latencies and times finite and > 0.
-    pub fn check(&self) -> Result<(), String> {
-        let rate = |what: String, v: f64| -> Result<(), String> {
-            if v.is_finite() && (0.0..=MAX_PLAUSIBLE_GBPS).contains(&v) {
+    /// The first value a fit cannot use: rates must be finite and >= 0, latencies and
+    /// times finite and > 0.
+    pub fn check(&self) -> Result<(), UnusableMeasurement> {
+        let check = |field: String, value: f64, allowed: Allowed| {
+            if allowed.admits(value) {
                 Ok(())
             } else {
-                Err(format!(
-                    "{what} = {v}: must be a rate from 0 to {MAX_PLAUSIBLE_GBPS:e} GB/s"
-                ))
+                Err(UnusableMeasurement {
+                    field,
+                    value,
+                    allowed,
+                })
             }
         };
-        let time = |what: String, v: f64| -> Result<(), String> {
-            if v.is_finite() && v > 0.0 {
-                Ok(())
-            } else {
-                Err(format!("{what} = {v}: must be a finite time > 0"))
-            }
-        };
+        let rate = |field: String, v: f64| check(field, v, Allowed::Rate);
+        let time = |field: String, v: f64| check(field, v, Allowed::Time);
         for (i, p) in self.bandwidth.iter().enumerate() {
             rate(format!("bandwidth[{i}].dram_gbps"), p.dram_gbps)?;
         }
@@ -519,5 +555,28 @@ mod tests {
         assert_eq!(m.bw_at(Kernel::Copy, 6), Some(42.0));
         assert_eq!(m.bw_at(Kernel::Copy, 12), Some(50.0));
         assert_eq!(m.bw_at(Kernel::Read, 2), None);
+    }
+
+    #[test]
+    fn check_names_the_first_unusable_number() {
+        let mut m = Measurements::default();
+        assert_eq!(m.check(), Ok(()));
+        m.bandwidth.push(BwPoint {
+            kernel: Kernel::Copy,
+            threads: 1,
+            dram_gbps: -5.0,
+            stream_gbps: 1.0,
+        });
+        let e = m.check().unwrap_err();
+        assert_eq!(
+            (e.field.as_str(), e.allowed),
+            ("bandwidth[0].dram_gbps", Allowed::Rate)
+        );
+        assert_eq!(
+            e.to_string(),
+            "bandwidth[0].dram_gbps = -5: must be a rate from 0 to 1e6 GB/s"
+        );
+        m.bandwidth[0].dram_gbps = f64::INFINITY;
+        assert!(m.check().is_err());
     }
 }

@@ -11,8 +11,8 @@ use crate::cli::{CompareArgs, Format};
 use crate::compare::search::{self, Candidate, default_search};
 use crate::compare::table::{markdown, to_json};
 use crate::compare::{
-    CompareInputError, CostAssumptions, HostResult, Outcome, ScenarioKnobs, cheapest_for_target,
-    host_overrides, load_host,
+    CompareInputError, CostAssumptions, HostResult, NoResult, Outcome, ScenarioKnobs,
+    cheapest_for_target, host_overrides, load_host,
 };
 use crate::output::{Output, OutputKind, check_outputs, print_stdout};
 use crate::plot::compare::{CompareChart, HostBar};
@@ -213,10 +213,12 @@ fn best_setting(
     sim: &ScenarioSimulator,
     ram_gib: f64,
     daily_usd: f64,
-) -> Result<Outcome, String> {
+) -> std::result::Result<Outcome, NoResult> {
     // The whole chain of causes: "cannot load X" alone dropped why (too little RAM, too
     // few cores for a stage).
-    let chain = |e: crate::sweep::SweepError| format!("{:#}", anyhow::Error::from(e));
+    let chain = |e: crate::sweep::SweepError| NoResult::CannotRun {
+        chain: format!("{:#}", anyhow::Error::from(e)),
+    };
     let plan = plan(sweep, sim).map_err(chain)?;
     let runs = execute(&plan, sim, ProgressMode::Hidden, &[], &|_| Ok(())).map_err(chain)?;
     let table = aggregate_table(&plan, &runs);
@@ -229,11 +231,7 @@ fn best_setting(
             jobs_per_hour: table.stat(r, crate::keys::JOBS_PER_HOUR).map(|s| s.mean),
         })
         .collect();
-    let best = search::best(&candidates).ok_or_else(|| {
-        "every setting searched stalled, finished no proof or had no steady state (most \
-         proofs starting at once: simulate more jobs than the concurrency)"
-            .to_string()
-    })?;
+    let best = search::best(&candidates).ok_or(NoResult::NoSteadySetting)?;
     let (r, jobs_per_hour) = best;
     let row = &table.rows[r];
     let stat = |k: &str| table.stat(r, k).map(|s| s.mean);

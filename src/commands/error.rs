@@ -221,6 +221,79 @@ impl Classify for crate::compare::CompareInputError {
     }
 }
 
+// Typed causes that commands mostly say inside a richer error (a scenario key, a
+// calibration file); each is the input's fault where it stands alone.
+
+impl Classify for crate::scenario::units::QtyError {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
+impl Classify for crate::scenario::units::SizeTooLarge {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
+impl Classify for crate::scenario::params::ExpressionError {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
+impl Classify for crate::scenario::params::UnusableResult {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
+impl Classify for crate::scenario::replay_info::KernelKindError {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
+impl Classify for crate::cli::WholeNumberError {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
+/// Only noted against its line; a garbled line is never fatal.
+impl Classify for crate::cuzk_log::parse::GarbledRecord {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
+/// A host without a result is a row of the table, not a command's failure; said alone,
+/// its search failed.
+impl Classify for crate::compare::NoResult {
+    fn kind(&self) -> Kind {
+        Kind::Run
+    }
+}
+impl Classify for crate::calibrate::measurements::UnusableMeasurement {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
+impl Classify for crate::calibrate::fit::staging::StagingError {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
+/// A refused calibration is as its refusal; a scratch file that cannot be written is not
+/// the input's fault.
+impl Classify for crate::calibrate::command::NotLoadable {
+    fn kind(&self) -> Kind {
+        use crate::calibrate::command::NotLoadable as E;
+        match self {
+            E::CannotCheck(_) => Kind::Run,
+            E::Refused(e) => e.kind(),
+        }
+    }
+}
+impl Classify for crate::calibrate::validate::RemeasuredError {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -140,7 +140,7 @@ pub fn log(args: LogArgs) -> Result<()> {
 /// be written, none is an input (a log, the scenario or a file it includes) and no two
 /// are one path.
 fn check_outputs(args: &LogArgs) -> Result<()> {
-    let mut outputs: Vec<(&str, PathBuf)> = Vec::new();
+    let mut outputs: Vec<(&'static str, PathBuf)> = Vec::new();
     if let Some(p) = &args.plot {
         let dir = folder_of(p);
         let stem = p
@@ -169,18 +169,19 @@ fn check_outputs(args: &LogArgs) -> Result<()> {
     for (i, (flag, out)) in outputs.iter().enumerate() {
         check_file_target(out)?;
         if let Some(input) = inputs.iter().find(|f| same_path(f, out)) {
-            return Err(LogInputError(format!(
-                "{flag} {}: that is an input ({}); give a new path",
-                out.display(),
-                input.display()
-            ))
+            return Err(LogInputError::OutputIsInput {
+                flag,
+                output: out.clone(),
+                input: input.clone(),
+            }
             .into());
         }
         if let Some((other, _)) = outputs[..i].iter().find(|(_, o)| same_path(o, out)) {
-            return Err(LogInputError(format!(
-                "{flag} {}: {other} writes there too; give two different paths",
-                out.display()
-            ))
+            return Err(LogInputError::OutputsCollide {
+                flag,
+                output: out.clone(),
+                other,
+            }
             .into());
         }
     }
@@ -334,13 +335,9 @@ fn fit(scenario: &Path, sets: &[String], real: &LogAnalysis) -> Result<Vec<Fitte
         .filter(|(_, _, observed)| *observed > 0.0)
         .collect();
     if targets.is_empty() {
-        return Err(LogInputError(format!(
-            "--fit: {} has no parameter this log observes; a parameter is fittable when a \
-             stage's duration_s is exactly \"$name\" and the log has that stage alone: \
-             markers X_START at \"stage:start\" and X_END at \"stage:end\", or a timer from \
-             \"stage:start\" to \"stage:end\"",
-            scenario.display()
-        ))
+        return Err(LogInputError::NothingToFit {
+            scenario: scenario.to_path_buf(),
+        }
         .into());
     }
     let params: Vec<String> = targets.iter().map(|t| t.0.param.clone()).collect();

@@ -15,4 +15,4 @@ pub use cost::{CostAssumptions, Target, cheapest_for_target};
 pub use error::CompareInputError;
 pub use host::{HostError, HostProfile, load_host};
 pub use mapping::{ScenarioKnobs, host_overrides};
-pub use table::{HostResult, Outcome};
+pub use table::{HostResult, NoResult, Outcome};

@@ -58,6 +58,31 @@ impl Outcome {
     }
 }
 
+/// Why a host has no best setting (its row says "does not run" and this).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NoResult {
+    /// The scenario does not load on the host (too little RAM, too few cores for a stage)
+    /// or a run failed: the whole chain of causes, outermost first.
+    #[error("{chain}")]
+    CannotRun {
+        /// The sweep's error and its causes, "outer: inner: ...".
+        chain: String,
+    },
+    /// Every setting stalled, finished no proof or had no steady state.
+    #[error(
+        "every setting searched stalled, finished no proof or had no steady state (most \
+         proofs starting at once: simulate more jobs than the concurrency)"
+    )]
+    NoSteadySetting,
+}
+
+/// As its message (the JSON's `error` string).
+impl Serialize for NoResult {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 /// One host's row: its profile, the overrides it became, and the result (or why none).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HostResult {
@@ -68,7 +93,7 @@ pub struct HostResult {
     /// The `--set` overrides it maps to.
     pub sets: Vec<String>,
     /// The best setting, or why the scenario cannot run on the host.
-    pub outcome: Result<Outcome, String>,
+    pub outcome: Result<Outcome, NoResult>,
     /// Stages whose time the scenario carried to this host from where it was measured.
     #[serde(skip)]
     pub scaling: Vec<ScaledStage>,
@@ -140,7 +165,7 @@ pub fn markdown(
                 "| {} | {cpu} | {:.0} | {gpus} | - | - | - | does not run: {} | - | - |\n",
                 h.name,
                 h.dram_gbps(),
-                why.replace('|', "/").replace('\n', " ")
+                why.to_string().replace('|', "/").replace('\n', " ")
             )),
         }
     }
@@ -314,4 +339,23 @@ pub fn to_json(
         })),
         "assumptions": assumptions,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_result_is_its_message_in_json() {
+        let why = NoResult::CannotRun {
+            chain: "cannot load s.toml: host_ram_gib: too little RAM".into(),
+        };
+        assert_eq!(json!(why), json!(why.to_string()));
+        let none = json!(NoResult::NoSteadySetting);
+        assert!(
+            none.as_str()
+                .unwrap()
+                .starts_with("every setting searched stalled")
+        );
+    }
 }

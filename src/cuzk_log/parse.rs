@@ -140,33 +140,51 @@ fn split_details(detail: &str) -> (Vec<(String, String)>, Vec<String>) {
     (pairs, doubts)
 }
 
-fn offset(text: &str) -> Result<f64, String> {
+/// Why a line that looks like a TIMELINE record is not one (the line is garbled).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GarbledRecord {
+    /// Fewer than offset, event and job id.
+    #[error("expected TIMELINE,<offset_ms>,<event>,<job_id>,<detail>")]
+    TooFewFields,
+    /// The offset is not a number.
+    #[error("offset '{0}' is not a number of milliseconds")]
+    OffsetNotANumber(String),
+    /// The offset is negative, infinite or NaN.
+    #[error("offset '{0}' is not a finite, non-negative time")]
+    OffsetOutOfRange(String),
+    /// The event is empty or has characters other than letters, digits and `_`.
+    #[error("event '{0}' is not a marker name")]
+    NotAnEvent(String),
+    /// No job id.
+    #[error("the job id is empty")]
+    EmptyJob,
+}
+
+fn offset(text: &str) -> Result<f64, GarbledRecord> {
     let t: f64 = text
         .trim()
         .parse()
-        .map_err(|_| format!("offset '{text}' is not a number of milliseconds"))?;
+        .map_err(|_| GarbledRecord::OffsetNotANumber(text.to_string()))?;
     if !t.is_finite() || t < 0.0 {
-        return Err(format!(
-            "offset '{text}' is not a finite, non-negative time"
-        ));
+        return Err(GarbledRecord::OffsetOutOfRange(text.to_string()));
     }
     Ok(t)
 }
 
 /// A TIMELINE record and its doubts.
-fn parse_timeline(rest: &str) -> Result<(Marker, Vec<String>), String> {
+fn parse_timeline(rest: &str) -> Result<(Marker, Vec<String>), GarbledRecord> {
     let f: Vec<&str> = rest.splitn(4, ',').collect();
     if f.len() < 3 {
-        return Err("expected TIMELINE,<offset_ms>,<event>,<job_id>,<detail>".into());
+        return Err(GarbledRecord::TooFewFields);
     }
     let t_ms = offset(f[0])?;
     let event = f[1].trim();
     if event.is_empty() || !event.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        return Err(format!("event '{event}' is not a marker name"));
+        return Err(GarbledRecord::NotAnEvent(event.to_string()));
     }
     let job = f[2].trim();
     if job.is_empty() {
-        return Err("the job id is empty".into());
+        return Err(GarbledRecord::EmptyJob);
     }
     let (details, mut doubts) = split_details(f.get(3).copied().unwrap_or(""));
     let mut marker = Marker {
@@ -366,7 +384,7 @@ impl ParsedLog {
                         attribution.marker(&m);
                         self.markers.push(m);
                     }
-                    Err(problem) => self.garbled.push(note(problem)),
+                    Err(garbled) => self.garbled.push(note(garbled.to_string())),
                 },
                 Some(Tag::Timing(rest)) => {
                     let TimingPairs {
@@ -477,6 +495,16 @@ mod tests {
         assert!(log.garbled[0].problem.contains("offset 'abc'"));
         assert!(log.garbled[2].problem.contains("job id is empty"));
         assert_eq!(log.unterminated_files, ["a.log"]);
+        let garbled = |rest: &str| parse_timeline(rest).unwrap_err();
+        assert_eq!(garbled("5,GPU_END"), GarbledRecord::TooFewFields);
+        assert_eq!(
+            garbled("-1,GPU_END,j"),
+            GarbledRecord::OffsetOutOfRange("-1".into())
+        );
+        assert_eq!(
+            garbled("1,GPU END,j"),
+            GarbledRecord::NotAnEvent("GPU END".into())
+        );
     }
 
     #[test]

@@ -254,7 +254,7 @@ fn resolve_one(
     stack.pop();
     let out = match &v {
         Value::String(s) if is_reference(s) => {
-            substitute_str(s, &env).map_err(|m| loc.error(ErrorKind::Param, &key, m))?
+            substitute_str(s, &env).map_err(|e| loc.error(ErrorKind::Param, &key, e.to_string()))?
         }
         _ => v,
     };
@@ -319,7 +319,8 @@ fn walk(
             } else {
                 format!("the expression {s:?}")
             };
-            let new = substitute_str(s, env).map_err(|m| loc.error(ErrorKind::Param, path, m))?;
+            let new = substitute_str(s, env)
+                .map_err(|e| loc.error(ErrorKind::Param, path, e.to_string()))?;
             loc.notes.insert(path.to_string(), note);
             *v = new;
         }
@@ -338,50 +339,145 @@ fn walk(
     Ok(())
 }
 
+/// Why a `"$name"` or `"= expression"` string has no value: the string as written, what
+/// was wrong and, where it helps, what is allowed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ExpressionError {
+    /// A `"$name"` value whose name is not a declared parameter.
+    #[error(
+        "{written:?} refers to unknown parameter {name:?}; {}",
+        declared_list(declared)
+    )]
+    UnknownParam {
+        /// The string as written.
+        written: String,
+        /// The name it refers to.
+        name: String,
+        /// The parameters that are declared.
+        declared: Vec<String>,
+    },
+    /// An expression that uses a `$name` that is not a declared parameter.
+    #[error(
+        "{written:?} refers to unknown parameter ${name}; {}",
+        declared_list(declared)
+    )]
+    UnknownInExpression {
+        /// The expression as written.
+        written: String,
+        /// The name it refers to.
+        name: String,
+        /// The parameters that are declared.
+        declared: Vec<String>,
+    },
+    /// `"$..."` that is not one identifier.
+    #[error(
+        "{0:?}: a \"$name\" value must be exactly one parameter name (use \"= ...\" for an \
+         expression)"
+    )]
+    NotOneName(String),
+    /// Longer than [`MAX_EXPRESSION_CHARS`].
+    #[error(
+        "expression is longer than {MAX_EXPRESSION_CHARS} characters; split it into parameters"
+    )]
+    TooLong,
+    /// Nested deeper than [`MAX_EXPRESSION_DEPTH`].
+    #[error(
+        "expression nests parentheses more than {MAX_EXPRESSION_DEPTH} levels deep; simplify it"
+    )]
+    TooDeep,
+    /// A `$` with no name after it.
+    #[error("{0:?}: '$' must be followed by a parameter name")]
+    EmptyName(String),
+    /// A parameter an expression uses whose value is a table or an array.
+    #[error("parameter ${name} is {kind}")]
+    NotAScalar {
+        /// The parameter.
+        name: String,
+        /// What its value is ("a table").
+        kind: String,
+    },
+    /// The evaluator refused a parameter's value.
+    #[error("{written:?}: {problem}")]
+    Variable {
+        /// The expression as written.
+        written: String,
+        /// The evaluator's words.
+        problem: String,
+    },
+    /// The evaluator refused the expression.
+    #[error(
+        "cannot evaluate expression {written:?}: {problem}; expressions use + - * / ^ %, \
+         parentheses, min, max, floor, round, ceil, if(cond, a, b) and $params"
+    )]
+    Evaluation {
+        /// The expression as written.
+        written: String,
+        /// The evaluator's words.
+        problem: String,
+    },
+    /// The expression evaluates to something a TOML value cannot be.
+    #[error("expression {written:?} {result}")]
+    Unusable {
+        /// The expression as written.
+        written: String,
+        /// What its value is.
+        result: UnusableResult,
+    },
+}
+
+fn declared_list(declared: &[String]) -> String {
+    if declared.is_empty() {
+        "this scenario declares no [params]".to_string()
+    } else {
+        format!("declared: {}", declared.join(", "))
+    }
+}
+
+/// An expression's value that is no TOML value.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum UnusableResult {
+    /// Infinity or NaN (`1 / 0`).
+    #[error("gives {0}, not a finite number")]
+    NotFinite(f64),
+    /// Nothing (an empty expression).
+    #[error("gives no value")]
+    Empty,
+}
+
 /// Evaluates one `"$name"` or `"= expression"` string against resolved parameters.
-fn substitute_str(s: &str, env: &BTreeMap<String, Value>) -> Result<Value, String> {
-    let declared = || {
-        if env.is_empty() {
-            "this scenario declares no [params]".to_string()
-        } else {
-            format!(
-                "declared: {}",
-                env.keys().cloned().collect::<Vec<_>>().join(", ")
-            )
-        }
-    };
+fn substitute_str(s: &str, env: &BTreeMap<String, Value>) -> Result<Value, ExpressionError> {
+    let declared = || env.keys().cloned().collect();
     if let Some(name) = s.strip_prefix('$') {
         return env.get(name).cloned().ok_or_else(|| {
             if is_ident(name) {
-                format!("{s:?} refers to unknown parameter {name:?}; {}", declared())
+                ExpressionError::UnknownParam {
+                    written: s.to_string(),
+                    name: name.to_string(),
+                    declared: declared(),
+                }
             } else {
-                format!(
-                    "{s:?}: a \"$name\" value must be exactly one parameter name (use \"= ...\" for an expression)"
-                )
+                ExpressionError::NotOneName(s.to_string())
             }
         });
     }
     let expr = s.strip_prefix('=').unwrap_or(s);
     if expr.chars().count() > MAX_EXPRESSION_CHARS {
-        return Err(format!(
-            "expression is longer than {MAX_EXPRESSION_CHARS} characters; split it into parameters"
-        ));
+        return Err(ExpressionError::TooLong);
     }
     if nesting_depth(expr) > MAX_EXPRESSION_DEPTH {
-        return Err(format!(
-            "expression nests parentheses more than {MAX_EXPRESSION_DEPTH} levels deep; simplify it"
-        ));
+        return Err(ExpressionError::TooDeep);
     }
     let mut seen = HashSet::new();
     for r in references(expr) {
         if r.is_empty() {
-            return Err(format!("{s:?}: '$' must be followed by a parameter name"));
+            return Err(ExpressionError::EmptyName(s.to_string()));
         }
         if !env.contains_key(&r) {
-            return Err(format!(
-                "{s:?} refers to unknown parameter ${r}; {}",
-                declared()
-            ));
+            return Err(ExpressionError::UnknownInExpression {
+                written: s.to_string(),
+                name: r,
+                declared: declared(),
+            });
         }
         seen.insert(r);
     }
@@ -393,22 +489,28 @@ fn substitute_str(s: &str, env: &BTreeMap<String, Value>) -> Result<Value, Strin
             Value::Boolean(b) => evalexpr::Value::Boolean(*b),
             Value::String(s) => evalexpr::Value::String(s.clone()),
             other => {
-                return Err(format!(
-                    "parameter ${r} is {}",
-                    super::values::kind_of(other)
-                ));
+                return Err(ExpressionError::NotAScalar {
+                    name: r.clone(),
+                    kind: super::values::kind_of(other),
+                });
             }
         };
         ctx.set_value(format!("p_{r}"), val)
-            .map_err(|e| format!("{s:?}: {e}"))?;
+            .map_err(|e| ExpressionError::Variable {
+                written: s.to_string(),
+                problem: e.to_string(),
+            })?;
     }
     let code = float_literals(&expr.replace('$', "p_"));
-    let out = evalexpr::eval_with_context(&code, &ctx).map_err(|e| {
-        format!(
-            "cannot evaluate expression {s:?}: {e}; expressions use + - * / ^ %, parentheses, min, max, floor, round, ceil, if(cond, a, b) and $params"
-        )
-    })?;
-    to_toml(out).map_err(|m| format!("expression {s:?} {m}"))
+    let out =
+        evalexpr::eval_with_context(&code, &ctx).map_err(|e| ExpressionError::Evaluation {
+            written: s.to_string(),
+            problem: e.to_string(),
+        })?;
+    to_toml(out).map_err(|result| ExpressionError::Unusable {
+        written: s.to_string(),
+        result,
+    })
 }
 
 /// The deepest parenthesis nesting in an expression.
@@ -427,11 +529,11 @@ fn nesting_depth(expr: &str) -> usize {
     max
 }
 
-fn to_toml(v: evalexpr::Value<DefaultNumericTypes>) -> Result<Value, String> {
+fn to_toml(v: evalexpr::Value<DefaultNumericTypes>) -> Result<Value, UnusableResult> {
     Ok(match v {
         evalexpr::Value::Float(f) => {
             if !f.is_finite() {
-                return Err(format!("gives {f}, not a finite number"));
+                return Err(UnusableResult::NotFinite(f));
             }
             if f.fract() == 0.0 && f.abs() < 9.0e15 {
                 Value::Integer(f as i64)
@@ -448,7 +550,7 @@ fn to_toml(v: evalexpr::Value<DefaultNumericTypes>) -> Result<Value, String> {
                 .map(to_toml)
                 .collect::<Result<Vec<_>, _>>()?,
         ),
-        evalexpr::Value::Empty => return Err("gives no value".into()),
+        evalexpr::Value::Empty => return Err(UnusableResult::Empty),
     })
 }
 
@@ -538,10 +640,13 @@ mod tests {
         let e = env(&[("n", Value::Integer(4)), ("p", Value::Boolean(true))]);
         assert_eq!(substitute_str("$n", &e).unwrap(), Value::Integer(4));
         assert_eq!(substitute_str("$p", &e).unwrap(), Value::Boolean(true));
-        assert!(
-            substitute_str("$nope", &e)
-                .unwrap_err()
-                .contains("unknown parameter")
+        assert_eq!(
+            substitute_str("$nope", &e).unwrap_err().to_string(),
+            "\"$nope\" refers to unknown parameter \"nope\"; declared: n, p"
+        );
+        assert_eq!(
+            substitute_str("$a b", &e).unwrap_err(),
+            ExpressionError::NotOneName("$a b".into())
         );
     }
 
@@ -564,12 +669,23 @@ mod tests {
             substitute_str("= min($ch, 3)", &e).unwrap(),
             Value::Integer(3)
         );
-        assert!(substitute_str("= $ch +", &e).is_err());
-        assert!(substitute_str("= $x + 1", &e).unwrap_err().contains("$x"));
-        assert!(
-            substitute_str("= 1 / 0", &e)
+        assert!(matches!(
+            substitute_str("= $ch +", &e),
+            Err(ExpressionError::Evaluation { .. })
+        ));
+        assert_eq!(
+            substitute_str("= $x + 1", &e).unwrap_err().to_string(),
+            "\"= $x + 1\" refers to unknown parameter $x; declared: ch, mts"
+        );
+        assert_eq!(
+            substitute_str("= 1 / 0", &env(&[]))
                 .unwrap_err()
-                .contains("finite")
+                .to_string(),
+            "expression \"= 1 / 0\" gives inf, not a finite number"
+        );
+        assert_eq!(
+            substitute_str("$x", &env(&[])).unwrap_err().to_string(),
+            "\"$x\" refers to unknown parameter \"x\"; this scenario declares no [params]"
         );
     }
 

@@ -37,29 +37,74 @@ pub enum KernelKind {
 /// Smallest and largest log2 sizes accepted for `ntt:` and `msm:` kernels.
 pub const KERNEL_LG_RANGE: std::ops::RangeInclusive<u32> = 10..=28;
 
+/// What `ntt:LG`, `msm:LG` and `spin` allow, said after each [`KernelKindError`].
+const KERNEL_KINDS_ALLOWED: &str =
+    "allowed: \"ntt:LG\", \"msm:LG\" (LG = log2 of the size, 10..=28) or \"spin\"";
+
+/// A `kernel` value that names no kernel: the value as written, what is wrong with it,
+/// then what is allowed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KernelKindError {
+    /// Neither `spin` nor `kind:LG`.
+    #[error("{written:?} is not a kernel kind; {KERNEL_KINDS_ALLOWED}")]
+    NotAKind {
+        /// The value as written.
+        written: String,
+    },
+    /// The size after the colon is not a whole number.
+    #[error("{written:?}: the size {size:?} is not a whole number; {KERNEL_KINDS_ALLOWED}")]
+    SizeNotWhole {
+        /// The value as written.
+        written: String,
+        /// The size part.
+        size: String,
+    },
+    /// The size is outside [`KERNEL_LG_RANGE`].
+    #[error("{written:?}: LG {lg} is out of range; {KERNEL_KINDS_ALLOWED}")]
+    SizeOutOfRange {
+        /// The value as written.
+        written: String,
+        /// The log2 size.
+        lg: u32,
+    },
+    /// The part before the colon is neither `ntt` nor `msm`.
+    #[error("{kernel:?} is not a kernel; {KERNEL_KINDS_ALLOWED}")]
+    UnknownKernel {
+        /// The kernel named.
+        kernel: String,
+    },
+}
+
 impl KernelKind {
     /// Parses `"ntt:25"`, `"msm:24"` or `"spin"`.
-    pub fn parse(text: &str) -> Result<KernelKind, String> {
+    pub fn parse(text: &str) -> Result<KernelKind, KernelKindError> {
         let t = text.trim();
         if t == "spin" {
             return Ok(KernelKind::Spin);
         }
-        let allowed =
-            "allowed: \"ntt:LG\", \"msm:LG\" (LG = log2 of the size, 10..=28) or \"spin\"";
+        let written = || text.to_string();
         let Some((kind, lg)) = t.split_once(':') else {
-            return Err(format!("{text:?} is not a kernel kind; {allowed}"));
+            return Err(KernelKindError::NotAKind { written: written() });
         };
         let lg: u32 = lg
             .trim()
             .parse()
-            .map_err(|_| format!("{text:?}: the size {lg:?} is not a whole number; {allowed}"))?;
+            .map_err(|_| KernelKindError::SizeNotWhole {
+                written: written(),
+                size: lg.to_string(),
+            })?;
         if !KERNEL_LG_RANGE.contains(&lg) {
-            return Err(format!("{text:?}: LG {lg} is out of range; {allowed}"));
+            return Err(KernelKindError::SizeOutOfRange {
+                written: written(),
+                lg,
+            });
         }
         match kind.trim() {
             "ntt" => Ok(KernelKind::Ntt { lg }),
             "msm" => Ok(KernelKind::Msm { lg }),
-            other => Err(format!("{other:?} is not a kernel; {allowed}")),
+            other => Err(KernelKindError::UnknownKernel {
+                kernel: other.to_string(),
+            }),
         }
     }
 
@@ -124,8 +169,10 @@ pub fn collect(
                         "only GPU kernels name a kernel kind; set gpu_kernel = true or remove gpu_kernel_kind",
                     ));
                 }
-                info.kernel =
-                    Some(KernelKind::parse(text).map_err(|m| loc.error(ErrorKind::Value, &k, m))?);
+                info.kernel = Some(
+                    KernelKind::parse(text)
+                        .map_err(|e| loc.error(ErrorKind::Value, &k, e.to_string()))?,
+                );
             }
             None if gpu_kernel => info.kernel = Some(KernelKind::Spin),
             None => {}
@@ -148,8 +195,19 @@ mod tests {
         assert_eq!(KernelKind::parse("spin"), Ok(KernelKind::Spin));
         assert_eq!(KernelKind::Msm { lg: 20 }.label(), "msm:20");
         for bad in ["ntt", "ntt:x", "fft:20", "msm:40", "ntt:9"] {
-            let e = KernelKind::parse(bad).unwrap_err();
+            let e = KernelKind::parse(bad).unwrap_err().to_string();
             assert!(e.contains("allowed"), "{bad}: {e}");
         }
+        assert_eq!(
+            KernelKind::parse("fft:20"),
+            Err(KernelKindError::UnknownKernel {
+                kernel: "fft".into()
+            })
+        );
+        assert_eq!(
+            KernelKind::parse("msm:40").unwrap_err().to_string(),
+            "\"msm:40\": LG 40 is out of range; allowed: \"ntt:LG\", \"msm:LG\" (LG = log2 \
+             of the size, 10..=28) or \"spin\""
+        );
     }
 }

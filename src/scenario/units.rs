@@ -101,6 +101,11 @@ impl Dim {
         }
     }
 
+    /// The unit a "no unit" message suggests (s, GB, GB/s).
+    fn example_unit(self) -> &'static str {
+        self.units()[if self == Dim::Time { 4 } else { 3 }].0
+    }
+
     fn what(self) -> &'static str {
         match self {
             Dim::Time => "a time",
@@ -110,10 +115,74 @@ impl Dim {
     }
 }
 
+/// A quantity that cannot be taken: what was written, for which kind of quantity, and what
+/// was wrong with it. The message ends with what is allowed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum QtyError {
+    /// The number part of a string does not parse.
+    #[error("{written:?} is not {}: write a number and a unit ({})", dim.what(), dim.unit_list())]
+    NotANumber {
+        /// The string as written.
+        written: String,
+        /// The kind of quantity the key takes.
+        dim: Dim,
+    },
+    /// A string with a number and no unit.
+    #[error(
+        "{written:?} has no unit; write e.g. \"{number} {}\" or a bare number in the key's unit",
+        dim.example_unit()
+    )]
+    NoUnit {
+        /// The string as written.
+        written: String,
+        /// Its number.
+        number: f64,
+        /// The kind of quantity the key takes.
+        dim: Dim,
+    },
+    /// A unit of another kind of quantity, or none bwsim knows.
+    #[error("{written:?}: unknown unit {unit:?} for {}; allowed: {}", dim.what(), dim.unit_list())]
+    UnknownUnit {
+        /// The string as written.
+        written: String,
+        /// Its unit.
+        unit: String,
+        /// The kind of quantity the key takes.
+        dim: Dim,
+    },
+    /// A finite number that overflows when converted to the base unit.
+    #[error(
+        "{shown} is too large for {}: converted to {} it is beyond the largest number bwsim \
+         holds (about 1.8e308)",
+        dim.what(),
+        dim.base_unit()
+    )]
+    TooLarge {
+        /// The value as written ([`Qty::shown`]).
+        shown: String,
+        /// The kind of quantity the key takes.
+        dim: Dim,
+    },
+    /// Infinity or NaN.
+    #[error("{shown} is not a finite number")]
+    NotFinite {
+        /// The value as written ([`Qty::shown`]).
+        shown: String,
+    },
+    /// Below zero.
+    #[error("{shown} is negative; {} must be >= 0", dim.what())]
+    Negative {
+        /// The value as written ([`Qty::shown`]).
+        shown: String,
+        /// The kind of quantity the key takes.
+        dim: Dim,
+    },
+}
+
 impl Qty {
     /// The value in base units (seconds, bytes, GB/s); `key_unit` converts a bare number
     /// (e.g. 2^30 for a `_gib` key). Rejects negative and non-finite values.
-    pub fn to_base(&self, dim: Dim, key_unit: f64) -> Result<f64, String> {
+    pub fn in_base(&self, dim: Dim, key_unit: f64) -> Result<f64, QtyError> {
         let v = match self {
             Qty::Num(x) => x * key_unit,
             Qty::Text(t) => parse_text(t, dim)?,
@@ -128,26 +197,25 @@ impl Qty {
                     !(t.contains("inf") || t.contains("nan"))
                 }
             };
+            let shown = self.shown();
             return Err(if written_finite && !v.is_nan() {
-                format!(
-                    "{} is too large for {}: converted to {} it is beyond the largest number \
-                     bwsim holds (about 1.8e308)",
-                    self.shown(),
-                    dim.what(),
-                    dim.base_unit()
-                )
+                QtyError::TooLarge { shown, dim }
             } else {
-                format!("{} is not a finite number", self.shown())
+                QtyError::NotFinite { shown }
             });
         }
         if v < 0.0 {
-            return Err(format!(
-                "{} is negative; {} must be >= 0",
-                self.shown(),
-                dim.what()
-            ));
+            return Err(QtyError::Negative {
+                shown: self.shown(),
+                dim,
+            });
         }
         Ok(v)
+    }
+
+    /// [`Qty::in_base`] with the error as its message, for callers that still reword it.
+    pub fn to_base(&self, dim: Dim, key_unit: f64) -> Result<f64, String> {
+        self.in_base(dim, key_unit).map_err(|e| e.to_string())
     }
 
     /// How the value was written, for messages.
@@ -161,38 +229,35 @@ impl Qty {
     }
 }
 
-fn parse_text(t: &str, dim: Dim) -> Result<f64, String> {
+fn parse_text(t: &str, dim: Dim) -> Result<f64, QtyError> {
     let s = t.trim();
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E')))
         .unwrap_or(s.len());
     let (num, unit) = (s[..split].trim(), s[split..].trim());
-    let num: f64 = num.parse().map_err(|_| {
-        format!(
-            "{t:?} is not {}: write a number and a unit ({})",
-            dim.what(),
-            dim.unit_list()
-        )
+    let written = || t.to_string();
+    let number: f64 = num.parse().map_err(|_| QtyError::NotANumber {
+        written: written(),
+        dim,
     })?;
     if unit.is_empty() {
-        return Err(format!(
-            "{t:?} has no unit; write e.g. \"{num} {}\" or a bare number in the key's unit",
-            dim.units()[if dim == Dim::Time { 4 } else { 3 }].0
-        ));
+        return Err(QtyError::NoUnit {
+            written: written(),
+            number,
+            dim,
+        });
     }
     let factor = dim
         .units()
         .iter()
         .find(|(u, _)| *u == unit)
         .map(|(_, f)| *f)
-        .ok_or_else(|| {
-            format!(
-                "{t:?}: unknown unit {unit:?} for {}; allowed: {}",
-                dim.what(),
-                dim.unit_list()
-            )
+        .ok_or_else(|| QtyError::UnknownUnit {
+            written: written(),
+            unit: unit.to_string(),
+            dim,
         })?;
-    Ok(num * factor)
+    Ok(number * factor)
 }
 
 /// Bytes per GiB.
@@ -200,10 +265,25 @@ pub const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 /// Bytes per GB.
 pub const GB: f64 = 1e9;
 
+/// A size beyond what bwsim counts in bytes (a u64).
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+#[error("{bytes} bytes is too large")]
+pub struct SizeTooLarge {
+    /// The size asked for.
+    pub bytes: f64,
+}
+
+/// The scenario layer says errors in words ([`super::error::Locator::error`]).
+impl From<SizeTooLarge> for String {
+    fn from(e: SizeTooLarge) -> String {
+        e.to_string()
+    }
+}
+
 /// Bytes as an integer, rejecting sizes too large to count.
-pub fn to_bytes(b: f64) -> Result<u64, String> {
+pub fn to_bytes(b: f64) -> Result<u64, SizeTooLarge> {
     if b > 1.8e19 {
-        Err(format!("{b} bytes is too large"))
+        Err(SizeTooLarge { bytes: b })
     } else {
         Ok(b.round() as u64)
     }
@@ -221,26 +301,55 @@ mod tests {
 
     #[test]
     fn strings_carry_their_unit() {
-        let t = |s: &str, d| Qty::Text(s.into()).to_base(d, 1.0);
+        let t = |s: &str, d| Qty::Text(s.into()).in_base(d, 1.0);
         assert_eq!(t("300 ms", Dim::Time).unwrap(), 0.3);
         assert_eq!(t("1.5 s", Dim::Time).unwrap(), 1.5);
         assert_eq!(t("64 GiB", Dim::Size).unwrap(), 64.0 * GIB);
         assert_eq!(t("250 GB/s", Dim::Rate).unwrap(), 250.0);
         assert_eq!(t("1e3ms", Dim::Time).unwrap(), 1.0);
-        assert!(t("64 GiB", Dim::Time).unwrap_err().contains("unknown unit"));
-        assert!(t("64", Dim::Time).unwrap_err().contains("no unit"));
-        assert!(t("fast", Dim::Time).is_err());
+        assert_eq!(
+            t("64 GiB", Dim::Time).unwrap_err().to_string(),
+            "\"64 GiB\": unknown unit \"GiB\" for a time; allowed: ns, us, µs, ms, s, sec, \
+             min, h"
+        );
+        assert_eq!(
+            t("64", Dim::Time).unwrap_err().to_string(),
+            "\"64\" has no unit; write e.g. \"64 s\" or a bare number in the key's unit"
+        );
+        assert_eq!(
+            t("fast", Dim::Time).unwrap_err(),
+            QtyError::NotANumber {
+                written: "fast".into(),
+                dim: Dim::Time
+            }
+        );
     }
 
     #[test]
     fn negative_and_non_finite_are_rejected() {
-        assert!(
-            Qty::Num(-1.0)
-                .to_base(Dim::Time, 1.0)
-                .unwrap_err()
-                .contains("negative")
+        assert_eq!(
+            Qty::Num(-1.0).to_base(Dim::Time, 1.0).unwrap_err(),
+            "-1 is negative; a time must be >= 0"
         );
-        assert!(Qty::Num(f64::NAN).to_base(Dim::Time, 1.0).is_err());
-        assert!(Qty::Num(f64::INFINITY).to_base(Dim::Size, 1.0).is_err());
+        assert!(matches!(
+            Qty::Num(f64::NAN).in_base(Dim::Time, 1.0),
+            Err(QtyError::NotFinite { .. })
+        ));
+        assert!(matches!(
+            Qty::Num(f64::INFINITY).in_base(Dim::Size, 1.0),
+            Err(QtyError::NotFinite { .. })
+        ));
+        assert_eq!(
+            Qty::Num(1e308)
+                .in_base(Dim::Size, GIB)
+                .unwrap_err()
+                .to_string(),
+            "1e308 is too large for a size: converted to bytes it is beyond the largest \
+             number bwsim holds (about 1.8e308)"
+        );
+        assert_eq!(
+            to_bytes(2e19).unwrap_err().to_string(),
+            "20000000000000000000 bytes is too large"
+        );
     }
 }

@@ -32,24 +32,31 @@ pub struct StagingDirTable {
     pub memcpy_pace: String,
 }
 
+/// A staging key the model cannot take: the key, its value, and what is allowed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StagingError {
+    /// A negative or non-finite setup time.
+    #[error("setup_s = {0}: must be >= 0 seconds")]
+    SetupS(f64),
+    /// A memcpy rate that is not a positive number.
+    #[error("memcpy_gbps = {0}: must be a finite number of GB/s > 0")]
+    MemcpyGbps(f64),
+    /// A pace bwsim does not know.
+    #[error("memcpy_pace = \"{0}\": use \"latency-bound\" or \"posted\"")]
+    MemcpyPace(String),
+}
+
 impl StagingDirTable {
-    /// The model's staging, or a message naming what is wrong.
-    pub fn staging(&self) -> Result<crate::model::PageableStaging, String> {
+    /// The model's staging, or which key is wrong.
+    pub fn staging(&self) -> Result<crate::model::PageableStaging, StagingError> {
         if !(self.setup_s.is_finite() && self.setup_s >= 0.0) {
-            return Err(format!("setup_s = {}: must be >= 0 seconds", self.setup_s));
+            return Err(StagingError::SetupS(self.setup_s));
         }
         if !(self.memcpy_gbps.is_finite() && self.memcpy_gbps > 0.0) {
-            return Err(format!(
-                "memcpy_gbps = {}: must be a finite number of GB/s > 0",
-                self.memcpy_gbps
-            ));
+            return Err(StagingError::MemcpyGbps(self.memcpy_gbps));
         }
-        let pace = MemcpyPace::parse(&self.memcpy_pace).ok_or_else(|| {
-            format!(
-                "memcpy_pace = \"{}\": use \"latency-bound\" or \"posted\"",
-                self.memcpy_pace
-            )
-        })?;
+        let pace = MemcpyPace::parse(&self.memcpy_pace)
+            .ok_or_else(|| StagingError::MemcpyPace(self.memcpy_pace.clone()))?;
         Ok(crate::model::PageableStaging {
             setup_s: self.setup_s,
             memcpy_gbps: self.memcpy_gbps,
@@ -194,6 +201,14 @@ mod tests {
             memcpy_pace: "fast".into(),
             ..h.clone()
         };
-        assert!(bad.staging().unwrap_err().contains("memcpy_pace"));
+        assert_eq!(
+            bad.staging().unwrap_err().to_string(),
+            "memcpy_pace = \"fast\": use \"latency-bound\" or \"posted\""
+        );
+        let slow = StagingDirTable {
+            memcpy_gbps: 0.0,
+            ..h.clone()
+        };
+        assert_eq!(slow.staging().unwrap_err(), StagingError::MemcpyGbps(0.0));
     }
 }

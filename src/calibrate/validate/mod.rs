@@ -117,41 +117,35 @@ pub const MAX_PIPE_LOG2: u32 = 34;
 /// each asks for what a host can run, and each measured number is a positive number (a
 /// row was silently dropped for a negative rate; an experiment of 4,294,967,295 streams
 /// ended in "engine run stalled"). The error names the field.
-pub fn check_remeasured(t: &Table) -> std::result::Result<(), String> {
+pub fn check_remeasured(t: &Table) -> std::result::Result<(), RemeasuredError> {
     if t.experiments.is_empty() {
-        return Err(
-            "experiments is empty: there is nothing to re-predict (a validate.json \
-                    keeps its experiments' setups and measurements; give one from a run \
-                    that measured some)"
-                .into(),
-        );
+        return Err(RemeasuredError::NoExperiments);
     }
     for (i, e) in t.experiments.iter().enumerate() {
         let at = |f: &str| format!("experiments[{i}] ({}).{f}", e.name);
         if let Some((_, n)) = e.setup.streams
             && !(1..=MAX_STREAMS).contains(&n)
         {
-            return Err(format!(
-                "{}: {n} streaming threads; an experiment runs 1 to {MAX_STREAMS}",
-                at("setup.streams")
-            ));
+            return Err(RemeasuredError::Streams {
+                field: at("setup.streams"),
+                streams: n,
+            });
         }
         if let Some(c) = e.setup.dma
             && !(1..=MAX_COPY_GPUS).contains(&c.gpus)
         {
-            return Err(format!(
-                "{}: {} GPUs; a copy runs on 1 to {MAX_COPY_GPUS}",
-                at("setup.dma.gpus"),
-                c.gpus
-            ));
+            return Err(RemeasuredError::CopyGpus {
+                field: at("setup.dma.gpus"),
+                gpus: c.gpus,
+            });
         }
         if let Some((lg, _)) = e.setup.pipe
             && !(1..=MAX_PIPE_LOG2).contains(&lg)
         {
-            return Err(format!(
-                "{}: 2^{lg} points; a pipeline runs 2^1 to 2^{MAX_PIPE_LOG2}",
-                at("setup.pipe")
-            ));
+            return Err(RemeasuredError::PipeLog2 {
+                field: at("setup.pipe"),
+                lg,
+            });
         }
         let o = &e.outcome;
         for (f, v) in [
@@ -164,19 +158,66 @@ pub fn check_remeasured(t: &Table) -> std::result::Result<(), String> {
             if let Some(v) = v
                 && !(v.is_finite() && v > 0.0)
             {
-                return Err(format!("{}: {v} is not a measured number > 0", at(f)));
+                return Err(RemeasuredError::NotMeasured {
+                    field: at(f),
+                    value: v,
+                });
             }
         }
     }
     if let Some(c) = &t.idle_chase
         && !(c.run_ns.is_finite() && c.run_ns > 0.0)
     {
-        return Err(format!(
-            "idle_chase.run_ns: {} is not a measured number > 0",
-            c.run_ns
-        ));
+        return Err(RemeasuredError::NotMeasured {
+            field: "idle_chase.run_ns".into(),
+            value: c.run_ns,
+        });
     }
     Ok(())
+}
+
+/// An earlier validate.json that cannot be re-predicted: the field, its value and what is
+/// allowed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RemeasuredError {
+    /// No experiments.
+    #[error(
+        "experiments is empty: there is nothing to re-predict (a validate.json keeps its \
+         experiments' setups and measurements; give one from a run that measured some)"
+    )]
+    NoExperiments,
+    /// Streaming threads outside 1..=[`MAX_STREAMS`].
+    #[error("{field}: {streams} streaming threads; an experiment runs 1 to {MAX_STREAMS}")]
+    Streams {
+        /// `experiments[i] (name).setup.streams`.
+        field: String,
+        /// The threads asked for.
+        streams: usize,
+    },
+    /// GPUs copying outside 1..=[`MAX_COPY_GPUS`].
+    #[error("{field}: {gpus} GPUs; a copy runs on 1 to {MAX_COPY_GPUS}")]
+    CopyGpus {
+        /// `experiments[i] (name).setup.dma.gpus`.
+        field: String,
+        /// The GPUs asked for.
+        gpus: u32,
+    },
+    /// A pipeline size outside 2^1..=2^[`MAX_PIPE_LOG2`].
+    #[error("{field}: 2^{lg} points; a pipeline runs 2^1 to 2^{MAX_PIPE_LOG2}")]
+    PipeLog2 {
+        /// `experiments[i] (name).setup.pipe`.
+        field: String,
+        /// The log2 of the points asked for.
+        lg: u32,
+    },
+    /// A measured number that is not a positive number.
+    #[error("{field}: {value} is not a measured number > 0")]
+    NotMeasured {
+        /// Where it is.
+        field: String,
+        /// The value.
+        value: f64,
+    },
 }
 
 fn run_experiments(args: &ValidateArgs, calib: &Calib, name: &str) -> Result<Table> {
@@ -295,6 +336,48 @@ fn write_outputs(t: &Table, dir: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_remeasured_table_without_experiments_or_with_a_bad_chase_is_refused() {
+        let mut t = Table {
+            calibration: "cal.toml".into(),
+            rows: Vec::new(),
+            median_abs_error_pct: 0.0,
+            max_abs_error_pct: 0.0,
+            skipped: Vec::new(),
+            experiments: Vec::new(),
+            idle_chase: None,
+            host_bandwidth: None,
+        };
+        assert_eq!(check_remeasured(&t), Err(RemeasuredError::NoExperiments));
+        t.experiments.push(Measured {
+            name: "chase alone".into(),
+            setup: experiment::Setup {
+                streams: None,
+                chase: true,
+                dma: None,
+                pipe: Some((40, true)),
+            },
+            outcome: experiment::Outcome::default(),
+        });
+        assert_eq!(
+            check_remeasured(&t).unwrap_err().to_string(),
+            "experiments[0] (chase alone).setup.pipe: 2^40 points; a pipeline runs 2^1 to 2^34"
+        );
+        t.experiments[0].setup.pipe = None;
+        assert_eq!(check_remeasured(&t), Ok(()));
+        t.idle_chase = Some(IdleChase {
+            run_ns: -3.0,
+            calibrated_ns: 90.0,
+        });
+        assert_eq!(
+            check_remeasured(&t),
+            Err(RemeasuredError::NotMeasured {
+                field: "idle_chase.run_ns".into(),
+                value: -3.0
+            })
+        );
+    }
 
     #[test]
     fn tiny_validate_runs_host_experiments() {
