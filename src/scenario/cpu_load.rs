@@ -42,7 +42,7 @@ impl KernelCpuLoad {
                 Ok(KernelKind::Spin) => {
                     return Err(err(key, "a curve is for an msm or ntt kernel".into()));
                 }
-                Err(m) => return Err(err(key, m)),
+                Err(m) => return Err(err(key, m.to_string())),
             };
             if ys.len() != xs.len() || ys.iter().any(|y| !y.is_finite() || *y <= 0.0) {
                 return Err(err(

@@ -434,7 +434,7 @@ impl StageCx<'_> {
             return Ok(None);
         };
         let kind = KernelKind::parse(text)
-            .map_err(|m| self.err(ErrorKind::Value, "gpu_kernel_kind", m))?;
+            .map_err(|m| self.err(ErrorKind::Value, "gpu_kernel_kind", m.to_string()))?;
         Ok(self.kernel_load.curve(kind).map(|stretch| CpuLoad {
             pools: (0..self.hw.pools.len()).collect(),
             stretch,
