@@ -150,6 +150,16 @@ impl<'a> Executor<'a> {
     }
 
     /// The stage's real work (GPU work on the backend of the GPU it is bound to).
+    /// Records `bytes` of DRAM traffic as done now.
+    fn record_dram_bytes(&self, bytes: f64) {
+        let t = self.now().as_secs();
+        self.rec
+            .lock()
+            .expect("poisoned")
+            .dram_bytes
+            .push((t, bytes));
+    }
+
     fn work(&self, stage: StageId, standalone_s: f64, bound_gpu: Option<u32>) -> Result<()> {
         let plan = &self.stages[stage];
         if let Some(shape) = &plan.cpu {
@@ -166,12 +176,7 @@ impl<'a> Executor<'a> {
             let work = self.cpu.work_for(&shape);
             let bytes = self.cpu.run(&work) as f64
                 + work.per_thread.chase_steps as f64 * CACHE_LINE_BYTES * work.threads as f64;
-            let t = self.now().as_secs();
-            self.rec
-                .lock()
-                .expect("poisoned")
-                .dram_bytes
-                .push((t, bytes));
+            self.record_dram_bytes(bytes);
             return Ok(());
         }
         if plan.copy.is_none() && plan.kernel.is_none() {
@@ -199,12 +204,7 @@ impl<'a> Executor<'a> {
             }
             if let Some(h) = copy {
                 let bytes = h.join().map_err(|_| failed!("copy thread panicked"))??;
-                let t = self.now().as_secs();
-                self.rec
-                    .lock()
-                    .expect("poisoned")
-                    .dram_bytes
-                    .push((t, bytes));
+                self.record_dram_bytes(bytes);
             }
             Ok(())
         })
