@@ -52,11 +52,28 @@ pub(super) fn staging(m: &Measurements, capacity: f64, f: &mut ContentionFit) {
         // Two sizes: t = setup + bytes / rate through the smallest and largest. Each
         // size's fastest pass, as for the link rates: on a shared host, interference only
         // slows a copy (passes of one size spread 20-36% on the H200 VM, and pipelines
-        // there uploaded at the fastest pass's rate).
+        // there uploaded at the fastest pass's rate). For the same reason a copy that ran
+        // faster next to streams than alone shows the alone pass was disturbed: its rate
+        // next to streams is the better reading of the copy alone.
         let pts: Vec<(f64, f64)> = alone_by
             .iter()
             .filter_map(|(mib, v)| {
-                let g = Spread::of(v)?.max;
+                let alone = Spread::of(v)?.max;
+                let beside = (m.dma_stream.iter())
+                    .filter(|p| !p.pinned && p.dir == dir && p.mib == *mib)
+                    .map(|p| p.dma_with_gbps)
+                    .filter(|g| g.is_finite())
+                    .fold(0.0f64, f64::max);
+                let g = if beside > alone {
+                    f.warnings.push(format!(
+                        "pageable {dir} {mib} MiB ran at {beside:.1} GB/s next to streams, \
+                         faster than alone ({alone:.1}): the alone pass was disturbed; the \
+                         faster rate is the copy's"
+                    ));
+                    beside
+                } else {
+                    alone
+                };
                 let b = (*mib as f64) * 1048576.0;
                 Some((b, b / (g * 1e9)))
             })
@@ -138,7 +155,7 @@ pub(super) fn staging(m: &Measurements, capacity: f64, f: &mut ContentionFit) {
 mod tests {
     use super::super::fit_contention;
     use super::*;
-    use crate::calibrate::measurements::DmaAlonePoint;
+    use crate::calibrate::measurements::{DmaAlonePoint, DmaStreamPoint};
 
     #[test]
     fn staging_setup_and_rate_recovered_and_disagreeing_passes_warned() {
@@ -182,5 +199,24 @@ mod tests {
             f.staging["h2d"].alone_gbps["1024"].median,
             (5.08 + 7.32) / 2.0
         );
+        // Faster next to streams than any alone pass (run 4's 1 GiB D2H: 6.6 alone, 11.3
+        // beside eight streams): the alone pass was disturbed, the faster reading is kept.
+        m.dma_stream.push(DmaStreamPoint {
+            dir: "h2d".into(),
+            pinned: false,
+            mix: crate::calibrate::probe::stream::Kernel::Copy,
+            stream_threads: 8,
+            stream_alone_gbps: 100.0,
+            stream_with_gbps: 98.0,
+            dma_alone_gbps: 7.32,
+            dma_with_gbps: 9.5,
+            mib: 1024,
+            pass: 0,
+            dma_seconds: 1.0,
+        });
+        let f = fit_contention(&m, 100.0);
+        assert!((f.staging["h2d"].gbps - 9.5).abs() < 1e-9);
+        assert!(f.warnings.iter().any(|w| w.contains("faster than alone")));
+        assert_eq!(f.staging["h2d"].alone_gbps["1024"].max, 7.32);
     }
 }
