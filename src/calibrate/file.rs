@@ -1,8 +1,12 @@
 //! The calibration file, read and written through one type, [`CalibrationFile`]:
 //! `[hardware]` (cores, `[hardware.dram]`, `[hardware.gpu]`) and `[params]` that a scenario
 //! can `include`, plus a `[calibration]` table with provenance, the fits with their
-//! residuals, and every raw measurement. Defaults it shares with the scenario layer
-//! (PCIe DRAM factors, pageable rates) come from the model's [`PcieLink`].
+//! residuals, and every raw measurement.
+//!
+//! The `[hardware]` tables here are the form calibrate writes and reads back to render;
+//! what each key means, its default when left out and the values it allows are the
+//! scenario layer's alone: a calibration becomes a host model only as the host of a
+//! scenario that includes it (`validate::load_calib`, and every scenario).
 
 use super::fit::Fitted;
 use super::measurements::Measurements;
@@ -11,7 +15,7 @@ use super::probe::sys::HostInfo;
 use crate::calibrate::error::{CalibrateError, Result, fail, failed};
 use crate::calibrate::fit::cpu::{CpuTable, cpu_table};
 use crate::calibrate::fit::staging::{StagingTable, staging_notes, staging_table};
-use crate::model::{CACHE_LINE_BYTES, CopyDir, CopyLatencyFrac, LatencyCurve, PcieLink};
+use crate::model::{CACHE_LINE_BYTES, CopyDir, LatencyCurve};
 use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -76,7 +80,7 @@ pub struct PolicyTable {
 }
 
 /// `[hardware.gpu]`: the GPU and its PCIe link. Keys left out take the scenario layer's
-/// defaults (see [`GpuTable::link`]).
+/// defaults when a scenario reads the file.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct GpuTable {
     /// GPUs (calibrate measures one).
@@ -204,58 +208,6 @@ impl<'de> Deserialize<'de> for Params {
     }
 }
 
-impl GpuTable {
-    /// The link as the scenario layer builds it from the same keys, with the same
-    /// defaults: pageable rates a quarter of the pinned ones, DMA factors 1 and the
-    /// pageable memcpy factor 2 (one read, one write).
-    pub fn link(&self) -> PcieLink {
-        let typical = crate::scenario::rules::Rules::default().copy_latency_frac();
-        PcieLink {
-            h2d_gbps: self.pcie_h2d_gbps,
-            d2h_gbps: self.pcie_d2h_gbps,
-            duplex_gbps: self.pcie_duplex_gbps,
-            pageable_h2d_gbps: self
-                .pageable_h2d_gbps
-                .unwrap_or(self.pcie_h2d_gbps * PcieLink::DEFAULT_PAGEABLE_SHARE),
-            pageable_d2h_gbps: self
-                .pageable_d2h_gbps
-                .unwrap_or(self.pcie_d2h_gbps * PcieLink::DEFAULT_PAGEABLE_SHARE),
-            h2d_dram_factor: self
-                .h2d_dram_factor
-                .unwrap_or(PcieLink::DEFAULT_DMA_DRAM_FACTOR),
-            d2h_dram_factor: self
-                .d2h_dram_factor
-                .unwrap_or(PcieLink::DEFAULT_DMA_DRAM_FACTOR),
-            pageable_copy_dram_factor: self
-                .pageable_copy_dram_factor
-                .unwrap_or(PcieLink::DEFAULT_PAGEABLE_COPY_DRAM_FACTOR),
-            pageable_h2d_staging: self.staging_dir(CopyDir::H2d),
-            pageable_d2h_staging: self.staging_dir(CopyDir::D2h),
-            latency_frac: CopyLatencyFrac {
-                pinned_h2d: self.pinned_h2d_latency_frac.unwrap_or(typical.pinned_h2d),
-                pinned_d2h: self.pinned_d2h_latency_frac.unwrap_or(typical.pinned_d2h),
-                pageable_h2d: self
-                    .pageable_h2d_latency_frac
-                    .unwrap_or(typical.pageable_h2d),
-                pageable_d2h: self
-                    .pageable_d2h_latency_frac
-                    .unwrap_or(typical.pageable_d2h),
-            },
-        }
-    }
-
-    /// One direction's staging (None when absent or invalid; [`CalibrationFile::parse`]
-    /// refuses invalid ones).
-    fn staging_dir(&self, dir: CopyDir) -> Option<crate::model::PageableStaging> {
-        let t = self.pageable_staging.as_ref()?;
-        let d = match dir {
-            CopyDir::H2d => &t.h2d,
-            CopyDir::D2h => &t.d2h,
-        };
-        d.as_ref()?.staging().ok()
-    }
-}
-
 impl CalibrationFile {
     /// The file for measurements `m` and their fit.
     pub fn new(m: &Measurements, fit: &Fitted) -> Self {
@@ -325,8 +277,10 @@ impl CalibrationFile {
         }
     }
 
-    /// Reads a file's text. Refuses a DRAM capacity or a PCIe rate or factor that is
-    /// not a finite number > 0, naming the key.
+    /// Reads a file's text into its tables: the shape of every table, and a DRAM capacity
+    /// that is a finite number > 0 (named here, before any host is built from the file).
+    /// The values of `[hardware.gpu]` are checked where they become the host, by the
+    /// scenario layer (see `validate::load_calib`).
     pub fn parse(text: &str) -> Result<Self> {
         let de = toml::Deserializer::parse(text)
             .map_err(|e| failed!("calibration file is not valid TOML: {e}"))?;
@@ -350,49 +304,7 @@ impl CalibrationFile {
                  greater than 0"
             );
         }
-        if let Some(g) = &self.hardware.gpu {
-            let l = g.link();
-            for (key, v) in [
-                ("pcie_h2d_gbps", l.h2d_gbps),
-                ("pcie_d2h_gbps", l.d2h_gbps),
-                ("pageable_h2d_gbps", l.pageable_h2d_gbps),
-                ("pageable_d2h_gbps", l.pageable_d2h_gbps),
-                ("h2d_dram_factor", l.h2d_dram_factor),
-                ("d2h_dram_factor", l.d2h_dram_factor),
-                ("pageable_copy_dram_factor", l.pageable_copy_dram_factor),
-            ] {
-                if !(v.is_finite() && v > 0.0) {
-                    fail!("[hardware.gpu] {key} = {v}: must be a finite number greater than 0");
-                }
-            }
-            if let Some(c) = &g.cpu_load {
-                for (k, v) in &c.kernels {
-                    let ok = v.len() == c.busy_per_cpu.len()
-                        && v.iter().all(|y| y.is_finite() && *y > 0.0);
-                    if !ok {
-                        fail!(
-                            "[hardware.gpu.cpu_load] kernels.{k:?} = {v:?}: must give one stretch \
-                             (finite, > 0) per busy_per_cpu point ({} points)",
-                            c.busy_per_cpu.len()
-                        );
-                    }
-                }
-            }
-            if let Some(t) = &g.pageable_staging {
-                for (dir, d) in [(CopyDir::H2d, &t.h2d), (CopyDir::D2h, &t.d2h)] {
-                    if let Some(Err(e)) = d.as_ref().map(|d| d.staging()) {
-                        fail!("[hardware.gpu.pageable_staging.{dir}] {e}");
-                    }
-                }
-            }
-        }
         Ok(())
-    }
-
-    /// The loaded-latency curve as the model takes it.
-    pub fn latency_curve(&self) -> Result<LatencyCurve> {
-        LatencyCurve::new(self.hardware.dram.latency_curve.clone())
-            .map_err(|e| failed!("latency_curve: {e}"))
     }
 
     /// The file's text: commented `[hardware]` and `[params]` tables (numbers to 6
@@ -835,6 +747,24 @@ fn one_line(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::calibrate::validate::{Calib, load_calib};
+    use crate::model::PcieLink;
+
+    fn bundled() -> String {
+        std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scenarios/calibration/h200-host.toml"
+        ))
+        .unwrap()
+    }
+
+    /// `text` read as validate and every scenario including it read a calibration.
+    fn read_as_host(text: &str) -> Result<Calib> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cal.toml");
+        std::fs::write(&path, text).unwrap();
+        load_calib(&path)
+    }
 
     #[test]
     fn non_finite_numbers_are_refused() {
@@ -856,11 +786,7 @@ mod tests {
 
     #[test]
     fn a_written_file_reads_back_as_written() {
-        let text = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/scenarios/calibration/h200-host.toml"
-        ))
-        .unwrap();
+        let text = bundled();
         let file = CalibrationFile::parse(&text).unwrap();
         // Rendering what was read gives every line back. TOML tables are unordered, so
         // [params] reads back sorted by name; everything else in the order written.
@@ -875,11 +801,17 @@ mod tests {
         assert_eq!(again[..params_at(&again)], text[..params_at(&text)]);
         assert_eq!(CalibrationFile::parse(&again).unwrap(), file);
         let g = file.hardware.gpu.as_ref().unwrap();
-        assert_eq!(g.link().pageable_copy_dram_factor, 2.0);
         // Written with every mechanism calibrate measured: staging, latency shares, the
-        // DRAM rules.
-        assert!(g.link().pageable_h2d_staging.is_some());
+        // DRAM rules; the host a scenario reads from it has them.
+        let host = read_as_host(&text).unwrap();
+        let link = host.link().unwrap();
+        assert_eq!(link.pageable_copy_dram_factor, 2.0);
+        assert!(link.pageable_h2d_staging.is_some());
         assert!(g.pinned_h2d_latency_frac.is_some_and(|f| f > 0.0));
+        assert_eq!(
+            link.latency_frac.pinned_h2d,
+            g.pinned_h2d_latency_frac.unwrap()
+        );
         let d = &file.hardware.dram;
         assert_eq!(d.latency_load.as_deref(), Some("offered"));
         assert!(d.lines_in_flight_per_thread.is_some_and(|l| l > 0.0));
@@ -895,11 +827,7 @@ mod tests {
     #[test]
     fn staging_tables_round_trip_and_bad_ones_name_the_key() {
         use crate::calibrate::fit::staging::StagingDirTable;
-        let text = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/scenarios/calibration/h200-host.toml"
-        ))
-        .unwrap();
+        let text = bundled();
         let mut file = CalibrationFile::parse(&text).unwrap();
         let g = file.hardware.gpu.as_mut().unwrap();
         g.pageable_staging = Some(StagingTable {
@@ -917,25 +845,21 @@ mod tests {
         );
         let back = CalibrationFile::parse(&again).unwrap();
         assert_eq!(back, file);
-        let l = back.hardware.gpu.as_ref().unwrap().link();
+        let l = read_as_host(&again).unwrap().link().cloned().unwrap();
         let st = l.pageable_h2d_staging.unwrap();
         assert_eq!((st.setup_s, st.memcpy_gbps), (0.002, 7.5));
         assert_eq!(l.pageable_d2h_staging, None);
         let bad = again.replace("memcpy_pace = \"latency-bound\"", "memcpy_pace = \"fast\"");
-        let e = CalibrationFile::parse(&bad).unwrap_err().to_string();
+        let e = read_as_host(&bad).unwrap_err().to_string();
         assert!(
-            e.contains("[hardware.gpu.pageable_staging.h2d]") && e.contains("posted"),
+            e.contains("hardware.gpu.pageable_staging.h2d.memcpy_pace") && e.contains("posted"),
             "{e}"
         );
     }
 
     #[test]
     fn cpu_load_tables_round_trip_and_bad_ones_name_the_key() {
-        let text = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/scenarios/calibration/h200-host.toml"
-        ))
-        .unwrap();
+        let text = bundled();
         let mut file = CalibrationFile::parse(&text).unwrap();
         let table = CpuLoadTable {
             busy_per_cpu: vec![0.0, 0.5, 1.0],
@@ -954,40 +878,54 @@ mod tests {
         let read = CalibrationFile::parse(&again).unwrap();
         assert_eq!(read.hardware.gpu.unwrap().cpu_load, Some(table));
         let bad = again.replace("[1.00000, 1.30000, 2.10000]", "[1.0, 1.3]");
-        let e = CalibrationFile::parse(&bad).unwrap_err().to_string();
+        let e = read_as_host(&bad).unwrap_err().to_string();
         assert!(
-            e.contains("[hardware.gpu.cpu_load]") && e.contains("msm:20"),
+            e.contains("hardware.gpu.cpu_load.kernels") && e.contains("msm:20"),
             "{e}"
         );
     }
 
+    /// Optional `[hardware.gpu]` keys left out of a calibration take the scenario
+    /// layer's defaults: the pageable rates a share of the pinned ones, the DMA factors 1,
+    /// the pageable memcpy's 2, the rule set's typical latency shares.
     #[test]
     fn left_out_gpu_keys_take_the_scenario_defaults() {
-        let g = GpuTable {
-            count: 1,
-            vram_gib: 80.0,
-            pcie_h2d_gbps: 40.0,
-            pcie_d2h_gbps: 48.0,
-            pcie_duplex_gbps: None,
-            pageable_h2d_gbps: None,
-            pageable_d2h_gbps: None,
-            h2d_dram_factor: None,
-            d2h_dram_factor: None,
-            pageable_copy_dram_factor: None,
-            pageable_staging: None,
-            pinned_h2d_latency_frac: None,
-            pinned_d2h_latency_frac: Some(0.5),
-            pageable_h2d_latency_frac: None,
-            pageable_d2h_latency_frac: None,
-            cpu_load: None,
-        };
-        let l = g.link();
-        let typical = crate::scenario::rules::Rules::default().copy_latency_frac();
-        assert_eq!(l.latency_frac.pinned_h2d, typical.pinned_h2d);
-        assert_eq!(l.latency_frac.pinned_d2h, 0.5);
-        assert_eq!((l.pageable_h2d_gbps, l.pageable_d2h_gbps), (10.0, 12.0));
+        let text = bundled();
+        let (head, rest) = text.split_once("[hardware.gpu]\n").unwrap();
+        let end = rest.find("\n[").unwrap();
+        let optional = [
+            "pageable_h2d_gbps",
+            "pageable_d2h_gbps",
+            "h2d_dram_factor",
+            "d2h_dram_factor",
+            "pageable_copy_dram_factor",
+            "pinned_h2d_latency_frac",
+            "pageable_h2d_latency_frac",
+            "pageable_d2h_latency_frac",
+        ];
+        let kept: Vec<&str> = (rest[..end].lines())
+            .filter(|l| !optional.iter().any(|k| l.starts_with(&format!("{k} = "))))
+            .collect();
+        let trimmed = format!("{head}[hardware.gpu]\n{}{}", kept.join("\n"), &rest[end..]);
+        let g = CalibrationFile::parse(&trimmed)
+            .unwrap()
+            .hardware
+            .gpu
+            .unwrap();
+        assert_eq!((g.pageable_h2d_gbps, g.h2d_dram_factor), (None, None));
+        let l = read_as_host(&trimmed).unwrap().link().cloned().unwrap();
+        let share = PcieLink::DEFAULT_PAGEABLE_SHARE;
+        assert_eq!(l.pageable_h2d_gbps, g.pcie_h2d_gbps * share);
+        assert_eq!(l.pageable_d2h_gbps, g.pcie_d2h_gbps * share);
         assert_eq!((l.h2d_dram_factor, l.d2h_dram_factor), (1.0, 1.0));
         assert_eq!(l.pageable_copy_dram_factor, 2.0);
+        let typical = crate::scenario::rules::Rules::default().copy_latency_frac();
+        assert_eq!(l.latency_frac.pinned_h2d, typical.pinned_h2d);
+        assert_eq!(l.latency_frac.pageable_h2d, typical.pageable_h2d);
+        assert_eq!(
+            l.latency_frac.pinned_d2h,
+            g.pinned_d2h_latency_frac.unwrap()
+        );
     }
 
     #[test]
