@@ -272,11 +272,6 @@ impl Classify for crate::calibrate::measurements::UnusableMeasurement {
         Kind::Input
     }
 }
-impl Classify for crate::calibrate::fit::staging::StagingError {
-    fn kind(&self) -> Kind {
-        Kind::Input
-    }
-}
 /// A refused calibration is as its refusal; a scratch file that cannot be written is not
 /// the input's fault.
 impl Classify for crate::calibrate::command::NotLoadable {

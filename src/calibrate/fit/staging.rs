@@ -28,41 +28,8 @@ pub struct StagingDirTable {
     pub setup_s: f64,
     /// The memcpy thread's rate alone on an idle host, GB/s copied.
     pub memcpy_gbps: f64,
-    /// "latency-bound" or "posted" (see [`MemcpyPace`]).
+    /// "latency-bound" or "posted" (see [`MemcpyPace`]; the scenario layer reads it).
     pub memcpy_pace: String,
-}
-
-/// A staging key the model cannot take: the key, its value, and what is allowed.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum StagingError {
-    /// A negative or non-finite setup time.
-    #[error("setup_s = {0}: must be >= 0 seconds")]
-    SetupS(f64),
-    /// A memcpy rate that is not a positive number.
-    #[error("memcpy_gbps = {0}: must be a finite number of GB/s > 0")]
-    MemcpyGbps(f64),
-    /// A pace bwsim does not know.
-    #[error("memcpy_pace = \"{0}\": use \"latency-bound\" or \"posted\"")]
-    MemcpyPace(String),
-}
-
-impl StagingDirTable {
-    /// The model's staging, or which key is wrong.
-    pub fn staging(&self) -> Result<crate::model::PageableStaging, StagingError> {
-        if !(self.setup_s.is_finite() && self.setup_s >= 0.0) {
-            return Err(StagingError::SetupS(self.setup_s));
-        }
-        if !(self.memcpy_gbps.is_finite() && self.memcpy_gbps > 0.0) {
-            return Err(StagingError::MemcpyGbps(self.memcpy_gbps));
-        }
-        let pace = MemcpyPace::parse(&self.memcpy_pace)
-            .ok_or_else(|| StagingError::MemcpyPace(self.memcpy_pace.clone()))?;
-        Ok(crate::model::PageableStaging {
-            setup_s: self.setup_s,
-            memcpy_gbps: self.memcpy_gbps,
-            memcpy_pace: pace,
-        })
-    }
 }
 
 /// A staged copy that keeps at least this share of its alone rate next to streams does
@@ -188,7 +155,6 @@ mod tests {
         assert_eq!((h.setup_s, h.memcpy_gbps), (1e-3, 8.0));
         assert_eq!(h.memcpy_pace, "latency-bound");
         assert_eq!(t.d2h.as_ref().unwrap().memcpy_pace, "posted");
-        assert!(h.staging().is_ok());
         let notes = staging_notes(&c, None, CopyDir::H2d).join("\n");
         assert!(
             notes.contains("64 MiB 7.50 (fastest 7.50), 1024 MiB 7.90 (fastest 7.90)")
@@ -197,18 +163,5 @@ mod tests {
         );
         c.staging.remove("d2h");
         assert_eq!(staging_table(&c).unwrap().d2h, None);
-        let bad = StagingDirTable {
-            memcpy_pace: "fast".into(),
-            ..h.clone()
-        };
-        assert_eq!(
-            bad.staging().unwrap_err().to_string(),
-            "memcpy_pace = \"fast\": use \"latency-bound\" or \"posted\""
-        );
-        let slow = StagingDirTable {
-            memcpy_gbps: 0.0,
-            ..h.clone()
-        };
-        assert_eq!(slow.staging().unwrap_err(), StagingError::MemcpyGbps(0.0));
     }
 }

@@ -89,4 +89,36 @@ mod tests {
         assert!(e.contains("latency_curve"), "{e}");
         assert!(load("not toml [").is_err());
     }
+
+    /// A `[hardware.gpu]` value out of range is refused by the one reader of those keys
+    /// (the scenario layer's), naming the calibration file, its line and the key.
+    #[test]
+    fn bad_gpu_values_are_named_by_the_scenario_reader() {
+        let bundled = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scenarios/calibration/h200-host.toml"
+        ))
+        .unwrap();
+        for (line, bad, key) in [
+            (
+                "pcie_h2d_gbps = 55.3371",
+                "pcie_h2d_gbps = 0.0",
+                "pcie_h2d_gbps",
+            ),
+            (
+                "pinned_h2d_latency_frac = 0.195842",
+                "pinned_h2d_latency_frac = 1.5",
+                "pinned_h2d_latency_frac",
+            ),
+        ] {
+            assert!(bundled.contains(&format!("\n{line}\n")), "{line}");
+            let e = load(&bundled.replacen(line, bad, 1))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("cal.toml:") && e.contains(&format!("hardware.gpu.{key}")),
+                "{e}"
+            );
+        }
+    }
 }
