@@ -288,6 +288,17 @@ impl Classify for crate::calibrate::validate::RemeasuredError {
         Kind::Input
     }
 }
+/// A latency curve or CPU table from a scenario or calibration file: the user's input.
+impl Classify for crate::model::CurveError {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
+impl Classify for crate::model::CpuThroughputError {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -222,7 +222,7 @@ fn cpu(
     };
     model
         .validate()
-        .map_err(|m| loc.error(ErrorKind::Value, "hardware.cpu", m))?;
+        .map_err(|m| loc.error(ErrorKind::Value, "hardware.cpu", m.to_string()))?;
     Ok((sharing, Some(model)))
 }
 

@@ -264,7 +264,7 @@ pub fn from_spec(
             per_core,
         };
         cpu.validate()
-            .map_err(|msg| loc.error(ErrorKind::Value, "workload.measured_on", msg))?;
+            .map_err(|msg| loc.error(ErrorKind::Value, "workload.measured_on", msg.to_string()))?;
         Some(cpu)
     };
     Ok(HostScaling {

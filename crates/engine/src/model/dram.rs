@@ -1,5 +1,7 @@
 //! The DRAM system: its bandwidth, how streams share it, and its loaded-latency curve.
 
+use super::{CurveError, LoadAxis};
+
 /// The DRAM system: one rate resource plus its loaded-latency curve.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dram {
@@ -99,23 +101,22 @@ struct WriteMixes {
 }
 
 impl LatencyCurve {
-    /// Builds a curve from points sorted by utilisation. Returns an error message when the
+    /// Builds a curve from points sorted by utilisation. Returns an error when the
     /// points are empty, unsorted, outside [0, 1] or have non-positive latency.
-    pub fn new(points: Vec<(f64, f64)>) -> Result<Self, String> {
+    pub fn new(points: Vec<(f64, f64)>) -> Result<Self, CurveError> {
+        let axis = LoadAxis::Utilisation;
         if points.is_empty() {
-            return Err("needs at least one (utilisation, ns) point".into());
+            return Err(CurveError::NoPoints { axis });
         }
-        for (i, &(u, ns)) in points.iter().enumerate() {
-            if !(0.0..=1.0).contains(&u) || !u.is_finite() {
-                return Err(format!("point {i}: utilisation {u} is outside 0..=1"));
+        for (point, &(value, ns)) in points.iter().enumerate() {
+            if !(0.0..=1.0).contains(&value) || !value.is_finite() {
+                return Err(CurveError::UtilisationOutOfRange { point, value });
             }
             if !(ns > 0.0 && ns.is_finite()) {
-                return Err(format!("point {i}: latency {ns} ns must be positive"));
+                return Err(CurveError::LatencyNotPositive { point, ns });
             }
-            if i > 0 && u <= points[i - 1].0 {
-                return Err(format!(
-                    "point {i}: utilisation {u} must be greater than the previous point's"
-                ));
+            if point > 0 && value <= points[point - 1].0 {
+                return Err(CurveError::NotRising { point, axis, value });
             }
         }
         Ok(Self {
@@ -129,23 +130,20 @@ impl LatencyCurve {
     /// Builds a curve of offered load (demand / capacity): points sorted by load, loads
     /// finite and >= 0 (above 1 allowed), latency positive; past its last point (u_n,
     /// L_n) it extrapolates along the last segment, and never below L_n u / u_n.
-    pub fn offered(points: Vec<(f64, f64)>) -> Result<Self, String> {
+    pub fn offered(points: Vec<(f64, f64)>) -> Result<Self, CurveError> {
+        let axis = LoadAxis::OfferedLoad;
         if points.is_empty() {
-            return Err("needs at least one (offered load, ns) point".into());
+            return Err(CurveError::NoPoints { axis });
         }
-        for (i, &(u, ns)) in points.iter().enumerate() {
-            if !(u >= 0.0 && u.is_finite()) {
-                return Err(format!(
-                    "point {i}: offered load {u} must be finite and >= 0"
-                ));
+        for (point, &(value, ns)) in points.iter().enumerate() {
+            if !(value >= 0.0 && value.is_finite()) {
+                return Err(CurveError::OfferedLoadOutOfRange { point, value });
             }
             if !(ns > 0.0 && ns.is_finite()) {
-                return Err(format!("point {i}: latency {ns} ns must be positive"));
+                return Err(CurveError::LatencyNotPositive { point, ns });
             }
-            if i > 0 && u <= points[i - 1].0 {
-                return Err(format!(
-                    "point {i}: offered load {u} must be greater than the previous point's"
-                ));
+            if point > 0 && value <= points[point - 1].0 {
+                return Err(CurveError::NotRising { point, axis, value });
             }
         }
         Ok(Self {
@@ -184,24 +182,22 @@ impl LatencyCurve {
         mut self,
         base: f64,
         others: Vec<(f64, LatencyCurve)>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, CurveError> {
         let mut curves = vec![(base, self.points.clone())];
-        for (wf, c) in others {
+        for (write_frac, c) in others {
             if c.by_offered_load != self.by_offered_load {
-                return Err(format!(
-                    "the mix with write fraction {wf} is on another load axis than the base curve"
-                ));
+                return Err(CurveError::MixOnAnotherAxis { write_frac });
             }
-            curves.push((wf, c.points));
+            curves.push((write_frac, c.points));
         }
         for &(wf, _) in &curves {
             if !(0.0..=1.0).contains(&wf) {
-                return Err(format!("write fraction {wf} is outside 0..=1"));
+                return Err(CurveError::WriteFracOutOfRange(wf));
             }
         }
         curves.sort_by(|a, b| a.0.total_cmp(&b.0));
         if curves.windows(2).any(|w| w[0].0 == w[1].0) {
-            return Err("two mixes have the same write fraction".into());
+            return Err(CurveError::SameWriteFrac);
         }
         self.mixes = Some(Box::new(WriteMixes { base, curves }));
         Ok(self)
@@ -209,11 +205,9 @@ impl LatencyCurve {
 
     /// Multiplies latency by the 4 KiB-page factor: `idle` at load 0 rising linearly to
     /// `loaded` at load 1 (held beyond). Both must be >= 1.
-    pub fn with_page_factor(mut self, idle: f64, loaded: f64) -> Result<Self, String> {
+    pub fn with_page_factor(mut self, idle: f64, loaded: f64) -> Result<Self, CurveError> {
         if !(idle >= 1.0 && loaded >= 1.0 && idle.is_finite() && loaded.is_finite()) {
-            return Err(format!(
-                "page factors ({idle}, {loaded}) must be finite and >= 1 (4 KiB pages are never faster)"
-            ));
+            return Err(CurveError::PageFactor { idle, loaded });
         }
         self.page_factor = Some((idle, loaded));
         Ok(self)

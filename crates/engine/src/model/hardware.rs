@@ -1,6 +1,6 @@
 //! The host: cores, RAM, GPUs, locks, thread pools and what a core yields.
 
-use super::{Dram, PcieLink};
+use super::{CpuThroughputError, Dram, PcieLink};
 
 /// The host's resources.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,28 +103,31 @@ pub struct CpuThroughput {
 }
 
 impl CpuThroughput {
-    /// Checks the numbers; an error message says what is wrong.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks the numbers; the error says what is wrong.
+    pub fn validate(&self) -> Result<(), CpuThroughputError> {
         if self.physical_cores == 0 || self.threads_per_core == 0 {
-            return Err("physical_cores and threads_per_core must be >= 1".into());
+            return Err(CpuThroughputError::NoCores);
         }
         if !(1.0..=self.threads_per_core as f64).contains(&self.smt_yield) {
-            return Err(format!(
-                "smt_yield {} must be between 1 and threads_per_core ({})",
-                self.smt_yield, self.threads_per_core
-            ));
+            return Err(CpuThroughputError::SmtYield {
+                smt_yield: self.smt_yield,
+                threads_per_core: self.threads_per_core,
+            });
         }
         if self.per_core.is_empty() {
-            return Err("per_core needs at least one (active cores, relative) point".into());
+            return Err(CpuThroughputError::NoPoints);
         }
-        for (i, &(n, r)) in self.per_core.iter().enumerate() {
-            if !(n >= 1.0 && n.is_finite() && r > 0.0 && r.is_finite()) {
-                return Err(format!(
-                    "point {i}: ({n}, {r}) needs active cores >= 1 and relative > 0"
-                ));
+        for (point, &(cores, relative)) in self.per_core.iter().enumerate() {
+            let ok = cores >= 1.0 && cores.is_finite() && relative > 0.0 && relative.is_finite();
+            if !ok {
+                return Err(CpuThroughputError::BadPoint {
+                    point,
+                    cores,
+                    relative,
+                });
             }
-            if i > 0 && n <= self.per_core[i - 1].0 {
-                return Err(format!("point {i}: active cores must rise"));
+            if point > 0 && cores <= self.per_core[point - 1].0 {
+                return Err(CpuThroughputError::CoresNotRising { point });
             }
         }
         Ok(())

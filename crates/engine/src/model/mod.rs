@@ -11,6 +11,7 @@ mod dram;
 mod duration;
 mod hardware;
 mod instrumentation;
+mod model_error;
 mod pcie;
 mod workload;
 
@@ -22,6 +23,7 @@ pub use hardware::{CpuThroughput, Gpu, Hardware, Lock, Pool, PoolSharing};
 pub use instrumentation::{
     DEFAULT_SMI_SAMPLE_PERIOD_S, Edge, Instrumentation, Marker, Span, Timer,
 };
+pub use model_error::{CpuThroughputError, CurveError, LoadAxis};
 pub use pcie::{
     CopyDemand, CopyDir, CopyLatencyFrac, LinkCopy, MemcpyPace, PageableStaging, PcieLink,
     StagedCopy,
