@@ -106,7 +106,7 @@ pub struct ReplayCliArgs {
 pub enum ProbeMode {
     /// Seconds; small buffers (tests only: numbers are cache-bound).
     Tiny,
-    /// Under 2 minutes.
+    /// About 3 minutes with a GPU, under 2 without.
     Quick,
     /// Under 10 minutes.
     Full,
@@ -115,7 +115,7 @@ pub enum ProbeMode {
 /// Probe flags shared by `bwsim calibrate` and `bwsim validate`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ProbeArgs {
-    /// Short run (under 2 minutes); the same as `--mode quick`.
+    /// Short run (about 3 minutes with a GPU); the same as `--mode quick`.
     #[arg(long, conflicts_with = "mode")]
     pub quick: bool,
     /// Probe length [default: full].
