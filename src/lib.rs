@@ -21,7 +21,3 @@ pub mod run;
 pub mod scenario;
 pub mod sweep;
 pub mod trace;
-
-// The plot layer still names the metric keys at the root; everything else reaches the
-// analysis modules by their own path.
-pub use analysis::keys;

@@ -228,7 +228,9 @@ fn best_setting(
         .map(|r| Candidate {
             stalled: table.rows[r].stalled > 0,
             steady: runs[r].reports.iter().all(|s| s.steady_state.is_reached()),
-            jobs_per_hour: table.stat(r, crate::keys::JOBS_PER_HOUR).map(|s| s.mean),
+            jobs_per_hour: table
+                .stat(r, crate::analysis::keys::JOBS_PER_HOUR)
+                .map(|s| s.mean),
         })
         .collect();
     let best = search::best(&candidates).ok_or(NoResult::NoSteadySetting)?;

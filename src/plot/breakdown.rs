@@ -11,7 +11,7 @@ use super::legend::{Entry, Swatch};
 use super::render::Chart;
 use super::style::{color, fmt_tick, key_label};
 use crate::analysis::gap::GapPart;
-use crate::keys;
+use crate::analysis::keys;
 use crate::plot::error::Result;
 use crate::sweep::table::SweepTable;
 

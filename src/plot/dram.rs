@@ -10,7 +10,7 @@ use super::common::{
 use super::legend::{Entry, Swatch};
 use super::render::Chart;
 use super::style::{INK, color, key_label};
-use crate::keys;
+use crate::analysis::keys;
 use crate::plot::error::Result;
 use crate::sweep::table::SweepTable;
 

@@ -13,7 +13,7 @@ use super::common::{
 use super::legend::{Entry, Swatch};
 use super::render::Chart;
 use super::style::{GREY, INK, PALETTE, color, fmt_tick, key_label};
-use crate::keys;
+use crate::analysis::keys;
 use crate::plot::error::Result;
 use crate::sweep::table::SweepTable;
 

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 pub use error::PlotError;
 pub use render::{Chart, render};
 
-use crate::keys;
+use crate::analysis::keys;
 use crate::plot::error::Result;
 use crate::sweep::table::SweepTable;
 use crate::trace::TraceRecorder;

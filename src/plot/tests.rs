@@ -66,7 +66,7 @@ fn bands_are_clamped_to_what_the_metric_can_take() {
 /// the few-seeds warning under its title.
 #[test]
 fn a_grid_gpu_chart_is_small_multiples_with_the_sampled_view() {
-    use crate::keys;
+    use crate::analysis::keys;
     use crate::sweep::table::{Row, Stat, SweepTable};
     use crate::sweep::value::ParamValue;
     let metrics = [

@@ -11,7 +11,7 @@ use super::common::{
 use super::legend::{Entry, Swatch};
 use super::render::Chart;
 use super::style::{INK, color, fmt_tick, key_label, legend_font};
-use crate::keys;
+use crate::analysis::keys;
 use crate::plot::error::Result;
 use crate::sweep::knee::{KNEE_TOLERANCE, find_knees};
 use crate::sweep::table::SweepTable;
