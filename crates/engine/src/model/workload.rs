@@ -76,13 +76,6 @@ pub struct CpuLoad {
     pub stretch: Vec<(f64, f64)>,
 }
 
-impl CpuLoad {
-    /// The stretch at `load` runnable threads per CPU.
-    pub fn stretch_at(&self, load: f64) -> f64 {
-        stretch_at(&self.stretch, load)
-    }
-}
-
 /// A [`CpuLoad`] curve's stretch at `load` runnable threads per CPU: piecewise linear
 /// through `points`, flat past either end, 1 with no points.
 pub fn stretch_at(points: &[(f64, f64)], load: f64) -> f64 {

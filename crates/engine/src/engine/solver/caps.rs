@@ -133,20 +133,8 @@ impl Solver {
         if c.key.host_frac > 0.0 && c.count > 0 {
             let p = c.key.host_pool;
             if let Some(k) = (self.pools.iter()).position(|r| r.per_thread && r.resource == p) {
-                // Runnable threads: the pool's draws plus the host threads on it.
-                let wanted = *self.host_wanted[k].get_or_insert_with(|| {
-                    (classes.iter().filter(|o| o.count > 0))
-                        .map(|o| {
-                            let pool = o.key.weight_on(p).unwrap_or(0.0);
-                            let host = if o.key.host_frac > 0.0 && o.key.host_pool == p {
-                                o.key.host_frac
-                            } else {
-                                0.0
-                            };
-                            o.count as f64 * (pool + host)
-                        })
-                        .sum()
-                });
+                let wanted =
+                    *self.host_wanted[k].get_or_insert_with(|| runnable_threads(classes, p));
                 host = (wanted / capacities[p]).max(1.0);
             }
         }
@@ -222,19 +210,28 @@ fn cpu_load_stretch(load: &CpuLoadKey, capacities: &[f64], classes: &[ClassDeman
     let (mut wanted, mut cpus) = (0.0, 0.0);
     for &p in &load.pools {
         cpus += capacities[p];
-        for o in classes.iter().filter(|o| o.count > 0) {
-            let host = if o.key.host_frac > 0.0 && o.key.host_pool == p {
-                o.key.host_frac
-            } else {
-                0.0
-            };
-            wanted += o.count as f64 * (o.key.weight_on(p).unwrap_or(0.0) + host);
-        }
+        wanted += runnable_threads(classes, p);
     }
     if cpus <= 0.0 {
         return 1.0;
     }
     stretch_at(&load.stretch, wanted / cpus).max(1.0)
+}
+
+/// The threads the running classes want on pool resource `p`: its draws plus the host
+/// threads on it.
+fn runnable_threads(classes: &[ClassDemand], p: usize) -> f64 {
+    (classes.iter().filter(|o| o.count > 0))
+        .map(|o| {
+            let pool = o.key.weight_on(p).unwrap_or(0.0);
+            let host = if o.key.host_frac > 0.0 && o.key.host_pool == p {
+                o.key.host_frac
+            } else {
+                0.0
+            };
+            o.count as f64 * (pool + host)
+        })
+        .sum()
 }
 
 /// What a class's cap is made of, but for DRAM latency (see [`Solver::cap_of`]).
