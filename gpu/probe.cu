@@ -5,8 +5,10 @@
 // Commands (fields separated by spaces):
 //   info                              -> {"ok":true,"gpu":...,"driver":...,...}
 //   verify                            -> NTT round trips + MSM vs blst (small sizes)
-//   ntt <lg> <reps>                   -> median ms of each H-phase NTT variant
-//   msm <lg> <reps>                   -> median ms of a G1 MSM, points on the device
+//   ntt <lg> <reps>                   -> median ms of each H-phase NTT variant, and the
+//                                        CPUs this process kept busy while they ran
+//   msm <lg> <reps>                   -> median ms of a G1 MSM, points on the device, and
+//                                        the CPUs this process kept busy while it ran
 //   pcie <h2d|d2h|both> <pinned 0|1> <seconds> <mib>
 //                                     -> {"event":"begin"} then achieved GB/s
 //   pipe <lg> <pinned 0|1> <seconds>  -> {"event":"begin"} then an H-phase-like loop:
@@ -55,12 +57,15 @@ bool blst_p1_is_equal(const bp1* a, const bp1* b);
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 #include <iostream>
 #include <random>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <sys/resource.h>
 
 using clk = std::chrono::steady_clock;
 
@@ -85,6 +90,16 @@ static void fail(const std::string& what)
             throw std::runtime_error(std::string(#call) + ": " +              \
                                      cudaGetErrorString(e_));                 \
     } while (0)
+
+// CPU seconds this process (all its threads) has used: what a GPU operation's host side
+// (the waiting thread, sppark's host pool) takes of the CPUs while it runs.
+static double cpu_secs()
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_utime.tv_sec + u.ru_stime.tv_sec +
+           (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
 
 static double median(std::vector<double> v)
 {
@@ -220,11 +235,14 @@ static void cmd_ntt(uint32_t lg, int reps)
     out << "{\"ok\":true,\"lg\":" << lg << ",\"verified_lg\":" << std::min(lg, 22u)
         << ",\"ms\":{";
     bool first = true;
+    double wall_s = 0, cpu_s = 0;
     for (const auto& v : NTT_VARIANTS) {
         // warm-up (first use compiles twiddles / loads modules)
         NTT::Base_dev_ptr(s, d, lg, v.order, v.dir, v.type);
         CK(cudaStreamSynchronize(s));
         std::vector<double> ms;
+        double c0 = cpu_secs();
+        auto w0 = clk::now();
         for (int r = 0; r < reps; r++) {
             CK(cudaEventRecord(e0, s));
             NTT::Base_dev_ptr(s, d, lg, v.order, v.dir, v.type);
@@ -234,11 +252,13 @@ static void cmd_ntt(uint32_t lg, int reps)
             CK(cudaEventElapsedTime(&t, e0, e1));
             ms.push_back(t);
         }
+        wall_s += secs_since(w0);
+        cpu_s += cpu_secs() - c0;
         CK(cudaGetLastError());
         out << (first ? "" : ",") << "\"" << v.name << "\":" << median(ms);
         first = false;
     }
-    out << "}}";
+    out << "},\"cpu_threads\":" << (wall_s > 0 ? cpu_s / wall_s : 0.0) << "}";
     CK(cudaEventDestroy(e0));
     CK(cudaEventDestroy(e1));
     CK(cudaFree(d));
@@ -324,6 +344,7 @@ static void cmd_msm(uint32_t lg, int reps)
     CK(cudaMalloc(&d_sc, n * sizeof(scalar_t)));
     CK(cudaMemcpy(d_sc, h_sc, n * sizeof(scalar_t), cudaMemcpyHostToDevice));
     std::vector<double> dev_ms, host_ms;
+    double cpu_ms = 0;
     {
         msm_t<bucket_t, point_t, affine_t, scalar_t> msm{g_points, n};
         point_t out;
@@ -332,19 +353,22 @@ static void cmd_msm(uint32_t lg, int reps)
         if (e.code != cudaSuccess) throw std::runtime_error("msm invoke failed");
         for (int r = 0; r < reps; r++) {
             CK(cudaDeviceSynchronize());
+            double c0 = cpu_secs();
             auto t0 = clk::now();
             e = msm.invoke(out, (const affine_t*)nullptr, n, h_sc, false);
             CK(cudaDeviceSynchronize());
             host_ms.push_back(secs_since(t0) * 1e3);
+            cpu_ms += (cpu_secs() - c0) * 1e3;
             if (e.code != cudaSuccess) throw std::runtime_error("msm invoke failed");
         }
     }
     CK(cudaFree(d_sc));
     CK(cudaFreeHost(h_sc));
     printf("{\"ok\":true,\"lg\":%u,\"points\":\"device\",\"scalars\":\"pinned host\","
-           "\"distinct_points\":%zu,\"ms\":%.4f,\"ms_min\":%.4f}\n",
+           "\"distinct_points\":%zu,\"ms\":%.4f,\"ms_min\":%.4f,\"cpu_threads\":%.4f}\n",
            lg, std::min(n, (size_t)1 << 20), median(host_ms),
-           *std::min_element(host_ms.begin(), host_ms.end()));
+           *std::min_element(host_ms.begin(), host_ms.end()),
+           cpu_ms / std::max(1e-9, std::accumulate(host_ms.begin(), host_ms.end(), 0.0)));
     fflush(stdout);
 }
 

@@ -369,6 +369,11 @@ pub struct CpuLoadPoint {
     pub pass: usize,
     /// The kernel's time, ms (an MSM's median over repetitions, an NTT's mean over variants).
     pub ms: f64,
+    /// CPUs the harness process kept busy while the kernel ran (its CPU time over the
+    /// kernels' wall time: the waiting thread, sppark's host pool); None from a harness
+    /// that does not report it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_threads: Option<f64>,
 }
 
 /// No memory or PCIe rate measured on one host comes near 1 PB/s; larger values are

@@ -15,6 +15,18 @@ pub struct KernelCpuLoad {
     busy_per_cpu: Vec<f64>,
     /// Each measured kernel and its stretch at each point.
     curves: Vec<(KernelKind, Vec<f64>)>,
+    /// Each kernel measured for it: the CPUs its host side keeps busy while it runs.
+    threads: Vec<(KernelKind, f64)>,
+}
+
+/// What a kernel stage takes from the table: its stretch curve, and the CPUs its host
+/// side keeps busy (0 when not measured).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelLoad {
+    /// (busy threads per CPU, stretch) points.
+    pub stretch: Vec<(f64, f64)>,
+    /// Runnable threads it adds to the pools while it runs.
+    pub threads: f64,
 }
 
 impl KernelCpuLoad {
@@ -34,16 +46,18 @@ impl KernelCpuLoad {
                 ),
             ));
         }
+        let kind_of = |key: &str, name: &str| match KernelKind::parse(name) {
+            Ok(k @ (KernelKind::Msm { .. } | KernelKind::Ntt { .. })) => Ok(k),
+            Ok(KernelKind::Spin) => Err(err(
+                key.to_string(),
+                "a curve is for an msm or ntt kernel".into(),
+            )),
+            Err(m) => Err(err(key.to_string(), m.to_string())),
+        };
         let mut curves = Vec::with_capacity(spec.kernels.len());
         for (name, ys) in &spec.kernels {
             let key = format!("{KEY}.kernels.{name:?}");
-            let kind = match KernelKind::parse(name) {
-                Ok(k @ (KernelKind::Msm { .. } | KernelKind::Ntt { .. })) => k,
-                Ok(KernelKind::Spin) => {
-                    return Err(err(key, "a curve is for an msm or ntt kernel".into()));
-                }
-                Err(m) => return Err(err(key, m.to_string())),
-            };
+            let kind = kind_of(&key, name)?;
             if ys.len() != xs.len() || ys.iter().any(|y| !y.is_finite() || *y <= 0.0) {
                 return Err(err(
                     key,
@@ -55,32 +69,66 @@ impl KernelCpuLoad {
             }
             curves.push((kind, ys.clone()));
         }
+        let mut threads = Vec::with_capacity(spec.threads.len());
+        for (name, &t) in &spec.threads {
+            let key = format!("{KEY}.threads.{name:?}");
+            let kind = kind_of(&key, name)?;
+            if !t.is_finite() || !(0.0..=MAX_THREADS).contains(&t) {
+                return Err(err(
+                    key,
+                    format!(
+                        "{t}: must be the CPUs the kernel's host side keeps busy, finite, 0 to {MAX_THREADS}"
+                    ),
+                ));
+            }
+            threads.push((kind, t));
+        }
         Ok(Self {
             busy_per_cpu: xs.clone(),
             curves,
+            threads,
         })
     }
 
-    /// The curve for `kind`: the measured kernel of its family nearest in size (the
-    /// smaller on a tie), as (busy threads per CPU, stretch) points; None when its
-    /// family was not measured or it is a spin kernel.
-    pub fn curve(&self, kind: KernelKind) -> Option<Vec<(f64, f64)>> {
-        let (family, lg) = family_and_lg(kind)?;
-        let (_, ys) = (self.curves.iter())
-            .filter_map(|(k, ys)| {
-                let (f, l) = family_and_lg(*k)?;
-                (f == family).then_some((l.abs_diff(lg), l, ys))
-            })
-            .min_by_key(|&(d, l, _)| (d, l))
-            .map(|(_, l, ys)| (l, ys))?;
-        Some(
-            self.busy_per_cpu
+    /// What a stage of `kind` takes: the measured kernel of its family nearest in size
+    /// (the smaller on a tie), its curve as (busy threads per CPU, stretch) points and
+    /// the CPUs it keeps busy; None when its family was not measured or it is a spin
+    /// kernel.
+    pub fn load(&self, kind: KernelKind) -> Option<KernelLoad> {
+        let (k, ys) = nearest(&self.curves, kind)?;
+        let threads = (self.threads.iter())
+            .find(|(t, _)| *t == k)
+            .map_or(0.0, |&(_, t)| t);
+        Some(KernelLoad {
+            stretch: self
+                .busy_per_cpu
                 .iter()
                 .copied()
                 .zip(ys.iter().copied())
                 .collect(),
-        )
+            threads,
+        })
     }
+
+    /// The stretch curve alone (see [`KernelCpuLoad::load`]).
+    pub fn curve(&self, kind: KernelKind) -> Option<Vec<(f64, f64)>> {
+        self.load(kind).map(|l| l.stretch)
+    }
+}
+
+/// No host has more CPUs than this; a larger reading is corrupt.
+const MAX_THREADS: f64 = 4096.0;
+
+/// The entry of `of` of `kind`'s family nearest to it in size (the smaller on a tie).
+fn nearest<T>(of: &[(KernelKind, T)], kind: KernelKind) -> Option<(KernelKind, &T)> {
+    let (family, lg) = family_and_lg(kind)?;
+    (of.iter())
+        .filter_map(|(k, v)| {
+            let (f, l) = family_and_lg(*k)?;
+            (f == family).then_some((l.abs_diff(lg), l, *k, v))
+        })
+        .min_by_key(|&(d, l, _, _)| (d, l))
+        .map(|(_, _, k, v)| (k, v))
 }
 
 fn family_and_lg(kind: KernelKind) -> Option<(&'static str, u32)> {
@@ -110,6 +158,7 @@ mod tests {
             kernels: (kernels.iter())
                 .map(|(k, ys)| (k.to_string(), ys.to_vec()))
                 .collect::<BTreeMap<_, _>>(),
+            threads: BTreeMap::new(),
         }
     }
 
@@ -144,6 +193,34 @@ mod tests {
         assert_eq!(t.curve(KernelKind::Spin), None);
         let none = KernelCpuLoad::from_spec(None, &loc()).unwrap();
         assert_eq!(none.curve(KernelKind::Msm { lg: 20 }), None);
+    }
+
+    #[test]
+    fn a_kernel_keeps_busy_the_cpus_measured_for_the_size_whose_curve_it_takes() {
+        let mut s = spec(
+            &[0.0, 1.0],
+            &[
+                ("msm:20", &[1.0, 2.0]),
+                ("msm:24", &[1.0, 1.2]),
+                ("ntt:22", &[1.0, 1.0]),
+            ],
+        );
+        s.threads = BTreeMap::from([("msm:20".to_string(), 5.5), ("msm:24".to_string(), 2.0)]);
+        let t = KernelCpuLoad::from_spec(Some(&s), &loc()).unwrap();
+        assert_eq!(t.load(KernelKind::Msm { lg: 21 }).unwrap().threads, 5.5);
+        assert_eq!(t.load(KernelKind::Msm { lg: 26 }).unwrap().threads, 2.0);
+        // Measured curve, no CPU reading: none added.
+        assert_eq!(t.load(KernelKind::Ntt { lg: 22 }).unwrap().threads, 0.0);
+        for (name, v, want) in [("msm:20", -1.0, "0 to 4096"), ("spin", 1.0, "msm or ntt")] {
+            s.threads = BTreeMap::from([(name.to_string(), v)]);
+            let e = KernelCpuLoad::from_spec(Some(&s), &loc())
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(&format!("{KEY}.threads")) && e.contains(want),
+                "{e}"
+            );
+        }
     }
 
     #[test]

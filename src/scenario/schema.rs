@@ -127,6 +127,9 @@ pub struct CpuLoadSpec {
     /// `"msm:20" = [stretch per point]`.
     #[serde(default)]
     pub kernels: std::collections::BTreeMap<String, Vec<f64>>,
+    /// `"msm:20" = CPUs its host side keeps busy while it runs`.
+    #[serde(default)]
+    pub threads: std::collections::BTreeMap<String, f64>,
 }
 
 /// Pageable copies as CPU staging pipelined with the DMA

@@ -55,6 +55,7 @@ impl CalibrationFile {
                 cpu_load: fit.cpu_load.as_ref().map(|c| CpuLoadTable {
                     busy_per_cpu: c.busy_per_cpu.clone(),
                     kernels: c.kernels.clone(),
+                    threads: c.threads.clone(),
                 }),
             }),
             _ => None,

@@ -149,6 +149,7 @@ mod tests {
                 ("msm:20".to_string(), vec![1.0, 1.3, 2.1]),
                 ("ntt:22".to_string(), vec![1.0, 1.0, 1.1]),
             ]),
+            threads: BTreeMap::from([("msm:20".to_string(), 4.25)]),
         };
         file.hardware.gpu.as_mut().unwrap().cpu_load = Some(table.clone());
         let again = file.render().unwrap();
@@ -157,8 +158,18 @@ mod tests {
             again.contains("\"msm:20\" = [1.00000, 1.30000, 2.10000]"),
             "{again}"
         );
+        assert!(
+            again.contains("threads = { \"msm:20\" = 4.25000 }"),
+            "{again}"
+        );
         let read = CalibrationFile::parse(&again).unwrap();
         assert_eq!(read.hardware.gpu.unwrap().cpu_load, Some(table));
+        let negative = again.replace("\"msm:20\" = 4.25000", "\"msm:20\" = -1");
+        let e = read_as_host(&negative).unwrap_err().to_string();
+        assert!(
+            e.contains("hardware.gpu.cpu_load.threads") && e.contains("msm:20"),
+            "{e}"
+        );
         let bad = again.replace("[1.00000, 1.30000, 2.10000]", "[1.0, 1.3]");
         let e = read_as_host(&bad).unwrap_err().to_string();
         assert!(

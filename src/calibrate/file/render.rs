@@ -178,6 +178,18 @@ impl CalibrationFile {
                     .map(|(k, v)| format!("\"{}\" = [{}]", esc(k), list(v)))
                     .collect();
                 writeln!(o, "kernels = {{ {} }}", kernels.join(", "))?;
+                if !c.threads.is_empty() {
+                    writeln!(
+                        o,
+                        "# CPUs each kernel's host side keeps busy while it runs alone (the harness's\n\
+                         # CPU time over the kernels' wall time): runnable threads on the pools while a\n\
+                         # stage of its kind runs."
+                    )?;
+                    let threads: Vec<String> = (c.threads.iter())
+                        .map(|(k, v)| format!("\"{}\" = {}", esc(k), f(*v)))
+                        .collect();
+                    writeln!(o, "threads = {{ {} }}", threads.join(", "))?;
+                }
                 writeln!(o)?;
             }
         }

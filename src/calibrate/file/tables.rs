@@ -108,6 +108,9 @@ pub struct CpuLoadTable {
     pub busy_per_cpu: Vec<f64>,
     /// `"msm:20" = [stretch per point]`.
     pub kernels: BTreeMap<String, Vec<f64>>,
+    /// `"msm:20" = CPUs its host side keeps busy while it runs` (absent: not measured).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub threads: BTreeMap<String, f64>,
 }
 
 /// One `[params]` entry: `name = { default = ..., doc = "..." }`.

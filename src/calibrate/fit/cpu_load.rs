@@ -17,6 +17,11 @@ pub struct CpuLoadFit {
     /// time over the same pass's time alone, held non-decreasing and at least 1 (more
     /// busy threads cannot speed a kernel up; lower readings are noise).
     pub kernels: BTreeMap<String, Vec<f64>>,
+    /// Per kernel, the CPUs its host side keeps busy while it runs alone: the median over
+    /// passes of the harness's CPU time over the kernels' wall time (absent when the
+    /// harness did not report it).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub threads: BTreeMap<String, f64>,
     /// What was measured, per kernel: the stretch at full load and the spread of passes.
     pub notes: Vec<String>,
 }
@@ -70,10 +75,21 @@ pub fn fit_cpu_load(m: &Measurements) -> Option<CpuLoadFit> {
         }
         let full = (fit.busy_per_cpu.iter().position(|&x| x >= 1.0))
             .map_or(curve[curve.len() - 1], |i| curve[i]);
+        let alone: Vec<f64> = (of.iter())
+            .filter(|p| p.busy_threads == 0)
+            .filter_map(|p| p.cpu_threads.filter(|t| t.is_finite() && *t >= 0.0))
+            .collect();
+        let busy = (!alone.is_empty()).then(|| (median_of(alone) * 1e3).round() / 1e3);
         fit.notes.push(format!(
-            "{name}: x{full:.2} next to one busy thread per CPU; passes {} apart at most",
-            pct(widest)
+            "{name}: x{full:.2} next to one busy thread per CPU; passes {} apart at most{}",
+            pct(widest),
+            busy.map_or(String::new(), |t| format!(
+                "; keeps {t:.2} CPUs busy while it runs alone"
+            ))
         ));
+        if let Some(t) = busy {
+            fit.threads.insert(name.to_string(), t);
+        }
         fit.kernels.insert(name.to_string(), curve);
     }
     (!fit.kernels.is_empty()).then_some(fit)
@@ -94,6 +110,7 @@ mod tests {
             cpus: 16,
             pass,
             ms,
+            cpu_threads: None,
         }
     }
 
@@ -121,6 +138,11 @@ mod tests {
         assert_eq!(f.kernels["msm:20"], vec![1.0, 1.1, 1.9]);
         assert!(!f.kernels.contains_key("ntt:22"));
         assert!(f.notes[0].contains("x1.90"), "{:?}", f.notes);
+        assert!(
+            f.threads.is_empty(),
+            "no harness CPU times: {:?}",
+            f.threads
+        );
         // A dip below alone, or below a lower load, is held up.
         let m = Measurements {
             cpu_load: vec![
@@ -136,5 +158,32 @@ mod tests {
             vec![1.0, 1.0, 1.2, 1.2]
         );
         assert_eq!(fit_cpu_load(&Measurements::default()), None);
+    }
+
+    #[test]
+    fn the_cpus_a_kernel_keeps_busy_are_the_median_of_its_passes_alone() {
+        let with = |busy, pass, ms, t| CpuLoadPoint {
+            cpu_threads: Some(t),
+            ..pt("msm:20", busy, pass, ms)
+        };
+        let m = Measurements {
+            cpu_load: vec![
+                with(0, 0, 20.0, 3.0),
+                with(16, 0, 30.0, 9.0),
+                with(0, 1, 20.0, 4.5),
+                with(16, 1, 30.0, 9.0),
+                with(0, 2, 20.0, 4.0),
+                with(16, 2, 30.0, 9.0),
+            ],
+            ..Default::default()
+        };
+        let f = fit_cpu_load(&m).unwrap();
+        // Alone: 3.0, 4.5, 4.0 -> 4.0; the readings next to spinners are not used.
+        assert_eq!(f.threads["msm:20"], 4.0);
+        assert!(
+            f.notes[0].ends_with("keeps 4.00 CPUs busy while it runs alone"),
+            "{:?}",
+            f.notes
+        );
     }
 }

@@ -89,13 +89,15 @@ pub fn cpu_load_probe(m: &mut Measurements, plan: &Plan, probe: &mut GpuProbe) -
                 std::thread::sleep(plan.warm);
                 let v = probe.request(&format!("{kind} {lg} {reps}"));
                 drop(busy);
-                let ms = kernel_ms(&v?, kind)?;
+                let v = v?;
+                let ms = kernel_ms(&v, kind)?;
                 m.cpu_load.push(CpuLoadPoint {
                     kernel: format!("{kind}:{lg}"),
                     busy_threads: k,
                     cpus: cpus.len(),
                     pass,
                     ms,
+                    cpu_threads: v.get("cpu_threads").and_then(|x| x.as_f64()),
                 });
                 pb.inc(1);
             }

@@ -203,9 +203,9 @@ const CPU_LOAD_KERNELS: [(&str, u32, u32); 5] = [
     ("ntt", 24, 8),
 ];
 
-/// Busy threads per CPU next to the kernels: up to half again as many as CPUs (a
-/// prover's synthesis threads often outnumber them).
-const CPU_LOAD_SHARES: [f64; 5] = [0.25, 0.5, 0.75, 1.0, 1.5];
+/// Busy threads per CPU next to the kernels: up to twice as many as CPUs (a prover's
+/// synthesis threads often outnumber them; two-thread copy workers on every CPU reach 2).
+const CPU_LOAD_SHARES: [f64; 6] = [0.25, 0.5, 0.75, 1.0, 1.5, 2.0];
 
 /// A progress bar for one probe (hidden when stderr is not a terminal).
 pub fn bar(len: u64, what: &str) -> ProgressBar {

@@ -357,8 +357,9 @@ mod tests {
         // Eight threads want 160 GB/s. Keeping only what their one-thread rate implies at
         // idle latency (20 x 100 / 64 = 31.25 lines), each runs at 100 / L of its rate:
         // x (100 + 200 x 160 x / 120) = 100 gives x = 0.4530, 72.5 GB/s. With 70.3125
-        // lines each (the bound 8 x 70.3125 x 64 = 36,000), x (100 + 266.7 x) = 225
-        // gives x = 0.75: the 120 GB/s the host measured at 8 threads.
+        // lines each (4,500 bytes, 45 GB/s at idle latency), a thread alone streams 20/45
+        // of its time and that share waits on latency: x (5/9 + 4/9 (1 + 8x/3)) = 1, so
+        // (32/27) x^2 + x - 1 = 0 and x = 0.58893, 94.2 GB/s.
         let mut c = calib();
         c.host.dram.latency = LatencyCurve::offered(vec![(0.0, 100.0), (1.0, 300.0)]).unwrap();
         let streams = |c: &Calib| {
@@ -377,7 +378,9 @@ mod tests {
         let x = (-100.0 + (100.0f64 * 100.0 + 4.0 * (800.0 / 3.0) * 100.0).sqrt()) / (1600.0 / 3.0);
         assert!((idle_lines - 160.0 * x).abs() < 1e-3, "{idle_lines}");
         c.host.dram.sharing.lines_in_flight_per_thread = Some(70.3125);
-        assert!((streams(&c) - 120.0).abs() < 1e-3, "{}", streams(&c));
+        let a = 32.0 / 27.0;
+        let x = (-1.0 + (1.0f64 + 4.0 * a).sqrt()) / (2.0 * a);
+        assert!((streams(&c) - 160.0 * x).abs() < 1e-3, "{}", streams(&c));
     }
 
     #[test]

@@ -435,9 +435,10 @@ impl StageCx<'_> {
         };
         let kind = KernelKind::parse(text)
             .map_err(|m| self.err(ErrorKind::Value, "gpu_kernel_kind", m.to_string()))?;
-        Ok(self.kernel_load.curve(kind).map(|stretch| CpuLoad {
+        Ok(self.kernel_load.load(kind).map(|l| CpuLoad {
             pools: (0..self.hw.pools.len()).collect(),
-            stretch,
+            stretch: l.stretch,
+            threads: l.threads,
         }))
     }
 

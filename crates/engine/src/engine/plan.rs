@@ -217,11 +217,12 @@ impl Plan {
                             memcpy_headroom: f64::from_bits(h),
                             memcpy_pace: pace,
                         }),
-                        cpu_load: k.8.as_ref().map(|(pools, pts)| CpuLoadKey {
+                        cpu_load: k.8.as_ref().map(|(pools, pts, threads)| CpuLoadKey {
                             pools: pools.clone(),
                             stretch: (pts.iter())
                                 .map(|&(x, y)| (f64::from_bits(x), f64::from_bits(y)))
                                 .collect(),
+                            threads: f64::from_bits(*threads),
                         }),
                     });
                     keys.len() - 1
@@ -266,7 +267,7 @@ type RawKey = (
     u64,
     (u64, usize),
     Option<(u64, u64, MemcpyPace)>,
-    Option<(Vec<usize>, Vec<(u64, u64)>)>,
+    Option<(Vec<usize>, Vec<(u64, u64)>, u64)>,
 );
 
 /// The class key of `stage` bound to GPU `g`: resolved resource weights (sorted, duplicate
@@ -355,7 +356,7 @@ fn class_key(stage: &Stage, resources: &Resources, g: usize, dram: &Dram) -> Raw
             let pts = (l.stretch.iter())
                 .map(|&(x, y)| (x.to_bits(), y.to_bits()))
                 .collect();
-            (pools, pts)
+            (pools, pts, l.threads.to_bits())
         }),
     )
 }

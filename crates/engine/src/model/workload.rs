@@ -74,6 +74,10 @@ pub struct CpuLoad {
     /// (runnable threads per CPU of those pools, time / time alone) points, the first
     /// coordinate strictly rising; read piecewise linearly, flat past either end.
     pub stretch: Vec<(f64, f64)>,
+    /// CPUs its host side keeps busy while it runs (the thread that waits on it,
+    /// sppark's host pool), measured alone: runnable threads it adds to those pools,
+    /// shared among them by their size.
+    pub threads: f64,
 }
 
 /// A [`CpuLoad`] curve's stretch at `load` runnable threads per CPU: piecewise linear

@@ -47,6 +47,7 @@ impl Solver {
         self.compute_term.clear();
         self.compute_pool.clear();
         self.host_term.clear();
+        self.oversub.clear();
         self.fixed_cap.clear();
         // What the running classes want of each pool (the same sums, in the same order,
         // for every class that asks): threads, and threads plus host threads.
@@ -69,6 +70,8 @@ impl Solver {
                 host_term += cpu_load_stretch(load, capacities, classes) - 1.0;
             }
             self.host_term.push(host_term);
+            let oversub = self.oversubscription(capacities, classes, c);
+            self.oversub.push(oversub);
             // A class that is neither latency bound nor bounded by lines in flight has
             // the same cap at every utilisation: `0 * slowdown` is 0 for any (finite)
             // slowdown, so computing it once at slowdown 1 gives the same bits.
@@ -133,12 +136,37 @@ impl Solver {
         if c.key.host_frac > 0.0 && c.count > 0 {
             let p = c.key.host_pool;
             if let Some(k) = (self.pools.iter()).position(|r| r.per_thread && r.resource == p) {
-                let wanted =
-                    *self.host_wanted[k].get_or_insert_with(|| runnable_threads(classes, p));
+                let wanted = *self.host_wanted[k]
+                    .get_or_insert_with(|| runnable_threads(classes, capacities, p));
                 host = (wanted / capacities[p]).max(1.0);
             }
         }
         host
+    }
+
+    /// How many runnable threads share each CPU of the busiest per-thread pool class `c`
+    /// draws on (at least 1): a thread stalled on memory still holds its CPU, so its
+    /// time when running is stretched again by its wait for a CPU.
+    fn oversubscription(
+        &mut self,
+        capacities: &[f64],
+        classes: &[ClassDemand],
+        c: &ClassDemand,
+    ) -> f64 {
+        let mut o: f64 = 1.0;
+        if c.count == 0 {
+            return o;
+        }
+        for k in 0..self.pools.len() {
+            let p = self.pools[k].resource;
+            if !self.pools[k].per_thread || c.key.weight_on(p).is_none() || capacities[p] <= 0.0 {
+                continue;
+            }
+            let wanted = *self.host_wanted[k]
+                .get_or_insert_with(|| runnable_threads(classes, capacities, p));
+            o = o.max(wanted / capacities[p]);
+        }
+        o
     }
 
     /// Each class's cap where fixed, and the terms of the others (evaluated by each
@@ -185,42 +213,51 @@ impl Solver {
 
     /// The terms of class `i`'s cap that do not depend on DRAM latency.
     fn cap_terms(&self, i: usize, c: &ClassDemand, dram: usize) -> CapTerms {
+        let lines = (c.key.line_bound > 0.0)
+            .then(|| Some((c.key.line_bound, c.dram_weight(dram)?)))
+            .flatten();
+        // The share of its time alone that the stage streams at its lines' rate (its draw
+        // over what its lines move at idle latency): that share waits on latency as the
+        // latency-bound share does; what it asks above the bound, it cannot have.
+        let unbound = 1.0 - c.key.latency_frac;
+        let streaming = lines.map_or(0.0, |(bound, w)| (w * self.idle_ns / bound).min(unbound));
         CapTerms {
             class: i,
-            latency_frac: c.key.latency_frac,
-            unbound_frac: 1.0 - c.key.latency_frac,
+            latency_frac: c.key.latency_frac + streaming,
+            unbound_frac: unbound - streaming,
             compute: self.compute_term[i],
             compute_pool: self.compute_pool[i],
             host: self.host_term[i],
+            oversub: self.oversub[i],
             host_pool: match &c.key.cpu_load {
                 Some(load) if c.key.host_frac == 0.0 => load.pools.first().copied(),
                 _ => Some(c.key.host_pool),
             },
-            lines: (c.key.line_bound > 0.0)
-                .then(|| Some((c.key.line_bound, c.dram_weight(dram)?)))
-                .flatten(),
+            lines,
             staging: c.key.staging,
         }
     }
 }
 
 /// How much slower a class with CPU `load` runs than alone: its curve read at the
-/// threads the running classes want of its pools (pool draws plus host threads) per CPU.
+/// threads the running classes want of its pools (pool draws plus host threads) per CPU,
+/// less its own host side's (the curve was measured with those running).
 fn cpu_load_stretch(load: &CpuLoadKey, capacities: &[f64], classes: &[ClassDemand]) -> f64 {
     let (mut wanted, mut cpus) = (0.0, 0.0);
     for &p in &load.pools {
         cpus += capacities[p];
-        wanted += runnable_threads(classes, p);
+        wanted += runnable_threads(classes, capacities, p);
     }
     if cpus <= 0.0 {
         return 1.0;
     }
-    stretch_at(&load.stretch, wanted / cpus).max(1.0)
+    stretch_at(&load.stretch, (wanted - load.threads).max(0.0) / cpus).max(1.0)
 }
 
-/// The threads the running classes want on pool resource `p`: its draws plus the host
-/// threads on it.
-fn runnable_threads(classes: &[ClassDemand], p: usize) -> f64 {
+/// The threads the running classes want on pool resource `p`: its draws, the host
+/// threads on it, and its share (by size) of what the running kernels' host sides keep
+/// busy on their pools.
+fn runnable_threads(classes: &[ClassDemand], capacities: &[f64], p: usize) -> f64 {
     (classes.iter().filter(|o| o.count > 0))
         .map(|o| {
             let pool = o.key.weight_on(p).unwrap_or(0.0);
@@ -229,7 +266,18 @@ fn runnable_threads(classes: &[ClassDemand], p: usize) -> f64 {
             } else {
                 0.0
             };
-            o.count as f64 * (pool + host)
+            let kernel = match &o.key.cpu_load {
+                Some(l) if l.threads > 0.0 && l.pools.contains(&p) => {
+                    let cpus: f64 = l.pools.iter().map(|&q| capacities[q]).sum();
+                    if cpus > 0.0 {
+                        l.threads * capacities[p] / cpus
+                    } else {
+                        0.0
+                    }
+                }
+                _ => 0.0,
+            };
+            o.count as f64 * (pool + host + kernel)
         })
         .sum()
 }
@@ -247,6 +295,8 @@ pub(super) struct CapTerms {
     /// The time the host thread's share and the CPU load add, and the pool they wait on.
     host: f64,
     host_pool: Option<usize>,
+    /// Runnable threads per CPU on its busiest pool, at least 1.
+    oversub: f64,
     /// Little's-law bound and the DRAM draw it divides, when bounded and on DRAM.
     lines: Option<(f64, f64)>,
     staging: Option<StagedCopy>,
@@ -262,6 +312,11 @@ impl CapTerms {
         let mut cap = 1.0 / (self.unbound_frac + self.latency_frac * slowdown + compute + host);
         if let Some((line_bound, w)) = self.lines {
             cap = cap.min(line_bound / (latency_ns * w));
+        }
+        // A thread slowed by memory, cores or its host thread holds its CPU the while: on
+        // a pool with more runnable threads than CPUs it waits its turn on top.
+        if self.oversub > 1.0 && cap < 1.0 {
+            cap /= self.oversub;
         }
         if let Some(st) = &self.staging {
             cap = cap.min(st.cap(slowdown));
@@ -283,39 +338,80 @@ impl CapTerms {
 
 #[cfg(test)]
 mod tests {
+    use super::super::ClassDemand;
     use super::super::test_support::{class, pool_solver, solve};
     use crate::engine::observer::{Limiter, RateId};
     use crate::model::{CpuThroughput, LatencyCurve, MemcpyPace, StagedCopy};
 
-    #[test]
-    fn a_kernel_stretches_by_its_cpu_load_curve_at_the_pools_runnable_threads() {
-        // Pool (resource 1) of 16 CPUs, per thread. A kernel (GPU share on resource 2)
-        // with the curve (0, 1) (0.5, 1.2) (1, 2.0): next to 12 one-thread streams and a
-        // host thread of share 0.5 the pool holds 12.5 runnable threads, 0.78125 per
-        // CPU, so the kernel takes 1.2 + 0.8 x (0.78125 - 0.5) / 0.5 = 1.65 its time.
-        let curve = LatencyCurve::new(vec![(0.0, 100.0), (1.0, 100.0)]).unwrap();
+    /// Pool (resource 1) of 16 CPUs, per thread: a kernel (GPU share on resource 2) with
+    /// the curve (0, 1) (0.5, 1.2) (1, 2.0) whose host side keeps `threads` CPUs busy,
+    /// 12 one-thread streams, and a driver whose host thread needs a CPU half its time.
+    fn kernel_streams_driver(threads: f64) -> [ClassDemand; 3] {
         let mut kernel = class(1, &[(2, 0.5)], 0.0);
         kernel.key.cpu_load = Some(super::CpuLoadKey {
             pools: vec![1],
             stretch: vec![(0.0, 1.0), (0.5, 1.2), (1.0, 2.0)],
+            threads,
         });
-        let streams = class(12, &[(1, 1.0)], 0.0);
         let mut driver = class(1, &[(2, 0.1)], 0.0);
         driver.key.host_frac = 0.5;
         driver.key.host_pool = 1;
+        [kernel, class(12, &[(1, 1.0)], 0.0), driver]
+    }
+
+    #[test]
+    fn a_kernel_stretches_by_its_cpu_load_curve_at_the_pools_runnable_threads() {
+        // The pool holds 12.5 runnable threads, 0.78125 per CPU, so the kernel takes
+        // 1.2 + 0.8 x (0.78125 - 0.5) / 0.5 = 1.65 its time.
+        let curve = LatencyCurve::new(vec![(0.0, 100.0), (1.0, 100.0)]).unwrap();
+        let classes = kernel_streams_driver(0.0);
+        let [kernel, streams, _] = classes.clone();
         let mut s = pool_solver(true, None);
         let mut out = Vec::new();
-        let classes = [kernel.clone(), streams.clone(), driver];
         s.solve(&[1000.0, 16.0, 1.0], 0, &curve, &classes, &mut out);
         assert!((out[0].speed - 1.0 / 1.65).abs() < 1e-12, "{out:?}");
         assert_eq!(out[0].limiter, Some(Limiter::Rate(RateId::from_index(1))));
         // Alone, or past the last point, it reads the curve's ends.
-        s.solve(&[1000.0, 16.0, 1.0], 0, &curve, &[kernel.clone()], &mut out);
+        s.solve(
+            &[1000.0, 16.0, 1.0],
+            0,
+            &curve,
+            std::slice::from_ref(&kernel),
+            &mut out,
+        );
         assert_eq!(out[0].speed, 1.0);
         let mut many = streams;
         many.count = 40;
         s.solve(&[1000.0, 16.0, 1.0], 0, &curve, &[kernel, many], &mut out);
         assert!((out[0].speed - 0.5).abs() < 1e-12, "{out:?}");
+    }
+
+    #[test]
+    fn the_cpus_a_kernels_host_side_keeps_busy_load_the_pool_for_the_others() {
+        // The kernel's host side keeps 4 CPUs busy: the pool holds 12 + 4 + 0.5 = 16.5
+        // runnable threads. The driver's host share waits 16.5/16: speed
+        // 1 / (0.5 + 0.5 x 1.03125) = 0.984615. The kernel reads its curve without its
+        // own 4: 12.5/16 = 0.78125, stretch 1.65 as without them.
+        let curve = LatencyCurve::new(vec![(0.0, 100.0), (1.0, 100.0)]).unwrap();
+        let classes = kernel_streams_driver(4.0);
+        let mut s = pool_solver(true, None);
+        let mut out = Vec::new();
+        s.solve(&[1000.0, 16.0, 1.0], 0, &curve, &classes, &mut out);
+        assert!((out[0].speed - 1.0 / 1.65).abs() < 1e-12, "{out:?}");
+        assert!(
+            (out[2].speed - 1.0 / (0.5 + 0.5 * 16.5 / 16.0)).abs() < 1e-12,
+            "{out:?}"
+        );
+        // Without the kernel the pool holds 12.5 threads and the driver never waits.
+        let [_, streams, driver] = classes;
+        s.solve(
+            &[1000.0, 16.0, 1.0],
+            0,
+            &curve,
+            &[streams, driver],
+            &mut out,
+        );
+        assert_eq!(out[1].speed, 1.0);
     }
 
     #[test]
@@ -335,12 +431,16 @@ mod tests {
             "{out:?}"
         );
         assert_eq!(out[0].limiter, Some(Limiter::DramLatency));
-        // Twice the lines in flight: the bound (40 GB/s at 100 ns, 20 GB/s only at 200 ns)
-        // never binds at this load, so it runs at standalone speed.
+        // Twice the lines in flight: alone it streams half its time (its 20 GB/s of a
+        // 40 GB/s bound at 100 ns), and that half waits on latency: speed
+        // 1 / (0.5 + 0.5 L/100) = 1 / (1 + u) with u = 0.2 speed, so
+        // 0.2 speed^2 + speed - 1 = 0: speed = (-1 + sqrt(1.8)) / 0.4 = 0.854102. (The
+        // bound itself, 40 x 100 / (L x 20) = 1.49 at that load, does not bind.)
         c.key.line_bound = 40.0 * 100.0;
         let (out, s) = solve(&[100.0], &[c], &curve);
-        assert_eq!(out[0].speed, 1.0);
-        assert!((s.dram_utilisation - 0.2).abs() < 1e-12);
+        let speed = (-1.0 + 1.8_f64.sqrt()) / 0.4;
+        assert!((out[0].speed - speed).abs() < 1e-8, "{out:?}");
+        assert!((s.dram_utilisation - 0.2 * speed).abs() < 1e-8, "{s:?}");
     }
 
     #[test]
@@ -370,6 +470,37 @@ mod tests {
         copy.key.staging.as_mut().unwrap().memcpy_pace = MemcpyPace::Posted;
         let (out, _) = solve(&[100.0, 50.0], &[copy, stream], &curve);
         assert_eq!(out[0].speed, 1.0);
+    }
+
+    #[test]
+    fn a_slowed_thread_on_an_oversubscribed_pool_also_waits_for_its_cpu() {
+        // Pool of 16 CPUs, per thread (CFS), per-core throughput 1.0 alone falling to 0.8
+        // with 16 cores active. 32 one-thread compute-bound activities: each runs at 0.8
+        // of its speed alone while it has a CPU, and has one half the time: 0.4 (the pool
+        // share alone gave 0.5, the cores alone 0.8). 12 of them fit on the CPUs and
+        // wait for none: 12 active cores give each 1 - 0.2 x 11/15 = 0.853333.
+        let cpu = CpuThroughput {
+            physical_cores: 16,
+            threads_per_core: 1,
+            smt_yield: 1.0,
+            per_core: vec![(1.0, 1.0), (16.0, 0.8)],
+        };
+        let mut busy = class(32, &[(1, 1.0)], 0.0);
+        busy.key.compute_frac = 1.0;
+        let mut s = pool_solver(true, Some(cpu));
+        let mut out = Vec::new();
+        let flat = LatencyCurve::flat();
+        s.solve(&[100.0, 16.0], 0, &flat, &[busy.clone()], &mut out);
+        assert!((out[0].speed - 0.4).abs() < 1e-12, "{out:?}");
+        assert_eq!(out[0].limiter, Some(Limiter::Rate(RateId::from_index(1))));
+        busy.count = 12;
+        s.solve(&[100.0, 16.0], 0, &flat, &[busy], &mut out);
+        let p12 = 1.0 - 0.2 * 11.0 / 15.0;
+        assert!((out[0].speed - p12).abs() < 1e-12, "{out:?}");
+        // Nothing slows it but the pool: the pool's share, as before.
+        let plain = class(32, &[(1, 1.0)], 0.0);
+        s.solve(&[100.0, 16.0], 0, &flat, &[plain], &mut out);
+        assert!((out[0].speed - 0.5).abs() < 1e-12, "{out:?}");
     }
 
     #[test]

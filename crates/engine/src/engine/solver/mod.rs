@@ -120,6 +120,8 @@ pub struct CpuLoadKey {
     pub pools: Vec<usize>,
     /// (runnable threads per CPU, time / time alone), read as [`crate::model::CpuLoad`].
     pub stretch: Vec<(f64, f64)>,
+    /// CPUs its host side keeps busy while it runs, spread over `pools` by their size.
+    pub threads: f64,
 }
 
 impl ClassKey {
@@ -218,6 +220,8 @@ pub struct Solver {
     compute_pool: Vec<Option<usize>>,
     /// Per class: the time its host thread's share adds, `h (slowdown - 1)`.
     host_term: Vec<f64>,
+    /// Per class: runnable threads per CPU on the busiest per-thread pool it draws on.
+    oversub: Vec<f64>,
     /// Per class: its cap and limiter when they do not depend on DRAM utilisation.
     fixed_cap: Vec<Option<ClassSpeed>>,
     /// Per pool rule: what the running classes want of it, threads (None: not yet
