@@ -4,7 +4,10 @@ runs (each folder one run, or one folder with several), the prediction, the erro
 the runs' own spread. Usage: table.py [--before ROOT] LABEL DIR [DIR ...] (the DIRs hold
 replay.json; a .txt file instead holds the table a replay printed, for a run whose folder
 was lost). With --before, ROOT/<DIR's last two components>/replay.json holds a
-`replay --repredict` of each DIR under another model, shown as a second prediction column."""
+`replay --repredict` of each DIR under another model, shown as a second prediction column.
+With --relative, every run and every prediction is divided by its own first point (one
+worker): what is left is the error of the contention curve alone, without the level that
+the first point sets (the host's state against the calibration, the replay's sizing)."""
 import json
 import statistics
 import sys
@@ -12,9 +15,12 @@ import sys
 
 def main():
     args = sys.argv[1:]
-    before = None
-    if args[0] == "--before":
-        before, args = args[1], args[2:]
+    before, relative = None, False
+    while args[0] in ("--before", "--relative"):
+        if args[0] == "--before":
+            before, args = args[1], args[2:]
+        else:
+            relative, args = True, args[1:]
     label, dirs = args[0], args[1:]
     by_x = {}
     for d in dirs:
@@ -30,12 +36,17 @@ def main():
         # ROOT keeps each re-prediction under the DIR's last two components (call/run).
         tail = "/".join(d.rstrip("/").split("/")[-2:])
         old = json.load(open(f"{before}/{tail}/replay.json")) if before else None
+        first = r["points"][0]
+        # One folder may hold several runs: each run is divided by its own first point.
+        m1 = [run["seconds_per_job"] if relative else 1.0 for run in first["measured"]["runs"]]
+        p1 = first["predicted"]["seconds_per_job"] if relative else 1.0
+        o1 = old["points"][0]["predicted"]["seconds_per_job"] if old and relative else 1.0
         for i, p in enumerate(r["points"]):
             e = by_x.setdefault(p["x"], {"runs": [], "pred": [], "old": []})
-            e["runs"] += [run["seconds_per_job"] for run in p["measured"]["runs"]]
-            e["pred"].append(p["predicted"]["seconds_per_job"])
+            e["runs"] += [run["seconds_per_job"] / m for run, m in zip(p["measured"]["runs"], m1)]
+            e["pred"].append(p["predicted"]["seconds_per_job"] / p1)
             if old:
-                e["old"].append(old["points"][i]["predicted"]["seconds_per_job"])
+                e["old"].append(old["points"][i]["predicted"]["seconds_per_job"] / o1)
     extra = " before | error |" if before else ""
     print(f"| {label} | runs (s/job) | mean | predicted | error |{extra} runs' spread |")
     print("|---:|---|---:|---:|---:|" + ("---:|---:|" if before else "") + "---:|")
@@ -46,13 +57,17 @@ def main():
         pred = statistics.mean(e["pred"])
         err = (pred - mean) / mean * 100
         spread = (max(e["runs"]) - min(e["runs"])) / mean * 100
-        errs.append(abs(err))
+        # Relative to the first point, the first point's error is 0 by construction.
+        counted = not (relative and x == min(by_x))
+        if counted:
+            errs.append(abs(err))
         runs = ", ".join(f"{v:.3f}" for v in e["runs"])
         cols = ""
         if before:
             o = statistics.mean(e["old"])
             oerr = (o - mean) / mean * 100
-            old_errs.append(abs(oerr))
+            if counted:
+                old_errs.append(abs(oerr))
             cols = f" {o:.3f} | {oerr:+.1f}% |"
         print(f"| {x:g} | {runs} | {mean:.3f} | {pred:.3f} | {err:+.1f}% |{cols} {spread:.1f}% |")
     print(f"\nmedian |error| {statistics.median(errs):.1f}%, max {max(errs):.1f}% over {len(errs)} points")
