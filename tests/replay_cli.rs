@@ -221,6 +221,14 @@ fn a_cpu_only_replay_matches_its_simulation() {
         let m = p["measured"]["seconds_per_job"].as_f64().unwrap();
         let pr = p["predicted"]["seconds_per_job"].as_f64().unwrap();
         assert!(m > 0.0 && m.is_finite() && pr > 0.0, "{p}");
+        // Each run carries its look at the host's memory just before it.
+        for run in p["measured"]["runs"].as_array().unwrap() {
+            let now = &run["host_before"];
+            for key in ["chase_ns_per_step", "stream_gbps_one_thread"] {
+                let v = now[key].as_f64().unwrap_or(f64::NAN);
+                assert!(v > 0.0 && v.is_finite(), "{key}: {run}");
+            }
+        }
     }
 }
 

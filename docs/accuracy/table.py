@@ -5,7 +5,8 @@ the runs' own spread. Usage: table.py [--before ROOT] LABEL DIR [DIR ...] (the D
 replay.json; a .txt file instead holds the table a replay printed, for a run whose folder
 was lost). With --before, ROOT/<DIR's last two components>/replay.json holds a
 `replay --repredict` of each DIR under another model, shown as a second prediction column.
-With --relative, every run and every prediction is divided by its own first point (one
+Replays that looked at the host before each run (`host_before`) get a last column with
+that chase's ns per step, run by run. With --relative, every run and every prediction is divided by its own first point (one
 worker): what is left is the error of the contention curve alone, without the level that
 the first point sets (the host's state against the calibration, the replay's sizing)."""
 import json
@@ -44,12 +45,21 @@ def main():
         for i, p in enumerate(r["points"]):
             e = by_x.setdefault(p["x"], {"runs": [], "pred": [], "old": []})
             e["runs"] += [run["seconds_per_job"] / m for run, m in zip(p["measured"]["runs"], m1)]
+            e.setdefault("chase", []).extend(
+                run["host_before"]["chase_ns_per_step"]
+                for run in p["measured"]["runs"]
+                if "host_before" in run
+            )
             e["pred"].append(p["predicted"]["seconds_per_job"] / p1)
             if old:
                 e["old"].append(old["points"][i]["predicted"]["seconds_per_job"] / o1)
     extra = " before | error |" if before else ""
-    print(f"| {label} | runs (s/job) | mean | predicted | error |{extra} runs' spread |")
-    print("|---:|---|---:|---:|---:|" + ("---:|---:|" if before else "") + "---:|")
+    # Replays that look at the host before each run get its chase ns/step per run.
+    chase = any(e.get("chase") for e in by_x.values())
+    print(f"| {label} | runs (s/job) | mean | predicted | error |{extra} runs' spread |"
+          + (" host chase before each run |" if chase else ""))
+    print("|---:|---|---:|---:|---:|" + ("---:|---:|" if before else "") + "---:|"
+          + ("---|" if chase else ""))
     errs, old_errs = [], []
     for x in sorted(by_x):
         e = by_x[x]
@@ -69,7 +79,8 @@ def main():
             if counted:
                 old_errs.append(abs(oerr))
             cols = f" {o:.3f} | {oerr:+.1f}% |"
-        print(f"| {x:g} | {runs} | {mean:.3f} | {pred:.3f} | {err:+.1f}% |{cols} {spread:.1f}% |")
+        now = " " + ", ".join(f"{v:.0f} ns" for v in e.get("chase", [])) + " |" if chase else ""
+        print(f"| {x:g} | {runs} | {mean:.3f} | {pred:.3f} | {err:+.1f}% |{cols} {spread:.1f}% |{now}")
     print(f"\nmedian |error| {statistics.median(errs):.1f}%, max {max(errs):.1f}% over {len(errs)} points")
     if before:
         print(f"before: median |error| {statistics.median(old_errs):.1f}%, max {max(old_errs):.1f}%")

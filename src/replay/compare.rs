@@ -372,6 +372,7 @@ mod tests {
             dram_gbps: 1.0,
             stages: BTreeMap::new(),
             wall_s: 1.0,
+            host_before: None,
         }
     }
 

@@ -11,6 +11,7 @@ use crate::engine::Scope;
 use crate::model::Model;
 
 use super::executor::Recording;
+use super::kernels::HostNow;
 
 /// One stage's measured timings over the measured jobs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -50,6 +51,9 @@ pub struct Measured {
     pub stages: BTreeMap<String, StageStat>,
     /// Wall-clock length of the whole replay, seconds.
     pub wall_s: f64,
+    /// The host's memory just before this run (absent in replays that predate it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_before: Option<HostNow>,
 }
 
 impl Measured {
@@ -82,6 +86,19 @@ impl Measured {
         finite_ge0("dram_gbps", self.dram_gbps)?;
         if let Some(w) = self.gpu_power_w {
             finite_ge0("gpu_power_w", w)?;
+        }
+        if let Some(h) = self.host_before {
+            for (name, v) in [
+                ("host_before.chase_ns_per_step", h.chase_ns_per_step),
+                (
+                    "host_before.stream_gbps_one_thread",
+                    h.stream_gbps_one_thread,
+                ),
+            ] {
+                if !(v.is_finite() && v > 0.0) {
+                    return Err(bad(name, v, "a number > 0"));
+                }
+            }
         }
         for (name, v) in [
             ("gpu_true_busy_frac", self.gpu_true_busy_frac),
@@ -237,6 +254,7 @@ pub fn measure(model: &Model, rec: &Recording, nvml: Option<&NvmlTrace>) -> Meas
         dram_gbps,
         stages,
         wall_s: rec.wall_s,
+        host_before: None,
     }
 }
 
@@ -322,6 +340,10 @@ mod tests {
             dram_gbps: 1.0,
             stages: BTreeMap::from([("s".to_string(), stage.clone())]),
             wall_s: 7.0,
+            host_before: Some(HostNow {
+                chase_ns_per_step: 130.0,
+                stream_gbps_one_thread: 10.0,
+            }),
         };
         assert_eq!(good.check(), Ok(()));
         let mut busy = good.clone();
@@ -341,6 +363,15 @@ mod tests {
             },
         );
         assert_eq!(wait.check().unwrap_err().field, "stages.s.mean_wait_s");
+        let mut probe = good.clone();
+        probe.host_before = Some(HostNow {
+            chase_ns_per_step: 0.0,
+            stream_gbps_one_thread: 10.0,
+        });
+        assert_eq!(
+            probe.check().unwrap_err().field,
+            "host_before.chase_ns_per_step"
+        );
         let mut none = good;
         none.seconds_per_job = 0.0;
         assert!(none.check().unwrap_err().allowed.contains("> 0"));

@@ -1,5 +1,6 @@
 //! The point loop: every point replayed `--runs` times, each run's TIMELINE log written
-//! beside the results, and what each run measured set beside the point's prediction.
+//! beside the results, and what each run measured (with a look at the host's memory just
+//! before it) set beside the point's prediction.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -27,16 +28,20 @@ pub fn run_points(
     for (i, p) in points.iter().enumerate() {
         let mut runs = Vec::new();
         for r in 0..opts.runs.max(1) {
+            let now = cpu.probe_now();
             eprintln!(
-                "replay: point {}/{} {} run {}/{} (expected {:.1} s)",
+                "replay: point {}/{} {} run {}/{} (expected {:.1} s; host now: chase {:.0} ns/step, one thread streams {:.1} GB/s)",
                 i + 1,
                 points.len(),
                 p.sets.join(" "),
                 r + 1,
                 opts.runs.max(1),
-                p.expected_wall_s()
+                p.expected_wall_s(),
+                now.chase_ns_per_step,
+                now.stream_gbps_one_thread
             );
-            let (m, log) = replay_point(p, cpu, harnesses, opts.nvml_period_ms)?;
+            let (mut m, log) = replay_point(p, cpu, harnesses, opts.nvml_period_ms)?;
+            m.host_before = Some(now);
             let path = dir.join(format!("timeline-p{i}-r{r}.log"));
             crate::output::write_atomic(&path, log.as_bytes())?;
             files.push(path);

@@ -86,6 +86,17 @@ impl HostRates {
     }
 }
 
+/// The host's memory as one short look sees it just before a run (see
+/// [`KernelHost::probe_now`]): set beside [`HostRates`], measured once at the start, it
+/// shows how far the host moved between the replay's sizing and each run.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct HostNow {
+    /// Nanoseconds per dependent load of the pointer chase, one thread alone.
+    pub chase_ns_per_step: f64,
+    /// GB/s of one thread streaming alone.
+    pub stream_gbps_one_thread: f64,
+}
+
 /// What a CPU stage must reproduce when it runs alone.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CpuStageShape {
@@ -242,6 +253,22 @@ impl KernelHost {
             stream_gbps_per_thread,
             fill_dram_gbps,
             compute_iters_per_s,
+        }
+    }
+
+    /// One pass of the start's chase and one-thread stream, now (a fraction of a second on
+    /// a replay's buffers). One pass, not the best of several: it reads the host as a run
+    /// would meet it.
+    pub fn probe_now(&self) -> HostNow {
+        let steps = (self.lines() as u64 * 2).clamp(200_000, 4_000_000) / 2;
+        let t = best_of(1, || {
+            self.chase(self.chase_start(), steps);
+        });
+        let bytes = (self.stream.len() as u64 * 8).clamp(64 << 20, 512 << 20);
+        let secs = best_of(1, || self.with_slot(|io| io.read(bytes)));
+        HostNow {
+            chase_ns_per_step: t * 1e9 / steps as f64,
+            stream_gbps_one_thread: bytes as f64 / secs / 1e9,
         }
     }
 

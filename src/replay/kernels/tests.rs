@@ -134,3 +134,11 @@ fn a_chase_goes_on_where_it_stopped_and_threads_start_apart() {
     assert_eq!(distinct.len(), 8, "{starts:?}");
     assert!(starts.iter().all(|&s| s < lines));
 }
+
+#[test]
+fn a_look_at_the_host_now_reads_a_chase_and_one_stream() {
+    let host = KernelHost::new(BufferSizes::TEST, 1);
+    let now = host.probe_now();
+    assert!(now.chase_ns_per_step > 0.0 && now.chase_ns_per_step.is_finite());
+    assert!(now.stream_gbps_one_thread > 0.0 && now.stream_gbps_one_thread.is_finite());
+}
