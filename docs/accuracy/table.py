@@ -6,12 +6,17 @@ replay.json; a .txt file instead holds the table a replay printed, for a run who
 was lost). With --before, ROOT/<DIR's last two components>/replay.json holds a
 `replay --repredict` of each DIR under another model, shown as a second prediction column.
 Replays that looked at the host before each run (`host_before`) get a last column with
-that chase's ns per step, run by run. With --relative, every run and every prediction is divided by its own first point (one
-worker): what is left is the error of the contention curve alone, without the level that
+that chase's ns per step, run by run. With --relative, every run and every prediction is
+divided by its own first point (one worker): what is left is the error of the contention curve alone, without the level that
 the first point sets (the host's state against the calibration, the replay's sizing)."""
 import json
 import statistics
 import sys
+
+
+def new_point():
+    """One point's measured runs, predictions, re-predictions and host chases."""
+    return {"runs": [], "pred": [], "old": [], "chase": []}
 
 
 def main():
@@ -29,7 +34,7 @@ def main():
             for line in open(d):
                 if line.startswith("params."):
                     f = line.split()
-                    e = by_x.setdefault(float(f[0].split("=")[1]), {"runs": [], "pred": []})
+                    e = by_x.setdefault(float(f[0].split("=")[1]), new_point())
                     e["runs"].append(float(f[2]))
                     e["pred"].append(float(f[3]))
             continue
@@ -43,9 +48,9 @@ def main():
         p1 = first["predicted"]["seconds_per_job"] if relative else 1.0
         o1 = old["points"][0]["predicted"]["seconds_per_job"] if old and relative else 1.0
         for i, p in enumerate(r["points"]):
-            e = by_x.setdefault(p["x"], {"runs": [], "pred": [], "old": []})
+            e = by_x.setdefault(p["x"], new_point())
             e["runs"] += [run["seconds_per_job"] / m for run, m in zip(p["measured"]["runs"], m1)]
-            e.setdefault("chase", []).extend(
+            e["chase"].extend(
                 run["host_before"]["chase_ns_per_step"]
                 for run in p["measured"]["runs"]
                 if "host_before" in run

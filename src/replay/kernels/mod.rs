@@ -207,8 +207,7 @@ impl KernelHost {
 
     fn measure(&self, max_threads: u32) -> HostRates {
         // Chase: warm up, then time a fixed number of steps.
-        let lines = self.lines();
-        let steps = (lines as u64 * 2).clamp(200_000, 4_000_000);
+        let steps = self.probe_chase_steps();
         self.chase(0, steps / 4);
         // Best of three throughout: the least disturbed run is the host's own rate.
         let chase_ns_per_step = best_of(3, || {
@@ -224,7 +223,7 @@ impl KernelHost {
         if counts[counts.len() - 1] != max_threads {
             counts.push(max_threads);
         }
-        let bytes = (self.stream.len() as u64 * 8).clamp(64 << 20, 512 << 20);
+        let bytes = self.probe_stream_bytes();
         self.with_slot(|io| io.read(bytes / 4));
         let mut stream_gbps_per_thread = Vec::new();
         for &n in &counts {
@@ -260,16 +259,27 @@ impl KernelHost {
     /// a replay's buffers). One pass, not the best of several: it reads the host as a run
     /// would meet it.
     pub fn probe_now(&self) -> HostNow {
-        let steps = (self.lines() as u64 * 2).clamp(200_000, 4_000_000) / 2;
+        let steps = self.probe_chase_steps() / 2;
         let t = best_of(1, || {
             self.chase(self.chase_start(), steps);
         });
-        let bytes = (self.stream.len() as u64 * 8).clamp(64 << 20, 512 << 20);
+        let bytes = self.probe_stream_bytes();
         let secs = best_of(1, || self.with_slot(|io| io.read(bytes)));
         HostNow {
             chase_ns_per_step: t * 1e9 / steps as f64,
             stream_gbps_one_thread: bytes as f64 / secs / 1e9,
         }
+    }
+
+    /// Chase steps a probe pass times: twice the buffer's lines, within bounds that keep a
+    /// pass long enough to time and short enough to repeat.
+    fn probe_chase_steps(&self) -> u64 {
+        (self.lines() as u64 * 2).clamp(200_000, 4_000_000)
+    }
+
+    /// Bytes one streaming thread reads in a probe pass.
+    fn probe_stream_bytes(&self) -> u64 {
+        (self.stream.len() as u64 * 8).clamp(64 << 20, 512 << 20)
     }
 
     fn lines(&self) -> usize {
