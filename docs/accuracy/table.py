@@ -7,7 +7,8 @@ was lost). With --before, ROOT/<DIR's last two components>/replay.json holds a
 `replay --repredict` of each DIR under another model, shown as a second prediction column.
 Replays that looked at the host before each run (`host_before`) get a last column with
 that chase's ns per step, run by run. With --relative, every run and every prediction is
-divided by its own first point (one worker): what is left is the error of the contention curve alone, without the level that
+divided by its own first point (one worker): what is left is the error of the contention
+curve alone, without the level that
 the first point sets (the host's state against the calibration, the replay's sizing)."""
 import json
 import statistics
@@ -60,7 +61,7 @@ def main():
                 e["old"].append(old["points"][i]["predicted"]["seconds_per_job"] / o1)
     extra = " before | error |" if before else ""
     # Replays that look at the host before each run get its chase ns/step per run.
-    chase = any(e.get("chase") for e in by_x.values())
+    chase = any(e["chase"] for e in by_x.values())
     print(f"| {label} | runs (s/job) | mean | predicted | error |{extra} runs' spread |"
           + (" host chase before each run |" if chase else ""))
     print("|---:|---|---:|---:|---:|" + ("---:|---:|" if before else "") + "---:|"
@@ -84,7 +85,7 @@ def main():
             if counted:
                 old_errs.append(abs(oerr))
             cols = f" {o:.3f} | {oerr:+.1f}% |"
-        now = " " + ", ".join(f"{v:.0f} ns" for v in e.get("chase", [])) + " |" if chase else ""
+        now = " " + ", ".join(f"{v:.0f} ns" for v in e["chase"]) + " |" if chase else ""
         print(f"| {x:g} | {runs} | {mean:.3f} | {pred:.3f} | {err:+.1f}% |{cols} {spread:.1f}% |{now}")
     print(f"\nmedian |error| {statistics.median(errs):.1f}%, max {max(errs):.1f}% over {len(errs)} points")
     if before:
