@@ -149,6 +149,7 @@ pub struct StagingDirSpec {
     pub setup_s: Option<Qty>,
     pub memcpy_gbps: Option<Qty>,
     pub memcpy_pace: Option<String>,
+    pub memcpy_latency_exponent: Option<f64>,
 }
 
 /// A lock: `name = capacity` or `name = { capacity, per_gpu }`.

@@ -128,10 +128,15 @@ fn hardware(o: &mut String, m: &Model) {
             if let Some(st) = st {
                 let _ = writeln!(
                     o,
-                    "  pageable {dir} staged: setup {} s + bytes at min(memcpy {} GB/s, DMA), memcpy {}",
+                    "  pageable {dir} staged: setup {} s + bytes at min(memcpy {} GB/s, DMA), memcpy {}{}",
                     st.setup_s,
                     st.memcpy_gbps,
-                    st.memcpy_pace.name()
+                    st.memcpy_pace.name(),
+                    if st.latency_exponent == 1.0 {
+                        String::new()
+                    } else {
+                        format!(" as (L(0)/L)^{}", st.latency_exponent)
+                    }
                 );
             }
         }

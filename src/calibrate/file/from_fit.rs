@@ -47,7 +47,7 @@ impl CalibrationFile {
                 h2d_dram_factor: Some(p.h2d_dram_factor),
                 d2h_dram_factor: Some(p.d2h_dram_factor),
                 pageable_copy_dram_factor: Some(p.pageable_copy_dram_factor),
-                pageable_staging: staging_table(&fit.contention),
+                pageable_staging: staging_table(&fit.contention, fit.pcie.as_ref()),
                 pinned_h2d_latency_frac: Some(p.pinned_h2d_latency_frac),
                 pinned_d2h_latency_frac: Some(p.pinned_d2h_latency_frac),
                 pageable_h2d_latency_frac: Some(p.pageable_h2d_latency_frac),

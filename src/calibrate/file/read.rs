@@ -117,6 +117,7 @@ mod tests {
                 setup_s: 0.002,
                 memcpy_gbps: 7.5,
                 memcpy_pace: "latency-bound".into(),
+                memcpy_latency_exponent: Some(2.5),
             }),
             d2h: None,
         });
@@ -130,11 +131,34 @@ mod tests {
         let l = link_of(&again);
         let st = l.pageable_h2d_staging.unwrap();
         assert_eq!((st.setup_s, st.memcpy_gbps), (0.002, 7.5));
+        assert_eq!(st.latency_exponent, 2.5);
         assert_eq!(l.pageable_d2h_staging, None);
         let bad = again.replace("memcpy_pace = \"latency-bound\"", "memcpy_pace = \"fast\"");
         let e = read_as_host(&bad).unwrap_err().to_string();
         assert!(
             e.contains("hardware.gpu.pageable_staging.h2d.memcpy_pace") && e.contains("posted"),
+            "{e}"
+        );
+        for (value, says) in [("0.5", "out of range"), ("9", "out of range")] {
+            let bad = again.replace(
+                "memcpy_latency_exponent = 2.5",
+                &format!("memcpy_latency_exponent = {value}"),
+            );
+            let e = read_as_host(&bad).unwrap_err().to_string();
+            assert!(
+                e.contains("hardware.gpu.pageable_staging.h2d.memcpy_latency_exponent")
+                    && e.contains(says)
+                    && e.contains("Little's law"),
+                "{e}"
+            );
+        }
+        let posted = again.replace(
+            "memcpy_pace = \"latency-bound\"",
+            "memcpy_pace = \"posted\"",
+        );
+        let e = read_as_host(&posted).unwrap_err().to_string();
+        assert!(
+            e.contains("memcpy_latency_exponent") && e.contains("posted"),
             "{e}"
         );
     }

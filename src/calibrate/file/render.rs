@@ -158,6 +158,9 @@ impl CalibrationFile {
                 writeln!(o, "setup_s = {}", f(d.setup_s))?;
                 writeln!(o, "memcpy_gbps = {}", f(d.memcpy_gbps))?;
                 writeln!(o, "memcpy_pace = \"{}\"", esc(&d.memcpy_pace))?;
+                if let Some(k) = d.memcpy_latency_exponent {
+                    writeln!(o, "memcpy_latency_exponent = {}", f(k))?;
+                }
                 writeln!(o)?;
             }
             if let Some(c) = &g.cpu_load {

@@ -21,7 +21,8 @@ pub mod staging;
 pub use kernel::{KernelFit, Line, fit_kernel, fit_line, fit_msm, fit_ntt};
 pub use latency::{isotonic, latency_curve, latency_medians};
 pub use pcie::{
-    COUPLING_NOISE, PcieFit, fit_capacity, fit_pcie, latency_frac, pinned_latency_frac, saturated,
+    COUPLING_NOISE, PcieFit, fit_capacity, fit_pcie, latency_frac, pageable_latency_exponent,
+    pinned_latency_frac, saturated,
 };
 
 use crate::calibrate::error::{Result, fail, failed};
@@ -167,6 +168,38 @@ pub fn fit(m: &Measurements) -> Result<Fitted> {
                 pf.pinned_h2d_latency_frac = v;
             } else {
                 pf.pinned_d2h_latency_frac = v;
+            }
+        }
+        // The pageable copies' memcpy on the same curve: how steeply it slows.
+        for h2d in [true, false] {
+            let dir = if h2d { "h2d" } else { "d2h" };
+            let f = pf.pageable_copy_dram_factor
+                + if h2d {
+                    pf.h2d_dram_factor
+                } else {
+                    pf.d2h_dram_factor
+                };
+            let runs: Vec<&DmaStreamPoint> = (m.dma_stream.iter())
+                .filter(|p| !p.pinned && p.dir == dir && p.stream_threads > 0)
+                .collect();
+            let max = crate::model::PageableStaging::MAX_LATENCY_EXPONENT;
+            let k = pageable_latency_exponent(&runs, f, capacity, &offered, max);
+            pf.notes.push(match k {
+                Some((k, n, raw)) => format!(
+                    "pageable {dir} memcpy: slows as (L/L(0))^{k:.2} (median over {n} runs next \
+                     to streams of ln(alone/with) / ln(L/L(0)) on the offered-load curve: \
+                     {raw:.2}, kept within 1 (Little's law) and {max})"
+                ),
+                None => format!(
+                    "pageable {dir} memcpy: latency exponent not observable (no run next to \
+                     streams where latency rose); Little's law (1) kept"
+                ),
+            });
+            let k = k.map(|x| x.0);
+            if h2d {
+                pf.pageable_h2d_latency_exponent = k;
+            } else {
+                pf.pageable_d2h_latency_exponent = k;
             }
         }
     }

@@ -40,6 +40,13 @@ pub struct PcieFit {
     /// The same for pinned D2H (posted writes: expected near 0).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub pinned_d2h_latency_frac: f64,
+    /// How steeply a pageable H2D copy's memcpy slows with loaded latency (see
+    /// [`pageable_latency_exponent`]; absent: not observable, Little's law kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pageable_h2d_latency_exponent: Option<f64>,
+    /// The same for pageable D2H.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pageable_d2h_latency_exponent: Option<f64>,
     /// How each value was obtained.
     pub notes: Vec<String>,
 }
@@ -254,6 +261,8 @@ pub fn fit_pcie(m: &Measurements, peak_stream: f64) -> (Option<PcieFit>, f64, St
             pageable_copy_dram_factor: copy_f,
             pageable_h2d_latency_frac: 0.0,
             pageable_d2h_latency_frac: 0.0,
+            pageable_h2d_latency_exponent: None,
+            pageable_d2h_latency_exponent: None,
             pinned_h2d_latency_frac: 0.0,
             pinned_d2h_latency_frac: 0.0,
             notes,
@@ -315,6 +324,40 @@ pub fn pinned_latency_frac(
         n += 1;
     }
     (n >= 2).then(|| ((xy / xx).clamp(0.0, 1.0), n))
+}
+
+/// The exponent k of a pageable copy's slowdown on loaded latency, from its runs next to
+/// streams: the driver's memcpy thread runs at `alone x (L(0)/L)^k`. Little's law with
+/// the lines in flight of its idle rate gives k = 1; a memcpy that also loses lines in
+/// flight on a loaded host (its core's other thread streaming, its prefetches dropped)
+/// falls faster. Per run, k = ln(alone / with) / ln(L/L(0)) with L read on the
+/// offered-load `curve` at the run's load (streams + `dram_factor` x copy over `cap`),
+/// as [`pinned_latency_frac`] reads it; the median over runs, within 1 and `max`. Runs
+/// where latency rose less than 2% say nothing. Returns (k, runs used, the median before
+/// clamping), or None without such a run.
+pub fn pageable_latency_exponent(
+    runs: &[&DmaStreamPoint],
+    dram_factor: f64,
+    cap: f64,
+    curve: &crate::model::LatencyCurve,
+    max: f64,
+) -> Option<(f64, usize, f64)> {
+    let ks: Vec<f64> = runs
+        .iter()
+        .filter(|p| p.dma_with_gbps > 0.0 && p.dma_alone_gbps > 0.0 && cap > 0.0)
+        .filter_map(|p| {
+            let load = (p.stream_with_gbps + dram_factor * p.dma_with_gbps) / cap;
+            let ratio = curve.slowdown(load);
+            (ratio >= 1.02).then(|| (p.dma_alone_gbps / p.dma_with_gbps).ln() / ratio.ln())
+        })
+        .filter(|k| k.is_finite())
+        .collect();
+    if ks.is_empty() {
+        return None;
+    }
+    let n = ks.len();
+    let k = super::median_of(ks);
+    Some((k.clamp(1.0, max), n, k))
 }
 
 #[cfg(test)]
@@ -430,6 +473,8 @@ mod tests {
             pageable_copy_dram_factor: 2.0,
             pageable_h2d_latency_frac: 0.0,
             pageable_d2h_latency_frac: 0.0,
+            pageable_h2d_latency_exponent: None,
+            pageable_d2h_latency_exponent: None,
             pinned_h2d_latency_frac: 0.0,
             pinned_d2h_latency_frac: 0.0,
             notes: vec![],
@@ -438,6 +483,41 @@ mod tests {
         let p = run("h2d", false, (200.0, 200.0 - 3.0 * d_with), (7.0, d_with));
         let phi = latency_frac(&p, &pf, 200.0, &curve).unwrap();
         assert!((phi - 0.4).abs() < 1e-9, "{phi}");
+    }
+
+    #[test]
+    fn pageable_exponent_is_the_median_log_ratio() {
+        // Offered-load curve: 100 ns idle, 200 ns at load 1. A memcpy of 8 GB/s alone with
+        // exponent 2: at load 0.5 (1.5x latency) it runs 8 / 2.25, at load 1 (2x) 8 / 4.
+        let curve = crate::model::LatencyCurve::offered(vec![(0.0, 100.0), (1.0, 200.0)]).unwrap();
+        // dram factor 3 (DMA 1 + memcpy 2) over capacity 200: streams fill the rest.
+        let at = |load: f64, slow: f64| {
+            let d = 8.0 / slow;
+            run("h2d", false, (200.0, load * 200.0 - 3.0 * d), (8.0, d))
+        };
+        let runs = [at(0.5, 2.25), at(1.0, 4.0), at(0.01, 1.0)];
+        let refs: Vec<&DmaStreamPoint> = runs.iter().collect();
+        let (k, n, raw) = pageable_latency_exponent(&refs, 3.0, 200.0, &curve, 4.0).unwrap();
+        assert!(
+            (k - 2.0).abs() < 1e-9 && (raw - 2.0).abs() < 1e-9,
+            "{k} {raw}"
+        );
+        // The run at load 0.01 (latency up 1%) says nothing.
+        assert_eq!(n, 2);
+        // Slower than Little's law allows nothing: a memcpy that barely slowed keeps 1;
+        // one that slowed beyond the bound is held at it.
+        let runs = [at(1.0, 1.2)];
+        let refs: Vec<&DmaStreamPoint> = runs.iter().collect();
+        let (k, _, raw) = pageable_latency_exponent(&refs, 3.0, 200.0, &curve, 4.0).unwrap();
+        assert!(k == 1.0 && raw < 1.0, "{k} {raw}");
+        let runs = [at(1.0, 40.0)];
+        let refs: Vec<&DmaStreamPoint> = runs.iter().collect();
+        let (k, _, _) = pageable_latency_exponent(&refs, 3.0, 200.0, &curve, 4.0).unwrap();
+        assert_eq!(k, 4.0);
+        assert_eq!(
+            pageable_latency_exponent(&[], 3.0, 200.0, &curve, 4.0),
+            None
+        );
     }
 
     #[test]

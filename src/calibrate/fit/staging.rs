@@ -30,6 +30,9 @@ pub struct StagingDirTable {
     pub memcpy_gbps: f64,
     /// "latency-bound" or "posted" (see [`MemcpyPace`]; the scenario layer reads it).
     pub memcpy_pace: String,
+    /// A latency-bound memcpy's exponent on loaded latency (absent: Little's law, 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memcpy_latency_exponent: Option<f64>,
 }
 
 /// A staged copy that keeps at least this share of its alone rate next to streams does
@@ -42,18 +45,25 @@ fn contended(s: &StagingFit) -> Option<f64> {
     (!v.is_empty()).then(|| super::median_of(v))
 }
 
-/// The table from the staging fits, when either direction was measured.
-pub fn staging_table(c: &ContentionFit) -> Option<StagingTable> {
+/// The table from the staging fits, when either direction was measured; a latency-bound
+/// memcpy takes the exponent the PCIe fit found for its direction.
+pub fn staging_table(c: &ContentionFit, pcie: Option<&PcieFit>) -> Option<StagingTable> {
     let dir = |d: CopyDir| {
         let s = c.staging.get(d.name())?;
         let pace = match contended(s) {
             Some(r) if r >= POSTED_RATIO => MemcpyPace::Posted,
             _ => MemcpyPace::LatencyBound,
         };
+        let exponent = pcie.and_then(|p| match d {
+            CopyDir::H2d => p.pageable_h2d_latency_exponent,
+            CopyDir::D2h => p.pageable_d2h_latency_exponent,
+        });
         Some(StagingDirTable {
             setup_s: s.setup_s,
             memcpy_gbps: s.gbps,
             memcpy_pace: pace.name().into(),
+            memcpy_latency_exponent: exponent
+                .filter(|k| pace == MemcpyPace::LatencyBound && *k != 1.0),
         })
     };
     let t = StagingTable {
@@ -116,11 +126,24 @@ pub fn staging_notes(c: &ContentionFit, pcie: Option<&PcieFit>, dir: CopyDir) ->
              slow it, memcpy_pace = \"posted\"",
             ratios.join(", ")
         ),
-        Some(r) => format!(
-            "next to streams / alone: {} (median {r:.2}): it slows as loaded latency rises, \
-             memcpy_pace = \"latency-bound\" (Little's law at the idle rate)",
-            ratios.join(", ")
-        ),
+        Some(r) => {
+            let exponent = pcie.and_then(|p| match dir {
+                CopyDir::H2d => p.pageable_h2d_latency_exponent,
+                CopyDir::D2h => p.pageable_d2h_latency_exponent,
+            });
+            let pace = match exponent {
+                Some(k) if k != 1.0 => format!(
+                    "(at the idle rate x (L(0)/L)^{k:.2}: faster than Little's law, \
+                     memcpy_latency_exponent)"
+                ),
+                _ => "(Little's law at the idle rate)".to_string(),
+            };
+            format!(
+                "next to streams / alone: {} (median {r:.2}): it slows as loaded latency \
+                 rises, memcpy_pace = \"latency-bound\" {pace}",
+                ratios.join(", ")
+            )
+        }
         None => "not measured next to streams: memcpy_pace = \"latency-bound\" assumed".into(),
     });
     out
@@ -147,10 +170,10 @@ mod tests {
     #[test]
     fn pace_follows_the_contended_ratio_and_absent_directions_stay_off() {
         let mut c = ContentionFit::default();
-        assert_eq!(staging_table(&c), None);
+        assert_eq!(staging_table(&c, None), None);
         c.staging.insert("h2d".into(), fit(0.47));
         c.staging.insert("d2h".into(), fit(0.99));
-        let t = staging_table(&c).unwrap();
+        let t = staging_table(&c, None).unwrap();
         let h = t.h2d.as_ref().unwrap();
         assert_eq!((h.setup_s, h.memcpy_gbps), (1e-3, 8.0));
         assert_eq!(h.memcpy_pace, "latency-bound");
@@ -162,6 +185,6 @@ mod tests {
             "{notes}"
         );
         c.staging.remove("d2h");
-        assert_eq!(staging_table(&c).unwrap().d2h, None);
+        assert_eq!(staging_table(&c, None).unwrap().d2h, None);
     }
 }

@@ -210,9 +210,34 @@ fn staging(
             )
         })?,
     };
+    let latency_exponent = match spec.memcpy_latency_exponent {
+        Some(e) => number(
+            e,
+            1.0,
+            PageableStaging::MAX_LATENCY_EXPONENT,
+            &k("memcpy_latency_exponent"),
+            &format!(
+                "a latency-bound memcpy runs at memcpy_gbps x (L(0)/L)^exponent, from 1 \
+                 (Little's law, the default) to {}",
+                PageableStaging::MAX_LATENCY_EXPONENT
+            ),
+            loc,
+        )?,
+        None => 1.0,
+    };
+    if latency_exponent != 1.0 && memcpy_pace == MemcpyPace::Posted {
+        return Err(loc.error(
+            ErrorKind::Value,
+            &k("memcpy_latency_exponent"),
+            "is set on a \"posted\" memcpy, which latency does not slow; remove it or use \
+             memcpy_pace = \"latency-bound\""
+                .to_string(),
+        ));
+    }
     Ok(Some(PageableStaging {
         setup_s,
         memcpy_gbps,
         memcpy_pace,
+        latency_exponent,
     }))
 }

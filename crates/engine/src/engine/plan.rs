@@ -212,10 +212,11 @@ impl Plan {
                         write_frac: f64::from_bits(k.5),
                         host_frac: f64::from_bits(k.6.0),
                         host_pool: k.6.1,
-                        staging: k.7.map(|(g, h, pace)| StagedCopy {
+                        staging: k.7.map(|(g, h, pace, e)| StagedCopy {
                             setup_frac: f64::from_bits(g),
                             memcpy_headroom: f64::from_bits(h),
                             memcpy_pace: pace,
+                            latency_exponent: f64::from_bits(e),
                         }),
                         cpu_load: k.8.as_ref().map(|(pools, pts, threads)| CpuLoadKey {
                             pools: pools.clone(),
@@ -266,7 +267,7 @@ type RawKey = (
     u64,
     u64,
     (u64, usize),
-    Option<(u64, u64, MemcpyPace)>,
+    Option<(u64, u64, MemcpyPace, u64)>,
     Option<(Vec<usize>, Vec<(u64, u64)>, u64)>,
 );
 
@@ -347,6 +348,7 @@ fn class_key(stage: &Stage, resources: &Resources, g: usize, dram: &Dram) -> Raw
                 st.setup_frac.to_bits(),
                 st.memcpy_headroom.to_bits(),
                 st.memcpy_pace,
+                st.latency_exponent.to_bits(),
             )
         }),
         stage.cpu_load.as_ref().map(|l| {

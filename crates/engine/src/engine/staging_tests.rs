@@ -35,6 +35,7 @@ fn link(memcpy_gbps: f64) -> PcieLink {
             setup_s: 0.01,
             memcpy_gbps,
             memcpy_pace: MemcpyPace::LatencyBound,
+            latency_exponent: 1.0,
         }),
         pageable_d2h_staging: None,
         latency_frac: Default::default(),
@@ -120,6 +121,29 @@ fn next_to_saturating_streams_the_memcpy_slows_with_latency_and_the_copy_follows
         &posted,
         vec![streams(), copy_stage(&posted, PAGEABLE_H2D, 1.0)],
         curve,
+    );
+    assert!((t - 0.11).abs() < 1e-6, "{t} s");
+}
+
+#[test]
+fn a_steeper_memcpy_slows_as_the_latency_ratio_to_its_exponent() {
+    // As above, latency doubles next to the saturating stream. With exponent 2 the
+    // memcpy runs at 10 / 2^2 = 2.5 GB/s: 0.01 + 1 GB / 2.5 = 0.41 s. (Its DRAM draw,
+    // 7.5 GB/s, stays below its share, so latency still binds.)
+    let mut l = link(10.0);
+    l.pageable_h2d_staging.as_mut().unwrap().latency_exponent = 2.0;
+    let curve = LatencyCurve::new(vec![(0.0, 100.0), (1.0, 200.0)]).unwrap();
+    let t = copy_time(
+        &l,
+        vec![streams(), copy_stage(&l, PAGEABLE_H2D, 1.0)],
+        curve,
+    );
+    assert!((t - 0.41).abs() < 1e-6, "{t} s");
+    // Alone on a flat curve it is the same copy as with exponent 1.
+    let t = copy_time(
+        &l,
+        vec![copy_stage(&l, PAGEABLE_H2D, 1.0)],
+        LatencyCurve::flat(),
     );
     assert!((t - 0.11).abs() < 1e-6, "{t} s");
 }

@@ -73,13 +73,25 @@ pub struct PageableStaging {
     pub memcpy_gbps: f64,
     /// How the memcpy meets a loaded DRAM.
     pub memcpy_pace: MemcpyPace,
+    /// A latency-bound memcpy's rate falls as `(L(0) / L)^exponent`: 1 is Little's law
+    /// with the lines in flight of its idle rate; above 1 it also loses lines in flight
+    /// as the host loads (a busy SMT sibling, a prefetcher that backs off), as
+    /// `bwsim calibrate` measures it next to streams.
+    pub latency_exponent: f64,
+}
+
+impl PageableStaging {
+    /// The steepest slowdown a host model may state: at twice the idle latency the
+    /// memcpy runs 16x slower, beyond anything measured.
+    pub const MAX_LATENCY_EXPONENT: f64 = 4.0;
 }
 
 /// Whether a staging memcpy waits on DRAM latency.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MemcpyPace {
-    /// Its loads keep the lines in flight its idle rate implies (Little's law): it runs
-    /// at `memcpy_gbps x L(0) / L` as loaded latency `L` rises, like a CPU copy stream.
+    /// It waits on its loads: it runs at `memcpy_gbps x (L(0) / L)^exponent` as loaded
+    /// latency `L` rises (exponent 1: the lines in flight of its idle rate, Little's law,
+    /// like a CPU copy stream; see [`PageableStaging::latency_exponent`]).
     LatencyBound,
     /// Its stores are posted (nothing waits on them): latency does not slow it, only
     /// its DRAM share does.
@@ -116,6 +128,8 @@ pub struct StagedCopy {
     pub memcpy_headroom: f64,
     /// How the memcpy meets a loaded DRAM.
     pub memcpy_pace: MemcpyPace,
+    /// See [`PageableStaging::latency_exponent`].
+    pub latency_exponent: f64,
 }
 
 impl StagedCopy {
@@ -125,11 +139,19 @@ impl StagedCopy {
     }
 
     /// The stage's speed cap (fraction of standalone) when loaded latency is `slowdown`
-    /// x idle: the streaming part runs at min(1, headroom / slowdown) when the memcpy is
-    /// latency bound (Little's law), the setup part at 1.
+    /// x idle: the streaming part runs at min(1, headroom / slowdown^exponent) when the
+    /// memcpy is latency bound, the setup part at 1.
     pub fn cap(&self, slowdown: f64) -> f64 {
         let streaming = match self.memcpy_pace {
-            MemcpyPace::LatencyBound => (self.memcpy_headroom / slowdown).min(1.0),
+            MemcpyPace::LatencyBound => {
+                // (Exponent 1 is Little's law; its division is kept bit for bit.)
+                let slowed = if self.latency_exponent == 1.0 {
+                    slowdown
+                } else {
+                    slowdown.powf(self.latency_exponent)
+                };
+                (self.memcpy_headroom / slowed).min(1.0)
+            }
             MemcpyPace::Posted => 1.0,
         };
         if streaming >= 1.0 {
@@ -262,12 +284,14 @@ impl PcieLink {
                 setup_frac: 0.0,
                 memcpy_headroom: 1.0,
                 memcpy_pace: st.memcpy_pace,
+                latency_exponent: st.latency_exponent,
             });
         }
         Some(StagedCopy {
             setup_frac: st.setup_s / secs,
             memcpy_headroom: (st.memcpy_gbps * streaming_s / gb).max(1.0),
             memcpy_pace: st.memcpy_pace,
+            latency_exponent: st.latency_exponent,
         })
     }
 

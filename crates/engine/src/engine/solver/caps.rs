@@ -455,6 +455,7 @@ mod tests {
             setup_frac: 0.1,
             memcpy_headroom: 1.0,
             memcpy_pace: MemcpyPace::LatencyBound,
+            latency_exponent: 1.0,
         });
         let stream = class(1, &[(0, 150.0)], 0.0);
         let (out, s) = solve(&[100.0, 50.0], &[copy.clone(), stream.clone()], &curve);

@@ -212,6 +212,7 @@ fn random_host(rng: &mut XorShift) -> (Vec<f64>, Vec<PoolRule>, LatencyCurve, Ve
                     setup_frac: 0.3 * rng.unit(),
                     memcpy_headroom: 1.0 + rng.unit(),
                     memcpy_pace: MemcpyPace::LatencyBound,
+                    latency_exponent: 1.0,
                 });
             }
             c
