@@ -122,6 +122,13 @@ struct Staging {
 };
 static Staging g_stage;
 
+// Writes a distinct 64-bit word at every position of `bytes` (first touch by this thread).
+static void distinct_words(void* p, size_t bytes, uint64_t seed)
+{
+    uint64_t* w = (uint64_t*)p;
+    for (size_t i = 0; i < bytes / 8; i++) w[i] = (i + seed) * 0x9E3779B97F4A7C15ULL;
+}
+
 static void staging_init()
 {
     CK(cudaMallocHost(&g_stage.pinned_src, CHUNK));
@@ -130,10 +137,14 @@ static void staging_init()
     g_stage.pageable_dst = aligned_alloc(4096, CHUNK);
     if (!g_stage.pageable_src || !g_stage.pageable_dst)
         throw std::runtime_error("host staging allocation failed");
-    memset(g_stage.pinned_src, 1, CHUNK);
-    memset(g_stage.pinned_dst, 2, CHUNK);
-    memset(g_stage.pageable_src, 3, CHUNK);
-    memset(g_stage.pageable_dst, 4, CHUNK);
+    // Distinct words on every page, as a pipeline's data and as `bwsim calibrate`'s PCIe
+    // probe writes them (pages of one repeated byte are what a hypervisor can merge onto
+    // shared host pages): the replay's pageable uploads should meet the buffers the
+    // calibration's rate was measured on.
+    distinct_words(g_stage.pinned_src, CHUNK, 1);
+    distinct_words(g_stage.pinned_dst, CHUNK, 2);
+    distinct_words(g_stage.pageable_src, CHUNK, 3);
+    distinct_words(g_stage.pageable_dst, CHUNK, 4);
     CK(cudaMalloc(&g_stage.dev_in, CHUNK));
     CK(cudaMalloc(&g_stage.dev_out, CHUNK));
     CK(cudaMemset(g_stage.dev_out, 5, CHUNK));
