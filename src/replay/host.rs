@@ -1,12 +1,13 @@
 //! What this host offers a replay: its RAM (the limit points are planned against),
 //! whether it can run GPU stages at all (for a dry run, starting nothing), and the
-//! rates of its CPU kernels, measured once before the points run.
+//! rates of its CPU kernels, measured once before the points run, and each CPU stage's
+//! sizing, corrected by running it alone once.
 
 use serde_json::{Value, json};
 
 use super::error::chain;
 use super::gpu::{self, GpuHarness};
-use super::kernels::{BufferSizes, KernelHost};
+use super::kernels::{BufferSizes, KernelHost, SizingTrial, StageSizing};
 use super::options::ReplayOptions;
 use super::plan::PointPlan;
 
@@ -31,6 +32,70 @@ pub struct CpuSide {
     pub huge_page_share: Option<f64>,
     /// A warning per stage whose work the kernels cannot reach on this host.
     pub shortfalls: Vec<String>,
+    /// Each CPU stage's trial alone at the start, in the order the stages first appear.
+    pub stage_sizing: Vec<StageSized>,
+}
+
+/// A CPU stage's trial alone at the start.
+pub struct StageSized {
+    /// Stage name.
+    pub stage: String,
+    /// Its stated standalone time (the plan's mean), seconds.
+    pub stated_s: f64,
+    /// What the trial found; None when the stage was too long to try.
+    pub trial: Option<SizingTrial>,
+}
+
+/// Stages stated longer than this are not tried alone (a trial takes about three times the
+/// stage's time); they keep the probe rates' sizing.
+const MAX_TRIAL_S: f64 = 5.0;
+
+/// Runs every distinct CPU stage of `points` alone (by name, at its shape in the first
+/// point that has it) and keeps the correction in `kernels` for the executor.
+fn size_stages(kernels: &mut KernelHost, points: &[PointPlan]) -> Vec<StageSized> {
+    let cpu_stages = || {
+        (points.iter())
+            .flat_map(|p| p.stages.iter())
+            .filter_map(|s| s.cpu.as_ref().map(|c| (s.name.as_str(), c)))
+    };
+    let mut out: Vec<StageSized> = Vec::new();
+    for (name, shape) in cpu_stages() {
+        if out.iter().any(|o| o.stage == name) {
+            continue;
+        }
+        if cpu_stages().any(|(n, c)| n == name && c != shape) {
+            eprintln!(
+                "replay: warning: stage {name} changes shape between points; its sizing is tried at the first point's shape and applied at every point"
+            );
+        }
+        let trial = if shape.standalone_s > MAX_TRIAL_S {
+            eprintln!(
+                "replay: stage {name} alone: stated {:.3} s, longer than {MAX_TRIAL_S} s: not tried, sized from the probe rates",
+                shape.standalone_s
+            );
+            None
+        } else {
+            let t = kernels.size_stage(shape);
+            eprintln!(
+                "replay: stage {name} alone: stated {:.3} s, as sized {:.3} s (mean of 2), after sizing {:.3} s",
+                t.stated_s, t.as_sized_s, t.after_s
+            );
+            if t.sizing.memory_scale < 1.0 {
+                eprintln!(
+                    "replay: warning: stage {name}: alone, its memory parts took longer than its stated time even without arithmetic; they are scaled by {:.3}, so it moves fewer DRAM bytes than the prediction",
+                    t.sizing.memory_scale
+                );
+            }
+            kernels.set_sizing(name, t.sizing);
+            Some(t)
+        };
+        out.push(StageSized {
+            stage: name.to_string(),
+            stated_s: shape.standalone_s,
+            trial,
+        });
+    }
+    out
 }
 
 impl CpuSide {
@@ -41,7 +106,7 @@ impl CpuSide {
             .map(|n| n.get() as u32)
             .unwrap_or(1);
         eprintln!("replay: measuring this host's kernel rates...");
-        let kernels = KernelHost::new(buffers, threads);
+        let mut kernels = KernelHost::new(buffers, threads);
         let huge_page_share = kernels.huge_page_share();
         eprintln!(
             "replay: buffers {:.0}% on huge pages; chase {:.1} ns/step, stream {:.1} GB/s per thread alone ({:.1} with {} threads), compute {:.0} M iters/s",
@@ -61,17 +126,32 @@ impl CpuSide {
         for w in &shortfalls {
             eprintln!("replay: warning: {w}");
         }
+        let stage_sizing = size_stages(&mut kernels, points);
         CpuSide {
             kernels,
             threads,
             huge_page_share,
             shortfalls,
+            stage_sizing,
         }
     }
 
     /// replay.json's `host`: the CPU's rates and warnings, the GPUs the harnesses found.
     pub fn to_json(&self, harnesses: Option<&[GpuHarness]>) -> Value {
         let rates = &self.kernels.rates;
+        let stage_sizing: Vec<Value> = (self.stage_sizing.iter())
+            .map(|s| {
+                let sizing = s.trial.map_or(StageSizing::IDENTITY, |t| t.sizing);
+                json!({
+                    "stage": s.stage,
+                    "stated_s": s.stated_s,
+                    "as_sized_s": s.trial.map(|t| t.as_sized_s),
+                    "after_s": s.trial.map(|t| t.after_s),
+                    "compute_shift_frac": sizing.compute_shift_frac,
+                    "memory_scale": sizing.memory_scale,
+                })
+            })
+            .collect();
         json!({
             "cpus": self.threads,
             "chase_ns_per_step": rates.chase_ns_per_step,
@@ -81,6 +161,7 @@ impl CpuSide {
             "huge_page_share": self.huge_page_share,
             "gpu": harnesses.and_then(|hs| hs.first()).map(|h| h.info.clone()),
             "gpus": harnesses.map(|hs| hs.len()).unwrap_or(0),
+            "stage_sizing": stage_sizing,
         })
     }
 }

@@ -173,7 +173,9 @@ impl<'a> Executor<'a> {
                 dram_bytes: shape.dram_bytes * scale,
                 ..*shape
             };
-            let work = self.cpu.work_for(&shape);
+            let work = self
+                .cpu
+                .work_for_sized(&shape, &self.cpu.sizing_of(&plan.name));
             let bytes = self.cpu.run(&work) as f64
                 + work.per_thread.chase_steps as f64 * CACHE_LINE_BYTES * work.threads as f64;
             self.record_dram_bytes(bytes);

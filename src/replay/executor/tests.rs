@@ -4,7 +4,7 @@ use std::time::Duration as StdDuration;
 
 use super::*;
 use crate::engine::Scope;
-use crate::replay::kernels::BufferSizes;
+use crate::replay::kernels::{BufferSizes, StageSizing};
 use crate::replay::plan::stage_plans;
 use crate::scenario::load_str;
 use crate::trace::recorder::StageInstance;
@@ -223,4 +223,44 @@ fn partitions_bind_to_gpus_and_their_work_runs_on_that_gpu() {
             );
         }
     }
+}
+
+#[test]
+fn a_cpu_stage_runs_the_work_its_trial_corrected() {
+    let scenario = r#"
+[hardware]
+cpu_cores = 2
+host_ram_gib = 4
+dram = { capacity_gbps = 50 }
+[[workload.stages]]
+name = "crunch"
+duration_s = 0.02
+dram_gb = 0.001
+[arrivals]
+kind = "closed"
+concurrency = 1
+jobs = 2
+"#;
+    let l = load_str(scenario, Path::new("t.toml"), &[]).unwrap();
+    let plans = stage_plans(&l.model, &l.replay);
+    let streamed = |cpu: &KernelHost| -> f64 {
+        let rec = Executor::new(&l.model, &plans, cpu, vec![])
+            .unwrap()
+            .run(60.0)
+            .unwrap();
+        rec.dram_bytes.iter().map(|(_, b)| b).sum()
+    };
+    let mut cpu = KernelHost::new(BufferSizes::TEST, 1);
+    let as_planned = streamed(&cpu);
+    assert!((as_planned - 2.0e6).abs() < 10.0, "{as_planned}");
+    // A trial that found the memory parts twice as slow as the probe rates say.
+    cpu.set_sizing(
+        "crunch",
+        StageSizing {
+            compute_shift_frac: 0.0,
+            memory_scale: 0.5,
+        },
+    );
+    let sized = streamed(&cpu);
+    assert!((sized - 1.0e6).abs() < 10.0, "{sized}");
 }

@@ -6,15 +6,20 @@
 //! thread with 1, 2, 4, ... threads streaming at once, arithmetic loop rate), so that
 //! [`KernelHost::work_for`] can size a stage's work to take its standalone duration when
 //! it runs alone. Under contention the same work takes longer, which is what replay
-//! measures.
+//! measures. Before the points run, [`KernelHost::size_stage`] runs each stage alone once
+//! and corrects its sizing by what it measured (see `sizing.rs`).
 
+mod sizing;
 mod slots;
 #[cfg(test)]
 mod tests;
 
+pub use sizing::{SizingTrial, StageSizing};
+
 use super::memory::Backing;
 use crate::model::CACHE_LINE_BYTES;
 use slots::StreamSlots;
+use std::collections::HashMap;
 use std::hint::black_box;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -166,6 +171,9 @@ pub struct KernelHost {
     slots: StreamSlots,
     /// Measured rates.
     pub rates: HostRates,
+    /// Per-stage corrections from the stages' trials, by stage name (see
+    /// [`KernelHost::sizing_of`]).
+    sizings: HashMap<String, StageSizing>,
 }
 
 impl KernelHost {
@@ -200,6 +208,7 @@ impl KernelHost {
                 fill_dram_gbps: 10.0,
                 compute_iters_per_s: 1e9,
             },
+            sizings: HashMap::new(),
         };
         host.rates = host.measure(max_threads.max(1));
         host

@@ -15,6 +15,7 @@ fn test_host(stream_gbps_per_thread: Vec<(u32, f64)>) -> KernelHost {
             fill_dram_gbps: 5.0,
             compute_iters_per_s: 1e9,
         },
+        sizings: HashMap::new(),
     }
 }
 
@@ -141,4 +142,126 @@ fn a_look_at_the_host_now_reads_a_chase_and_one_stream() {
     let now = host.probe_now();
     assert!(now.chase_ns_per_step > 0.0 && now.chase_ns_per_step.is_finite());
     assert!(now.stream_gbps_one_thread > 0.0 && now.stream_gbps_one_thread.is_finite());
+}
+
+/// The shape of `work_fills_the_standalone_time_in_shares`: 0.5 s chasing, 0.2 s
+/// streaming 1 GB per thread, 0.3 s of arithmetic.
+fn half_latency_shape() -> CpuStageShape {
+    CpuStageShape {
+        standalone_s: 1.0,
+        threads: 4,
+        dram_bytes: 4.0e9,
+        latency_frac: 0.5,
+        write_frac: 0.0,
+    }
+}
+
+#[test]
+fn a_slow_trial_takes_its_excess_out_of_the_arithmetic() {
+    let host = test_host(vec![(1, 10.0), (4, 5.0)]);
+    let shape = half_latency_shape();
+    let work = host.work_for(&shape);
+    let sizing = StageSizing::from_trial(&work, 1.0, 1.1, &host.rates);
+    assert!(
+        (sizing.compute_shift_frac + 0.1).abs() < 1e-12,
+        "{sizing:?}"
+    );
+    assert_eq!(sizing.memory_scale, 1.0);
+    let sized = host.work_for_sized(&shape, &sizing);
+    assert_eq!(sized.per_thread.compute_iters, 200_000_000);
+    assert_eq!(sized.per_thread.chase_steps, work.per_thread.chase_steps);
+    assert_eq!(sized.per_thread.stream_bytes, work.per_thread.stream_bytes);
+    assert_eq!(sized.dropped_dram_bytes, 0.0);
+}
+
+#[test]
+fn a_fast_trial_adds_its_shortfall_to_the_arithmetic() {
+    let host = test_host(vec![(1, 10.0), (4, 5.0)]);
+    let shape = half_latency_shape();
+    let work = host.work_for(&shape);
+    let sizing = StageSizing::from_trial(&work, 1.0, 0.9, &host.rates);
+    let sized = host.work_for_sized(&shape, &sizing);
+    assert_eq!(sized.per_thread.compute_iters, 400_000_000);
+    assert_eq!(sized.per_thread.stream_bytes, work.per_thread.stream_bytes);
+}
+
+#[test]
+fn an_excess_beyond_the_arithmetic_scales_the_memory_down_and_drops_its_bytes() {
+    let host = test_host(vec![(1, 10.0), (4, 5.0)]);
+    let shape = half_latency_shape();
+    let work = host.work_for(&shape);
+    // 1.5 s measured: no arithmetic left, and the memory parts, which took 1.5 - 0.3 =
+    // 1.2 s, are scaled to take the stated 1.0 s.
+    let sizing = StageSizing::from_trial(&work, 1.0, 1.5, &host.rates);
+    assert!(
+        (sizing.compute_shift_frac + 0.3).abs() < 1e-12,
+        "{sizing:?}"
+    );
+    assert!(
+        (sizing.memory_scale - 1.0 / 1.2).abs() < 1e-12,
+        "{sizing:?}"
+    );
+    let sized = host.work_for_sized(&shape, &sizing);
+    assert_eq!(sized.per_thread.compute_iters, 0);
+    assert_eq!(sized.per_thread.chase_steps, 4_166_667);
+    assert_eq!(sized.per_thread.stream_bytes, 833_333_333);
+    assert_eq!(sized.dropped_dram_bytes, 4.0 * 166_666_667.0);
+}
+
+#[test]
+fn a_sizing_applies_in_shares_of_each_instance_time() {
+    let host = test_host(vec![(1, 10.0), (4, 5.0)]);
+    let sizing = StageSizing {
+        compute_shift_frac: -0.1,
+        memory_scale: 1.0,
+    };
+    // An instance drawn at half the mean, its bytes halved as the executor does.
+    let half = CpuStageShape {
+        standalone_s: 0.5,
+        dram_bytes: 2.0e9,
+        ..half_latency_shape()
+    };
+    let sized = host.work_for_sized(&half, &sizing);
+    assert_eq!(sized.per_thread.compute_iters, 100_000_000);
+    assert_eq!(sized.per_thread.stream_bytes, 500_000_000);
+}
+
+#[test]
+fn no_sizing_is_the_probe_rates_work() {
+    let host = test_host(vec![(1, 10.0), (4, 5.0)]);
+    let too_much = CpuStageShape {
+        standalone_s: 1.0,
+        threads: 1,
+        dram_bytes: 20.0e9,
+        latency_frac: 0.1,
+        write_frac: 0.2,
+    };
+    for shape in [half_latency_shape(), too_much] {
+        let identity = host.work_for_sized(&shape, &StageSizing::IDENTITY);
+        assert_eq!(identity, host.work_for(&shape));
+    }
+    assert_eq!(host.sizing_of("never tried"), StageSizing::IDENTITY);
+    // A trial that measured nothing usable corrects nothing.
+    let work = host.work_for(&half_latency_shape());
+    for measured in [f64::NAN, 0.0, f64::INFINITY] {
+        let s = StageSizing::from_trial(&work, 1.0, measured, &host.rates);
+        assert_eq!(s, StageSizing::IDENTITY);
+    }
+}
+
+#[test]
+fn a_trial_reports_its_stated_time_and_keeps_a_finite_correction() {
+    let host = KernelHost::new(BufferSizes::TEST, 1);
+    let shape = CpuStageShape {
+        standalone_s: 0.01,
+        threads: 1,
+        dram_bytes: 1.0e6,
+        latency_frac: 0.2,
+        write_frac: 0.1,
+    };
+    let t = host.size_stage(&shape);
+    assert_eq!(t.stated_s, 0.01);
+    assert!(t.as_sized_s > 0.0 && t.after_s > 0.0);
+    assert!(t.sizing.compute_shift_frac.is_finite());
+    assert!(t.sizing.memory_scale > 0.0 && t.sizing.memory_scale <= 1.0);
 }
