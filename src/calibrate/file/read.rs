@@ -139,7 +139,7 @@ mod tests {
             e.contains("hardware.gpu.pageable_staging.h2d.memcpy_pace") && e.contains("posted"),
             "{e}"
         );
-        for (value, says) in [("0.5", "out of range"), ("9", "out of range")] {
+        for (value, says) in [("-0.5", "out of range"), ("9", "out of range")] {
             let bad = again.replace(
                 "memcpy_latency_exponent = 2.5",
                 &format!("memcpy_latency_exponent = {value}"),

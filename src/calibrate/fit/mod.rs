@@ -188,7 +188,7 @@ pub fn fit(m: &Measurements) -> Result<Fitted> {
                 Some((k, n, raw)) => format!(
                     "pageable {dir} memcpy: slows as (L/L(0))^{k:.2} (median over {n} runs next \
                      to streams of ln(alone/with) / ln(L/L(0)) on the offered-load curve: \
-                     {raw:.2}, kept within 1 (Little's law) and {max})"
+                     {raw:.2}, kept within 0 and {max}; 1 is Little's law)"
                 ),
                 None => format!(
                     "pageable {dir} memcpy: latency exponent not observable (no run next to \

@@ -133,8 +133,8 @@ pub fn staging_notes(c: &ContentionFit, pcie: Option<&PcieFit>, dir: CopyDir) ->
             });
             let pace = match exponent {
                 Some(k) if k != 1.0 => format!(
-                    "(at the idle rate x (L(0)/L)^{k:.2}: faster than Little's law, \
-                     memcpy_latency_exponent)"
+                    "(at the idle rate x (L(0)/L)^{k:.2}, memcpy_latency_exponent; 1 would \
+                     be Little's law)"
                 ),
                 _ => "(Little's law at the idle rate)".to_string(),
             };

@@ -213,12 +213,12 @@ fn staging(
     let latency_exponent = match spec.memcpy_latency_exponent {
         Some(e) => number(
             e,
-            1.0,
+            0.0,
             PageableStaging::MAX_LATENCY_EXPONENT,
             &k("memcpy_latency_exponent"),
             &format!(
-                "a latency-bound memcpy runs at memcpy_gbps x (L(0)/L)^exponent, from 1 \
-                 (Little's law, the default) to {}",
+                "a latency-bound memcpy runs at memcpy_gbps x (L(0)/L)^exponent, from 0 \
+                 (latency does not slow it) through 1 (Little's law, the default) to {}",
                 PageableStaging::MAX_LATENCY_EXPONENT
             ),
             loc,

@@ -75,8 +75,8 @@ pub struct PageableStaging {
     pub memcpy_pace: MemcpyPace,
     /// A latency-bound memcpy's rate falls as `(L(0) / L)^exponent`: 1 is Little's law
     /// with the lines in flight of its idle rate; above 1 it also loses lines in flight
-    /// as the host loads (a busy SMT sibling, a prefetcher that backs off), as
-    /// `bwsim calibrate` measures it next to streams.
+    /// as the host loads (a busy SMT sibling, a prefetcher that backs off); below 1 only
+    /// part of its time waits on DRAM. `bwsim calibrate` measures it next to streams.
     pub latency_exponent: f64,
 }
 
