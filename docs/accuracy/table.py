@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Accuracy table from replay folders: per point, the mean of the interleaved measured
 runs (each folder one run, or one folder with several), the prediction, the error, and
-the runs' own spread. Usage: table.py [--before ROOT] LABEL DIR [DIR ...] (the DIRs hold
+the runs' own spread. Usage: table.py [--before ROOT [--as NAME]] LABEL DIR [DIR ...] (the DIRs hold
 replay.json; a .txt file instead holds the table a replay printed, for a run whose folder
 was lost). With --before, ROOT/<DIR's last two components>/replay.json holds a
-`replay --repredict` of each DIR under another model, shown as a second prediction column.
+`replay --repredict` of each DIR under another model, shown as a second prediction column
+(headed "before", or NAME with --as: a re-prediction made after the runs is "post hoc").
 Replays that looked at the host before each run (`host_before`) get a last column with
 that chase's ns per step, run by run. With --relative, every run and every prediction is
 divided by its own first point (one worker): what is left is the error of the contention
@@ -22,10 +23,12 @@ def new_point():
 
 def main():
     args = sys.argv[1:]
-    before, relative = None, False
-    while args[0] in ("--before", "--relative"):
+    before, relative, name = None, False, "before"
+    while args[0] in ("--before", "--relative", "--as"):
         if args[0] == "--before":
             before, args = args[1], args[2:]
+        elif args[0] == "--as":
+            name, args = args[1], args[2:]
         else:
             relative, args = True, args[1:]
     label, dirs = args[0], args[1:]
@@ -59,7 +62,7 @@ def main():
             e["pred"].append(p["predicted"]["seconds_per_job"] / p1)
             if old:
                 e["old"].append(old["points"][i]["predicted"]["seconds_per_job"] / o1)
-    extra = " before | error |" if before else ""
+    extra = f" {name} | error |" if before else ""
     # Replays that look at the host before each run get its chase ns/step per run.
     chase = any(e["chase"] for e in by_x.values())
     print(f"| {label} | runs (s/job) | mean | predicted | error |{extra} runs' spread |"
@@ -89,7 +92,7 @@ def main():
         print(f"| {x:g} | {runs} | {mean:.3f} | {pred:.3f} | {err:+.1f}% |{cols} {spread:.1f}% |{now}")
     print(f"\nmedian |error| {statistics.median(errs):.1f}%, max {max(errs):.1f}% over {len(errs)} points")
     if before:
-        print(f"before: median |error| {statistics.median(old_errs):.1f}%, max {max(old_errs):.1f}%")
+        print(f"{name}: median |error| {statistics.median(old_errs):.1f}%, max {max(old_errs):.1f}%")
 
 
 if __name__ == "__main__":
