@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::error::chain;
 use super::gpu::{self, GpuHarness};
-use super::kernels::{BufferSizes, KernelHost, SizingTrial, StageSizing};
+use super::kernels::{BufferSizes, CpuStageShape, KernelHost, SizingTrial, StageSizing};
 use super::options::ReplayOptions;
 use super::plan::PointPlan;
 
@@ -50,20 +50,22 @@ pub struct StageSized {
 /// stage's time); they keep the probe rates' sizing.
 const MAX_TRIAL_S: f64 = 5.0;
 
+/// Every CPU stage of every point, with its shape, in plan order.
+fn cpu_stages(points: &[PointPlan]) -> impl Iterator<Item = (&str, &CpuStageShape)> {
+    (points.iter())
+        .flat_map(|p| p.stages.iter())
+        .filter_map(|s| s.cpu.as_ref().map(|c| (s.name.as_str(), c)))
+}
+
 /// Runs every distinct CPU stage of `points` alone (by name, at its shape in the first
 /// point that has it) and keeps the correction in `kernels` for the executor.
 fn size_stages(kernels: &mut KernelHost, points: &[PointPlan]) -> Vec<StageSized> {
-    let cpu_stages = || {
-        (points.iter())
-            .flat_map(|p| p.stages.iter())
-            .filter_map(|s| s.cpu.as_ref().map(|c| (s.name.as_str(), c)))
-    };
     let mut out: Vec<StageSized> = Vec::new();
-    for (name, shape) in cpu_stages() {
+    for (name, shape) in cpu_stages(points) {
         if out.iter().any(|o| o.stage == name) {
             continue;
         }
-        if cpu_stages().any(|(n, c)| n == name && c != shape) {
+        if cpu_stages(points).any(|(n, c)| n == name && c != shape) {
             eprintln!(
                 "replay: warning: stage {name} changes shape between points; its sizing is tried at the first point's shape and applied at every point"
             );
@@ -117,12 +119,7 @@ impl CpuSide {
             threads,
             kernels.rates.compute_iters_per_s / 1e6
         );
-        let shortfalls = kernels.shortfall_warnings(
-            points
-                .iter()
-                .flat_map(|p| p.stages.iter())
-                .filter_map(|s| s.cpu.as_ref().map(|c| (s.name.as_str(), c))),
-        );
+        let shortfalls = kernels.shortfall_warnings(cpu_stages(points));
         for w in &shortfalls {
             eprintln!("replay: warning: {w}");
         }

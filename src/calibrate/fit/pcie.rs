@@ -51,6 +51,16 @@ pub struct PcieFit {
     pub notes: Vec<String>,
 }
 
+impl PcieFit {
+    /// The pageable memcpy's latency exponent fitted for `dir` (None: not observable).
+    pub fn pageable_latency_exponent(&self, dir: CopyDir) -> Option<f64> {
+        match dir {
+            CopyDir::H2d => self.pageable_h2d_latency_exponent,
+            CopyDir::D2h => self.pageable_d2h_latency_exponent,
+        }
+    }
+}
+
 fn is_zero(x: &f64) -> bool {
     *x == 0.0
 }

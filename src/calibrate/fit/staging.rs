@@ -54,10 +54,7 @@ pub fn staging_table(c: &ContentionFit, pcie: Option<&PcieFit>) -> Option<Stagin
             Some(r) if r >= POSTED_RATIO => MemcpyPace::Posted,
             _ => MemcpyPace::LatencyBound,
         };
-        let exponent = pcie.and_then(|p| match d {
-            CopyDir::H2d => p.pageable_h2d_latency_exponent,
-            CopyDir::D2h => p.pageable_d2h_latency_exponent,
-        });
+        let exponent = pcie.and_then(|p| p.pageable_latency_exponent(d));
         Some(StagingDirTable {
             setup_s: s.setup_s,
             memcpy_gbps: s.gbps,
@@ -127,11 +124,7 @@ pub fn staging_notes(c: &ContentionFit, pcie: Option<&PcieFit>, dir: CopyDir) ->
             ratios.join(", ")
         ),
         Some(r) => {
-            let exponent = pcie.and_then(|p| match dir {
-                CopyDir::H2d => p.pageable_h2d_latency_exponent,
-                CopyDir::D2h => p.pageable_d2h_latency_exponent,
-            });
-            let pace = match exponent {
+            let pace = match pcie.and_then(|p| p.pageable_latency_exponent(dir)) {
                 Some(k) if k != 1.0 => format!(
                     "(at the idle rate x (L(0)/L)^{k:.2}, memcpy_latency_exponent; 1 would \
                      be Little's law)"
