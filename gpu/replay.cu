@@ -3,8 +3,8 @@
 // VRAM permits as real allocations, and NVML sampling (utilization.gpu, power).
 //
 // Protocol: one request per stdin line, `<id> <command> <args...>`; every request runs
-// on its own host thread and CUDA stream (so copies and kernels overlap as they do in
-// the pipeline) and answers one JSON line on stdout carrying the same "id". Replies come
+// on its own host thread and CUDA stream (streams are pooled, so copies and kernels overlap
+// as they do in the pipeline) and answers one JSON line on stdout carrying the same "id". Replies come
 // in completion order. Failures answer {"id":N,"ok":false,"error":"..."}.
 //
 //   info                         -> gpu name, vram_bytes, free_bytes, nvml (loadable)
@@ -24,7 +24,8 @@
 //   nvml_start <period_ms>       -> sampling thread on
 //   nvml_stop                    -> {"samples":[[t_s, util_pct, power_w], ...]}
 //   quit                         -> waits for requests in flight (at most 60 s), exits
-// Exit code 3 at start-up: no usable CUDA device.
+// Exit code 3 at start-up: no usable CUDA device. BWSIM_GPU_TRACE=<file> appends one
+// line per reply (see reply()).
 //
 // Build: gpu/build.sh (same flags and sources as the probe harness).
 
@@ -84,11 +85,23 @@ static double ms_since(clk::time_point t0)
 
 static std::mutex g_out;
 
+// BWSIM_GPU_TRACE=<file>: one line per reply: when the request was read (s since start),
+// host ms from reading it to replying, the command, the reply. It shows the harness's own
+// cost beside the device time it reports.
+static FILE* g_trace = nullptr;
+static const clk::time_point g_start = clk::now();
+thread_local clk::time_point t_read = clk::now();
+thread_local std::string t_cmd;
+
 static void reply(unsigned long long id, const std::string& body)
 {
     std::lock_guard<std::mutex> l(g_out);
     printf("{\"id\":%llu,%s}\n", id, body.c_str());
     fflush(stdout);
+    if (g_trace) {
+        double at = std::chrono::duration<double>(t_read - g_start).count();
+        fprintf(g_trace, "%.6f %.3f %s %s\n", at, ms_since(t_read), t_cmd.c_str(), body.c_str());
+    }
 }
 
 static void fail(unsigned long long id, const std::string& what)
@@ -164,7 +177,7 @@ static void staging()
     if (!g_stage.dev_in) throw std::runtime_error("copy staging failed earlier");
 }
 
-// Times work on a fresh stream with CUDA events.
+// Times work on its own stream with CUDA events.
 struct Timed {
     cudaStream_t s;
     cudaEvent_t e0, e1;
@@ -192,6 +205,42 @@ struct Timed {
     }
 };
 
+// A stream and its events, taken from a pool and handed back when the request is done:
+// creating them per request spends host time inside the stage that the replay times.
+// One that saw an error is destroyed rather than reused.
+static std::mutex g_timed_mu;
+static std::vector<std::unique_ptr<Timed>> g_timed_free;
+
+struct PooledTimed {
+    std::unique_ptr<Timed> t;
+    bool clean = false;
+    PooledTimed()
+    {
+        {
+            std::lock_guard<std::mutex> l(g_timed_mu);
+            if (!g_timed_free.empty()) {
+                t = std::move(g_timed_free.back());
+                g_timed_free.pop_back();
+            }
+        }
+        if (!t) t.reset(new Timed());
+    }
+    ~PooledTimed()
+    {
+        if (!clean) return;
+        std::lock_guard<std::mutex> l(g_timed_mu);
+        g_timed_free.push_back(std::move(t));
+    }
+    cudaStream_t stream() const { return t->s; }
+    void begin() { t->begin(); }
+    double end_ms()
+    {
+        double ms = t->end_ms();
+        clean = true;
+        return ms;
+    }
+};
+
 static void cmd_copy(unsigned long long id, const std::string& dir, size_t bytes, bool pinned)
 {
     bool up = dir == "h2d";
@@ -200,16 +249,16 @@ static void cmd_copy(unsigned long long id, const std::string& dir, size_t bytes
         return;
     }
     staging();
-    Timed t;
+    PooledTimed t;
     t.begin();
     for (size_t off = 0; off < bytes; off += CHUNK) {
         size_t n = std::min(CHUNK, bytes - off);
         if (up)
             CK(cudaMemcpyAsync(g_stage.dev_in, pinned ? g_stage.pinned_src : g_stage.pageable_src,
-                               n, cudaMemcpyHostToDevice, t.s));
+                               n, cudaMemcpyHostToDevice, t.stream()));
         else
             CK(cudaMemcpyAsync(pinned ? g_stage.pinned_dst : g_stage.pageable_dst,
-                               g_stage.dev_out, n, cudaMemcpyDeviceToHost, t.s));
+                               g_stage.dev_out, n, cudaMemcpyDeviceToHost, t.stream()));
     }
     double ms = t.end_ms();
     reply(id, "\"ok\":true,\"gpu_ms\":" + std::to_string(ms));
@@ -435,13 +484,13 @@ __global__ void spin_kernel(unsigned long long ns)
 
 static void cmd_spin(unsigned long long id, unsigned long long us)
 {
-    Timed t;
+    PooledTimed t;
     t.begin();
     // Split long spins so that no single launch runs for minutes.
     const unsigned long long step = 100000;  // 100 ms
     for (unsigned long long done = 0; done < us; done += step) {
         unsigned long long d = std::min(step, us - done);
-        spin_kernel<<<1, 32, 0, t.s>>>(d * 1000ULL);
+        spin_kernel<<<1, 32, 0, t.stream()>>>(d * 1000ULL);
     }
     double ms = t.end_ms();
     reply(id, "\"ok\":true,\"gpu_ms\":" + std::to_string(ms));
@@ -657,6 +706,7 @@ int main()
         fflush(stdout);
         return 3;
     }
+    if (const char* path = getenv("BWSIM_GPU_TRACE")) g_trace = fopen(path, "a");
     printf("{\"ok\":true,\"ready\":true,\"devices\":%d}\n", ndev);
     fflush(stdout);
     std::string line;
@@ -668,13 +718,18 @@ int main()
         if (cmd == "quit") break;
         std::string rest;
         std::getline(in, rest);
+        auto read_at = clk::now();
         // nvml_start/stop touch shared sampler state: run them in order, here.
         if (cmd == "nvml_start" || cmd == "nvml_stop") {
+            t_read = read_at;
+            t_cmd = cmd;
             dispatch(id, cmd, rest);
             continue;
         }
         g_in_flight++;
-        std::thread([id, cmd, rest]() {
+        std::thread([id, cmd, rest, read_at]() {
+            t_read = read_at;
+            t_cmd = cmd + rest;
             dispatch(id, cmd, rest);
             g_in_flight--;
         }).detach();
@@ -688,5 +743,6 @@ int main()
     }
     // Exit without tearing CUDA down under threads that may still run.
     fflush(stdout);
+    if (g_trace) fflush(g_trace);
     _exit(0);
 }
