@@ -4,8 +4,8 @@
 //
 // Protocol: one request per stdin line, `<id> <command> <args...>`; every request runs
 // on its own host thread and CUDA stream (streams are pooled, so copies and kernels overlap
-// as they do in the pipeline) and answers one JSON line on stdout carrying the same "id". Replies come
-// in completion order. Failures answer {"id":N,"ok":false,"error":"..."}.
+// as they do in the pipeline) and answers one JSON line on stdout carrying the same "id".
+// Replies come in completion order. Failures answer {"id":N,"ok":false,"error":"..."}.
 //
 //   info                         -> gpu name, vram_bytes, free_bytes, nvml (loadable)
 //   alloc <bytes>                -> {"handle":H}   (stream-ordered cudaMallocAsync)
@@ -62,6 +62,7 @@ void blst_p1s_to_affine(bp1a dst[], const bp1* const points[], size_t npoints);
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -706,7 +707,12 @@ int main()
         fflush(stdout);
         return 3;
     }
-    if (const char* path = getenv("BWSIM_GPU_TRACE")) g_trace = fopen(path, "a");
+    if (const char* path = getenv("BWSIM_GPU_TRACE")) {
+        g_trace = fopen(path, "a");
+        if (!g_trace)
+            fprintf(stderr, "BWSIM_GPU_TRACE=%s: cannot open it for appending (%s); no trace written\n",
+                    path, strerror(errno));
+    }
     printf("{\"ok\":true,\"ready\":true,\"devices\":%d}\n", ndev);
     fflush(stdout);
     std::string line;
