@@ -237,3 +237,49 @@ fn a_refit_prints_the_summary_on_stdout_and_its_warnings_on_stderr() {
     unique.dedup();
     assert_eq!(unique.len(), warnings.len(), "{stderr}");
 }
+
+/// Every MSM size the calibration measured is written as measured (`msm_2pNN_s`), beside
+/// the fit that smooths them: run 9's boot measured 23.4 ms at 2^20 where the fit gives
+/// 25.2. A size it did not measure (2^27 on this quick run) comes from the fit, marked so.
+#[test]
+fn a_refit_writes_every_measured_msm_size_as_measured() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let raw = root.join("docs/accuracy/h200-run9/calibration-boot1-raw.json");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("refit.toml");
+    bwsim()
+        .args(["calibrate", "--refit"])
+        .arg(&raw)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let file: toml::Table = toml::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let params = file["params"].as_table().expect("[params]");
+    let measured: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&raw).unwrap()).unwrap();
+    let msm = measured["msm"].as_array().expect("raw msm measurements");
+    assert!(msm.len() >= 5, "the quick run measures 2^20..2^26");
+    for m in msm {
+        let (lg, ms) = (m["lg"].as_u64().unwrap(), m["ms"].as_f64().unwrap());
+        let p = &params[&format!("msm_2p{lg}_s")];
+        let written = p["default"].as_float().unwrap();
+        assert!(
+            (written / (ms / 1e3) - 1.0).abs() < 1e-5,
+            "2^{lg}: wrote {written}, measured {ms} ms"
+        );
+        assert!(p["doc"].as_str().unwrap().contains("(measured)"), "{p}");
+    }
+    let fit_20 = params["msm_a_ns"]["default"].as_float().unwrap() * 1e-9 * 1048576.0 / 20.0
+        + params["msm_b_s"]["default"].as_float().unwrap();
+    let measured_20 = params["msm_2p20_s"]["default"].as_float().unwrap();
+    assert!(
+        fit_20 / measured_20 > 1.05,
+        "fit {fit_20} vs measured {measured_20}"
+    );
+    let p27 = &params["msm_2p27_s"];
+    assert!(
+        p27["doc"].as_str().unwrap().contains("extrapolated"),
+        "{p27}"
+    );
+}

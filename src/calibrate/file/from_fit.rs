@@ -260,7 +260,12 @@ fn params(m: &Measurements, fit: &Fitted) -> Vec<Param> {
         );
         param("msm_b_s", kf.b_s, "MSM fixed cost, s");
     }
-    for lg in [26, 27] {
+    // Every measured size as measured (the n/log2(n) fit misses single sizes by up to ~12%:
+    // sppark's window steps with the size), and the C2 sizes from the fit where unmeasured.
+    let mut msm_sizes: Vec<u32> = m.msm.iter().map(|p| p.lg).chain([26, 27]).collect();
+    msm_sizes.sort_unstable();
+    msm_sizes.dedup();
+    for lg in msm_sizes {
         if let Some((t, how)) = msm_at(lg) {
             param(
                 &format!("msm_2p{lg}_s"),
