@@ -11,6 +11,16 @@ fn bwsim() -> Command {
     Command::cargo_bin("bwsim").expect("the bwsim binary is built")
 }
 
+/// `bwsim calibrate --refit RAW --out OUT`, run.
+fn refit(raw: &std::path::Path, out: &std::path::Path) -> assert_cmd::assert::Assert {
+    bwsim()
+        .args(["calibrate", "--refit"])
+        .arg(raw)
+        .arg("--out")
+        .arg(out)
+        .assert()
+}
+
 #[test]
 fn tiny_calibration_is_includable_and_validates() {
     let dir = tempfile::tempdir().unwrap();
@@ -173,12 +183,7 @@ fn issue12_refit_never_writes_a_non_finite_number() {
     m["bandwidth"][0]["dram_gbps"] = serde_json::json!(1e308);
     std::fs::write(&json, m.to_string()).unwrap();
     let out = dir.path().join("refit.toml");
-    bwsim()
-        .args(["calibrate", "--refit"])
-        .arg(&json)
-        .arg("--out")
-        .arg(&out)
-        .assert()
+    refit(&json, &out)
         .code(2)
         .stderr(predicate::str::contains("bandwidth[0].dram_gbps"))
         .stderr(predicate::str::contains(json.display().to_string()));
@@ -189,13 +194,7 @@ fn issue12_refit_never_writes_a_non_finite_number() {
     // A sane refit writes only finite numbers (valid TOML throughout).
     m["bandwidth"][0]["dram_gbps"] = serde_json::json!(10.0);
     std::fs::write(&json, m.to_string()).unwrap();
-    bwsim()
-        .args(["calibrate", "--refit"])
-        .arg(&json)
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .success();
+    refit(&json, &out).success();
     let text = std::fs::read_to_string(&out).unwrap();
     let t: toml::Table = toml::from_str(&text).unwrap();
     assert!(
@@ -213,12 +212,7 @@ fn a_refit_prints_the_summary_on_stdout_and_its_warnings_on_stderr() {
     let raw = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("docs/accuracy/h200-run3/calibration-raw.json");
     let dir = tempfile::tempdir().unwrap();
-    let out = bwsim()
-        .args(["calibrate", "--refit"])
-        .arg(&raw)
-        .arg("--out")
-        .arg(dir.path().join("refit.toml"))
-        .assert()
+    let out = refit(&raw, &dir.path().join("refit.toml"))
         .success()
         .get_output()
         .clone();
@@ -247,13 +241,7 @@ fn a_refit_writes_every_measured_msm_size_as_measured() {
     let raw = root.join("docs/accuracy/h200-run9/calibration-boot1-raw.json");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("refit.toml");
-    bwsim()
-        .args(["calibrate", "--refit"])
-        .arg(&raw)
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .success();
+    refit(&raw, &out).success();
     let file: toml::Table = toml::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let params = file["params"].as_table().expect("[params]");
     let measured: serde_json::Value =
