@@ -28,6 +28,7 @@ pub use pcie::{
 use crate::calibrate::error::{Result, fail, failed};
 use crate::calibrate::measurements::{DmaStreamPoint, Measurements};
 use crate::calibrate::probe::stream::Kernel;
+use crate::model::CopyDir;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -138,69 +139,51 @@ pub fn fit(m: &Measurements) -> Result<Fitted> {
         // The pinned DMAs read the curve as the engine's v2 rules do: at offered load.
         let offered = crate::model::LatencyCurve::offered(curve.clone())
             .map_err(|e| failed!("fitted latency curve: {e}"))?;
-        for h2d in [true, false] {
-            let dir = if h2d { "h2d" } else { "d2h" };
-            let f = if h2d {
-                pf.h2d_dram_factor
-            } else {
-                pf.d2h_dram_factor
-            };
+        for dir in CopyDir::BOTH {
+            let name = dir.name();
             let runs: Vec<&DmaStreamPoint> = (m.dma_stream.iter())
-                .filter(|p| p.pinned && p.dir == dir)
+                .filter(|p| p.pinned && p.dir == name)
                 .collect();
-            let v = match pinned_latency_frac(&runs, f, capacity, &offered) {
-                Some((v, n)) => {
-                    pf.notes.push(format!(
-                        "pinned {dir}: {v:.2} of the DMA time latency bound (slope of its \
-                         slowdown on L/L(0) over {n} runs next to streams)"
-                    ));
-                    v
-                }
-                None => {
-                    pf.notes.push(format!(
-                        "pinned {dir}: latency-bound share not observable (fewer than two \
-                         runs next to streams where latency rose); 0 kept"
-                    ));
-                    0.0
-                }
-            };
-            if h2d {
-                pf.pinned_h2d_latency_frac = v;
-            } else {
-                pf.pinned_d2h_latency_frac = v;
-            }
+            let f = pf.dma_dram_factor(dir);
+            *pf.pinned_latency_frac_mut(dir) =
+                match pinned_latency_frac(&runs, f, capacity, &offered) {
+                    Some((v, n)) => {
+                        pf.notes.push(format!(
+                            "pinned {name}: {v:.2} of the DMA time latency bound (slope of its \
+                             slowdown on L/L(0) over {n} runs next to streams)"
+                        ));
+                        v
+                    }
+                    None => {
+                        pf.notes.push(format!(
+                            "pinned {name}: latency-bound share not observable (fewer than two \
+                             runs next to streams where latency rose); 0 kept"
+                        ));
+                        0.0
+                    }
+                };
         }
         // The pageable copies' memcpy on the same curve: how steeply it slows.
-        for h2d in [true, false] {
-            let dir = if h2d { "h2d" } else { "d2h" };
-            let f = pf.pageable_copy_dram_factor
-                + if h2d {
-                    pf.h2d_dram_factor
-                } else {
-                    pf.d2h_dram_factor
-                };
+        for dir in CopyDir::BOTH {
+            let name = dir.name();
+            let f = pf.pageable_copy_dram_factor + pf.dma_dram_factor(dir);
             let runs: Vec<&DmaStreamPoint> = (m.dma_stream.iter())
-                .filter(|p| !p.pinned && p.dir == dir && p.stream_threads > 0)
+                .filter(|p| !p.pinned && p.dir == name && p.stream_threads > 0)
                 .collect();
             let max = crate::model::PageableStaging::MAX_LATENCY_EXPONENT;
             let k = pageable_latency_exponent(&runs, f, capacity, &offered, max);
             pf.notes.push(match k {
                 Some((k, n, raw)) => format!(
-                    "pageable {dir} memcpy: slows as (L/L(0))^{k:.2} (median over {n} runs next \
+                    "pageable {name} memcpy: slows as (L/L(0))^{k:.2} (median over {n} runs next \
                      to streams of ln(alone/with) / ln(L/L(0)) on the offered-load curve: \
                      {raw:.2}, kept within 0 and {max}; 1 is Little's law)"
                 ),
                 None => format!(
-                    "pageable {dir} memcpy: latency exponent not observable (no run next to \
+                    "pageable {name} memcpy: latency exponent not observable (no run next to \
                      streams where latency rose); Little's law (1) kept"
                 ),
             });
-            let k = k.map(|x| x.0);
-            if h2d {
-                pf.pageable_h2d_latency_exponent = k;
-            } else {
-                pf.pageable_d2h_latency_exponent = k;
-            }
+            *pf.pageable_latency_exponent_mut(dir) = k.map(|x| x.0);
         }
     }
     Ok(Fitted {

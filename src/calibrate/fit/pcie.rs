@@ -59,6 +59,30 @@ impl PcieFit {
             CopyDir::D2h => self.pageable_d2h_latency_exponent,
         }
     }
+
+    /// The same, to set.
+    pub fn pageable_latency_exponent_mut(&mut self, dir: CopyDir) -> &mut Option<f64> {
+        match dir {
+            CopyDir::H2d => &mut self.pageable_h2d_latency_exponent,
+            CopyDir::D2h => &mut self.pageable_d2h_latency_exponent,
+        }
+    }
+
+    /// The pinned DMA's DRAM bytes per copied byte for `dir`.
+    pub fn dma_dram_factor(&self, dir: CopyDir) -> f64 {
+        match dir {
+            CopyDir::H2d => self.h2d_dram_factor,
+            CopyDir::D2h => self.d2h_dram_factor,
+        }
+    }
+
+    /// The pinned DMA's latency-bound share for `dir`, to set.
+    pub fn pinned_latency_frac_mut(&mut self, dir: CopyDir) -> &mut f64 {
+        match dir {
+            CopyDir::H2d => &mut self.pinned_h2d_latency_frac,
+            CopyDir::D2h => &mut self.pinned_d2h_latency_frac,
+        }
+    }
 }
 
 fn is_zero(x: &f64) -> bool {
