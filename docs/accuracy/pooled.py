@@ -52,11 +52,11 @@ def main():
         print(f"| {s} | {len(have)} | {each} | {med_max(pooled)} | "
               f"{', '.join(same) if same else 'none'} |")
     print()
-    print("Per point, each run's error and their mean:")
+    print("Per point, each run's error (in the order the runs are named) and their mean:")
     for s in shapes:
         have = [(n, e[s]) for n, e in runs if s in e]
         xs = sorted(set.intersection(*(set(e) for _, e in have)))
-        cells = []
+        cells = [", ".join(n.replace("h200-", "") for n, _ in have)]
         for x in xs:
             v = [e[x] for _, e in have]
             cells.append(f"{x:g}: " + " ".join(f"{y:+.1f}" for y in v)
