@@ -11,16 +11,24 @@ import statistics
 import sys
 
 
+def replays_by_shape(run):
+    """{shape: [replay.json, ...]} of a run folder's replays (call folders c1, c2, ...
+    holding SHAPE-rN), each shape's repeats in folder order."""
+    shapes = {}
+    for d in sorted(glob.glob(f"{run}/c*/*-r[0-9]")):
+        name = d.rstrip("/").split("/")[-1].rsplit("-r", 1)[0]
+        shapes.setdefault(name, []).append(json.load(open(f"{d}/replay.json")))
+    return shapes
+
+
 def main():
     print("| run | shape | repeats | standard error of the mean, median / max | one run vs the others, median / max |")
     print("|---|---|---:|---|---|")
     for run in sys.argv[1:]:
-        shapes = {}
-        for d in sorted(glob.glob(f"{run}/c*/*-r[0-9]")):
-            name = d.rstrip("/").split("/")[-1].rsplit("-r", 1)[0]
-            r = json.load(open(f"{d}/replay.json"))
-            shapes.setdefault(name, []).append(
-                {p["x"]: p["measured"]["seconds_per_job"] for p in r["points"]})
+        shapes = {
+            name: [{p["x"]: p["measured"]["seconds_per_job"] for p in r["points"]} for r in replays]
+            for name, replays in replays_by_shape(run).items()
+        }
         for name, runs in sorted(shapes.items()):
             if len(runs) < 2:
                 continue

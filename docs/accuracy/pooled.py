@@ -6,23 +6,22 @@ not. Usage: pooled.py RUN_DIR [RUN_DIR ...], where RUN_DIR holds call folders (c
 of replays named SHAPE-rN (docs/accuracy/h200-run10). Prints, per shape, the runs' own
 median / max |error|, the pooled median / max |error| and the points whose error has one
 sign in every run."""
-import glob
-import json
 import statistics
 import sys
+
+from noise import replays_by_shape
 
 
 def run_errors(run):
     """{shape: {x: error %}} of one run: prediction against the mean of the repeats."""
     by_shape = {}
-    for d in sorted(glob.glob(f"{run}/c*/*-r[0-9]")):
-        name = d.rstrip("/").split("/")[-1].rsplit("-r", 1)[0]
-        r = json.load(open(f"{d}/replay.json"))
+    for name, replays in replays_by_shape(run).items():
         pts = by_shape.setdefault(name, {})
-        for p in r["points"]:
-            e = pts.setdefault(p["x"], {"runs": [], "pred": []})
-            e["runs"] += [m["seconds_per_job"] for m in p["measured"]["runs"]]
-            e["pred"].append(p["predicted"]["seconds_per_job"])
+        for r in replays:
+            for p in r["points"]:
+                e = pts.setdefault(p["x"], {"runs": [], "pred": []})
+                e["runs"] += [m["seconds_per_job"] for m in p["measured"]["runs"]]
+                e["pred"].append(p["predicted"]["seconds_per_job"])
     out = {}
     for name, pts in by_shape.items():
         out[name] = {}
