@@ -20,6 +20,14 @@
 //   ntt <lg> <reps>              -> {"gpu_ms":..}  reps units, CUDA-event time
 //   msm <lg> <reps>              -> {"gpu_ms":..}  reps MSMs, host wall time (sppark's
 //                                   MSM syncs internally; MSMs are serialised here)
+//   prepare msm_host <lg> <pinned 0|1>
+//                                -> {"ms":..}      one MSM alone that reads its points
+//                                   from host memory as it runs (below)
+//   msm_host <lg> <reps> <pinned 0|1>
+//                                -> {"gpu_ms":..}  reps MSMs reading their points from
+//                                   host memory (pinned or pageable): sppark uploads them
+//                                   batch by batch beside the compute, as supraseal's
+//                                   H and tail MSMs do with the SRS points
 //   spin <us>                    -> {"gpu_ms":..}  one-block kernel spinning <us> µs
 //   nvml_start <period_ms>       -> sampling thread on
 //   nvml_stop                    -> {"samples":[[t_s, util_pct, power_w], ...]}
@@ -369,6 +377,10 @@ struct MsmSet {
     affine_t* points = nullptr;  // pinned host
     scalar_t* scalars = nullptr; // pinned host
     std::unique_ptr<msm_type> msm;
+    // An MSM given its points at each call (sized for 2^lg, no points on the device),
+    // and a pageable copy of the points; both made on first use.
+    std::unique_ptr<msm_type> host_points_msm;
+    affine_t* pageable_points = nullptr;
 };
 static std::mutex g_msm_mu;  // sppark's MSM shares the GPU's streams: one at a time
 static std::map<uint32_t, MsmSet> g_msm;
@@ -449,7 +461,34 @@ static double msm_run(uint32_t lg, unsigned long long reps)
     return ms_since(t0);
 }
 
-static void cmd_prepare(unsigned long long id, const std::string& kind, uint32_t lg)
+// reps MSMs whose points sppark uploads from host memory batch by batch (double-
+// buffered beside the compute), pinned or pageable.
+static double msm_host_run(uint32_t lg, unsigned long long reps, bool pinned)
+{
+    std::lock_guard<std::mutex> l(g_msm_mu);
+    MsmSet& m = msm_set(lg);
+    size_t n = (size_t)1 << lg;
+    if (!m.host_points_msm) m.host_points_msm.reset(new msm_type(nullptr, n));
+    if (!pinned && !m.pageable_points) {
+        void* p = aligned_alloc(4096, n * sizeof(affine_t));
+        if (!p) throw std::runtime_error("pageable MSM points: host allocation failed");
+        memcpy(p, m.points, n * sizeof(affine_t));
+        m.pageable_points = (affine_t*)p;
+    }
+    const affine_t* points = pinned ? m.points : m.pageable_points;
+    point_t out;
+    auto t0 = clk::now();
+    for (unsigned long long r = 0; r < reps; r++) {
+        RustError e = m.host_points_msm->invoke(out, points, n, m.scalars, false);
+        if (e.code != cudaSuccess)
+            throw std::runtime_error("msm (host points) invoke failed: " +
+                                     std::string(cudaGetErrorString((cudaError_t)e.code)));
+    }
+    return ms_since(t0);
+}
+
+static void cmd_prepare(unsigned long long id, const std::string& kind, uint32_t lg,
+                        bool pinned)
 {
     double ms = 0;
     if (kind == "ntt") {
@@ -464,8 +503,14 @@ static void cmd_prepare(unsigned long long id, const std::string& kind, uint32_t
         for (int i = 0; i < 3; i++) v.push_back(msm_run(lg, 1));
         std::sort(v.begin(), v.end());
         ms = v[1];
+    } else if (kind == "msm_host") {
+        msm_host_run(lg, 1, pinned);  // points, buckets, pageable copy, warm-up
+        std::vector<double> v;
+        for (int i = 0; i < 3; i++) v.push_back(msm_host_run(lg, 1, pinned));
+        std::sort(v.begin(), v.end());
+        ms = v[1];
     } else {
-        fail(id, "prepare: kind must be ntt or msm");
+        fail(id, "prepare: kind must be ntt, msm or msm_host");
         return;
     }
     reply(id, "\"ok\":true,\"kind\":\"" + kind + "\",\"lg\":" + std::to_string(lg) +
@@ -668,15 +713,26 @@ static void dispatch(unsigned long long id, std::string cmd, std::string rest)
         } else if (cmd == "prepare") {
             std::string kind;
             uint32_t lg = 0;
+            int pinned = 1;
             if (!(in >> kind >> lg) || lg < 10 || lg > 28)
-                return fail(id, "prepare: expected <ntt|msm> <lg 10..28>");
-            cmd_prepare(id, kind, lg);
+                return fail(id, "prepare: expected <ntt|msm|msm_host> <lg 10..28>");
+            if (kind == "msm_host" && !(in >> pinned))
+                return fail(id, "prepare msm_host: expected <lg 10..28> <pinned 0|1>");
+            cmd_prepare(id, kind, lg, pinned != 0);
         } else if (cmd == "ntt" || cmd == "msm") {
             uint32_t lg = 0;
             unsigned long long reps = 0;
             if (!(in >> lg >> reps) || lg < 10 || lg > 28 || reps < 1)
                 return fail(id, cmd + ": expected <lg 10..28> <reps >= 1>");
             double ms = cmd == "ntt" ? ntt_run(lg, reps) : msm_run(lg, reps);
+            reply(id, "\"ok\":true,\"gpu_ms\":" + std::to_string(ms));
+        } else if (cmd == "msm_host") {
+            uint32_t lg = 0;
+            unsigned long long reps = 0;
+            int pinned = 1;
+            if (!(in >> lg >> reps >> pinned) || lg < 10 || lg > 28 || reps < 1)
+                return fail(id, "msm_host: expected <lg 10..28> <reps >= 1> <pinned 0|1>");
+            double ms = msm_host_run(lg, reps, pinned != 0);
             reply(id, "\"ok\":true,\"gpu_ms\":" + std::to_string(ms));
         } else if (cmd == "spin") {
             unsigned long long us = 0;

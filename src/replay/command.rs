@@ -155,11 +155,26 @@ fn prepare_gpu_kernels(h: &GpuHarness, points: &[PointPlan]) -> Result<()> {
         .collect();
     kinds.sort_by_key(|k| k.label());
     kinds.dedup();
-    eprintln!("replay: preparing GPU kernels ({} kinds)...", kinds.len());
+    let mut from_host: Vec<_> = points
+        .iter()
+        .flat_map(|p| p.stages.iter().filter_map(|s| s.msm_from_host()))
+        .collect();
+    from_host.sort();
+    from_host.dedup();
+    eprintln!(
+        "replay: preparing GPU kernels ({} kinds)...",
+        kinds.len() + from_host.len()
+    );
     h.prepare(&kinds)?;
+    h.prepare_from_host(&from_host)?;
     for k in &kinds {
         if let Some(s) = h.kernel_alone_s(*k) {
             eprintln!("replay: {} alone {:.2} ms", k.label(), s * 1e3);
+        }
+    }
+    for m in &from_host {
+        if let Some(s) = h.from_host_alone_s(*m) {
+            eprintln!("replay: {} alone {:.2} ms", m.label(), s * 1e3);
         }
     }
     Ok(())

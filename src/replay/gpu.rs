@@ -22,6 +22,7 @@ use serde_json::Value;
 use crate::scenario::replay_info::{KernelKind, TransferInfo};
 
 use super::executor::GpuBackend;
+use super::plan::MsmFromHost;
 
 #[cfg(feature = "cuda")]
 const EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bwsim-gpu-replay"));
@@ -282,6 +283,29 @@ impl GpuHarness {
         Ok(())
     }
 
+    /// Prepares each MSM that reads its points from host memory (its sppark instance, a
+    /// pageable copy of the points) and measures one run of it alone.
+    pub fn prepare_from_host(&self, msms: &[MsmFromHost]) -> Result<(), GpuError> {
+        for m in msms {
+            let request = format!("prepare msm_host {} {}", m.lg, u8::from(m.pinned));
+            let ms = num(&request, &self.request(&request)?, "ms")?;
+            self.kernel_s
+                .lock()
+                .expect("poisoned")
+                .insert(m.label(), ms / 1e3);
+        }
+        Ok(())
+    }
+
+    /// The measured standalone time of one run of an MSM reading host points, seconds.
+    pub fn from_host_alone_s(&self, m: MsmFromHost) -> Option<f64> {
+        self.kernel_s
+            .lock()
+            .expect("poisoned")
+            .get(&m.label())
+            .copied()
+    }
+
     /// The measured standalone time of one run of `k`, seconds.
     pub fn kernel_alone_s(&self, k: KernelKind) -> Option<f64> {
         self.kernel_s
@@ -356,6 +380,20 @@ impl GpuBackend for GpuHarness {
             }
         };
         device_s(self, &request)
+    }
+
+    fn msm_reading_host(&self, m: MsmFromHost, standalone_s: f64) -> Result<f64, GpuError> {
+        // Repeated as the MSM alone would be: the stage's standalone time is the kernel's.
+        let one = self
+            .kernel_alone_s(KernelKind::Msm { lg: m.lg })
+            .or_else(|| self.from_host_alone_s(m))
+            .unwrap_or(standalone_s)
+            .max(1e-6);
+        let reps = (standalone_s / one).round().max(1.0) as u64;
+        device_s(
+            self,
+            &format!("msm_host {} {reps} {}", m.lg, u8::from(m.pinned)),
+        )
     }
 
     fn alloc(&self, bytes: u64) -> Result<u64, GpuError> {
@@ -443,6 +481,8 @@ while read id cmd rest; do
   case "$cmd" in
     info) echo "{\"id\":$id,\"ok\":true,\"gpu\":\"fake\",\"vram_bytes\":1000}" ;;
     copy) echo "{\"id\":$id,\"ok\":true,\"gpu_ms\":2.5}" ;;
+    prepare) echo "{\"id\":$id,\"ok\":true,\"ms\":100}" ;;
+    msm_host) set -- $rest; echo "{\"id\":$id,\"ok\":true,\"gpu_ms\":$2$3}" ;;
     die) exit 0 ;;
     *) echo "{\"id\":$id,\"ok\":false,\"error\":\"unknown $cmd\"}" ;;
   esac
@@ -458,8 +498,17 @@ done
             dir: crate::model::CopyDir::H2d,
             bytes: 10,
             pinned: true,
+            read_by_kernel: false,
         };
         assert_eq!(h.copy(&t).unwrap(), 0.0025);
+        // An MSM reading host points repeats as the MSM alone (100 ms) fills 0.3 s, and
+        // says pageable: the fake answers reps then the pinned flag as its milliseconds.
+        h.prepare(&[KernelKind::Msm { lg: 20 }]).unwrap();
+        let m = MsmFromHost {
+            lg: 20,
+            pinned: false,
+        };
+        assert_eq!(h.msm_reading_host(m, 0.3).unwrap(), 0.030);
         match h.request("bogus") {
             Err(GpuError::Call { request, error }) => {
                 assert_eq!(

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::model::{HoldResource, Model, RateTarget};
 use crate::scenario::Loaded;
-use crate::scenario::replay_info::{KernelKind, StageReplayInfo, TransferInfo};
+use crate::scenario::replay_info::{G1_AFFINE_BYTES, KernelKind, StageReplayInfo, TransferInfo};
 
 use super::kernels::{BufferSizes, CpuStageShape};
 
@@ -25,7 +25,48 @@ pub struct StagePlan {
     pub kernel: Option<KernelKind>,
 }
 
+/// An MSM that reads its points from host memory as it runs (a kernel stage whose
+/// transfer is `read_by_kernel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct MsmFromHost {
+    /// log2 of the points.
+    pub lg: u32,
+    /// Points in pinned (true) or pageable host memory.
+    pub pinned: bool,
+}
+
+impl MsmFromHost {
+    /// How the dry run and the preparation log name it.
+    pub fn label(&self) -> String {
+        format!(
+            "msm:{} reading its points from {} host memory",
+            self.lg,
+            if self.pinned { "pinned" } else { "pageable" }
+        )
+    }
+
+    /// Host bytes of its points: a pageable copy is made beside the pinned ones.
+    pub fn pageable_bytes(&self) -> f64 {
+        if self.pinned {
+            0.0
+        } else {
+            (1u64 << self.lg) as f64 * G1_AFFINE_BYTES as f64
+        }
+    }
+}
+
 impl StagePlan {
+    /// The stage's MSM reading its points from host memory, if it is one.
+    pub fn msm_from_host(&self) -> Option<MsmFromHost> {
+        match (self.kernel, self.copy) {
+            (Some(KernelKind::Msm { lg }), Some(t)) if t.read_by_kernel => Some(MsmFromHost {
+                lg,
+                pinned: t.pinned,
+            }),
+            _ => None,
+        }
+    }
+
     /// True when the stage needs a GPU to replay.
     pub fn needs_gpu(&self) -> bool {
         self.copy.is_some() || self.kernel.is_some()
@@ -49,7 +90,9 @@ impl StagePlan {
                 c.latency_frac * 100.0
             ));
         }
-        if let Some(t) = &self.copy {
+        if let Some(m) = self.msm_from_host() {
+            parts.push(format!("gpu kernel {}", m.label()));
+        } else if let Some(t) = &self.copy {
             parts.push(format!(
                 "{} {:.2} GB {}",
                 t.dir.name(),
@@ -57,7 +100,7 @@ impl StagePlan {
                 if t.pinned { "pinned" } else { "pageable" }
             ));
         }
-        if let Some(k) = &self.kernel {
+        if let (Some(k), None) = (&self.kernel, self.msm_from_host()) {
             parts.push(format!("gpu kernel {}", k.label()));
         }
         if parts.is_empty() {
@@ -180,6 +223,16 @@ pub fn memory_need(
         })
         .fold(0.0, f64::max);
     host += host_msm;
+    // An MSM reading host points: sppark's second instance keeps its buckets and two
+    // batches of points on the device (at most the points again); pageable points are
+    // copied once on the host.
+    let mut from_host: Vec<MsmFromHost> = stages.iter().filter_map(|s| s.msm_from_host()).collect();
+    from_host.sort();
+    from_host.dedup();
+    for m in &from_host {
+        vram += (1u64 << m.lg) as f64 * G1_AFFINE_BYTES as f64;
+        host += m.pageable_bytes();
+    }
     MemoryNeed {
         host_bytes: host,
         vram_bytes: vram,

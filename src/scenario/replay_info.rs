@@ -20,7 +20,14 @@ pub struct TransferInfo {
     pub bytes: u64,
     /// Pinned host buffer (DMA) or pageable (staged through the driver's bounce buffer).
     pub pinned: bool,
+    /// The stage's kernel reads these bytes from host memory itself as it runs (an MSM
+    /// given host points, as supraseal's are): no separate copy runs beside it.
+    pub read_by_kernel: bool,
 }
+
+/// Bytes of one affine BLS12-381 G1 point (x and y, 48 B each): what an MSM of 2^lg
+/// points reads when its points are in host memory.
+pub const G1_AFFINE_BYTES: u64 = 96;
 
 /// The real kernel a GPU stage runs on replay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,6 +163,7 @@ pub fn collect(
                 dir,
                 bytes: bytes.round() as u64,
                 pinned: t.pinned.unwrap_or(true),
+                read_by_kernel: t.read_by_kernel.unwrap_or(false),
             });
         }
         let gpu_kernel = s.gpu_kernel.unwrap_or(false);
@@ -177,8 +185,52 @@ pub fn collect(
             None if gpu_kernel => info.kernel = Some(KernelKind::Spin),
             None => {}
         }
+        if let Some(t) = info.transfer
+            && t.read_by_kernel
+        {
+            check_read_by_kernel(t, info.kernel, &join_key(&key, "transfer"), loc)?;
+        }
     }
     Ok(out)
+}
+
+/// A transfer `read_by_kernel` must be what an MSM of the stage reads: an upload of its
+/// points, 2^LG x 96 B (within 1%, so a size written in GB to three digits passes).
+fn check_read_by_kernel(
+    t: TransferInfo,
+    kernel: Option<KernelKind>,
+    key: &str,
+    loc: &Locator,
+) -> Result<(), ScenarioError> {
+    let k = join_key(key, "read_by_kernel");
+    let Some(KernelKind::Msm { lg }) = kernel else {
+        return Err(loc.error(
+            ErrorKind::Value,
+            &k,
+            "only an MSM reads its points from host memory; set gpu_kernel = true and gpu_kernel_kind = \"msm:LG\", or remove read_by_kernel",
+        ));
+    };
+    if t.dir != CopyDir::H2d {
+        return Err(loc.error(
+            ErrorKind::Value,
+            &k,
+            "an MSM reads its points host to device; set dir = \"h2d\" or remove read_by_kernel",
+        ));
+    }
+    let points = (1u64 << lg) * G1_AFFINE_BYTES;
+    if (t.bytes as f64 - points as f64).abs() > 0.01 * points as f64 {
+        return Err(loc.error(
+            ErrorKind::Value,
+            &k,
+            format!(
+                "the transfer moves {:.4} GB, but msm:{lg} reads 2^{lg} points of {G1_AFFINE_BYTES} B = {:.4} GB; give gb = {:.4} or remove read_by_kernel",
+                t.bytes as f64 / 1e9,
+                points as f64 / 1e9,
+                points as f64 / 1e9
+            ),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -208,6 +260,74 @@ mod tests {
             KernelKind::parse("msm:40").unwrap_err().to_string(),
             "\"msm:40\": LG 40 is out of range; allowed: \"ntt:LG\", \"msm:LG\" (LG = log2 \
              of the size, 10..=28) or \"spin\""
+        );
+    }
+
+    /// A one-stage scenario whose MSM (`kind`) has the transfer `transfer`.
+    fn with_transfer(kind: &str, transfer: &str) -> String {
+        format!(
+            r#"
+[hardware]
+cpu_cores = 2
+host_ram_gib = 4
+dram = {{ capacity_gbps = 50 }}
+[hardware.gpu]
+count = 1
+vram_gib = 4
+pcie_h2d_gbps = 50
+pcie_d2h_gbps = 50
+[[workload.stages]]
+name = "msm"
+duration_s = 0.2
+gpu_kernel = true
+gpu_kernel_kind = "{kind}"
+transfer = {transfer}
+[arrivals]
+kind = "closed"
+concurrency = 1
+jobs = 1
+"#
+        )
+    }
+
+    #[test]
+    fn a_transfer_read_by_its_kernel_must_be_an_msms_points() {
+        let load = |kind: &str, transfer: &str| {
+            crate::scenario::load_str(
+                &with_transfer(kind, transfer),
+                std::path::Path::new("s.toml"),
+                &[],
+            )
+        };
+        // 2^24 points of 96 B, written as the mini C2 writes them.
+        let l = load(
+            "msm:24",
+            r#"{ dir = "h2d", gb = 1.61, pinned = true, read_by_kernel = true }"#,
+        )
+        .unwrap();
+        let t = l.replay[0].transfer.unwrap();
+        assert!(t.read_by_kernel && t.pinned);
+        let refused = |kind: &str, transfer: &str, says: &str| {
+            let e = load(kind, transfer).unwrap_err().to_string();
+            assert!(
+                e.contains("workload.stages[0].transfer.read_by_kernel") && e.contains(says),
+                "{e}"
+            );
+        };
+        refused(
+            "msm:24",
+            r#"{ dir = "h2d", gb = 1.2, read_by_kernel = true }"#,
+            "msm:24 reads 2^24 points of 96 B = 1.6106 GB; give gb = 1.6106",
+        );
+        refused(
+            "ntt:24",
+            r#"{ dir = "h2d", gb = 1.61, read_by_kernel = true }"#,
+            "only an MSM reads its points",
+        );
+        refused(
+            "msm:24",
+            r#"{ dir = "d2h", gb = 1.61, read_by_kernel = true }"#,
+            "set dir = \"h2d\"",
         );
     }
 }

@@ -295,6 +295,9 @@ pub struct TransferSpec {
     pub gb: Option<Qty>,
     pub gib: Option<Qty>,
     pub pinned: Option<bool>,
+    /// The stage's MSM reads these bytes (its points) from host memory itself as it runs,
+    /// rather than a copy running beside it; `bwsim replay` only.
+    pub read_by_kernel: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -188,6 +188,20 @@ impl<'a> Executor<'a> {
             .backend(bound_gpu)
             .ok_or_else(|| failed!("the stage needs a GPU, and this replay has none"))?;
         let gpu_index = bound_gpu.unwrap_or(0);
+        let record_kernel = |dev_s: f64| {
+            let end = self.now().as_secs();
+            self.rec.lock().expect("poisoned").kernels.push(KernelSpan {
+                gpu: gpu_index,
+                start_s: (end - dev_s).max(0.0),
+                end_s: end,
+            });
+        };
+        // An MSM that reads its points from host memory: one request, no copy beside it.
+        if let (Some(m), Some(t)) = (plan.msm_from_host(), plan.copy) {
+            record_kernel(gpu.msm_reading_host(m, standalone_s)?);
+            self.record_dram_bytes(t.bytes as f64);
+            return Ok(());
+        }
         std::thread::scope(|s| -> Result<()> {
             let copy = plan.copy.map(|t| {
                 s.spawn(move || -> Result<f64> {
@@ -196,13 +210,7 @@ impl<'a> Executor<'a> {
                 })
             });
             if let Some(k) = plan.kernel {
-                let dev_s = gpu.kernel(k, standalone_s)?;
-                let end = self.now().as_secs();
-                self.rec.lock().expect("poisoned").kernels.push(KernelSpan {
-                    gpu: gpu_index,
-                    start_s: (end - dev_s).max(0.0),
-                    end_s: end,
-                });
+                record_kernel(gpu.kernel(k, standalone_s)?);
             }
             if let Some(h) = copy {
                 let bytes = h.join().map_err(|_| failed!("copy thread panicked"))??;

@@ -31,6 +31,7 @@ use crate::time::SimTime;
 use super::error::{GpuError, ReplayError, Result, failed};
 use super::holds::{self, HoldClient, HoldServer};
 use super::kernels::KernelHost;
+use super::plan::MsmFromHost;
 use super::plan::StagePlan;
 
 /// The GPU side of a replay: real copies, kernels and device memory.
@@ -40,6 +41,9 @@ pub trait GpuBackend: Sync {
     /// Runs kernel `k` sized to take about `standalone_s` alone; returns the device-side
     /// kernel time in seconds.
     fn kernel(&self, k: KernelKind, standalone_s: f64) -> Result<f64, GpuError>;
+    /// Runs MSM `m` sized to take about `standalone_s` alone, reading its points from
+    /// host memory as it runs; returns the device-side time in seconds.
+    fn msm_reading_host(&self, m: MsmFromHost, standalone_s: f64) -> Result<f64, GpuError>;
     /// Allocates `bytes` of device memory (a VRAM permit); returns a handle.
     fn alloc(&self, bytes: u64) -> Result<u64, GpuError>;
     /// Frees a handle from [`GpuBackend::alloc`].

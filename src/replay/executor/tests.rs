@@ -13,6 +13,7 @@ use crate::trace::recorder::StageInstance;
 struct FakeGpu {
     kernels: AtomicU32,
     copies: AtomicU32,
+    msms_reading_host: AtomicU32,
     live_allocs: AtomicU32,
 }
 
@@ -21,6 +22,7 @@ impl FakeGpu {
         FakeGpu {
             kernels: AtomicU32::new(0),
             copies: AtomicU32::new(0),
+            msms_reading_host: AtomicU32::new(0),
             live_allocs: AtomicU32::new(0),
         }
     }
@@ -34,6 +36,11 @@ impl GpuBackend for FakeGpu {
     }
     fn kernel(&self, _k: KernelKind, standalone_s: f64) -> Result<f64, GpuError> {
         self.kernels.fetch_add(1, Ordering::Relaxed);
+        std::thread::sleep(StdDuration::from_secs_f64(standalone_s));
+        Ok(standalone_s)
+    }
+    fn msm_reading_host(&self, _m: MsmFromHost, standalone_s: f64) -> Result<f64, GpuError> {
+        self.msms_reading_host.fetch_add(1, Ordering::Relaxed);
         std::thread::sleep(StdDuration::from_secs_f64(standalone_s));
         Ok(standalone_s)
     }
@@ -223,6 +230,61 @@ fn partitions_bind_to_gpus_and_their_work_runs_on_that_gpu() {
             );
         }
     }
+}
+
+#[test]
+fn an_msm_reading_host_points_is_one_request_without_a_copy_beside_it() {
+    let scenario = |read_by_kernel: bool| {
+        format!(
+            r#"
+[hardware]
+cpu_cores = 2
+host_ram_gib = 4
+dram = {{ capacity_gbps = 50 }}
+[hardware.gpu]
+count = 1
+vram_gib = 4
+pcie_h2d_gbps = 50
+pcie_d2h_gbps = 50
+[[workload.stages]]
+name = "msm"
+duration_s = 0.004
+gpu_kernel = true
+gpu_kernel_kind = "msm:12"
+transfer = {{ dir = "h2d", gb = 0.000393216, pinned = false, read_by_kernel = {read_by_kernel} }}
+[arrivals]
+kind = "closed"
+concurrency = 1
+jobs = 2
+"#
+        )
+    };
+    let run = |read_by_kernel: bool| {
+        let l = load_str(&scenario(read_by_kernel), Path::new("t.toml"), &[]).unwrap();
+        let plans = stage_plans(&l.model, &l.replay);
+        let cpu = KernelHost::new(BufferSizes::TEST, 1);
+        let gpu = FakeGpu::new();
+        let rec = Executor::new(&l.model, &plans, &cpu, vec![&gpu])
+            .unwrap()
+            .run(60.0)
+            .unwrap();
+        let n = |c: &AtomicU32| c.load(Ordering::Relaxed);
+        let dram: f64 = rec.dram_bytes.iter().map(|(_, b)| b).sum();
+        (
+            n(&gpu.kernels),
+            n(&gpu.copies),
+            n(&gpu.msms_reading_host),
+            rec.kernels.len(),
+            dram,
+        )
+    };
+    // The MSM reads its 2^12 x 96 B points itself: no copy, no plain kernel.
+    let (kernels, copies, from_host, spans, dram) = run(true);
+    assert_eq!((kernels, copies, from_host, spans), (0, 0, 2, 2));
+    assert!((dram - 2.0 * 393_216.0).abs() < 1.0, "{dram}");
+    // Without the flag: a kernel with a copy beside it.
+    let (kernels, copies, from_host, spans, _) = run(false);
+    assert_eq!((kernels, copies, from_host, spans), (2, 2, 0, 2));
 }
 
 #[test]
