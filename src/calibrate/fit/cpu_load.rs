@@ -26,9 +26,32 @@ pub struct CpuLoadFit {
     pub notes: Vec<String>,
 }
 
-/// The curves, None when the probe did not run (no GPU, or an older file).
+/// The curves, None when the probe did not run (no GPU, or an older file). The MSMs
+/// timed next to streaming threads add a note each; no key is written for them.
 pub fn fit_cpu_load(m: &Measurements) -> Option<CpuLoadFit> {
-    let points = &m.cpu_load;
+    let mut fit = curves(&m.cpu_load)?;
+    if let Some(streaming) = curves(&m.cpu_load_streaming) {
+        for (name, curve) in &streaming.kernels {
+            let at = |x: &[f64], y: &[f64]| -> String {
+                (x.iter().zip(y))
+                    .map(|(x, y)| format!("x{y:.2} at {x:.2}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let spinning = fit.kernels.get(name).map_or(String::new(), |c| {
+                format!("; next to spinning threads {}", at(&fit.busy_per_cpu, c))
+            });
+            fit.notes.push(format!(
+                "{name} next to threads streaming memory (measured; the model reads the spinning curve): {} threads per CPU{spinning}",
+                at(&streaming.busy_per_cpu, curve)
+            ));
+        }
+    }
+    Some(fit)
+}
+
+/// Each kernel's stretch over the busy levels of `points`, with a note per kernel.
+fn curves(points: &[CpuLoadPoint]) -> Option<CpuLoadFit> {
     let cpus = points.first()?.cpus;
     let mut levels: Vec<usize> = points.iter().map(|p| p.busy_threads).collect();
     levels.sort_unstable();
@@ -158,6 +181,34 @@ mod tests {
             vec![1.0, 1.0, 1.2, 1.2]
         );
         assert_eq!(fit_cpu_load(&Measurements::default()), None);
+    }
+
+    #[test]
+    fn msms_next_to_streaming_threads_add_a_note_and_no_curve() {
+        let m = Measurements {
+            cpu_load: vec![pt("msm:20", 0, 0, 20.0), pt("msm:20", 16, 0, 30.0)],
+            cpu_load_streaming: vec![
+                pt("msm:20", 0, 0, 21.0),
+                pt("msm:20", 8, 0, 28.0),
+                pt("msm:20", 16, 0, 42.0),
+            ],
+            ..Default::default()
+        };
+        let f = fit_cpu_load(&m).unwrap();
+        assert_eq!(f.kernels["msm:20"], vec![1.0, 1.5]);
+        assert_eq!(f.busy_per_cpu, vec![0.0, 1.0]);
+        let note = f.notes.iter().find(|n| n.contains("streaming")).unwrap();
+        assert!(
+            note.contains("x1.00 at 0.00, x1.33 at 0.50, x2.00 at 1.00")
+                && note.contains("spinning threads x1.00 at 0.00, x1.50 at 1.00"),
+            "{note}"
+        );
+        // Streaming points alone make no curve: the model reads the spinning one.
+        let only = Measurements {
+            cpu_load_streaming: m.cpu_load_streaming.clone(),
+            ..Default::default()
+        };
+        assert_eq!(fit_cpu_load(&only), None);
     }
 
     #[test]

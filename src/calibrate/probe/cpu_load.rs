@@ -53,6 +53,91 @@ impl Drop for Spinners {
     }
 }
 
+/// Threads that each copy one half of their own 64 MiB buffer onto the other, over and
+/// over (DRAM reads and writes, as a pipeline's streaming stages), until dropped.
+struct Streamers {
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+/// Bytes each streaming thread copies between: far beyond any last-level cache.
+const STREAM_BUFFER_BYTES: usize = 64 << 20;
+
+impl Streamers {
+    fn start(k: usize) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let threads = (0..k)
+            .map(|i| {
+                let stop = Arc::clone(&stop);
+                std::thread::spawn(move || {
+                    let mut buf = vec![i as u8; STREAM_BUFFER_BYTES];
+                    let half = STREAM_BUFFER_BYTES / 2;
+                    while !stop.load(Ordering::Relaxed) {
+                        buf.copy_within(..half, half);
+                        buf.copy_within(half.., 0);
+                    }
+                    std::hint::black_box(&buf);
+                })
+            })
+            .collect();
+        Self { stop, threads }
+    }
+}
+
+impl Drop for Streamers {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The MSMs of `plan.cpu_load_kernels` next to 0, half and all of the CPUs' worth of
+/// threads that stream memory, per pass: the spinning curve's neighbours take CPU time
+/// only, a pipeline's also take DRAM bandwidth. Recorded for comparison; the model reads
+/// the spinning curve.
+pub fn streaming_probe(m: &mut Measurements, plan: &Plan, probe: &mut GpuProbe) -> Result<()> {
+    let cpus = super::sys::allowed_cpus();
+    let msms: Vec<_> = (plan.cpu_load_kernels.iter())
+        .filter(|(kind, _, _)| *kind == "msm")
+        .collect();
+    if cpus.is_empty() || msms.is_empty() || plan.cpu_load_streaming_shares.is_empty() {
+        return Ok(());
+    }
+    probe.pin(&cpus)?;
+    let levels = busy_levels(&plan.cpu_load_streaming_shares, cpus.len());
+    let runs = plan.cpu_load_passes * msms.len() * levels.len();
+    let pb = bar(runs as u64, "MSMs+streaming CPUs");
+    for pass in 0..plan.cpu_load_passes {
+        let mut order = levels.clone();
+        if pass % 2 == 1 {
+            order.reverse();
+        }
+        for &&(kind, lg, reps) in &msms {
+            for &k in &order {
+                pb.set_message(format!("{kind}:{lg} next to {k} streaming"));
+                let busy = Streamers::start(k);
+                std::thread::sleep(plan.warm);
+                let v = probe.request(&format!("{kind} {lg} {reps}"));
+                drop(busy);
+                let v = v?;
+                m.cpu_load_streaming.push(CpuLoadPoint {
+                    kernel: format!("{kind}:{lg}"),
+                    busy_threads: k,
+                    cpus: cpus.len(),
+                    pass,
+                    ms: kernel_ms(&v, kind)?,
+                    cpu_threads: v.get("cpu_threads").and_then(|x| x.as_f64()),
+                });
+                pb.inc(1);
+            }
+        }
+    }
+    pb.finish_with_message("done");
+    Ok(())
+}
+
 /// Busy threads for each share of `cpus` CPUs (rounded, repeats dropped, 0 first).
 pub fn busy_levels(shares: &[f64], cpus: usize) -> Vec<usize> {
     let mut out: Vec<usize> = vec![0];
@@ -135,8 +220,11 @@ mod tests {
     }
 
     #[test]
-    fn spinners_stop_when_dropped() {
+    fn spinners_and_streamers_stop_when_dropped() {
         let s = Spinners::start(2);
+        assert_eq!(s.threads.len(), 2);
+        drop(s);
+        let s = Streamers::start(2);
         assert_eq!(s.threads.len(), 2);
         drop(s);
     }

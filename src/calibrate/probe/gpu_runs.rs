@@ -105,6 +105,12 @@ pub fn gpu_probes(
     // Unpinned, as the kernel timings above: a kernel's host threads go where the
     // scheduler puts them.
     super::cpu_load::cpu_load_probe(m, plan, probe)?;
+    // A comparison only: a failure here is reported, not fatal.
+    if let Err(e) = super::cpu_load::streaming_probe(m, plan, probe) {
+        m.cpu_load_streaming.clear();
+        m.skipped
+            .push(format!("MSMs next to streaming threads: {e}"));
+    }
 
     // From here on copies run next to streams: keep the harness's threads off their cores.
     probe.pin(&super::harness::harness_cpus())?;
