@@ -16,35 +16,28 @@ use super::plan::{Plan, bar};
 use crate::calibrate::error::{Result, fail};
 use crate::calibrate::measurements::{CpuLoadPoint, Measurements};
 
-/// Threads that spin on an integer hash (no memory traffic) until dropped. Unpinned:
-/// the scheduler places them and the kernel's host threads as it would a prover's.
-struct Spinners {
+/// Unpinned threads that keep busy until dropped, each running `work` (its index, the
+/// stop flag): the scheduler places them and the kernel's host threads as it would a
+/// prover's.
+struct Neighbours {
     stop: Arc<AtomicBool>,
     threads: Vec<JoinHandle<()>>,
 }
 
-impl Spinners {
-    fn start(k: usize) -> Self {
+impl Neighbours {
+    fn start(k: usize, work: fn(usize, &AtomicBool)) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let threads = (0..k)
             .map(|i| {
                 let stop = Arc::clone(&stop);
-                std::thread::spawn(move || {
-                    let mut s = 0x9e37_79b9_7f4a_7c15u64 ^ i as u64;
-                    while !stop.load(Ordering::Relaxed) {
-                        for _ in 0..4096 {
-                            s = (s ^ (s >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-                        }
-                    }
-                    std::hint::black_box(s);
-                })
+                std::thread::spawn(move || work(i, &stop))
             })
             .collect();
         Self { stop, threads }
     }
 }
 
-impl Drop for Spinners {
+impl Drop for Neighbours {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         for t in self.threads.drain(..) {
@@ -53,89 +46,30 @@ impl Drop for Spinners {
     }
 }
 
-/// Threads that each copy one half of their own 64 MiB buffer onto the other, over and
-/// over (DRAM reads and writes, as a pipeline's streaming stages), until dropped.
-struct Streamers {
-    stop: Arc<AtomicBool>,
-    threads: Vec<JoinHandle<()>>,
+/// Spins on an integer hash: CPU time, no memory traffic.
+fn spin(i: usize, stop: &AtomicBool) {
+    let mut s = 0x9e37_79b9_7f4a_7c15u64 ^ i as u64;
+    while !stop.load(Ordering::Relaxed) {
+        for _ in 0..4096 {
+            s = (s ^ (s >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        }
+    }
+    std::hint::black_box(s);
 }
 
 /// Bytes each streaming thread copies between: far beyond any last-level cache.
 const STREAM_BUFFER_BYTES: usize = 64 << 20;
 
-impl Streamers {
-    fn start(k: usize) -> Self {
-        let stop = Arc::new(AtomicBool::new(false));
-        let threads = (0..k)
-            .map(|i| {
-                let stop = Arc::clone(&stop);
-                std::thread::spawn(move || {
-                    let mut buf = vec![i as u8; STREAM_BUFFER_BYTES];
-                    let half = STREAM_BUFFER_BYTES / 2;
-                    while !stop.load(Ordering::Relaxed) {
-                        buf.copy_within(..half, half);
-                        buf.copy_within(half.., 0);
-                    }
-                    std::hint::black_box(&buf);
-                })
-            })
-            .collect();
-        Self { stop, threads }
+/// Copies one half of its own 64 MiB buffer onto the other, over and over: DRAM reads
+/// and writes, as a pipeline's streaming stages.
+fn stream(i: usize, stop: &AtomicBool) {
+    let mut buf = vec![i as u8; STREAM_BUFFER_BYTES];
+    let half = STREAM_BUFFER_BYTES / 2;
+    while !stop.load(Ordering::Relaxed) {
+        buf.copy_within(..half, half);
+        buf.copy_within(half.., 0);
     }
-}
-
-impl Drop for Streamers {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
-    }
-}
-
-/// The MSMs of `plan.cpu_load_kernels` next to 0, half and all of the CPUs' worth of
-/// threads that stream memory, per pass: the spinning curve's neighbours take CPU time
-/// only, a pipeline's also take DRAM bandwidth. Recorded for comparison; the model reads
-/// the spinning curve.
-pub fn streaming_probe(m: &mut Measurements, plan: &Plan, probe: &mut GpuProbe) -> Result<()> {
-    let cpus = super::sys::allowed_cpus();
-    let msms: Vec<_> = (plan.cpu_load_kernels.iter())
-        .filter(|(kind, _, _)| *kind == "msm")
-        .collect();
-    if cpus.is_empty() || msms.is_empty() || plan.cpu_load_streaming_shares.is_empty() {
-        return Ok(());
-    }
-    probe.pin(&cpus)?;
-    let levels = busy_levels(&plan.cpu_load_streaming_shares, cpus.len());
-    let runs = plan.cpu_load_passes * msms.len() * levels.len();
-    let pb = bar(runs as u64, "MSMs+streaming CPUs");
-    for pass in 0..plan.cpu_load_passes {
-        let mut order = levels.clone();
-        if pass % 2 == 1 {
-            order.reverse();
-        }
-        for &&(kind, lg, reps) in &msms {
-            for &k in &order {
-                pb.set_message(format!("{kind}:{lg} next to {k} streaming"));
-                let busy = Streamers::start(k);
-                std::thread::sleep(plan.warm);
-                let v = probe.request(&format!("{kind} {lg} {reps}"));
-                drop(busy);
-                let v = v?;
-                m.cpu_load_streaming.push(CpuLoadPoint {
-                    kernel: format!("{kind}:{lg}"),
-                    busy_threads: k,
-                    cpus: cpus.len(),
-                    pass,
-                    ms: kernel_ms(&v, kind)?,
-                    cpu_threads: v.get("cpu_threads").and_then(|x| x.as_f64()),
-                });
-                pb.inc(1);
-            }
-        }
-    }
-    pb.finish_with_message("done");
-    Ok(())
+    std::hint::black_box(&buf);
 }
 
 /// Busy threads for each share of `cpus` CPUs (rounded, repeats dropped, 0 first).
@@ -154,34 +88,65 @@ pub fn busy_levels(shares: &[f64], cpus: usize) -> Vec<usize> {
 /// Times every kernel of `plan.cpu_load_kernels` at every busy level, per pass (odd
 /// passes walk the levels from the top, so drift does not line up with load).
 pub fn cpu_load_probe(m: &mut Measurements, plan: &Plan, probe: &mut GpuProbe) -> Result<()> {
+    let kernels: Vec<_> = plan.cpu_load_kernels.iter().collect();
+    let points = next_to(plan, probe, &kernels, &plan.cpu_load_shares, spin, "busy")?;
+    m.cpu_load.extend(points);
+    Ok(())
+}
+
+/// The MSMs of `plan.cpu_load_kernels` next to 0, half and all of the CPUs' worth of
+/// threads that stream memory, per pass: the spinning curve's neighbours take CPU time
+/// only, a pipeline's also take DRAM bandwidth. Recorded for comparison; the model reads
+/// the spinning curve.
+pub fn streaming_probe(m: &mut Measurements, plan: &Plan, probe: &mut GpuProbe) -> Result<()> {
+    let msms: Vec<_> = (plan.cpu_load_kernels.iter())
+        .filter(|(kind, _, _)| *kind == "msm")
+        .collect();
+    let shares = &plan.cpu_load_streaming_shares;
+    let points = next_to(plan, probe, &msms, shares, stream, "streaming")?;
+    m.cpu_load_streaming.extend(points);
+    Ok(())
+}
+
+/// Each of `kernels` alone and next to each share of the CPUs' worth of threads running
+/// `work`, per pass (odd passes walk the levels from the top); none when there is
+/// nothing to time.
+fn next_to(
+    plan: &Plan,
+    probe: &mut GpuProbe,
+    kernels: &[&(&'static str, u32, u32)],
+    shares: &[f64],
+    work: fn(usize, &AtomicBool),
+    what: &str,
+) -> Result<Vec<CpuLoadPoint>> {
     let cpus = super::sys::allowed_cpus();
-    if cpus.is_empty() || plan.cpu_load_kernels.is_empty() {
-        return Ok(());
+    if cpus.is_empty() || kernels.is_empty() || shares.is_empty() {
+        return Ok(Vec::new());
     }
     probe.pin(&cpus)?;
-    let levels = busy_levels(&plan.cpu_load_shares, cpus.len());
-    let runs = plan.cpu_load_passes * plan.cpu_load_kernels.len() * levels.len();
-    let pb = bar(runs as u64, "kernels+busy CPUs");
+    let levels = busy_levels(shares, cpus.len());
+    let runs = plan.cpu_load_passes * kernels.len() * levels.len();
+    let pb = bar(runs as u64, &format!("kernels+{what} CPUs"));
+    let mut out = Vec::with_capacity(runs);
     for pass in 0..plan.cpu_load_passes {
         let mut order = levels.clone();
         if pass % 2 == 1 {
             order.reverse();
         }
-        for &(kind, lg, reps) in &plan.cpu_load_kernels {
+        for &&(kind, lg, reps) in kernels {
             for &k in &order {
-                pb.set_message(format!("{kind}:{lg} next to {k} busy"));
-                let busy = Spinners::start(k);
+                pb.set_message(format!("{kind}:{lg} next to {k} {what}"));
+                let busy = Neighbours::start(k, work);
                 std::thread::sleep(plan.warm);
                 let v = probe.request(&format!("{kind} {lg} {reps}"));
                 drop(busy);
                 let v = v?;
-                let ms = kernel_ms(&v, kind)?;
-                m.cpu_load.push(CpuLoadPoint {
+                out.push(CpuLoadPoint {
                     kernel: format!("{kind}:{lg}"),
                     busy_threads: k,
                     cpus: cpus.len(),
                     pass,
-                    ms,
+                    ms: kernel_ms(&v, kind)?,
                     cpu_threads: v.get("cpu_threads").and_then(|x| x.as_f64()),
                 });
                 pb.inc(1);
@@ -189,7 +154,7 @@ pub fn cpu_load_probe(m: &mut Measurements, plan: &Plan, probe: &mut GpuProbe) -
         }
     }
     pb.finish_with_message("done");
-    Ok(())
+    Ok(out)
 }
 
 /// The kernel time of a harness reply: an MSM's median, an NTT's mean over variants.
@@ -220,13 +185,12 @@ mod tests {
     }
 
     #[test]
-    fn spinners_and_streamers_stop_when_dropped() {
-        let s = Spinners::start(2);
-        assert_eq!(s.threads.len(), 2);
-        drop(s);
-        let s = Streamers::start(2);
-        assert_eq!(s.threads.len(), 2);
-        drop(s);
+    fn spinning_and_streaming_neighbours_stop_when_dropped() {
+        for work in [spin, stream] {
+            let s = Neighbours::start(2, work);
+            assert_eq!(s.threads.len(), 2);
+            drop(s);
+        }
     }
 
     #[test]

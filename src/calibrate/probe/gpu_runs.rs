@@ -107,7 +107,6 @@ pub fn gpu_probes(
     super::cpu_load::cpu_load_probe(m, plan, probe)?;
     // A comparison only: a failure here is reported, not fatal.
     if let Err(e) = super::cpu_load::streaming_probe(m, plan, probe) {
-        m.cpu_load_streaming.clear();
         m.skipped
             .push(format!("MSMs next to streaming threads: {e}"));
     }
