@@ -275,10 +275,7 @@ impl GpuHarness {
                 KernelKind::Spin => continue,
             };
             let ms = num(&request, &self.request(&request)?, "ms")?;
-            self.kernel_s
-                .lock()
-                .expect("poisoned")
-                .insert(k.label(), ms / 1e3);
+            self.record_alone(k.label(), ms / 1e3);
         }
         Ok(())
     }
@@ -289,30 +286,29 @@ impl GpuHarness {
         for m in msms {
             let request = format!("prepare msm_host {} {}", m.lg, u8::from(m.pinned));
             let ms = num(&request, &self.request(&request)?, "ms")?;
-            self.kernel_s
-                .lock()
-                .expect("poisoned")
-                .insert(m.label(), ms / 1e3);
+            self.record_alone(m.label(), ms / 1e3);
         }
         Ok(())
     }
 
     /// The measured standalone time of one run of an MSM reading host points, seconds.
     pub fn from_host_alone_s(&self, m: MsmFromHost) -> Option<f64> {
-        self.kernel_s
-            .lock()
-            .expect("poisoned")
-            .get(&m.label())
-            .copied()
+        self.alone_s(&m.label())
     }
 
     /// The measured standalone time of one run of `k`, seconds.
     pub fn kernel_alone_s(&self, k: KernelKind) -> Option<f64> {
-        self.kernel_s
-            .lock()
-            .expect("poisoned")
-            .get(&k.label())
-            .copied()
+        self.alone_s(&k.label())
+    }
+
+    /// Keeps what one run of the kernel `label` names took alone, seconds.
+    fn record_alone(&self, label: String, s: f64) {
+        self.kernel_s.lock().expect("poisoned").insert(label, s);
+    }
+
+    /// What one run of the kernel `label` names took alone, seconds.
+    fn alone_s(&self, label: &str) -> Option<f64> {
+        self.kernel_s.lock().expect("poisoned").get(label).copied()
     }
 
     /// Starts NVML sampling every `period_ms` (utilization.gpu and power).
