@@ -233,6 +233,36 @@ fn check_read_by_kernel(
     Ok(())
 }
 
+/// A one-GPU scenario of one GPU stage running `kind` for `duration_s` with the
+/// transfer `transfer` (an inline table), `jobs` jobs one at a time: the fixture of the
+/// tests of `read_by_kernel`, here and in the replay's executor.
+#[cfg(test)]
+pub(crate) fn one_msm_stage(kind: &str, duration_s: f64, transfer: &str, jobs: u32) -> String {
+    format!(
+        r#"
+[hardware]
+cpu_cores = 2
+host_ram_gib = 4
+dram = {{ capacity_gbps = 50 }}
+[hardware.gpu]
+count = 1
+vram_gib = 4
+pcie_h2d_gbps = 50
+pcie_d2h_gbps = 50
+[[workload.stages]]
+name = "msm"
+duration_s = {duration_s}
+gpu_kernel = true
+gpu_kernel_kind = "{kind}"
+transfer = {transfer}
+[arrivals]
+kind = "closed"
+concurrency = 1
+jobs = {jobs}
+"#
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,38 +293,11 @@ mod tests {
         );
     }
 
-    /// A one-stage scenario whose MSM (`kind`) has the transfer `transfer`.
-    fn with_transfer(kind: &str, transfer: &str) -> String {
-        format!(
-            r#"
-[hardware]
-cpu_cores = 2
-host_ram_gib = 4
-dram = {{ capacity_gbps = 50 }}
-[hardware.gpu]
-count = 1
-vram_gib = 4
-pcie_h2d_gbps = 50
-pcie_d2h_gbps = 50
-[[workload.stages]]
-name = "msm"
-duration_s = 0.2
-gpu_kernel = true
-gpu_kernel_kind = "{kind}"
-transfer = {transfer}
-[arrivals]
-kind = "closed"
-concurrency = 1
-jobs = 1
-"#
-        )
-    }
-
     #[test]
     fn a_transfer_read_by_its_kernel_must_be_an_msms_points() {
         let load = |kind: &str, transfer: &str| {
             crate::scenario::load_str(
-                &with_transfer(kind, transfer),
+                &one_msm_stage(kind, 0.2, transfer, 1),
                 std::path::Path::new("s.toml"),
                 &[],
             )

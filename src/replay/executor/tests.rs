@@ -235,28 +235,13 @@ fn partitions_bind_to_gpus_and_their_work_runs_on_that_gpu() {
 #[test]
 fn an_msm_reading_host_points_is_one_request_without_a_copy_beside_it() {
     let scenario = |read_by_kernel: bool| {
-        format!(
-            r#"
-[hardware]
-cpu_cores = 2
-host_ram_gib = 4
-dram = {{ capacity_gbps = 50 }}
-[hardware.gpu]
-count = 1
-vram_gib = 4
-pcie_h2d_gbps = 50
-pcie_d2h_gbps = 50
-[[workload.stages]]
-name = "msm"
-duration_s = 0.004
-gpu_kernel = true
-gpu_kernel_kind = "msm:12"
-transfer = {{ dir = "h2d", gb = 0.000393216, pinned = false, read_by_kernel = {read_by_kernel} }}
-[arrivals]
-kind = "closed"
-concurrency = 1
-jobs = 2
-"#
+        crate::scenario::replay_info::one_msm_stage(
+            "msm:12",
+            0.004,
+            &format!(
+                r#"{{ dir = "h2d", gb = 0.000393216, pinned = false, read_by_kernel = {read_by_kernel} }}"#
+            ),
+            2,
         )
     };
     let run = |read_by_kernel: bool| {
