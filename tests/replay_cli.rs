@@ -249,7 +249,8 @@ fn repredict_sets_the_current_model_beside_a_committed_replay() {
         .arg(&out)
         .assert()
         .success()
-        .stdout(predicate::str::contains("recorded").and(predicate::str::contains("re-predicted")));
+        .stdout(predicate::str::contains("recorded").and(predicate::str::contains("re-predicted")))
+        .stderr(predicate::str::contains("records no `--set` overrides"));
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("replay.json")).unwrap()).unwrap();
     let old: serde_json::Value = serde_json::from_str(
@@ -270,6 +271,73 @@ fn repredict_sets_the_current_model_beside_a_committed_replay() {
         assert!(p["predicted"]["gpu_sampled_busy_frac"].as_f64().is_some());
     }
     assert!(out.join("replay.csv").exists());
+}
+
+/// A replay's `--set` overrides are not in its points' `sets` (those hold the swept key
+/// alone): replay.json lists them, and a re-prediction with no `--set` applies them, so
+/// it simulates the experiment that ran; a `--set` given to it applies after them.
+#[test]
+fn repredict_simulates_the_overrides_the_replay_ran_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), CPU_ONLY);
+    let replay = dir.path().join("replay");
+    bwsim()
+        .arg("replay")
+        .arg(&scenario)
+        .args(["--param", "params.concurrency=2", "--small-buffers"])
+        .args(["--set", "hardware.cpu_cores=2", "--out"])
+        .arg(&replay)
+        .assert()
+        .success();
+    let read = |d: &std::path::Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(d.join("replay.json")).unwrap()).unwrap()
+    };
+    let predicted = |doc: &serde_json::Value| {
+        doc["points"][0]["predicted"]["seconds_per_job"]
+            .as_f64()
+            .unwrap()
+    };
+    let ran = read(&replay);
+    assert_eq!(
+        ran["overrides"],
+        serde_json::json!(["hardware.cpu_cores=2"])
+    );
+    assert_eq!(
+        ran["points"][0]["sets"],
+        serde_json::json!(["params.concurrency=2"])
+    );
+
+    let same = dir.path().join("same");
+    bwsim()
+        .arg("replay")
+        .arg(&scenario)
+        .arg("--repredict")
+        .arg(&replay)
+        .arg("--out")
+        .arg(&same)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("records no").not());
+    assert_eq!(predicted(&read(&same)), predicted(&ran));
+
+    // One core for two jobs: the locked stage and the other job's tail share it, so the
+    // re-prediction under the user's --set is slower than the replay's own.
+    let one_core = dir.path().join("one-core");
+    bwsim()
+        .arg("replay")
+        .arg(&scenario)
+        .arg("--repredict")
+        .arg(&replay)
+        .args(["--set", "hardware.cpu_cores=1", "--out"])
+        .arg(&one_core)
+        .assert()
+        .success();
+    let doc = read(&one_core);
+    assert_eq!(
+        doc["overrides"],
+        serde_json::json!(["hardware.cpu_cores=2", "hardware.cpu_cores=1"])
+    );
+    assert!(predicted(&doc) > predicted(&ran) * 1.1, "{doc}");
 }
 
 #[test]

@@ -111,6 +111,7 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
         host,
         &results,
         &x_key,
+        &opts.sets,
         None,
     )?);
     crate::output::print_stdout(&compare::to_text(&results))?;

@@ -1,7 +1,9 @@
 //! `bwsim replay --repredict DIR`: sets the current model's prediction beside the
-//! measurements of an earlier replay. It reads `DIR/replay.json` (each point's `sets`,
-//! `x` and `measured.runs`), simulates the scenario at each point again, and writes a
-//! new replay.json / replay.csv / plot, with the summary before and after.
+//! measurements of an earlier replay. It reads `DIR/replay.json` (the `overrides` the
+//! replay ran with, each point's `sets`, `x` and `measured.runs`), simulates the scenario
+//! at each point again, and writes a new replay.json / replay.csv / plot, with the summary
+//! before and after. The recorded overrides apply first and a `--set` given here after
+//! them, so a re-prediction with no `--set` simulates the experiment that ran.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -15,7 +17,7 @@ use super::compare::{self, PointResult, Predicted, Summary};
 use super::measure::Measured;
 use super::options::ReplayOptions;
 use super::points::{load_scenario, predict_point};
-use super::results::{check_results_folder, write_results};
+use super::results::{OVERRIDES, check_results_folder, write_results};
 
 /// One measured point of an earlier replay.
 struct OldPoint {
@@ -25,9 +27,18 @@ struct OldPoint {
     predicted: Predicted,
 }
 
+/// An earlier replay as `--repredict` reads it.
+struct OldReplay {
+    doc: Value,
+    /// The `--set` overrides it ran with; None for a replay.json written before they
+    /// were recorded.
+    overrides: Option<Vec<String>>,
+    points: Vec<OldPoint>,
+}
+
 /// Reads the measured points of `dir/replay.json`; a clear error names the file, the key
 /// and what is wrong with it.
-fn read_points(dir: &Path) -> Result<(Value, Vec<OldPoint>)> {
+fn read_points(dir: &Path) -> Result<OldReplay> {
     let path = dir.join("replay.json");
     let bad = |key: String, problem: &str| {
         ReplayInputError::ReplayFile(InputError::new(problem).file(&path).key(key))
@@ -40,6 +51,13 @@ fn read_points(dir: &Path) -> Result<(Value, Vec<OldPoint>)> {
         })?;
     let doc: Value = serde_json::from_str(&text)
         .map_err(|e| InputError::new(format!("not JSON: {e}")).file(&path))?;
+    let overrides = match doc.get(OVERRIDES) {
+        None => None,
+        Some(v) => Some(
+            serde_json::from_value::<Vec<String>>(v.clone())
+                .map_err(|_| bad(OVERRIDES.into(), "not a list of strings"))?,
+        ),
+    };
     let points = doc
         .get("points")
         .and_then(Value::as_array)
@@ -98,19 +116,38 @@ fn read_points(dir: &Path) -> Result<(Value, Vec<OldPoint>)> {
         )
         .into());
     }
-    Ok((doc, out))
+    Ok(OldReplay {
+        doc,
+        overrides,
+        points: out,
+    })
 }
 
 /// Reads and checks `dir/replay.json` as `--repredict` does, simulating nothing; the
 /// number of measured points (for the fuzz harness, and to fail fast).
 pub fn check_replay_file(dir: &Path) -> Result<usize> {
-    Ok(read_points(dir)?.1.len())
+    Ok(read_points(dir)?.points.len())
 }
 
 /// Runs `bwsim replay SCENARIO --repredict DIR`: writes to `opts.out` (default
 /// `DIR/repredicted`) and prints the table and the summary before and after.
 pub fn repredict_command(opts: &ReplayOptions, dir: &Path) -> Result<ReplayOutcome> {
-    let (doc, old) = read_points(dir)?;
+    let OldReplay {
+        doc,
+        overrides,
+        points: old,
+    } = read_points(dir)?;
+    let recorded = overrides.unwrap_or_else(|| {
+        eprintln!(
+            "note: {} records no `--set` overrides (written before replays recorded them): \
+             the re-prediction applies only the --set given here; give the replay's own \
+             --set flags if it had any",
+            dir.join("replay.json").display()
+        );
+        Vec::new()
+    });
+    // The replay's overrides, then this command's: a --set given here wins.
+    let overrides: Vec<String> = recorded.iter().chain(&opts.sets).cloned().collect();
     // Before anything is simulated: the results go to a folder that is not the replay
     // being read and holds no other replay's measurements.
     let out = opts.out.clone().unwrap_or_else(|| dir.join("repredicted"));
@@ -119,31 +156,40 @@ pub fn repredict_command(opts: &ReplayOptions, dir: &Path) -> Result<ReplayOutco
     let mut after = Vec::new();
     let mut name = String::new();
     for (i, p) in old.into_iter().enumerate() {
-        let mut sets = opts.sets.clone();
+        let mut sets = overrides.clone();
         sets.extend(p.sets.iter().cloned());
-        // A bad entry of the recorded `sets` is the file's, not a `--set` the user typed.
-        let loaded = load_scenario(opts, &sets).map_err(|e| match &e.set {
-            Some(arg) if p.sets.contains(arg) && !opts.sets.contains(arg) => {
-                let j = p.sets.iter().position(|s| s == arg).unwrap_or(0);
-                let at = if e.key.is_empty() {
-                    String::new()
-                } else {
-                    format!("{}: ", e.key)
-                };
-                let problem = format!(
-                    "{arg:?} does not apply to {}: {at}{}",
-                    opts.scenario.display(),
-                    e.message
-                );
-                let file = dir.join("replay.json");
-                ReplayError::from(ReplayInputError::ReplayFile(
-                    InputError::new(problem)
-                        .file(file)
-                        .key(format!("points[{i}].sets[{j}]")),
-                ))
+        // A bad recorded entry (an override or a point's `sets`) is the file's, not a
+        // `--set` the user typed.
+        let recorded_at = |arg: &String| {
+            if opts.sets.contains(arg) {
+                None
+            } else if let Some(j) = p.sets.iter().position(|s| s == arg) {
+                Some(format!("points[{i}].sets[{j}]"))
+            } else {
+                (recorded.iter().position(|s| s == arg)).map(|j| format!("{OVERRIDES}[{j}]"))
             }
-            _ => ReplayError::from(e),
-        })?;
+        };
+        let loaded =
+            load_scenario(opts, &sets).map_err(|e| match e.set.as_ref().map(recorded_at) {
+                Some(Some(key)) => {
+                    let arg = e.set.as_deref().unwrap_or_default();
+                    let at = if e.key.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{}: ", e.key)
+                    };
+                    let problem = format!(
+                        "{arg:?} does not apply to {}: {at}{}",
+                        opts.scenario.display(),
+                        e.message
+                    );
+                    let file = dir.join("replay.json");
+                    ReplayError::from(ReplayInputError::ReplayFile(
+                        InputError::new(problem).file(file).key(key),
+                    ))
+                }
+                _ => ReplayError::from(e),
+            })?;
         name.clone_from(&loaded.model.name);
         let report = predict_point(opts, &loaded, &sets)?;
         before.push(PointResult {
@@ -169,7 +215,7 @@ pub fn repredict_command(opts: &ReplayOptions, dir: &Path) -> Result<ReplayOutco
         .unwrap_or_else(|| "point".into());
     let host = doc.get("host").cloned().unwrap_or(Value::Null);
     let source = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-    let files = write_results(&out, &name, host, &after, &x_key, Some(&source))?;
+    let files = write_results(&out, &name, host, &after, &x_key, &overrides, Some(&source))?;
     crate::output::print_stdout(&format!(
         "{}{}",
         compare::to_text(&after),
@@ -237,6 +283,9 @@ mod tests {
         assert_eq!(e.file.as_deref(), Some(file.as_path()));
         assert_eq!(e.key.as_deref(), Some("points[0].sets"));
         assert_eq!(e.problem, "missing or not a list of strings");
+        let e = refused(r#"{"overrides": "hardware.cpu_cores=2", "points": []}"#);
+        assert_eq!(e.key.as_deref(), Some("overrides"));
+        assert_eq!(e.problem, "not a list of strings");
         let e = refused(r#"{"points": []}"#);
         assert_eq!(e.key.as_deref(), Some("points"));
         let e = refused("{");

@@ -72,25 +72,35 @@ pub fn check_results_folder(dir: &Path, repredicted_from: Option<&Path>) -> Resu
 /// The key of a re-prediction's replay.json that names the replay it was made from.
 pub const REPREDICTED_FROM: &str = "repredicted_from";
 
+/// The key of replay.json that lists the `--set` overrides applied at every point (the
+/// points' own `sets` hold only the swept key), so that `--repredict` simulates the
+/// experiment that ran.
+pub const OVERRIDES: &str = "overrides";
+
 /// Writes replay.csv, replay.json and the plot of `results` into `dir`; returns the files.
-/// A re-prediction's replay.json names the replay it was made from.
+/// replay.json lists the `overrides`; a re-prediction's also names the replay it was made
+/// from.
 pub(crate) fn write_results(
     dir: &Path,
     scenario: &str,
     host: Value,
     results: &[PointResult],
     x_key: &str,
+    overrides: &[String],
     repredicted_from: Option<&Path>,
 ) -> Result<Vec<PathBuf>> {
     let csv = dir.join("replay.csv");
     crate::output::write_atomic(&csv, compare::to_csv(results).as_bytes())?;
     let json_path = dir.join("replay.json");
     let mut doc = compare::to_json(scenario, host, results);
-    if let (Some(src), Some(o)) = (repredicted_from, doc.as_object_mut()) {
-        o.insert(
-            REPREDICTED_FROM.into(),
-            Value::from(src.display().to_string()),
-        );
+    if let Some(o) = doc.as_object_mut() {
+        o.insert(OVERRIDES.into(), Value::from(overrides.to_vec()));
+        if let Some(src) = repredicted_from {
+            o.insert(
+                REPREDICTED_FROM.into(),
+                Value::from(src.display().to_string()),
+            );
+        }
     }
     crate::output::write_atomic(&json_path, format!("{doc:#}\n").as_bytes())?;
     let mut files = vec![csv, json_path];
