@@ -728,7 +728,7 @@ fn refit_and_remeasured_files_are_checked() {
 }
 
 #[test]
-fn repredict_checks_the_measured_numbers_and_names_recorded_sets() {
+fn repredict_checks_the_measured_numbers_and_names_recorded_sets_and_overrides() {
     let d = tempfile::tempdir().unwrap();
     let doc: Value = serde_json::from_slice(
         &std::fs::read(root().join("docs/replay/h200-run2/replay.json")).unwrap(),
@@ -751,10 +751,17 @@ fn repredict_checks_the_measured_numbers_and_names_recorded_sets() {
             name,
         );
     }
+    // A replay.json that lists its overrides (none here), so no note about them.
     let mut bad = doc.clone();
+    bad["overrides"] = json!([]);
     bad["points"][0]["sets"] = json!(["params.nope=1"]);
     let o = repredict(&bad, "sets");
     assert_input_error(&o, &["points[0].sets[0]", "params.nope=1"], "recorded sets");
+    assert!(!stderr(&o).contains("--set"), "{}", stderr(&o));
+    let mut bad = doc.clone();
+    bad["overrides"] = json!(["params.nope=1"]);
+    let o = repredict(&bad, "overrides");
+    assert_input_error(&o, &["overrides[0]", "params.nope=1"], "recorded overrides");
     assert!(!stderr(&o).contains("--set"), "{}", stderr(&o));
 }
 
