@@ -317,8 +317,12 @@ fn repredict_simulates_the_overrides_the_replay_ran_with() {
         .arg(&same)
         .assert()
         .success()
-        .stderr(predicate::str::contains("records no").not());
+        .stderr(predicate::str::contains("records no").not())
+        .stderr(predicate::str::contains("read differently").not());
     assert_eq!(predicted(&read(&same)), predicted(&ran));
+    let fingerprint = ran["inputs_fingerprint"].as_str().unwrap().to_string();
+    assert_eq!(fingerprint.len(), 16, "{ran}");
+    assert_eq!(read(&same)["inputs_fingerprint"], ran["inputs_fingerprint"]);
 
     // One core for two jobs: the locked stage and the other job's tail share it, so the
     // re-prediction under the user's --set is slower than the replay's own.
@@ -338,6 +342,44 @@ fn repredict_simulates_the_overrides_the_replay_ran_with() {
         serde_json::json!(["hardware.cpu_cores=2", "hardware.cpu_cores=1"])
     );
     assert!(predicted(&doc) > predicted(&ran) * 1.1, "{doc}");
+
+    // A calibration file is one of the inputs (read through an in-memory scenario that
+    // includes both, which is not itself a file to fingerprint).
+    let cal = dir.path().join("cal.toml");
+    std::fs::write(&cal, "[hardware]\ncpu_cores = 2\n").unwrap();
+    let with_cal = dir.path().join("with-cal");
+    bwsim()
+        .arg("replay")
+        .arg(&scenario)
+        .arg("--repredict")
+        .arg(&replay)
+        .arg("--calibration")
+        .arg(&cal)
+        .arg("--out")
+        .arg(&with_cal)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("read differently"));
+    let f = read(&with_cal)["inputs_fingerprint"].clone();
+    assert!(
+        f.as_str()
+            .is_some_and(|f| f.len() == 16 && f != fingerprint),
+        "{f}"
+    );
+
+    // The scenario edited since the replay: said, with both fingerprints.
+    std::fs::write(&scenario, format!("{CPU_ONLY}# edited\n")).unwrap();
+    bwsim()
+        .arg("replay")
+        .arg(&scenario)
+        .arg("--repredict")
+        .arg(&replay)
+        .arg("--out")
+        .arg(dir.path().join("edited"))
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("read differently"))
+        .stderr(predicate::str::contains(format!("{fingerprint} then")));
 }
 
 #[test]

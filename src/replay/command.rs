@@ -12,8 +12,8 @@ use super::host::{self, CpuSide};
 use super::limits::check_plan;
 use super::options::ReplayOptions;
 use super::plan::PointPlan;
-use super::points::plan_points;
-use super::results::{check_results_folder, write_results};
+use super::points::{inputs_fingerprint, plan_points};
+use super::results::{RecordedInputs, check_results_folder, write_results};
 use super::run_points::run_points;
 
 /// What a replay wrote.
@@ -111,8 +111,11 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
         host,
         &results,
         &x_key,
-        &opts.sets,
-        None,
+        &RecordedInputs {
+            overrides: &opts.sets,
+            fingerprint: inputs_fingerprint(&first.loaded),
+            repredicted_from: None,
+        },
     )?);
     crate::output::print_stdout(&compare::to_text(&results))?;
     Ok(ReplayOutcome {

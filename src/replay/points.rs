@@ -117,6 +117,22 @@ pub(crate) fn load_scenario(
     };
     let text = format!("include = [{}, {}]\n", quoted(&opts.scenario), quoted(cal));
     let dir = opts.scenario.parent().unwrap_or(Path::new("."));
-    let origin = dir.join(".bwsim-replay-with-calibration.toml");
+    let origin = dir.join(WITH_CALIBRATION);
     scenario::load_str(&text, &origin, sets)
+}
+
+/// The name of the in-memory scenario that includes the scenario and `--calibration`
+/// (never written to disk).
+const WITH_CALIBRATION: &str = ".bwsim-replay-with-calibration.toml";
+
+/// The fingerprint of every file a replay's scenario was read from (the scenario, its
+/// includes, `--calibration`, data files), so that `--repredict` can tell whether it reads
+/// the same inputs; None when a file cannot be read back.
+pub(crate) fn inputs_fingerprint(loaded: &Loaded) -> Option<String> {
+    let s = &loaded.summary;
+    let files: Vec<std::path::PathBuf> = (s.files.iter().chain(&s.data_files))
+        .filter(|f| f.file_name() != Some(std::ffi::OsStr::new(WITH_CALIBRATION)))
+        .cloned()
+        .collect();
+    scenario::fingerprint_files(&files).ok()
 }

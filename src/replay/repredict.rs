@@ -16,8 +16,10 @@ use super::command::ReplayOutcome;
 use super::compare::{self, PointResult, Predicted, Summary};
 use super::measure::Measured;
 use super::options::ReplayOptions;
-use super::points::{load_scenario, predict_point};
-use super::results::{OVERRIDES, check_results_folder, write_results};
+use super::points::{inputs_fingerprint, load_scenario, predict_point};
+use super::results::{
+    INPUTS_FINGERPRINT, OVERRIDES, RecordedInputs, check_results_folder, write_results,
+};
 
 /// One measured point of an earlier replay.
 struct OldPoint {
@@ -33,6 +35,8 @@ struct OldReplay {
     /// The `--set` overrides it ran with; None for a replay.json written before they
     /// were recorded.
     overrides: Option<Vec<String>>,
+    /// The fingerprint of the files its scenario was read from (None: not recorded).
+    fingerprint: Option<String>,
     points: Vec<OldPoint>,
 }
 
@@ -57,6 +61,11 @@ fn read_points(dir: &Path) -> Result<OldReplay> {
             serde_json::from_value::<Vec<String>>(v.clone())
                 .map_err(|_| bad(OVERRIDES.into(), "not a list of strings"))?,
         ),
+    };
+    let fingerprint = match doc.get(INPUTS_FINGERPRINT) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => return Err(bad(INPUTS_FINGERPRINT.into(), "not a string").into()),
     };
     let points = doc
         .get("points")
@@ -119,6 +128,7 @@ fn read_points(dir: &Path) -> Result<OldReplay> {
     Ok(OldReplay {
         doc,
         overrides,
+        fingerprint,
         points: out,
     })
 }
@@ -135,6 +145,7 @@ pub fn repredict_command(opts: &ReplayOptions, dir: &Path) -> Result<ReplayOutco
     let OldReplay {
         doc,
         overrides,
+        fingerprint: recorded_fingerprint,
         points: old,
     } = read_points(dir)?;
     let recorded = overrides.unwrap_or_else(|| {
@@ -155,6 +166,7 @@ pub fn repredict_command(opts: &ReplayOptions, dir: &Path) -> Result<ReplayOutco
     let mut before = Vec::new();
     let mut after = Vec::new();
     let mut name = String::new();
+    let mut fingerprint = None;
     for (i, p) in old.into_iter().enumerate() {
         let mut sets = overrides.clone();
         sets.extend(p.sets.iter().cloned());
@@ -191,6 +203,9 @@ pub fn repredict_command(opts: &ReplayOptions, dir: &Path) -> Result<ReplayOutco
                 _ => ReplayError::from(e),
             })?;
         name.clone_from(&loaded.model.name);
+        if i == 0 {
+            fingerprint = inputs_fingerprint(&loaded);
+        }
         let report = predict_point(opts, &loaded, &sets)?;
         before.push(PointResult {
             sets: p.sets.clone(),
@@ -205,6 +220,16 @@ pub fn repredict_command(opts: &ReplayOptions, dir: &Path) -> Result<ReplayOutco
             runs: p.runs,
         });
     }
+    if let (Some(then), Some(now)) = (&recorded_fingerprint, &fingerprint)
+        && then != now
+    {
+        eprintln!(
+            "note: the scenario, its includes or the calibration read differently from when \
+             {} was replayed (inputs fingerprint {then} then, {now} now): the re-prediction \
+             is of changed inputs, not only of a changed model",
+            dir.display()
+        );
+    }
     check_results_folder(&out, Some(dir))?;
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let x_key = after[0]
@@ -215,7 +240,12 @@ pub fn repredict_command(opts: &ReplayOptions, dir: &Path) -> Result<ReplayOutco
         .unwrap_or_else(|| "point".into());
     let host = doc.get("host").cloned().unwrap_or(Value::Null);
     let source = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-    let files = write_results(&out, &name, host, &after, &x_key, &overrides, Some(&source))?;
+    let inputs = RecordedInputs {
+        overrides: &overrides,
+        fingerprint,
+        repredicted_from: Some(&source),
+    };
+    let files = write_results(&out, &name, host, &after, &x_key, &inputs)?;
     crate::output::print_stdout(&format!(
         "{}{}",
         compare::to_text(&after),
@@ -286,6 +316,8 @@ mod tests {
         let e = refused(r#"{"overrides": "hardware.cpu_cores=2", "points": []}"#);
         assert_eq!(e.key.as_deref(), Some("overrides"));
         assert_eq!(e.problem, "not a list of strings");
+        let e = refused(r#"{"inputs_fingerprint": 7, "points": []}"#);
+        assert_eq!(e.key.as_deref(), Some("inputs_fingerprint"));
         let e = refused(r#"{"points": []}"#);
         assert_eq!(e.key.as_deref(), Some("points"));
         let e = refused("{");

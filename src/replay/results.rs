@@ -77,25 +77,40 @@ pub const REPREDICTED_FROM: &str = "repredicted_from";
 /// experiment that ran.
 pub const OVERRIDES: &str = "overrides";
 
+/// The key of replay.json with the fingerprint of the files the scenario was read from.
+pub const INPUTS_FINGERPRINT: &str = "inputs_fingerprint";
+
+/// What a replay.json records of the inputs beside its points.
+pub(crate) struct RecordedInputs<'a> {
+    /// The `--set` overrides applied at every point.
+    pub overrides: &'a [String],
+    /// [`super::points::inputs_fingerprint`] of the scenario as read.
+    pub fingerprint: Option<String>,
+    /// The replay a re-prediction was made from.
+    pub repredicted_from: Option<&'a Path>,
+}
+
 /// Writes replay.csv, replay.json and the plot of `results` into `dir`; returns the files.
-/// replay.json lists the `overrides`; a re-prediction's also names the replay it was made
-/// from.
+/// replay.json records the `inputs`.
 pub(crate) fn write_results(
     dir: &Path,
     scenario: &str,
     host: Value,
     results: &[PointResult],
     x_key: &str,
-    overrides: &[String],
-    repredicted_from: Option<&Path>,
+    inputs: &RecordedInputs,
 ) -> Result<Vec<PathBuf>> {
     let csv = dir.join("replay.csv");
     crate::output::write_atomic(&csv, compare::to_csv(results).as_bytes())?;
     let json_path = dir.join("replay.json");
     let mut doc = compare::to_json(scenario, host, results);
     if let Some(o) = doc.as_object_mut() {
-        o.insert(OVERRIDES.into(), Value::from(overrides.to_vec()));
-        if let Some(src) = repredicted_from {
+        o.insert(OVERRIDES.into(), Value::from(inputs.overrides.to_vec()));
+        o.insert(
+            INPUTS_FINGERPRINT.into(),
+            Value::from(inputs.fingerprint.clone()),
+        );
+        if let Some(src) = inputs.repredicted_from {
             o.insert(
                 REPREDICTED_FROM.into(),
                 Value::from(src.display().to_string()),
