@@ -3,6 +3,7 @@
 
 use assert_cmd::Command;
 use predicates::prelude::*;
+use serde_json::json;
 
 fn bwsim() -> Command {
     Command::cargo_bin("bwsim").expect("binary builds")
@@ -275,7 +276,8 @@ fn repredict_sets_the_current_model_beside_a_committed_replay() {
 
 /// A replay's `--set` overrides are not in its points' `sets` (those hold the swept key
 /// alone): replay.json lists them, and a re-prediction with no `--set` applies them, so
-/// it simulates the experiment that ran; a `--set` given to it applies after them.
+/// it simulates the experiment that ran; a `--set` given to it applies after them. The
+/// files read are fingerprinted, and a re-prediction of other files says so.
 #[test]
 fn repredict_simulates_the_overrides_the_replay_ran_with() {
     let dir = tempfile::tempdir().unwrap();
@@ -289,78 +291,60 @@ fn repredict_simulates_the_overrides_the_replay_ran_with() {
         .arg(&replay)
         .assert()
         .success();
-    let read = |d: &std::path::Path| -> serde_json::Value {
-        serde_json::from_str(&std::fs::read_to_string(d.join("replay.json")).unwrap()).unwrap()
+    // Re-predicts the replay with `args` into dir/`name`; its replay.json and stderr.
+    let repredict = |args: &[&str], name: &str| -> (serde_json::Value, String) {
+        let out = dir.path().join(name);
+        let o = bwsim()
+            .arg("replay")
+            .arg(&scenario)
+            .arg("--repredict")
+            .arg(&replay)
+            .args(args)
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .success();
+        let stderr = String::from_utf8_lossy(&o.get_output().stderr).into_owned();
+        let json = std::fs::read_to_string(out.join("replay.json")).unwrap();
+        (serde_json::from_str(&json).unwrap(), stderr)
     };
     let predicted = |doc: &serde_json::Value| {
         doc["points"][0]["predicted"]["seconds_per_job"]
             .as_f64()
             .unwrap()
     };
-    let ran = read(&replay);
-    assert_eq!(
-        ran["overrides"],
-        serde_json::json!(["hardware.cpu_cores=2"])
-    );
-    assert_eq!(
-        ran["points"][0]["sets"],
-        serde_json::json!(["params.concurrency=2"])
-    );
-
-    let same = dir.path().join("same");
-    bwsim()
-        .arg("replay")
-        .arg(&scenario)
-        .arg("--repredict")
-        .arg(&replay)
-        .arg("--out")
-        .arg(&same)
-        .assert()
-        .success()
-        .stderr(predicate::str::contains("records no").not())
-        .stderr(predicate::str::contains("read differently").not());
-    assert_eq!(predicted(&read(&same)), predicted(&ran));
+    let ran: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(replay.join("replay.json")).unwrap())
+            .unwrap();
+    assert_eq!(ran["overrides"], json!(["hardware.cpu_cores=2"]));
+    assert_eq!(ran["points"][0]["sets"], json!(["params.concurrency=2"]));
     let fingerprint = ran["inputs_fingerprint"].as_str().unwrap().to_string();
     assert_eq!(fingerprint.len(), 16, "{ran}");
-    assert_eq!(read(&same)["inputs_fingerprint"], ran["inputs_fingerprint"]);
+
+    let (same, stderr) = repredict(&[], "same");
+    assert!(
+        !stderr.contains("records no") && !stderr.contains("read differently"),
+        "{stderr}"
+    );
+    assert_eq!(predicted(&same), predicted(&ran));
+    assert_eq!(same["inputs_fingerprint"], ran["inputs_fingerprint"]);
 
     // One core for two jobs: the locked stage and the other job's tail share it, so the
     // re-prediction under the user's --set is slower than the replay's own.
-    let one_core = dir.path().join("one-core");
-    bwsim()
-        .arg("replay")
-        .arg(&scenario)
-        .arg("--repredict")
-        .arg(&replay)
-        .args(["--set", "hardware.cpu_cores=1", "--out"])
-        .arg(&one_core)
-        .assert()
-        .success();
-    let doc = read(&one_core);
+    let (one_core, _) = repredict(&["--set", "hardware.cpu_cores=1"], "one-core");
     assert_eq!(
-        doc["overrides"],
-        serde_json::json!(["hardware.cpu_cores=2", "hardware.cpu_cores=1"])
+        one_core["overrides"],
+        json!(["hardware.cpu_cores=2", "hardware.cpu_cores=1"])
     );
-    assert!(predicted(&doc) > predicted(&ran) * 1.1, "{doc}");
+    assert!(predicted(&one_core) > predicted(&ran) * 1.1, "{one_core}");
 
     // A calibration file is one of the inputs (read through an in-memory scenario that
     // includes both, which is not itself a file to fingerprint).
     let cal = dir.path().join("cal.toml");
     std::fs::write(&cal, "[hardware]\ncpu_cores = 2\n").unwrap();
-    let with_cal = dir.path().join("with-cal");
-    bwsim()
-        .arg("replay")
-        .arg(&scenario)
-        .arg("--repredict")
-        .arg(&replay)
-        .arg("--calibration")
-        .arg(&cal)
-        .arg("--out")
-        .arg(&with_cal)
-        .assert()
-        .success()
-        .stderr(predicate::str::contains("read differently"));
-    let f = read(&with_cal)["inputs_fingerprint"].clone();
+    let (with_cal, stderr) = repredict(&["--calibration", cal.to_str().unwrap()], "with-cal");
+    assert!(stderr.contains("read differently"), "{stderr}");
+    let f = &with_cal["inputs_fingerprint"];
     assert!(
         f.as_str()
             .is_some_and(|f| f.len() == 16 && f != fingerprint),
@@ -369,17 +353,8 @@ fn repredict_simulates_the_overrides_the_replay_ran_with() {
 
     // The scenario edited since the replay: said, with both fingerprints.
     std::fs::write(&scenario, format!("{CPU_ONLY}# edited\n")).unwrap();
-    bwsim()
-        .arg("replay")
-        .arg(&scenario)
-        .arg("--repredict")
-        .arg(&replay)
-        .arg("--out")
-        .arg(dir.path().join("edited"))
-        .assert()
-        .success()
-        .stderr(predicate::str::contains("read differently"))
-        .stderr(predicate::str::contains(format!("{fingerprint} then")));
+    let (_, stderr) = repredict(&[], "edited");
+    assert!(stderr.contains(&format!("{fingerprint} then")), "{stderr}");
 }
 
 #[test]
