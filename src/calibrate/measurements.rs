@@ -352,10 +352,13 @@ pub struct Measurements {
     /// GPU kernels timed next to busy CPU threads.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpu_load: Vec<CpuLoadPoint>,
-    /// MSMs timed next to threads that stream memory (`busy_threads` of them), for
-    /// comparison with the spinning curve; the model does not read them.
+    /// MSMs timed next to threads that stream memory (`busy_threads` of them): the
+    /// model reads them as ratios to the spinning curve.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpu_load_streaming: Vec<CpuLoadPoint>,
+    /// MSMs timed next to threads that chase pointers, read the same way.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_load_chasing: Vec<CpuLoadPoint>,
     /// What was skipped and why.
     pub skipped: Vec<String>,
 }

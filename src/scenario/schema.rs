@@ -130,6 +130,22 @@ pub struct CpuLoadSpec {
     /// `"msm:20" = CPUs its host side keeps busy while it runs`.
     #[serde(default)]
     pub threads: std::collections::BTreeMap<String, f64>,
+    /// `[hardware.gpu.cpu_load.next_to_streaming]`: the kernels timed next to threads
+    /// that stream memory.
+    pub next_to_streaming: Option<NeighbourCurvesSpec>,
+    /// `[hardware.gpu.cpu_load.next_to_chasing]`: next to threads that chase pointers.
+    pub next_to_chasing: Option<NeighbourCurvesSpec>,
+}
+
+/// Kernel time next to busy threads of one kind over its time alone.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NeighbourCurvesSpec {
+    /// Busy threads per CPU of each point.
+    pub busy_per_cpu: Vec<f64>,
+    /// `"msm:20" = [stretch per point]`.
+    #[serde(default)]
+    pub kernels: std::collections::BTreeMap<String, Vec<f64>>,
 }
 
 /// Pageable copies as CPU staging pipelined with the DMA

@@ -39,7 +39,7 @@ impl CalibrationFile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calibrate::file::CpuLoadTable;
+    use crate::calibrate::file::{CpuLoadTable, NeighbourTable};
     use crate::model::{Hardware, PcieLink};
     use crate::scenario::ScenarioError;
     use std::collections::BTreeMap;
@@ -174,10 +174,20 @@ mod tests {
                 ("ntt:22".to_string(), vec![1.0, 1.0, 1.1]),
             ]),
             threads: BTreeMap::from([("msm:20".to_string(), 4.25)]),
+            next_to_streaming: None,
+            next_to_chasing: Some(NeighbourTable {
+                busy_per_cpu: vec![0.0, 0.25, 1.0],
+                kernels: BTreeMap::from([("msm:20".to_string(), vec![1.0, 1.05, 1.9])]),
+            }),
         };
         file.hardware.gpu.as_mut().unwrap().cpu_load = Some(table.clone());
         let again = file.render().unwrap();
         assert!(again.contains("[hardware.gpu.cpu_load]\n"), "{again}");
+        assert!(
+            again.contains("[hardware.gpu.cpu_load.next_to_chasing]\n")
+                && !again.contains("next_to_streaming"),
+            "{again}"
+        );
         assert!(
             again.contains("\"msm:20\" = [1.00000, 1.30000, 2.10000]"),
             "{again}"

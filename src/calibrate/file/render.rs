@@ -194,6 +194,26 @@ impl CalibrationFile {
                     writeln!(o, "threads = {{ {} }}", threads.join(", "))?;
                 }
                 writeln!(o)?;
+                let beside = [
+                    ("streaming", "copy memory", &c.next_to_streaming),
+                    ("chasing", "chase pointers", &c.next_to_chasing),
+                ];
+                for (name, what, table) in beside {
+                    let Some(t) = table else { continue };
+                    writeln!(o, "[hardware.gpu.cpu_load.next_to_{name}]")?;
+                    writeln!(
+                        o,
+                        "# The same MSMs next to threads that {what}. A kernel stage's stretch\n\
+                         # above 1 scales by this curve's excess over the spinning curve's (for the\n\
+                         # same kernel) for the share of the runnable threads that do so."
+                    )?;
+                    writeln!(o, "busy_per_cpu = [{}]", list(&t.busy_per_cpu))?;
+                    let kernels: Vec<String> = (t.kernels.iter())
+                        .map(|(k, v)| format!("\"{}\" = [{}]", esc(k), list(v)))
+                        .collect();
+                    writeln!(o, "kernels = {{ {} }}", kernels.join(", "))?;
+                    writeln!(o)?;
+                }
             }
         }
         writeln!(o, "[params]")?;

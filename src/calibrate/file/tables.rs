@@ -111,6 +111,21 @@ pub struct CpuLoadTable {
     /// `"msm:20" = CPUs its host side keeps busy while it runs` (absent: not measured).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub threads: BTreeMap<String, f64>,
+    /// `[hardware.gpu.cpu_load.next_to_streaming]` (absent: not measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_to_streaming: Option<NeighbourTable>,
+    /// `[hardware.gpu.cpu_load.next_to_chasing]` (absent: not measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_to_chasing: Option<NeighbourTable>,
+}
+
+/// Kernel time next to busy threads of one kind over its time alone.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct NeighbourTable {
+    /// Busy threads per CPU of each point.
+    pub busy_per_cpu: Vec<f64>,
+    /// `"msm:20" = [stretch per point]`.
+    pub kernels: BTreeMap<String, Vec<f64>>,
 }
 
 /// One `[params]` entry: `name = { default = ..., doc = "..." }`.

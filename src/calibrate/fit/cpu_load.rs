@@ -24,14 +24,39 @@ pub struct CpuLoadFit {
     pub threads: BTreeMap<String, f64>,
     /// What was measured, per kernel: the stretch at full load and the spread of passes.
     pub notes: Vec<String>,
+    /// The MSMs' curves next to threads that stream memory (absent: not measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_to_streaming: Option<NeighbourCurves>,
+    /// The MSMs' curves next to threads that chase pointers (absent: not measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_to_chasing: Option<NeighbourCurves>,
+}
+
+/// Kernel stretches next to busy threads of one kind, fitted as the spinning curve is.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct NeighbourCurves {
+    /// Busy threads per CPU of each point, 0 first.
+    pub busy_per_cpu: Vec<f64>,
+    /// Per kernel, its stretch at each point.
+    pub kernels: BTreeMap<String, Vec<f64>>,
 }
 
 /// The curves, None when the probe did not run (no GPU, or an older file). The MSMs
-/// timed next to streaming threads add a note each; no key is written for them.
+/// timed next to streaming or chasing threads give their own curves and a note each; the
+/// model reads them as ratios to the spinning curve.
 pub fn fit_cpu_load(m: &Measurements) -> Option<CpuLoadFit> {
     let mut fit = curves(&m.cpu_load)?;
-    if let Some(streaming) = curves(&m.cpu_load_streaming) {
-        for (name, curve) in &streaming.kernels {
+    let beside = [
+        (&m.cpu_load_streaming, "streaming memory"),
+        (&m.cpu_load_chasing, "chasing pointers"),
+    ];
+    let mut fitted = Vec::with_capacity(beside.len());
+    for (points, what) in beside {
+        let Some(other) = curves(points) else {
+            fitted.push(None);
+            continue;
+        };
+        for (name, curve) in &other.kernels {
             let at = |x: &[f64], y: &[f64]| -> String {
                 (x.iter().zip(y))
                     .map(|(x, y)| format!("x{y:.2} at {x:.2}"))
@@ -42,11 +67,18 @@ pub fn fit_cpu_load(m: &Measurements) -> Option<CpuLoadFit> {
                 format!("; next to spinning threads {}", at(&fit.busy_per_cpu, c))
             });
             fit.notes.push(format!(
-                "{name} next to threads streaming memory (measured; the model reads the spinning curve): {} threads per CPU{spinning}",
-                at(&streaming.busy_per_cpu, curve)
+                "{name} next to threads {what}: {} threads per CPU{spinning}",
+                at(&other.busy_per_cpu, curve)
             ));
         }
+        fitted.push(Some(NeighbourCurves {
+            busy_per_cpu: other.busy_per_cpu,
+            kernels: other.kernels,
+        }));
     }
+    let mut fitted = fitted.into_iter();
+    fit.next_to_streaming = fitted.next().flatten();
+    fit.next_to_chasing = fitted.next().flatten();
     Some(fit)
 }
 
@@ -184,7 +216,7 @@ mod tests {
     }
 
     #[test]
-    fn msms_next_to_streaming_threads_add_a_note_and_no_curve() {
+    fn msms_next_to_streaming_and_chasing_threads_give_their_own_curves_and_notes() {
         let m = Measurements {
             cpu_load: vec![pt("msm:20", 0, 0, 20.0), pt("msm:20", 16, 0, 30.0)],
             cpu_load_streaming: vec![
@@ -192,20 +224,38 @@ mod tests {
                 pt("msm:20", 8, 0, 28.0),
                 pt("msm:20", 16, 0, 42.0),
             ],
+            cpu_load_chasing: vec![
+                pt("msm:20", 0, 0, 20.0),
+                pt("msm:20", 4, 0, 19.0),
+                pt("msm:20", 16, 0, 24.0),
+            ],
             ..Default::default()
         };
         let f = fit_cpu_load(&m).unwrap();
         assert_eq!(f.kernels["msm:20"], vec![1.0, 1.5]);
         assert_eq!(f.busy_per_cpu, vec![0.0, 1.0]);
+        let streaming = f.next_to_streaming.as_ref().unwrap();
+        assert_eq!(streaming.busy_per_cpu, vec![0.0, 0.5, 1.0]);
+        assert_eq!(streaming.kernels["msm:20"], vec![1.0, 1.3333, 2.0]);
+        // Held non-decreasing and at least 1, as the spinning curve.
+        let chasing = f.next_to_chasing.as_ref().unwrap();
+        assert_eq!(chasing.busy_per_cpu, vec![0.0, 0.25, 1.0]);
+        assert_eq!(chasing.kernels["msm:20"], vec![1.0, 1.0, 1.2]);
         let note = f.notes.iter().find(|n| n.contains("streaming")).unwrap();
         assert!(
             note.contains("x1.00 at 0.00, x1.33 at 0.50, x2.00 at 1.00")
                 && note.contains("spinning threads x1.00 at 0.00, x1.50 at 1.00"),
             "{note}"
         );
-        // Streaming points alone make no curve: the model reads the spinning one.
+        assert!(
+            f.notes
+                .iter()
+                .any(|n| n.contains("chasing pointers: x1.00 at 0.00"))
+        );
+        // Neighbour points alone make no curve: the model needs the spinning one.
         let only = Measurements {
             cpu_load_streaming: m.cpu_load_streaming.clone(),
+            cpu_load_chasing: m.cpu_load_chasing.clone(),
             ..Default::default()
         };
         assert_eq!(fit_cpu_load(&only), None);

@@ -72,6 +72,64 @@ fn stream(i: usize, stop: &AtomicBool) {
     std::hint::black_box(&buf);
 }
 
+/// Bytes of the cycle the chasing threads follow: far beyond any last-level cache (small
+/// in unit tests, where building it would dominate).
+const CHASE_BUFFER_BYTES: usize = if cfg!(test) { 1 << 20 } else { 256 << 20 };
+
+/// One random cycle through [`CHASE_BUFFER_BYTES`], built once and shared read-only, so
+/// that chasing threads are chasing from their first moment (building it per thread
+/// would stream memory inside the timed window).
+fn chase_cycle() -> &'static [u64] {
+    static CYCLE: std::sync::OnceLock<Vec<u64>> = std::sync::OnceLock::new();
+    CYCLE.get_or_init(|| {
+        let mut words = vec![0u64; CHASE_BUFFER_BYTES / 8];
+        super::latency::build_cycle(&mut words, 0x5eed);
+        words
+    })
+}
+
+/// Follows the shared cycle from its own starting line, one dependent load at a time:
+/// a thread stalled on DRAM latency, with little bandwidth, as a pipeline's
+/// pointer-chasing stages (witness generation).
+fn chase(i: usize, stop: &AtomicBool) {
+    use super::latency::LINE_WORDS;
+    let words = chase_cycle();
+    let lines = words.len() / LINE_WORDS;
+    let mut idx = (i * 104_729) % lines.max(1);
+    while !stop.load(Ordering::Relaxed) {
+        for _ in 0..4096 {
+            idx = words[idx * LINE_WORDS] as usize;
+        }
+    }
+    std::hint::black_box(idx);
+}
+
+/// What the MSMs are also timed next to, beside spinning threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NeighbourKind {
+    /// Threads that copy memory (DRAM bandwidth).
+    Streaming,
+    /// Threads that chase pointers (DRAM latency, little bandwidth).
+    Chasing,
+}
+
+impl NeighbourKind {
+    fn work(self) -> fn(usize, &AtomicBool) {
+        match self {
+            Self::Streaming => stream,
+            Self::Chasing => chase,
+        }
+    }
+
+    /// The word in progress bars and skip notes.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Streaming => "streaming",
+            Self::Chasing => "chasing",
+        }
+    }
+}
+
 /// Busy threads for each share of `cpus` CPUs (rounded, repeats dropped, 0 first).
 pub fn busy_levels(shares: &[f64], cpus: usize) -> Vec<usize> {
     let mut out: Vec<usize> = vec![0];
@@ -95,16 +153,27 @@ pub fn cpu_load_probe(m: &mut Measurements, plan: &Plan, probe: &mut GpuProbe) -
 }
 
 /// The MSMs of `plan.cpu_load_kernels` next to 0, half and all of the CPUs' worth of
-/// threads that stream memory, per pass: the spinning curve's neighbours take CPU time
-/// only, a pipeline's also take DRAM bandwidth. Recorded for comparison; the model reads
-/// the spinning curve.
-pub fn streaming_probe(m: &mut Measurements, plan: &Plan, probe: &mut GpuProbe) -> Result<()> {
+/// threads of `kind`, per pass: the spinning curve's neighbours take CPU time only, a
+/// pipeline's also stream memory or stall on it. The model reads each as a ratio to the
+/// spinning curve, for the share of the runnable threads that do so.
+pub fn msms_next_to(
+    m: &mut Measurements,
+    plan: &Plan,
+    probe: &mut GpuProbe,
+    kind: NeighbourKind,
+) -> Result<()> {
     let msms: Vec<_> = (plan.cpu_load_kernels.iter())
         .filter(|(kind, _, _)| *kind == "msm")
         .collect();
-    let shares = &plan.cpu_load_streaming_shares;
-    let points = next_to(plan, probe, &msms, shares, stream, "streaming")?;
-    m.cpu_load_streaming.extend(points);
+    let shares = &plan.cpu_load_neighbour_shares;
+    if kind == NeighbourKind::Chasing && !msms.is_empty() && !shares.is_empty() {
+        chase_cycle();
+    }
+    let points = next_to(plan, probe, &msms, shares, kind.work(), kind.label())?;
+    match kind {
+        NeighbourKind::Streaming => m.cpu_load_streaming.extend(points),
+        NeighbourKind::Chasing => m.cpu_load_chasing.extend(points),
+    }
     Ok(())
 }
 
@@ -185,8 +254,8 @@ mod tests {
     }
 
     #[test]
-    fn spinning_and_streaming_neighbours_stop_when_dropped() {
-        for work in [spin, stream] {
+    fn spinning_streaming_and_chasing_neighbours_stop_when_dropped() {
+        for work in [spin, stream, chase] {
             let s = Neighbours::start(2, work);
             assert_eq!(s.threads.len(), 2);
             drop(s);

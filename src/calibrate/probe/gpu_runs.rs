@@ -2,6 +2,7 @@
 //! and MSM timings (alone and next to busy CPUs), PCIe copy rates, and DMA copy loops
 //! next to streaming threads.
 
+use super::cpu_load::NeighbourKind;
 use super::harness::{GpuProbe, check_verify, num};
 use super::plan::{Plan, bar};
 use super::stream::{Kernel, Workers};
@@ -105,10 +106,11 @@ pub fn gpu_probes(
     // Unpinned, as the kernel timings above: a kernel's host threads go where the
     // scheduler puts them.
     super::cpu_load::cpu_load_probe(m, plan, probe)?;
-    // A comparison only: a failure here is reported, not fatal.
-    if let Err(e) = super::cpu_load::streaming_probe(m, plan, probe) {
-        m.skipped
-            .push(format!("MSMs next to streaming threads: {e}"));
+    // Refinements of the spinning curve: a failure here is reported, not fatal.
+    for kind in [NeighbourKind::Streaming, NeighbourKind::Chasing] {
+        if let Err(e) = super::cpu_load::msms_next_to(m, plan, probe, kind) {
+            (m.skipped).push(format!("MSMs next to {} threads: {e}", kind.label()));
+        }
     }
 
     // From here on copies run next to streams: keep the harness's threads off their cores.

@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-const LINE_WORDS: usize = 8; // 64 bytes of u64
+pub const LINE_WORDS: usize = 8; // 64 bytes of u64
 
 enum Cmd {
     Chase(Duration),

@@ -84,9 +84,9 @@ pub struct Plan {
     pub cpu_load_shares: Vec<f64>,
     /// Passes over the kernels and busy levels (interleaved).
     pub cpu_load_passes: usize,
-    /// Shares of the CPUs' worth of memory-streaming threads next to which the MSMs of
-    /// `cpu_load_kernels` are also timed (empty: not at all).
-    pub cpu_load_streaming_shares: Vec<f64>,
+    /// Shares of the CPUs' worth of memory-streaming or pointer-chasing threads next to
+    /// which the MSMs of `cpu_load_kernels` are also timed (empty: not at all).
+    pub cpu_load_neighbour_shares: Vec<f64>,
 }
 
 fn upto(list: &[usize], max: usize) -> Vec<usize> {
@@ -134,7 +134,7 @@ impl Plan {
                 cpu_load_kernels: vec![("msm", 12, 2), ("ntt", 12, 2)],
                 cpu_load_shares: vec![1.0],
                 cpu_load_passes: 1,
-                cpu_load_streaming_shares: vec![1.0],
+                cpu_load_neighbour_shares: vec![1.0],
             },
             Mode::Quick => Plan {
                 array_bytes: 256 << 20,
@@ -163,7 +163,7 @@ impl Plan {
                 cpu_load_kernels: CPU_LOAD_KERNELS.to_vec(),
                 cpu_load_shares: CPU_LOAD_SHARES.to_vec(),
                 cpu_load_passes: 2,
-                cpu_load_streaming_shares: CPU_LOAD_STREAMING_SHARES.to_vec(),
+                cpu_load_neighbour_shares: CPU_LOAD_NEIGHBOUR_SHARES.to_vec(),
             },
             Mode::Full => Plan {
                 array_bytes: 256 << 20,
@@ -192,7 +192,7 @@ impl Plan {
                 cpu_load_kernels: CPU_LOAD_KERNELS.to_vec(),
                 cpu_load_shares: CPU_LOAD_SHARES.to_vec(),
                 cpu_load_passes: 3,
-                cpu_load_streaming_shares: CPU_LOAD_STREAMING_SHARES.to_vec(),
+                cpu_load_neighbour_shares: CPU_LOAD_NEIGHBOUR_SHARES.to_vec(),
             },
         }
     }
@@ -213,9 +213,10 @@ const CPU_LOAD_KERNELS: [(&str, u32, u32); 5] = [
 /// synthesis threads often outnumber them; two-thread copy workers on every CPU reach 2).
 const CPU_LOAD_SHARES: [f64; 6] = [0.25, 0.5, 0.75, 1.0, 1.5, 2.0];
 
-/// Memory-streaming threads next to the MSMs, as shares of the CPUs: the stream shapes'
-/// 8-16 workers on the 16-vCPU host.
-const CPU_LOAD_STREAMING_SHARES: [f64; 2] = [0.5, 1.0];
+/// Streaming or chasing threads next to the MSMs, as shares of the CPUs: a pipeline's
+/// 4-16 one-thread workers on the 16-vCPU host (the stretch next to chasing threads
+/// bends sharply between half and one thread per CPU, so four points).
+const CPU_LOAD_NEIGHBOUR_SHARES: [f64; 4] = [0.25, 0.5, 0.75, 1.0];
 
 /// A progress bar for one probe (hidden when stderr is not a terminal).
 pub fn bar(len: u64, what: &str) -> ProgressBar {

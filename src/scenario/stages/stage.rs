@@ -439,6 +439,7 @@ impl StageCx<'_> {
             pools: (0..self.hw.pools.len()).collect(),
             stretch: l.stretch,
             threads: l.threads,
+            by_neighbour: l.by_neighbour,
         }))
     }
 

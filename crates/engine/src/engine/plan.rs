@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use crate::model::{
     CACHE_LINE_BYTES, Dram, DramPolicy, Edge, HoldResource, MarkerId, MemcpyPace, Model,
-    PoolSharing, RateTarget, Stage, StageId, StagedCopy,
+    NeighbourRatios, PoolSharing, RateTarget, Stage, StageId, StagedCopy,
 };
 
 use super::EngineError;
@@ -218,13 +218,18 @@ impl Plan {
                             memcpy_pace: pace,
                             latency_exponent: f64::from_bits(e),
                         }),
-                        cpu_load: k.8.as_ref().map(|(pools, pts, threads)| CpuLoadKey {
-                            pools: pools.clone(),
-                            stretch: (pts.iter())
-                                .map(|&(x, y)| (f64::from_bits(x), f64::from_bits(y)))
-                                .collect(),
-                            threads: f64::from_bits(*threads),
-                        }),
+                        cpu_load: k
+                            .8
+                            .as_ref()
+                            .map(|(pools, pts, threads, streaming, chasing)| CpuLoadKey {
+                                pools: pools.clone(),
+                                stretch: bits_points(pts),
+                                threads: f64::from_bits(*threads),
+                                by_neighbour: NeighbourRatios {
+                                    streaming: bits_points(streaming),
+                                    chasing: bits_points(chasing),
+                                },
+                            }),
                     });
                     keys.len() - 1
                 });
@@ -268,8 +273,31 @@ type RawKey = (
     u64,
     (u64, usize),
     Option<(u64, u64, MemcpyPace, u64)>,
-    Option<(Vec<usize>, Vec<(u64, u64)>, u64)>,
+    Option<CpuLoadRaw>,
 );
+
+/// A [`CpuLoad`](crate::model::CpuLoad) as bits: pools' indices, curve, threads, and the
+/// streaming and chasing ratio points.
+type CpuLoadRaw = (
+    Vec<usize>,
+    Vec<(u64, u64)>,
+    u64,
+    Vec<(u64, u64)>,
+    Vec<(u64, u64)>,
+);
+
+fn point_bits(points: &[(f64, f64)]) -> Vec<(u64, u64)> {
+    points
+        .iter()
+        .map(|&(x, y)| (x.to_bits(), y.to_bits()))
+        .collect()
+}
+
+fn bits_points(bits: &[(u64, u64)]) -> Vec<(f64, f64)> {
+    (bits.iter())
+        .map(|&(x, y)| (f64::from_bits(x), f64::from_bits(y)))
+        .collect()
+}
 
 /// The class key of `stage` bound to GPU `g`: resolved resource weights (sorted, duplicate
 /// resources summed), latency share, DRAM policy and Little's-law bound. The stage's
@@ -355,10 +383,13 @@ fn class_key(stage: &Stage, resources: &Resources, g: usize, dram: &Dram) -> Raw
             let pools = (l.pools.iter())
                 .filter_map(|&p| resources.pools.get(p).map(|r| r.index()))
                 .collect();
-            let pts = (l.stretch.iter())
-                .map(|&(x, y)| (x.to_bits(), y.to_bits()))
-                .collect();
-            (pools, pts, l.threads.to_bits())
+            (
+                pools,
+                point_bits(&l.stretch),
+                l.threads.to_bits(),
+                point_bits(&l.by_neighbour.streaming),
+                point_bits(&l.by_neighbour.chasing),
+            )
         }),
     )
 }

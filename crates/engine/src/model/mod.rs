@@ -28,7 +28,9 @@ pub use pcie::{
     CopyDemand, CopyDir, CopyLatencyFrac, LinkCopy, MemcpyPace, PageableStaging, PcieLink,
     StagedCopy,
 };
-pub use workload::{CpuLoad, Hold, HoldResource, HostThread, Stage, Workload, stretch_at};
+pub use workload::{
+    CpuLoad, Hold, HoldResource, HostThread, NeighbourRatios, Stage, Workload, stretch_at,
+};
 
 /// Index of a stage in [`Workload::stages`].
 pub type StageId = usize;

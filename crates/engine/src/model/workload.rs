@@ -78,6 +78,29 @@ pub struct CpuLoad {
     /// sppark's host pool), measured alone: runnable threads it adds to those pools,
     /// shared among them by their size.
     pub threads: f64,
+    /// How the stretch differs when the runnable threads stream memory or chase pointers
+    /// rather than spin (the curve's own neighbours); empty: as spinning.
+    pub by_neighbour: NeighbourRatios,
+}
+
+/// A [`CpuLoad`] curve's excess over 1 next to threads of another kind, over its excess
+/// next to spinning threads at the same load: (runnable threads per CPU, ratio) points,
+/// read as the curve is; no points: ratio 1. Measured, not derived: next to threads
+/// stalled on DRAM latency a kernel's host threads get a CPU sooner than next to
+/// spinning ones, and next to streaming threads its host side's memory traffic slows.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NeighbourRatios {
+    /// Next to threads that stream memory (a stage's bandwidth-bound share).
+    pub streaming: Vec<(f64, f64)>,
+    /// Next to threads that chase pointers (a stage's latency-bound share).
+    pub chasing: Vec<(f64, f64)>,
+}
+
+impl NeighbourRatios {
+    /// No kind differs from spinning.
+    pub fn is_empty(&self) -> bool {
+        self.streaming.is_empty() && self.chasing.is_empty()
+    }
 }
 
 /// A [`CpuLoad`] curve's stretch at `load` runnable threads per CPU: piecewise linear

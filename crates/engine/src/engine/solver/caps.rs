@@ -67,7 +67,7 @@ impl Solver {
             self.compute_pool.push(pool);
             let mut host_term = c.key.host_frac * (host - 1.0);
             if let Some(load) = &c.key.cpu_load {
-                host_term += cpu_load_stretch(load, capacities, classes) - 1.0;
+                host_term += cpu_load_stretch(load, capacities, classes, dram) - 1.0;
             }
             self.host_term.push(host_term);
             let oversub = self.oversubscription(capacities, classes, c);
@@ -241,8 +241,14 @@ impl Solver {
 
 /// How much slower a class with CPU `load` runs than alone: its curve read at the
 /// threads the running classes want of its pools (pool draws plus host threads) per CPU,
-/// less its own host side's (the curve was measured with those running).
-fn cpu_load_stretch(load: &CpuLoadKey, capacities: &[f64], classes: &[ClassDemand]) -> f64 {
+/// less its own host side's (the curve was measured with those running). With ratios by
+/// neighbour kind, the curve's excess over 1 scales by their mean over those threads.
+fn cpu_load_stretch(
+    load: &CpuLoadKey,
+    capacities: &[f64],
+    classes: &[ClassDemand],
+    dram: usize,
+) -> f64 {
     let (mut wanted, mut cpus) = (0.0, 0.0);
     for &p in &load.pools {
         cpus += capacities[p];
@@ -251,7 +257,86 @@ fn cpu_load_stretch(load: &CpuLoadKey, capacities: &[f64], classes: &[ClassDeman
     if cpus <= 0.0 {
         return 1.0;
     }
-    stretch_at(&load.stretch, (wanted - load.threads).max(0.0) / cpus).max(1.0)
+    let busy = (wanted - load.threads).max(0.0) / cpus;
+    let stretch = stretch_at(&load.stretch, busy);
+    if load.by_neighbour.is_empty() {
+        return stretch.max(1.0);
+    }
+    let mut kinds = NeighbourThreads::default();
+    for &p in &load.pools {
+        kinds.add(&runnable_by_kind(classes, capacities, p, dram));
+    }
+    kinds.spinning = (kinds.spinning - load.threads).max(0.0);
+    let total = kinds.spinning + kinds.streaming + kinds.chasing;
+    if total <= 0.0 {
+        return stretch.max(1.0);
+    }
+    let ratios = &load.by_neighbour;
+    let ratio = (kinds.spinning
+        + kinds.streaming * stretch_at(&ratios.streaming, busy)
+        + kinds.chasing * stretch_at(&ratios.chasing, busy))
+        / total;
+    (1.0 + (stretch - 1.0) * ratio).max(1.0)
+}
+
+/// Runnable threads on a pool by what they do while they run.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct NeighbourThreads {
+    spinning: f64,
+    streaming: f64,
+    chasing: f64,
+}
+
+impl NeighbourThreads {
+    fn add(&mut self, o: &NeighbourThreads) {
+        self.spinning += o.spinning;
+        self.streaming += o.streaming;
+        self.chasing += o.chasing;
+    }
+}
+
+/// [`runnable_threads`] split by kind: a pool thread chases pointers for its stage's
+/// latency-bound share, streams for the rest of its time outside compute when the stage
+/// draws on DRAM, and spins otherwise; a staged copy's memcpy thread streams; every
+/// other host thread, and a kernel's host side, spins.
+fn runnable_by_kind(
+    classes: &[ClassDemand],
+    capacities: &[f64],
+    p: usize,
+    dram: usize,
+) -> NeighbourThreads {
+    let mut out = NeighbourThreads::default();
+    for o in classes.iter().filter(|o| o.count > 0) {
+        let n = o.count as f64;
+        let pool = o.key.weight_on(p).unwrap_or(0.0) * n;
+        let chasing = o.key.latency_frac.clamp(0.0, 1.0);
+        let streaming = if o.key.weight_on(dram).is_some() {
+            (1.0 - chasing - o.key.compute_frac).max(0.0)
+        } else {
+            0.0
+        };
+        out.chasing += pool * chasing;
+        out.streaming += pool * streaming;
+        out.spinning += pool * (1.0 - chasing - streaming);
+        if o.key.host_frac > 0.0 && o.key.host_pool == p {
+            let host = o.key.host_frac * n;
+            if o.key.staging.is_some() {
+                out.streaming += host;
+            } else {
+                out.spinning += host;
+            }
+        }
+        if let Some(l) = &o.key.cpu_load
+            && l.threads > 0.0
+            && l.pools.contains(&p)
+        {
+            let cpus: f64 = l.pools.iter().map(|&q| capacities[q]).sum();
+            if cpus > 0.0 {
+                out.spinning += n * l.threads * capacities[p] / cpus;
+            }
+        }
+    }
+    out
 }
 
 /// The threads the running classes want on pool resource `p`: its draws, the host
@@ -352,6 +437,7 @@ mod tests {
             pools: vec![1],
             stretch: vec![(0.0, 1.0), (0.5, 1.2), (1.0, 2.0)],
             threads,
+            by_neighbour: Default::default(),
         });
         let mut driver = class(1, &[(2, 0.1)], 0.0);
         driver.key.host_frac = 0.5;
@@ -384,6 +470,39 @@ mod tests {
         many.count = 40;
         s.solve(&[1000.0, 16.0, 1.0], 0, &curve, &[kernel, many], &mut out);
         assert!((out[0].speed - 0.5).abs() < 1e-12, "{out:?}");
+    }
+
+    #[test]
+    fn a_kernels_stretch_scales_by_what_its_neighbours_do() {
+        // As above, but the 12 workers are mostly latency bound (0.7) and draw on DRAM
+        // (resource 0): 8.4 chasing and 3.6 streaming threads, beside the driver's 0.5
+        // spinning. Ratios: chasing 0.5, streaming 2 (flat). The curve's excess 0.65 at
+        // 0.78125 scales by (0.5 x 1 + 3.6 x 2 + 8.4 x 0.5) / 12.5 = 0.952: 1.6188.
+        let curve = LatencyCurve::new(vec![(0.0, 100.0), (1.0, 100.0)]).unwrap();
+        let [mut kernel, _, driver] = kernel_streams_driver(0.0);
+        let ratios = &mut kernel.key.cpu_load.as_mut().unwrap().by_neighbour;
+        ratios.chasing = vec![(0.0, 0.5)];
+        ratios.streaming = vec![(0.0, 2.0)];
+        let workers = class(12, &[(0, 1.0), (1, 1.0)], 0.7);
+        let mut s = pool_solver(true, None);
+        let mut out = Vec::new();
+        let caps = [1000.0, 16.0, 1.0];
+        s.solve(
+            &caps,
+            0,
+            &curve,
+            &[kernel.clone(), workers.clone(), driver],
+            &mut out,
+        );
+        let want = 1.0 + 0.65 * (0.5 + 3.6 * 2.0 + 8.4 * 0.5) / 12.5;
+        assert!((out[0].speed - 1.0 / want).abs() < 1e-12, "{out:?}");
+        // Workers that draw no DRAM spin for their unbound share: 8.4 chasing, 3.6
+        // spinning, ratio (4.1 + 4.2) / 12.5 = 0.664.
+        let cpu_only = class(12, &[(1, 1.0)], 0.7);
+        let driver = kernel_streams_driver(0.0)[2].clone();
+        s.solve(&caps, 0, &curve, &[kernel, cpu_only, driver], &mut out);
+        let want = 1.0 + 0.65 * (0.5 + 3.6 + 8.4 * 0.5) / 12.5;
+        assert!((out[0].speed - 1.0 / want).abs() < 1e-12, "{out:?}");
     }
 
     #[test]

@@ -63,7 +63,7 @@
 //! - `lone`: [`Solver::solve_lone`], one class alone, the same bits as a full solve.
 
 use crate::engine::observer::Limiter;
-use crate::model::{CpuThroughput, DramPolicy, MemcpyPace, StagedCopy};
+use crate::model::{CpuThroughput, DramPolicy, MemcpyPace, NeighbourRatios, StagedCopy};
 
 mod caps;
 mod fill;
@@ -122,6 +122,8 @@ pub struct CpuLoadKey {
     pub stretch: Vec<(f64, f64)>,
     /// CPUs its host side keeps busy while it runs, spread over `pools` by their size.
     pub threads: f64,
+    /// Its stretch next to streaming or chasing threads, read as [`crate::model::CpuLoad`].
+    pub by_neighbour: NeighbourRatios,
 }
 
 impl ClassKey {
