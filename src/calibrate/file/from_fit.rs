@@ -3,8 +3,7 @@
 
 use super::CalibrationFile;
 use super::tables::{
-    CpuLoadTable, DramTable, GpuTable, HardwareTable, NeighbourTable, Param, Params, PolicyTable,
-    Provenance,
+    CpuLoadTable, DramTable, GpuTable, HardwareTable, Param, Params, PolicyTable, Provenance,
 };
 use crate::calibrate::fit::Fitted;
 use crate::calibrate::fit::cpu::cpu_table;
@@ -57,8 +56,10 @@ impl CalibrationFile {
                     busy_per_cpu: c.busy_per_cpu.clone(),
                     kernels: c.kernels.clone(),
                     threads: c.threads.clone(),
-                    next_to_streaming: c.next_to_streaming.as_ref().map(neighbour_table),
-                    next_to_chasing: c.next_to_chasing.as_ref().map(neighbour_table),
+                    // Written commented out (render): not read until a device run shows
+                    // that they improve predictions (docs/model-v2.md).
+                    next_to_streaming: None,
+                    next_to_chasing: None,
                 }),
             }),
             _ => None,
@@ -278,11 +279,4 @@ fn params(m: &Measurements, fit: &Fitted) -> Vec<Param> {
         }
     }
     out
-}
-
-fn neighbour_table(n: &crate::calibrate::fit::cpu_load::NeighbourCurves) -> NeighbourTable {
-    NeighbourTable {
-        busy_per_cpu: n.busy_per_cpu.clone(),
-        kernels: n.kernels.clone(),
-    }
 }

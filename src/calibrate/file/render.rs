@@ -194,24 +194,49 @@ impl CalibrationFile {
                     writeln!(o, "threads = {{ {} }}", threads.join(", "))?;
                 }
                 writeln!(o)?;
+                let fitted = fit.cpu_load.as_ref();
                 let beside = [
-                    ("streaming", "copy memory", &c.next_to_streaming),
-                    ("chasing", "chase pointers", &c.next_to_chasing),
+                    (
+                        "streaming",
+                        "copy memory",
+                        &c.next_to_streaming,
+                        fitted.and_then(|f| f.next_to_streaming.as_ref()),
+                    ),
+                    (
+                        "chasing",
+                        "chase pointers",
+                        &c.next_to_chasing,
+                        fitted.and_then(|f| f.next_to_chasing.as_ref()),
+                    ),
                 ];
-                for (name, what, table) in beside {
-                    let Some(t) = table else { continue };
-                    writeln!(o, "[hardware.gpu.cpu_load.next_to_{name}]")?;
+                for (name, what, table, measured) in beside {
+                    // A table in the file is read; one only measured is written commented
+                    // out, for a user to switch on (docs/model-v2.md says why it is not yet
+                    // the default).
+                    let (xs, kernels, lead) = match (table, measured) {
+                        (Some(t), _) => (&t.busy_per_cpu, &t.kernels, ""),
+                        (None, Some(m)) => (&m.busy_per_cpu, &m.kernels, "# "),
+                        (None, None) => continue,
+                    };
+                    if !lead.is_empty() {
+                        writeln!(
+                            o,
+                            "# Measured, not read by default. To read it, remove the \"# \" before\n\
+                             # the lines of its [table], busy_per_cpu and kernels (docs/model-v2.md)."
+                        )?;
+                    }
+                    writeln!(o, "{lead}[hardware.gpu.cpu_load.next_to_{name}]")?;
                     writeln!(
                         o,
                         "# The same MSMs next to threads that {what}. A kernel stage's stretch\n\
                          # above 1 scales by this curve's excess over the spinning curve's (for the\n\
                          # same kernel) for the share of the runnable threads that do so."
                     )?;
-                    writeln!(o, "busy_per_cpu = [{}]", list(&t.busy_per_cpu))?;
-                    let kernels: Vec<String> = (t.kernels.iter())
+                    writeln!(o, "{lead}busy_per_cpu = [{}]", list(xs))?;
+                    let kernels: Vec<String> = (kernels.iter())
                         .map(|(k, v)| format!("\"{}\" = [{}]", esc(k), list(v)))
                         .collect();
-                    writeln!(o, "kernels = {{ {} }}", kernels.join(", "))?;
+                    writeln!(o, "{lead}kernels = {{ {} }}", kernels.join(", "))?;
                     writeln!(o)?;
                 }
             }
