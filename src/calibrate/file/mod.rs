@@ -19,8 +19,7 @@ mod tables;
 
 pub use render::check_finite;
 pub use tables::{
-    CpuLoadTable, DramTable, GpuTable, HardwareTable, NeighbourTable, Param, Params, PolicyTable,
-    Provenance,
+    CpuLoadTable, DramTable, GpuTable, HardwareTable, Param, Params, PolicyTable, Provenance,
 };
 
 use crate::calibrate::error::Result;

@@ -39,7 +39,8 @@ impl CalibrationFile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calibrate::file::{CpuLoadTable, NeighbourTable};
+    use crate::calibrate::file::CpuLoadTable;
+    use crate::calibrate::fit::cpu_load::NeighbourCurves;
     use crate::model::{Hardware, PcieLink};
     use crate::scenario::ScenarioError;
     use std::collections::BTreeMap;
@@ -175,7 +176,7 @@ mod tests {
             ]),
             threads: BTreeMap::from([("msm:20".to_string(), 4.25)]),
             next_to_streaming: None,
-            next_to_chasing: Some(NeighbourTable {
+            next_to_chasing: Some(NeighbourCurves {
                 busy_per_cpu: vec![0.0, 0.25, 1.0],
                 kernels: BTreeMap::from([("msm:20".to_string(), vec![1.0, 1.05, 1.9])]),
             }),

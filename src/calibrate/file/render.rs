@@ -213,10 +213,10 @@ impl CalibrationFile {
                     // A table in the file is read; one only measured is written commented
                     // out, for a user to switch on (docs/model-v2.md says why it is not yet
                     // the default).
-                    let (xs, kernels, lead) = match (table, measured) {
-                        (Some(t), _) => (&t.busy_per_cpu, &t.kernels, ""),
-                        (None, Some(m)) => (&m.busy_per_cpu, &m.kernels, "# "),
-                        (None, None) => continue,
+                    let Some((t, lead)) =
+                        (table.as_ref().map(|t| (t, ""))).or_else(|| measured.map(|m| (m, "# ")))
+                    else {
+                        continue;
                     };
                     if !lead.is_empty() {
                         writeln!(
@@ -232,8 +232,8 @@ impl CalibrationFile {
                          # above 1 scales by this curve's excess over the spinning curve's (for the\n\
                          # same kernel) for the share of the runnable threads that do so."
                     )?;
-                    writeln!(o, "{lead}busy_per_cpu = [{}]", list(xs))?;
-                    let kernels: Vec<String> = (kernels.iter())
+                    writeln!(o, "{lead}busy_per_cpu = [{}]", list(&t.busy_per_cpu))?;
+                    let kernels: Vec<String> = (t.kernels.iter())
                         .map(|(k, v)| format!("\"{}\" = [{}]", esc(k), list(v)))
                         .collect();
                     writeln!(o, "{lead}kernels = {{ {} }}", kernels.join(", "))?;

@@ -3,6 +3,7 @@
 
 use crate::calibrate::fit::Fitted;
 use crate::calibrate::fit::cpu::CpuTable;
+use crate::calibrate::fit::cpu_load::NeighbourCurves;
 use crate::calibrate::fit::staging::StagingTable;
 use crate::calibrate::measurements::Measurements;
 use serde::de::{MapAccess, Visitor};
@@ -111,21 +112,12 @@ pub struct CpuLoadTable {
     /// `"msm:20" = CPUs its host side keeps busy while it runs` (absent: not measured).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub threads: BTreeMap<String, f64>,
-    /// `[hardware.gpu.cpu_load.next_to_streaming]` (absent: not measured).
+    /// `[hardware.gpu.cpu_load.next_to_streaming]` (absent: not switched on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_to_streaming: Option<NeighbourTable>,
-    /// `[hardware.gpu.cpu_load.next_to_chasing]` (absent: not measured).
+    pub next_to_streaming: Option<NeighbourCurves>,
+    /// `[hardware.gpu.cpu_load.next_to_chasing]` (absent: not switched on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_to_chasing: Option<NeighbourTable>,
-}
-
-/// Kernel time next to busy threads of one kind over its time alone.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct NeighbourTable {
-    /// Busy threads per CPU of each point.
-    pub busy_per_cpu: Vec<f64>,
-    /// `"msm:20" = [stretch per point]`.
-    pub kernels: BTreeMap<String, Vec<f64>>,
+    pub next_to_chasing: Option<NeighbourCurves>,
 }
 
 /// One `[params]` entry: `name = { default = ..., doc = "..." }`.

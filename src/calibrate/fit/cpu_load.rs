@@ -42,44 +42,42 @@ pub struct NeighbourCurves {
 }
 
 /// The curves, None when the probe did not run (no GPU, or an older file). The MSMs
-/// timed next to streaming or chasing threads give their own curves and a note each; the
-/// model reads them as ratios to the spinning curve.
+/// timed next to streaming or chasing threads give their own curves and a note each
+/// (written commented out: the model reads them only when a user switches them on).
 pub fn fit_cpu_load(m: &Measurements) -> Option<CpuLoadFit> {
     let mut fit = curves(&m.cpu_load)?;
-    let beside = [
-        (&m.cpu_load_streaming, "streaming memory"),
-        (&m.cpu_load_chasing, "chasing pointers"),
-    ];
-    let mut fitted = Vec::with_capacity(beside.len());
-    for (points, what) in beside {
-        let Some(other) = curves(points) else {
-            fitted.push(None);
-            continue;
-        };
-        for (name, curve) in &other.kernels {
-            let at = |x: &[f64], y: &[f64]| -> String {
-                (x.iter().zip(y))
-                    .map(|(x, y)| format!("x{y:.2} at {x:.2}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            let spinning = fit.kernels.get(name).map_or(String::new(), |c| {
-                format!("; next to spinning threads {}", at(&fit.busy_per_cpu, c))
-            });
-            fit.notes.push(format!(
-                "{name} next to threads {what}: {} threads per CPU{spinning}",
-                at(&other.busy_per_cpu, curve)
-            ));
-        }
-        fitted.push(Some(NeighbourCurves {
-            busy_per_cpu: other.busy_per_cpu,
-            kernels: other.kernels,
-        }));
-    }
-    let mut fitted = fitted.into_iter();
-    fit.next_to_streaming = fitted.next().flatten();
-    fit.next_to_chasing = fitted.next().flatten();
+    fit.next_to_streaming = neighbour_curves(&mut fit, &m.cpu_load_streaming, "streaming memory");
+    fit.next_to_chasing = neighbour_curves(&mut fit, &m.cpu_load_chasing, "chasing pointers");
     Some(fit)
+}
+
+/// The curves of the MSMs timed next to threads doing `what`, with a note per kernel
+/// beside its spinning curve in `fit`; None when they were not measured.
+fn neighbour_curves(
+    fit: &mut CpuLoadFit,
+    points: &[CpuLoadPoint],
+    what: &str,
+) -> Option<NeighbourCurves> {
+    let other = curves(points)?;
+    let at = |x: &[f64], y: &[f64]| -> String {
+        (x.iter().zip(y))
+            .map(|(x, y)| format!("x{y:.2} at {x:.2}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for (name, curve) in &other.kernels {
+        let spinning = fit.kernels.get(name).map_or(String::new(), |c| {
+            format!("; next to spinning threads {}", at(&fit.busy_per_cpu, c))
+        });
+        fit.notes.push(format!(
+            "{name} next to threads {what}: {} threads per CPU{spinning}",
+            at(&other.busy_per_cpu, curve)
+        ));
+    }
+    Some(NeighbourCurves {
+        busy_per_cpu: other.busy_per_cpu,
+        kernels: other.kernels,
+    })
 }
 
 /// Each kernel's stretch over the busy levels of `points`, with a note per kernel.

@@ -318,23 +318,13 @@ fn runnable_by_kind(
         out.chasing += pool * chasing;
         out.streaming += pool * streaming;
         out.spinning += pool * (1.0 - chasing - streaming);
-        if o.key.host_frac > 0.0 && o.key.host_pool == p {
-            let host = o.key.host_frac * n;
-            if o.key.staging.is_some() {
-                out.streaming += host;
-            } else {
-                out.spinning += host;
-            }
+        let host = host_share(o, p) * n;
+        if o.key.staging.is_some() {
+            out.streaming += host;
+        } else {
+            out.spinning += host;
         }
-        if let Some(l) = &o.key.cpu_load
-            && l.threads > 0.0
-            && l.pools.contains(&p)
-        {
-            let cpus: f64 = l.pools.iter().map(|&q| capacities[q]).sum();
-            if cpus > 0.0 {
-                out.spinning += n * l.threads * capacities[p] / cpus;
-            }
-        }
+        out.spinning += kernel_host_share(o, capacities, p) * n;
     }
     out
 }
@@ -346,25 +336,34 @@ fn runnable_threads(classes: &[ClassDemand], capacities: &[f64], p: usize) -> f6
     (classes.iter().filter(|o| o.count > 0))
         .map(|o| {
             let pool = o.key.weight_on(p).unwrap_or(0.0);
-            let host = if o.key.host_frac > 0.0 && o.key.host_pool == p {
-                o.key.host_frac
-            } else {
-                0.0
-            };
-            let kernel = match &o.key.cpu_load {
-                Some(l) if l.threads > 0.0 && l.pools.contains(&p) => {
-                    let cpus: f64 = l.pools.iter().map(|&q| capacities[q]).sum();
-                    if cpus > 0.0 {
-                        l.threads * capacities[p] / cpus
-                    } else {
-                        0.0
-                    }
-                }
-                _ => 0.0,
-            };
-            o.count as f64 * (pool + host + kernel)
+            o.count as f64 * (pool + host_share(o, p) + kernel_host_share(o, capacities, p))
         })
         .sum()
+}
+
+/// The share of a CPU on pool resource `p` that one activity's host thread wants.
+fn host_share(o: &ClassDemand, p: usize) -> f64 {
+    if o.key.host_frac > 0.0 && o.key.host_pool == p {
+        o.key.host_frac
+    } else {
+        0.0
+    }
+}
+
+/// The CPUs on pool resource `p` that one activity's kernel host side keeps busy: its
+/// measured threads, spread over its pools by their size.
+fn kernel_host_share(o: &ClassDemand, capacities: &[f64], p: usize) -> f64 {
+    match &o.key.cpu_load {
+        Some(l) if l.threads > 0.0 && l.pools.contains(&p) => {
+            let cpus: f64 = l.pools.iter().map(|&q| capacities[q]).sum();
+            if cpus > 0.0 {
+                l.threads * capacities[p] / cpus
+            } else {
+                0.0
+            }
+        }
+        _ => 0.0,
+    }
 }
 
 /// What a class's cap is made of, but for DRAM latency (see [`Solver::cap_of`]).
