@@ -352,8 +352,8 @@ pub struct Measurements {
     /// GPU kernels timed next to busy CPU threads.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpu_load: Vec<CpuLoadPoint>,
-    /// MSMs timed next to threads that stream memory (`busy_threads` of them): the
-    /// model reads them as ratios to the spinning curve.
+    /// MSMs timed next to threads that stream memory (`busy_threads` of them): fitted
+    /// into a table the model reads, as ratios to the spinning curve, once switched on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpu_load_streaming: Vec<CpuLoadPoint>,
     /// MSMs timed next to threads that chase pointers, read the same way.

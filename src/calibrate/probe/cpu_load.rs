@@ -154,8 +154,8 @@ pub fn cpu_load_probe(m: &mut Measurements, plan: &Plan, probe: &mut GpuProbe) -
 
 /// The MSMs of `plan.cpu_load_kernels` next to 0, half and all of the CPUs' worth of
 /// threads of `kind`, per pass: the spinning curve's neighbours take CPU time only, a
-/// pipeline's also stream memory or stall on it. The model reads each as a ratio to the
-/// spinning curve, for the share of the runnable threads that do so.
+/// pipeline's also stream memory or stall on it. Switched on, the model reads each as a
+/// ratio to the spinning curve, for the share of the runnable threads that do so.
 pub fn msms_next_to(
     m: &mut Measurements,
     plan: &Plan,
