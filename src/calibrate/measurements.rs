@@ -339,6 +339,11 @@ pub struct Measurements {
     /// DMA loops alone, per pass, direction, pinning and copy size.
     #[serde(default)]
     pub dma_alone: Vec<DmaAlonePoint>,
+    /// Pageable copies next to more or fewer streams than `dma_stream`'s, for the
+    /// memcpy's rate by its streaming neighbours (kept apart so that the fits of
+    /// `dma_stream` read the runs they always read).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pageable_beside_streams: Vec<DmaStreamPoint>,
     /// Several GPUs: pinned copies on each GPU alone and on all at once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub multi_pcie: Vec<MultiPciePoint>,
@@ -470,17 +475,19 @@ impl Measurements {
             rate(format!("pcie[{i}].h2d_gbps"), p.h2d_gbps)?;
             rate(format!("pcie[{i}].d2h_gbps"), p.d2h_gbps)?;
         }
-        for (i, p) in self.dma_stream.iter().enumerate() {
-            rate(
-                format!("dma_stream[{i}].stream_alone_gbps"),
-                p.stream_alone_gbps,
-            )?;
-            rate(
-                format!("dma_stream[{i}].stream_with_gbps"),
-                p.stream_with_gbps,
-            )?;
-            rate(format!("dma_stream[{i}].dma_alone_gbps"), p.dma_alone_gbps)?;
-            rate(format!("dma_stream[{i}].dma_with_gbps"), p.dma_with_gbps)?;
+        for (name, points) in [
+            ("dma_stream", &self.dma_stream),
+            ("pageable_beside_streams", &self.pageable_beside_streams),
+        ] {
+            for (i, p) in points.iter().enumerate() {
+                rate(
+                    format!("{name}[{i}].stream_alone_gbps"),
+                    p.stream_alone_gbps,
+                )?;
+                rate(format!("{name}[{i}].stream_with_gbps"), p.stream_with_gbps)?;
+                rate(format!("{name}[{i}].dma_alone_gbps"), p.dma_alone_gbps)?;
+                rate(format!("{name}[{i}].dma_with_gbps"), p.dma_with_gbps)?;
+            }
         }
         for (i, p) in self.multi_pcie.iter().enumerate() {
             for (g, v) in p.h2d_gbps.iter().enumerate() {

@@ -166,6 +166,7 @@ pub struct StagingDirSpec {
     pub memcpy_gbps: Option<Qty>,
     pub memcpy_pace: Option<String>,
     pub memcpy_latency_exponent: Option<f64>,
+    pub memcpy_beside_streams: Option<Vec<(f64, f64)>>,
 }
 
 /// A lock: `name = capacity` or `name = { capacity, per_gpu }`.

@@ -132,10 +132,16 @@ fn hardware(o: &mut String, m: &Model) {
                     st.setup_s,
                     st.memcpy_gbps,
                     st.memcpy_pace.name(),
-                    if st.latency_exponent == 1.0 {
-                        String::new()
-                    } else {
-                        format!(" as (L(0)/L)^{}", st.latency_exponent)
+                    match (&st.beside_streams, st.latency_exponent) {
+                        (Some(c), _) => format!(
+                            " at {} of its rate alone with threads per CPU streaming beside it",
+                            (c.points().iter())
+                                .map(|(x, r)| format!("{r} by {x}"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                        (None, 1.0) => String::new(),
+                        (None, e) => format!(" as (L(0)/L)^{e}"),
                     }
                 );
             }

@@ -119,8 +119,15 @@ mod tests {
                 memcpy_gbps: 7.5,
                 memcpy_pace: "latency-bound".into(),
                 memcpy_latency_exponent: Some(2.5),
+                memcpy_beside_streams: None,
             }),
-            d2h: None,
+            d2h: Some(StagingDirTable {
+                setup_s: 0.0003,
+                memcpy_gbps: 16.0,
+                memcpy_pace: "beside-streams".into(),
+                memcpy_latency_exponent: None,
+                memcpy_beside_streams: Some(vec![(0.25, 0.95), (0.5, 0.84), (0.75, 0.8)]),
+            }),
         });
         let again = file.render().unwrap();
         assert!(
@@ -133,7 +140,37 @@ mod tests {
         let st = l.pageable_h2d_staging.unwrap();
         assert_eq!((st.setup_s, st.memcpy_gbps), (0.002, 7.5));
         assert_eq!(st.latency_exponent, 2.5);
-        assert_eq!(l.pageable_d2h_staging, None);
+        let d2h = l.pageable_d2h_staging.unwrap();
+        assert_eq!(d2h.memcpy_pace, crate::model::MemcpyPace::BesideStreams);
+        assert_eq!(
+            d2h.beside_streams.map(|c| c.points().to_vec()),
+            Some(vec![(0.25, 0.95), (0.5, 0.84), (0.75, 0.8)])
+        );
+        // The curve without its pace, the pace without its curve, and a ratio above 1.
+        let curve = "memcpy_beside_streams = [[0.250000, 0.950000], [0.500000, 0.840000], \
+                     [0.750000, 0.800000]]";
+        assert!(again.contains(curve), "{again}");
+        for (bad, says) in [
+            (
+                again.replace(
+                    "memcpy_pace = \"beside-streams\"",
+                    "memcpy_pace = \"posted\"",
+                ),
+                "read only with memcpy_pace = \"beside-streams\"",
+            ),
+            (again.replace(curve, ""), "missing"),
+            (
+                again.replace(curve, "memcpy_beside_streams = [[0.5, 1.2]]"),
+                "each ratio in (0, 1]",
+            ),
+        ] {
+            let e = read_as_host(&bad).unwrap_err().to_string();
+            assert!(
+                e.contains("hardware.gpu.pageable_staging.d2h.memcpy_beside_streams")
+                    && e.contains(says),
+                "{e}"
+            );
+        }
         let bad = again.replace("memcpy_pace = \"latency-bound\"", "memcpy_pace = \"fast\"");
         let e = read_as_host(&bad).unwrap_err().to_string();
         assert!(

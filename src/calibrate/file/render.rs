@@ -161,6 +161,12 @@ impl CalibrationFile {
                 if let Some(k) = d.memcpy_latency_exponent {
                     writeln!(o, "memcpy_latency_exponent = {}", f(k))?;
                 }
+                if let Some(c) = &d.memcpy_beside_streams {
+                    let pts: Vec<String> = (c.iter())
+                        .map(|(x, r)| format!("[{}, {}]", f(*x), f(*r)))
+                        .collect();
+                    writeln!(o, "memcpy_beside_streams = [{}]", pts.join(", "))?;
+                }
                 writeln!(o)?;
             }
             if let Some(c) = &g.cpu_load {

@@ -12,7 +12,7 @@ mod pageable;
 pub use compute::ComputeRow;
 pub use dma::DmaShareFit;
 pub use loaded_latency::{OfferedCurve, OfferedRow, PageFit};
-pub use pageable::StagingFit;
+pub use pageable::{NeighbourPoint, StagingFit};
 
 use crate::calibrate::measurements::Measurements;
 use serde::{Deserialize, Serialize};

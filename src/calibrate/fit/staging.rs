@@ -33,11 +33,32 @@ pub struct StagingDirTable {
     /// A latency-bound memcpy's exponent on loaded latency (absent: Little's law, 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memcpy_latency_exponent: Option<f64>,
+    /// A memcpy paced by its neighbours: (streaming threads per CPU, rate / alone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memcpy_beside_streams: Option<Vec<(f64, f64)>>,
 }
 
 /// A staged copy that keeps at least this share of its alone rate next to streams does
 /// not wait on DRAM latency (what is left is pass-to-pass noise).
 pub const POSTED_RATIO: f64 = 1.0 - PASS_DISAGREEMENT;
+
+/// Which direction's memcpy its streaming neighbours pace. A D2H memcpy reads the bounce
+/// buffer the DMA has just written; on the H100 and H200 hosts it slowed as much beside
+/// 8 pipeline workers drawing 50 GB/s as beside 8 probe streams drawing 129 GB/s, which
+/// loaded latency cannot explain (it was 1.1x idle in the one, 1.7x in the other). An
+/// H2D memcpy reads pageable DRAM and slows with latency: beside the same pipelines it
+/// slowed far less than beside the probe's streams.
+pub const PACED_BY_NEIGHBOURS: CopyDir = CopyDir::D2h;
+
+/// The curve of rate next to streams over alone by streaming threads per CPU (each
+/// ratio at most 1: a copy beside streams is not faster than alone); None when not
+/// measured or not usable.
+fn neighbour_curve(s: &StagingFit) -> Option<Vec<(f64, f64)>> {
+    let pts: Vec<(f64, f64)> = (s.beside_streams.iter())
+        .map(|p| (p.threads_per_cpu, p.ratio.median.min(1.0)))
+        .collect();
+    crate::model::StreamNeighbourCurve::new(&pts).map(|_| pts)
+}
 
 /// The median over sizes of the rate next to streams over alone (None: not measured).
 fn contended(s: &StagingFit) -> Option<f64> {
@@ -50,7 +71,11 @@ fn contended(s: &StagingFit) -> Option<f64> {
 pub fn staging_table(c: &ContentionFit, pcie: Option<&PcieFit>) -> Option<StagingTable> {
     let dir = |d: CopyDir| {
         let s = c.staging.get(d.name())?;
+        let curve = (d == PACED_BY_NEIGHBOURS)
+            .then(|| neighbour_curve(s))
+            .flatten();
         let pace = match contended(s) {
+            _ if curve.is_some() => MemcpyPace::BesideStreams,
             Some(r) if r >= POSTED_RATIO => MemcpyPace::Posted,
             _ => MemcpyPace::LatencyBound,
         };
@@ -61,6 +86,7 @@ pub fn staging_table(c: &ContentionFit, pcie: Option<&PcieFit>) -> Option<Stagin
             memcpy_pace: pace.name().into(),
             memcpy_latency_exponent: exponent
                 .filter(|k| pace == MemcpyPace::LatencyBound && *k != 1.0),
+            memcpy_beside_streams: curve,
         })
     };
     let t = StagingTable {
@@ -117,6 +143,26 @@ pub fn staging_notes(c: &ContentionFit, pcie: Option<&PcieFit>, dir: CopyDir) ->
     let ratios: Vec<String> = by_size(&s.contended_ratio)
         .map(|(mib, r)| format!("{mib} MiB {:.2}", r.median))
         .collect();
+    let curve: Vec<String> = (s.beside_streams.iter())
+        .map(|p| format!("{:.2} per CPU {:.2}", p.threads_per_cpu, p.ratio.median))
+        .collect();
+    if let (true, Some(_)) = (dir == PACED_BY_NEIGHBOURS, neighbour_curve(s)) {
+        out.push(format!(
+            "next to streaming threads / alone, over sizes and passes: {}: a D2H memcpy reads \
+             what the DMA just wrote, and streams evict it at any DRAM load, so its pace \
+             follows the streams beside it (memcpy_pace = \"beside-streams\", each ratio \
+             at most 1), not loaded latency",
+            curve.join(", ")
+        ));
+        return out;
+    }
+    if !curve.is_empty() {
+        out.push(format!(
+            "next to streaming threads / alone, over sizes and passes: {} (not read: this \
+             direction's memcpy waits on DRAM latency)",
+            curve.join(", ")
+        ));
+    }
     out.push(match contended(s) {
         Some(r) if r >= POSTED_RATIO => format!(
             "next to streams / alone: {} (median {r:.2} >= {POSTED_RATIO:.2}): latency does not \
@@ -157,6 +203,7 @@ mod tests {
                 ("1024".into(), one(ratio + 0.02)),
             ]),
             dram_bytes_per_byte: None,
+            beside_streams: Vec::new(),
         }
     }
 
@@ -179,5 +226,62 @@ mod tests {
         );
         c.staging.remove("d2h");
         assert_eq!(staging_table(&c, None).unwrap().d2h, None);
+    }
+
+    #[test]
+    fn a_d2h_memcpy_measured_beside_streams_is_paced_by_them_and_h2d_keeps_latency() {
+        use super::super::contention::NeighbourPoint;
+        let one = |v: f64| Spread::of(&[v]).unwrap();
+        let curve = vec![
+            NeighbourPoint {
+                threads_per_cpu: 0.25,
+                ratio: one(0.97),
+            },
+            NeighbourPoint {
+                threads_per_cpu: 0.5,
+                ratio: one(0.84),
+            },
+            NeighbourPoint {
+                threads_per_cpu: 0.75,
+                ratio: one(1.04),
+            },
+        ];
+        let mut c = ContentionFit::default();
+        for dir in ["h2d", "d2h"] {
+            let mut s = fit(0.6);
+            s.beside_streams = curve.clone();
+            c.staging.insert(dir.into(), s);
+        }
+        let t = staging_table(&c, None).unwrap();
+        let d2h = t.d2h.unwrap();
+        assert_eq!(d2h.memcpy_pace, "beside-streams");
+        // A ratio above 1 (a disturbed alone pass) is read as 1.
+        assert_eq!(
+            d2h.memcpy_beside_streams,
+            Some(vec![(0.25, 0.97), (0.5, 0.84), (0.75, 1.0)])
+        );
+        assert_eq!(d2h.memcpy_latency_exponent, None);
+        let h2d = t.h2d.unwrap();
+        assert_eq!(
+            (h2d.memcpy_pace.as_str(), h2d.memcpy_beside_streams),
+            ("latency-bound", None)
+        );
+        let notes = staging_notes(&c, None, CopyDir::D2h).join("\n");
+        assert!(
+            notes.contains("0.50 per CPU 0.84") && notes.contains("beside-streams"),
+            "{notes}"
+        );
+        let notes = staging_notes(&c, None, CopyDir::H2d).join("\n");
+        assert!(
+            notes.contains("not read") && notes.contains("latency-bound"),
+            "{notes}"
+        );
+        // Not measured next to streams: the pace follows the contended ratio as before.
+        c.staging.get_mut("d2h").unwrap().beside_streams.clear();
+        let d2h = staging_table(&c, None).unwrap().d2h.unwrap();
+        assert_eq!(
+            (d2h.memcpy_pace.as_str(), d2h.memcpy_beside_streams),
+            ("latency-bound", None)
+        );
     }
 }

@@ -148,20 +148,25 @@ pub fn gpu_probes(
 /// DMA copy loops alone and next to k copy streams, per pass (interleaved: odd passes
 /// run the configurations in reverse order). Pinned copies use `plan.pcie_mib` and
 /// `plan.dma_threads`; pageable copies each of `plan.pageable_mibs` and
-/// `plan.pageable_threads`. Both sides' rates are recorded for every run.
+/// `plan.pageable_threads` (and `plan.pageable_neighbour_threads`, kept in
+/// `pageable_beside_streams`). Both sides' rates are recorded for every run.
 fn dma_probe(
     m: &mut Measurements,
     plan: &Plan,
     probe: &mut GpuProbe,
     workers: &Workers,
 ) -> Result<()> {
-    let mut configs: Vec<(&str, bool, u64, &[usize])> = Vec::new();
+    let mut configs: Vec<(&str, bool, u64, Vec<usize>)> = Vec::new();
     for dir in ["h2d", "d2h"] {
-        configs.push((dir, true, plan.pcie_mib, &plan.dma_threads));
+        configs.push((dir, true, plan.pcie_mib, plan.dma_threads.clone()));
     }
+    let pageable: Vec<usize> = (plan.pageable_threads.iter())
+        .chain(&plan.pageable_neighbour_threads)
+        .copied()
+        .collect();
     for &mib in &plan.pageable_mibs {
         for dir in ["h2d", "d2h"] {
-            configs.push((dir, false, mib, &plan.pageable_threads));
+            configs.push((dir, false, mib, pageable.clone()));
         }
     }
     let runs: usize = configs.iter().map(|c| 1 + c.3.len()).sum();
@@ -188,8 +193,8 @@ fn dma_probe(
                 seconds: num(&v, secs_key).unwrap_or(plan.dma_secs),
             });
             pb.inc(1);
-            for &k in threads {
-                let k = k.min(workers.len().saturating_sub(1));
+            for &asked in &threads {
+                let k = asked.min(workers.len().saturating_sub(1));
                 pb.set_message(format!("{dir} {kind} {mib} MiB x{k}"));
                 let mix = Kernel::Copy;
                 workers.run(1..1 + k, Some(mix));
@@ -204,7 +209,12 @@ fn dma_probe(
                 let s1 = workers.snapshot();
                 workers.idle();
                 let v = v?;
-                m.dma_stream.push(DmaStreamPoint {
+                let into = if !pinned && plan.pageable_neighbour_threads.contains(&asked) {
+                    &mut m.pageable_beside_streams
+                } else {
+                    &mut m.dma_stream
+                };
+                into.push(DmaStreamPoint {
                     dir: dir.into(),
                     pinned,
                     mix,

@@ -76,6 +76,9 @@ pub struct Plan {
     pub dma_secs: f64,
     /// Streaming threads next to pageable copies (0 is measured anyway).
     pub pageable_threads: Vec<usize>,
+    /// More streaming thread counts next to pageable copies, for the memcpy's rate by its
+    /// streaming neighbours (`Measurements::pageable_beside_streams`).
+    pub pageable_neighbour_threads: Vec<usize>,
     /// Pageable copy sizes, MiB.
     pub pageable_mibs: Vec<u64>,
     /// Kernels timed next to busy CPU threads: (kind, log2 size, timed repetitions).
@@ -106,6 +109,13 @@ impl Plan {
         let bg = n.saturating_sub(1); // the chase owns one CPU
         let dma = n.saturating_sub(2).max(1); // and the GPU harness another
         let half = (n / 2).max(1).min(dma);
+        // A quarter and three quarters of the CPUs streaming, beside the half above.
+        let neighbours: Vec<usize> = [(n / 4).max(1), (3 * n / 4).min(dma)]
+            .into_iter()
+            .filter(|&k| k != half && k > 0)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
         match mode {
             Mode::Tiny => Plan {
                 array_bytes: 2 << 20,
@@ -130,6 +140,7 @@ impl Plan {
                 compute_dur: Duration::from_millis(20),
                 dma_secs: 0.2,
                 pageable_threads: vec![],
+                pageable_neighbour_threads: vec![],
                 pageable_mibs: vec![64],
                 cpu_load_kernels: vec![("msm", 12, 2), ("ntt", 12, 2)],
                 cpu_load_shares: vec![1.0],
@@ -159,6 +170,7 @@ impl Plan {
                 compute_dur: Duration::from_millis(200),
                 dma_secs: 0.6,
                 pageable_threads: vec![half],
+                pageable_neighbour_threads: neighbours.clone(),
                 pageable_mibs: vec![64, 1024],
                 cpu_load_kernels: CPU_LOAD_KERNELS.to_vec(),
                 cpu_load_shares: CPU_LOAD_SHARES.to_vec(),
@@ -188,6 +200,7 @@ impl Plan {
                 compute_dur: Duration::from_millis(300),
                 dma_secs: 1.0,
                 pageable_threads: vec![half],
+                pageable_neighbour_threads: neighbours.clone(),
                 pageable_mibs: vec![64, 1024],
                 cpu_load_kernels: CPU_LOAD_KERNELS.to_vec(),
                 cpu_load_shares: CPU_LOAD_SHARES.to_vec(),

@@ -1,11 +1,13 @@
 //! `[hardware.gpu]`: the GPUs, their memory and PCIe link (pinned and pageable rates,
 //! DRAM bytes per byte copied, pageable staging, each kind of copy's latency share).
 
-use crate::model::{CopyLatencyFrac, Gpu, MemcpyPace, PageableStaging, PcieLink};
+use crate::model::{
+    CopyLatencyFrac, Gpu, MemcpyPace, PageableStaging, PcieLink, StreamNeighbourCurve,
+};
 
 use crate::scenario::error::{ErrorKind, Locator, ScenarioError, join_key};
 use crate::scenario::rules::Rules;
-use crate::scenario::schema::GpuSpec;
+use crate::scenario::schema::{GpuSpec, StagingDirSpec};
 use crate::scenario::units::{Dim, GIB, Qty, to_bytes};
 use crate::scenario::values::{number, one_of, positive, qty};
 
@@ -205,7 +207,8 @@ fn staging(
                 &k("memcpy_pace"),
                 format!(
                     "\"{name}\" is not a memcpy pace; use \"latency-bound\" (its loads wait on \
-                     DRAM latency) or \"posted\" (its stores do not)"
+                     DRAM latency), \"posted\" (its stores do not) or \"beside-streams\" (its \
+                     streaming neighbours pace it, memcpy_beside_streams)"
                 ),
             )
         })?,
@@ -225,19 +228,60 @@ fn staging(
         )?,
         None => 1.0,
     };
-    if latency_exponent != 1.0 && memcpy_pace == MemcpyPace::Posted {
+    if latency_exponent != 1.0 && memcpy_pace != MemcpyPace::LatencyBound {
         return Err(loc.error(
             ErrorKind::Value,
             &k("memcpy_latency_exponent"),
-            "is set on a \"posted\" memcpy, which latency does not slow; remove it or use \
-             memcpy_pace = \"latency-bound\""
-                .to_string(),
+            format!(
+                "is set on a \"{}\" memcpy, which latency does not slow; remove it or use \
+                 memcpy_pace = \"latency-bound\"",
+                memcpy_pace.name()
+            ),
         ));
     }
+    let beside_streams = beside_streams(spec, memcpy_pace, &k("memcpy_beside_streams"), loc)?;
     Ok(Some(PageableStaging {
         setup_s,
         memcpy_gbps,
         memcpy_pace,
         latency_exponent,
+        beside_streams,
     }))
+}
+
+/// The `memcpy_beside_streams` curve: required by, and only read with,
+/// memcpy_pace = "beside-streams".
+fn beside_streams(
+    spec: &StagingDirSpec,
+    pace: MemcpyPace,
+    key: &str,
+    loc: &Locator,
+) -> Result<Option<StreamNeighbourCurve>, ScenarioError> {
+    let allowed = format!(
+        "[[threads per CPU, rate / alone], ...]: threads per CPU streaming beside the memcpy \
+         rising above 0, each ratio in (0, 1], at most {} points (calibrate writes it)",
+        StreamNeighbourCurve::MAX_POINTS
+    );
+    match (&spec.memcpy_beside_streams, pace) {
+        (None, MemcpyPace::BesideStreams) => Err(loc.error(
+            ErrorKind::MissingKey,
+            key,
+            format!("missing; memcpy_pace = \"beside-streams\" needs its curve, {allowed}"),
+        )),
+        (None, _) => Ok(None),
+        (Some(_), MemcpyPace::BesideStreams) => {
+            let pts = spec.memcpy_beside_streams.as_deref().unwrap_or_default();
+            StreamNeighbourCurve::new(pts).map(Some).ok_or_else(|| {
+                loc.error(ErrorKind::Value, key, format!("{pts:?} is not {allowed}"))
+            })
+        }
+        (Some(_), other) => Err(loc.error(
+            ErrorKind::Value,
+            key,
+            format!(
+                "is set on a \"{}\" memcpy; it is read only with memcpy_pace = \"beside-streams\"",
+                other.name()
+            ),
+        )),
+    }
 }

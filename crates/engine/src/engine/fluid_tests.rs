@@ -51,6 +51,7 @@ fn key() -> impl Strategy<Value = ClassKey> {
             host_pool: usize::MAX,
             staging: None,
             cpu_load: None,
+            memcpy_pools: Vec::new(),
         })
 }
 
@@ -237,6 +238,7 @@ fn two_equal_streams_share_dram_and_finish_together() {
             host_pool: usize::MAX,
             staging: None,
             cpu_load: None,
+            memcpy_pools: Vec::new(),
         }],
         arrivals: vec![
             Arrival {

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use crate::model::{
     CACHE_LINE_BYTES, Dram, DramPolicy, Edge, HoldResource, MarkerId, MemcpyPace, Model,
-    NeighbourRatios, PoolSharing, RateTarget, Stage, StageId, StagedCopy,
+    NeighbourRatios, PoolSharing, RateTarget, Stage, StageId, StagedCopy, StreamNeighbourCurve,
 };
 
 use super::EngineError;
@@ -212,11 +212,14 @@ impl Plan {
                         write_frac: f64::from_bits(k.5),
                         host_frac: f64::from_bits(k.6.0),
                         host_pool: k.6.1,
-                        staging: k.7.map(|(g, h, pace, e)| StagedCopy {
-                            setup_frac: f64::from_bits(g),
-                            memcpy_headroom: f64::from_bits(h),
-                            memcpy_pace: pace,
-                            latency_exponent: f64::from_bits(e),
+                        staging: k.7.as_ref().map(|(g, h, pace, e, beside)| StagedCopy {
+                            setup_frac: f64::from_bits(*g),
+                            memcpy_headroom: f64::from_bits(*h),
+                            memcpy_pace: *pace,
+                            latency_exponent: f64::from_bits(*e),
+                            beside_streams: beside
+                                .as_ref()
+                                .and_then(|b| StreamNeighbourCurve::new(&bits_points(b))),
                         }),
                         cpu_load: k
                             .8
@@ -230,6 +233,7 @@ impl Plan {
                                     chasing: bits_points(chasing),
                                 },
                             }),
+                        memcpy_pools: k.9.clone(),
                     });
                     keys.len() - 1
                 });
@@ -272,9 +276,14 @@ type RawKey = (
     u64,
     u64,
     (u64, usize),
-    Option<(u64, u64, MemcpyPace, u64)>,
+    Option<StagingRaw>,
     Option<CpuLoadRaw>,
+    Vec<usize>,
 );
+
+/// A [`StagedCopy`] as bits: setup share, headroom, pace, exponent and the streaming
+/// neighbours' curve (None: none).
+type StagingRaw = (u64, u64, MemcpyPace, u64, Option<Vec<(u64, u64)>>);
 
 /// A [`CpuLoad`](crate::model::CpuLoad) as bits: pools' indices, curve, threads, and the
 /// streaming and chasing ratio points.
@@ -377,6 +386,7 @@ fn class_key(stage: &Stage, resources: &Resources, g: usize, dram: &Dram) -> Raw
                 st.memcpy_headroom.to_bits(),
                 st.memcpy_pace,
                 st.latency_exponent.to_bits(),
+                st.beside_streams.map(|c| point_bits(c.points())),
             )
         }),
         stage.cpu_load.as_ref().map(|l| {
@@ -391,6 +401,13 @@ fn class_key(stage: &Stage, resources: &Resources, g: usize, dram: &Dram) -> Raw
                 point_bits(&l.by_neighbour.chasing),
             )
         }),
+        // A memcpy its streaming neighbours pace counts them on every pool.
+        match stage.staged_copy {
+            Some(st) if st.beside_streams.is_some() => {
+                resources.pools.iter().map(|r| r.index()).collect()
+            }
+            _ => Vec::new(),
+        },
     )
 }
 

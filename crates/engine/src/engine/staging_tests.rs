@@ -36,6 +36,7 @@ fn link(memcpy_gbps: f64) -> PcieLink {
             memcpy_gbps,
             memcpy_pace: MemcpyPace::LatencyBound,
             latency_exponent: 1.0,
+            beside_streams: None,
         }),
         pageable_d2h_staging: None,
         latency_frac: Default::default(),
@@ -213,4 +214,98 @@ fn without_staging_a_pageable_copy_keeps_the_one_rate_rule() {
     };
     assert_eq!(link(10.0).staged_copy(pinned, 1.0, 0.02), None);
     assert_eq!(link(10.0).copy_gbps(pinned), 50.0);
+}
+
+const PAGEABLE_D2H: LinkCopy = LinkCopy {
+    dir: CopyDir::D2h,
+    pinned: false,
+};
+
+/// `n` one-thread streams on pool 0, each drawing 5 GB/s of DRAM for far longer than
+/// the copy.
+fn pool_streams(n: usize) -> Vec<Stage> {
+    (0..n)
+        .map(|i| {
+            let mut s = stage(&format!("stream{i}"), false, vec![], 100.0);
+            s.demands = vec![
+                Demand {
+                    target: RateTarget::Pool(0),
+                    amount: 1.0,
+                },
+                Demand {
+                    target: RateTarget::Dram,
+                    amount: 5.0,
+                },
+            ];
+            s
+        })
+        .collect()
+}
+
+#[test]
+fn a_memcpy_paced_by_its_neighbours_slows_by_the_streams_beside_it_not_by_latency() {
+    // D2H staged: 10 ms setup, memcpy 10 GB/s, its rate 0.8 of alone with half a
+    // streaming thread per CPU beside it (linear from 1 at none, flat beyond). On a
+    // 4-CPU pool: 1 GB alone 0.01 + 0.1 = 0.11 s; next to one stream (0.25 per CPU,
+    // ratio 0.9) 0.01 + 1 / 9 = 0.12111 s; next to two (0.5, 0.8) 0.01 + 1 / 8 =
+    // 0.135 s; next to three (0.75, flat 0.8) the same. The curve L = 100 + 100u would
+    // slow a latency-bound memcpy at these loads (15-45 GB/s of 100); this one ignores it.
+    let mut l = link(10.0);
+    l.pageable_d2h_staging = Some(PageableStaging {
+        setup_s: 0.01,
+        memcpy_gbps: 10.0,
+        memcpy_pace: MemcpyPace::BesideStreams,
+        latency_exponent: 1.0,
+        beside_streams: StreamNeighbourCurve::new(&[(0.5, 0.8)]),
+    });
+    // Whichever way the pool is shared, its streaming threads count.
+    let curve = LatencyCurve::new(vec![(0.0, 100.0), (1.0, 200.0)]).unwrap();
+    let cases = [(0, 0.11), (1, 0.01 + 1.0 / 9.0), (2, 0.135), (3, 0.135)];
+    for ((n, secs), sharing) in (cases.into_iter())
+        .flat_map(|c| [(c, PoolSharing::PerThread), (c, PoolSharing::ByActivity)])
+    {
+        let mut stages = pool_streams(n);
+        stages.push(copy_stage(&l, PAGEABLE_D2H, 1.0));
+        let mut m = host_model(1, stages, 1, 1);
+        m.hardware.dram.latency = curve.clone();
+        m.hardware.pools = vec![Pool {
+            name: "cpu".into(),
+            threads: 4.0,
+            sharing,
+            cpu: None,
+        }];
+        m.hardware.gpus = vec![Gpu {
+            name: "gpu0".into(),
+            vram_bytes: 1 << 30,
+            link: l.clone(),
+        }];
+        let mut ends = Ends::default();
+        simulate(&m, &mut ends).unwrap();
+        let copy = m.stage_id("copy").unwrap();
+        let (_, a, b) = ends.0.iter().find(|e| e.0 == copy).copied().unwrap();
+        assert!(
+            (b - a - secs).abs() < 1e-6,
+            "{n} streams, {sharing:?}: {} s",
+            b - a
+        );
+    }
+}
+
+#[test]
+fn a_neighbour_curve_is_linear_from_one_and_flat_past_its_last_point() {
+    let c = StreamNeighbourCurve::new(&[(0.25, 0.9), (0.75, 0.7)]).unwrap();
+    for (x, r) in [
+        (0.0, 1.0),
+        (0.125, 0.95),
+        (0.5, 0.8),
+        (0.75, 0.7),
+        (2.0, 0.7),
+    ] {
+        assert!((c.ratio_at(x) - r).abs() < 1e-12, "{x}: {}", c.ratio_at(x));
+    }
+    assert_eq!(StreamNeighbourCurve::new(&[]), None);
+    assert_eq!(StreamNeighbourCurve::new(&[(0.5, 0.8), (0.25, 0.9)]), None);
+    assert_eq!(StreamNeighbourCurve::new(&[(0.5, 1.2)]), None);
+    assert_eq!(StreamNeighbourCurve::new(&[(0.0, 0.9)]), None);
+    assert_eq!(StreamNeighbourCurve::new(&[(0.1, 0.9); 9]), None);
 }

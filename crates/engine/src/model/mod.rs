@@ -26,7 +26,7 @@ pub use instrumentation::{
 pub use model_error::{CpuThroughputError, CurveError, LoadAxis};
 pub use pcie::{
     CopyDemand, CopyDir, CopyLatencyFrac, LinkCopy, MemcpyPace, PageableStaging, PcieLink,
-    StagedCopy,
+    StagedCopy, StreamNeighbourCurve,
 };
 pub use workload::{
     CpuLoad, Hold, HoldResource, HostThread, NeighbourRatios, Stage, Workload, stretch_at,

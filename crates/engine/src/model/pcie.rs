@@ -78,6 +78,10 @@ pub struct PageableStaging {
     /// as the host loads (a busy SMT sibling, a prefetcher that backs off); below 1 only
     /// part of its time waits on DRAM. `bwsim calibrate` measures it next to streams.
     pub latency_exponent: f64,
+    /// A memcpy paced by its streaming neighbours: its rate over alone by the streaming
+    /// threads per CPU beside it (None unless `memcpy_pace` is
+    /// [`MemcpyPace::BesideStreams`]).
+    pub beside_streams: Option<StreamNeighbourCurve>,
 }
 
 impl PageableStaging {
@@ -96,6 +100,11 @@ pub enum MemcpyPace {
     /// Its stores are posted (nothing waits on them): latency does not slow it, only
     /// its DRAM share does.
     Posted,
+    /// Its pace follows how many threads stream beside it, not DRAM latency: a D2H
+    /// memcpy reads the bounce buffer the DMA has just written, and streaming threads
+    /// evict those lines from the cache before it reads them, at any DRAM load
+    /// ([`StreamNeighbourCurve`]).
+    BesideStreams,
 }
 
 impl MemcpyPace {
@@ -104,6 +113,7 @@ impl MemcpyPace {
         match name {
             "latency-bound" => Some(Self::LatencyBound),
             "posted" => Some(Self::Posted),
+            "beside-streams" => Some(Self::BesideStreams),
             _ => None,
         }
     }
@@ -113,7 +123,60 @@ impl MemcpyPace {
         match self {
             Self::LatencyBound => "latency-bound",
             Self::Posted => "posted",
+            Self::BesideStreams => "beside-streams",
         }
+    }
+}
+
+/// A memcpy's rate over its rate alone by the streaming threads per CPU beside it:
+/// piecewise linear from (0, 1) through the points, flat past the last. At most
+/// [`StreamNeighbourCurve::MAX_POINTS`] points, so that it stays a plain value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StreamNeighbourCurve {
+    points: [(f64, f64); Self::MAX_POINTS],
+    len: usize,
+}
+
+impl StreamNeighbourCurve {
+    /// The most points a curve holds (calibrate measures three or four).
+    pub const MAX_POINTS: usize = 8;
+
+    /// The curve through `points` (threads per CPU rising above 0, ratios in (0, 1]);
+    /// None when empty, too long, or out of order or range.
+    pub fn new(points: &[(f64, f64)]) -> Option<Self> {
+        if points.is_empty() || points.len() > Self::MAX_POINTS {
+            return None;
+        }
+        let mut last = 0.0;
+        for &(x, r) in points {
+            if !(x.is_finite() && x > last && r > 0.0 && r <= 1.0) {
+                return None;
+            }
+            last = x;
+        }
+        let mut out = Self {
+            points: [(0.0, 0.0); Self::MAX_POINTS],
+            len: points.len(),
+        };
+        out.points[..points.len()].copy_from_slice(points);
+        Some(out)
+    }
+
+    /// Its points, fewest threads first.
+    pub fn points(&self) -> &[(f64, f64)] {
+        &self.points[..self.len]
+    }
+
+    /// The rate ratio at `per_cpu` streaming threads per CPU beside the memcpy.
+    pub fn ratio_at(&self, per_cpu: f64) -> f64 {
+        let mut prev = (0.0, 1.0);
+        for &(x, r) in self.points() {
+            if per_cpu <= x {
+                return prev.1 + (r - prev.1) * (per_cpu.max(0.0) - prev.0) / (x - prev.0);
+            }
+            prev = (x, r);
+        }
+        prev.1
     }
 }
 
@@ -130,6 +193,8 @@ pub struct StagedCopy {
     pub memcpy_pace: MemcpyPace,
     /// See [`PageableStaging::latency_exponent`].
     pub latency_exponent: f64,
+    /// See [`PageableStaging::beside_streams`].
+    pub beside_streams: Option<StreamNeighbourCurve>,
 }
 
 impl StagedCopy {
@@ -139,9 +204,11 @@ impl StagedCopy {
     }
 
     /// The stage's speed cap (fraction of standalone) when loaded latency is `slowdown`
-    /// x idle: the streaming part runs at min(1, headroom / slowdown^exponent) when the
-    /// memcpy is latency bound, the setup part at 1.
-    pub fn cap(&self, slowdown: f64) -> f64 {
+    /// x idle and `beside` is its streaming neighbours' [`StagedCopy::neighbour_ratio`]:
+    /// the streaming part runs at min(1, headroom / slowdown^exponent) when the memcpy is
+    /// latency bound, at min(1, headroom x beside) when its neighbours pace it; the setup
+    /// part at 1.
+    pub fn cap(&self, slowdown: f64, beside: f64) -> f64 {
         let streaming = match self.memcpy_pace {
             MemcpyPace::LatencyBound => {
                 // (Exponent 1 is Little's law; its division is kept bit for bit.)
@@ -153,11 +220,21 @@ impl StagedCopy {
                 (self.memcpy_headroom / slowed).min(1.0)
             }
             MemcpyPace::Posted => 1.0,
+            MemcpyPace::BesideStreams => (self.memcpy_headroom * beside).min(1.0),
         };
         if streaming >= 1.0 {
             return 1.0;
         }
         1.0 / (self.setup_frac + (1.0 - self.setup_frac) / streaming)
+    }
+
+    /// The memcpy's rate over alone with `per_cpu` other threads streaming per CPU of
+    /// its pool (1 unless its neighbours pace it).
+    pub fn neighbour_ratio(&self, per_cpu: f64) -> f64 {
+        match (self.memcpy_pace, &self.beside_streams) {
+            (MemcpyPace::BesideStreams, Some(c)) => c.ratio_at(per_cpu),
+            _ => 1.0,
+        }
     }
 }
 
@@ -285,6 +362,7 @@ impl PcieLink {
                 memcpy_headroom: 1.0,
                 memcpy_pace: st.memcpy_pace,
                 latency_exponent: st.latency_exponent,
+                beside_streams: st.beside_streams,
             });
         }
         Some(StagedCopy {
@@ -292,6 +370,7 @@ impl PcieLink {
             memcpy_headroom: (st.memcpy_gbps * streaming_s / gb).max(1.0),
             memcpy_pace: st.memcpy_pace,
             latency_exponent: st.latency_exponent,
+            beside_streams: st.beside_streams,
         })
     }
 

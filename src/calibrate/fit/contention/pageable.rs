@@ -22,6 +22,48 @@ pub struct StagingFit {
     /// DRAM bytes per copied byte from saturated runs (absent when not observable).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub dram_bytes_per_byte: Option<Spread>,
+    /// Rate next to streams over alone by streaming threads per CPU, fewest first (over
+    /// sizes and passes; empty when not measured next to streams).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub beside_streams: Vec<NeighbourPoint>,
+}
+
+/// A pageable copy's rate next to streams over alone at one streaming thread count.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct NeighbourPoint {
+    /// Streaming threads per CPU.
+    pub threads_per_cpu: f64,
+    /// Rate next to them over alone, across sizes and passes.
+    pub ratio: Spread,
+}
+
+/// Each streaming thread count's ratio of a pageable copy in `dir`, from `dma_stream`
+/// and `pageable_beside_streams`, on a host of `cpus` CPUs.
+fn beside_streams(
+    m: &Measurements,
+    dir: &str,
+    cpus: usize,
+    f: &mut ContentionFit,
+) -> Vec<NeighbourPoint> {
+    let mut by_threads: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+    for p in (m.dma_stream.iter())
+        .chain(&m.pageable_beside_streams)
+        .filter(|p| !p.pinned && p.dir == dir && p.stream_threads > 0 && p.dma_alone_gbps > 0.0)
+    {
+        by_threads
+            .entry(p.stream_threads)
+            .or_default()
+            .push(p.dma_with_gbps / p.dma_alone_gbps);
+    }
+    (by_threads.iter())
+        .filter_map(|(k, v)| {
+            let what = format!("pageable {dir} next to {k} streams");
+            Some(NeighbourPoint {
+                threads_per_cpu: *k as f64 / cpus.max(1) as f64,
+                ratio: spread_checked(v, &what, &mut f.warnings)?,
+            })
+        })
+        .collect()
 }
 
 pub(super) fn staging(m: &Measurements, capacity: f64, f: &mut ContentionFit) {
@@ -138,6 +180,11 @@ pub(super) fn staging(m: &Measurements, capacity: f64, f: &mut ContentionFit) {
                 "pageable {dir} DRAM bytes per byte: no run where the streams slowed"
             ));
         }
+        // Threads per CPU need the host's CPUs; a file without them has no curve.
+        let beside_streams = match &m.host {
+            Some(h) => beside_streams(m, dir, h.cores, f),
+            None => Vec::new(),
+        };
         f.staging.insert(
             dir.into(),
             StagingFit {
@@ -146,6 +193,7 @@ pub(super) fn staging(m: &Measurements, capacity: f64, f: &mut ContentionFit) {
                 alone_gbps: alone,
                 contended_ratio,
                 dram_bytes_per_byte,
+                beside_streams,
             },
         );
     }

@@ -48,6 +48,7 @@ impl Solver {
         self.compute_pool.clear();
         self.host_term.clear();
         self.oversub.clear();
+        self.memcpy_beside.clear();
         self.fixed_cap.clear();
         // What the running classes want of each pool (the same sums, in the same order,
         // for every class that asks): threads, and threads plus host threads.
@@ -72,6 +73,8 @@ impl Solver {
             self.host_term.push(host_term);
             let oversub = self.oversubscription(capacities, classes, c);
             self.oversub.push(oversub);
+            let beside = memcpy_neighbour_ratio(c, capacities, classes, dram);
+            self.memcpy_beside.push(beside);
             // A class that is neither latency bound nor bounded by lines in flight has
             // the same cap at every utilisation: `0 * slowdown` is 0 for any (finite)
             // slowdown, so computing it once at slowdown 1 gives the same bits.
@@ -235,8 +238,35 @@ impl Solver {
             },
             lines,
             staging: c.key.staging,
+            memcpy_beside: self.memcpy_beside[i],
         }
     }
+}
+
+/// A staged copy's memcpy rate over alone by the threads streaming beside it per CPU on
+/// its pools (1 unless its neighbours pace it; see [`StagedCopy::neighbour_ratio`]); a
+/// host thread of its own on one of them is not its neighbour.
+fn memcpy_neighbour_ratio(
+    c: &ClassDemand,
+    capacities: &[f64],
+    classes: &[ClassDemand],
+    dram: usize,
+) -> f64 {
+    let Some(st) = &c.key.staging else {
+        return 1.0;
+    };
+    if c.key.memcpy_pools.is_empty() || c.count == 0 {
+        return 1.0;
+    }
+    let (mut streaming, mut cpus) = (0.0, 0.0);
+    for &p in &c.key.memcpy_pools {
+        streaming += runnable_by_kind(classes, capacities, p, dram).streaming - host_share(c, p);
+        cpus += capacities[p];
+    }
+    if cpus <= 0.0 {
+        return 1.0;
+    }
+    st.neighbour_ratio(streaming.max(0.0) / cpus)
 }
 
 /// How much slower a class with CPU `load` runs than alone: its curve read at the
@@ -384,6 +414,8 @@ pub(super) struct CapTerms {
     /// Little's-law bound and the DRAM draw it divides, when bounded and on DRAM.
     lines: Option<(f64, f64)>,
     staging: Option<StagedCopy>,
+    /// The memcpy's rate ratio by its streaming neighbours (see [`StagedCopy::cap`]).
+    memcpy_beside: f64,
 }
 
 impl CapTerms {
@@ -403,7 +435,7 @@ impl CapTerms {
             cap /= self.oversub;
         }
         if let Some(st) = &self.staging {
-            cap = cap.min(st.cap(slowdown));
+            cap = cap.min(st.cap(slowdown, self.memcpy_beside));
         }
         // Slower cores are the pool's loss; latency the DRAM's.
         let limiter = match (self.compute_pool, self.host_pool) {
@@ -574,6 +606,7 @@ mod tests {
             memcpy_headroom: 1.0,
             memcpy_pace: MemcpyPace::LatencyBound,
             latency_exponent: 1.0,
+            beside_streams: None,
         });
         let stream = class(1, &[(0, 150.0)], 0.0);
         let (out, s) = solve(&[100.0, 50.0], &[copy.clone(), stream.clone()], &curve);

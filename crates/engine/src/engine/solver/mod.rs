@@ -111,6 +111,9 @@ pub struct ClassKey {
     pub staging: Option<StagedCopy>,
     /// Its time stretches with the threads runnable on these pools (None: it does not).
     pub cpu_load: Option<CpuLoadKey>,
+    /// The pools (rate resource indices) whose streaming threads pace a staged copy's
+    /// memcpy (empty unless its neighbours pace it).
+    pub memcpy_pools: Vec<usize>,
 }
 
 /// [`crate::model::CpuLoad`] with its pools as rate resource indices.
@@ -224,6 +227,9 @@ pub struct Solver {
     host_term: Vec<f64>,
     /// Per class: runnable threads per CPU on the busiest per-thread pool it draws on.
     oversub: Vec<f64>,
+    /// Per class: a staged copy's memcpy rate over alone by the threads streaming beside
+    /// it (1 unless its neighbours pace it).
+    memcpy_beside: Vec<f64>,
     /// Per class: its cap and limiter when they do not depend on DRAM utilisation.
     fixed_cap: Vec<Option<ClassSpeed>>,
     /// Per pool rule: what the running classes want of it, threads (None: not yet

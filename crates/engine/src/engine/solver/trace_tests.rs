@@ -213,6 +213,7 @@ fn random_host(rng: &mut XorShift) -> (Vec<f64>, Vec<PoolRule>, LatencyCurve, Ve
                     memcpy_headroom: 1.0 + rng.unit(),
                     memcpy_pace: MemcpyPace::LatencyBound,
                     latency_exponent: 1.0,
+                    beside_streams: None,
                 });
             }
             c
