@@ -134,9 +134,9 @@ fn hardware(o: &mut String, m: &Model) {
                     st.memcpy_pace.name(),
                     match (&st.beside_streams, st.latency_exponent) {
                         (Some(c), _) => format!(
-                            " at {} of its rate alone with threads per CPU streaming beside it",
+                            ", rate / alone by streaming threads per CPU beside it: {}",
                             (c.points().iter())
-                                .map(|(x, r)| format!("{r} by {x}"))
+                                .map(|(x, r)| format!("{x} -> {r}"))
                                 .collect::<Vec<_>>()
                                 .join(", ")
                         ),

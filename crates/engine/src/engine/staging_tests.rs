@@ -60,8 +60,19 @@ fn copy_stage(l: &PcieLink, c: LinkCopy, gb: f64) -> Stage {
 
 /// Runs `stages` once on a host with `l` and DRAM latency `curve`; the copy's elapsed s.
 fn copy_time(l: &PcieLink, stages: Vec<Stage>, curve: LatencyCurve) -> f64 {
+    copy_time_on_pools(l, stages, curve, vec![])
+}
+
+/// [`copy_time`] on a host with thread `pools`.
+fn copy_time_on_pools(
+    l: &PcieLink,
+    stages: Vec<Stage>,
+    curve: LatencyCurve,
+    pools: Vec<Pool>,
+) -> f64 {
     let mut m = host_model(1, stages, 1, 1);
     m.hardware.dram.latency = curve;
+    m.hardware.pools = pools;
     m.hardware.gpus = vec![Gpu {
         name: "gpu0".into(),
         vram_bytes: 1 << 30,
@@ -266,28 +277,14 @@ fn a_memcpy_paced_by_its_neighbours_slows_by_the_streams_beside_it_not_by_latenc
     {
         let mut stages = pool_streams(n);
         stages.push(copy_stage(&l, PAGEABLE_D2H, 1.0));
-        let mut m = host_model(1, stages, 1, 1);
-        m.hardware.dram.latency = curve.clone();
-        m.hardware.pools = vec![Pool {
+        let pool = Pool {
             name: "cpu".into(),
             threads: 4.0,
             sharing,
             cpu: None,
-        }];
-        m.hardware.gpus = vec![Gpu {
-            name: "gpu0".into(),
-            vram_bytes: 1 << 30,
-            link: l.clone(),
-        }];
-        let mut ends = Ends::default();
-        simulate(&m, &mut ends).unwrap();
-        let copy = m.stage_id("copy").unwrap();
-        let (_, a, b) = ends.0.iter().find(|e| e.0 == copy).copied().unwrap();
-        assert!(
-            (b - a - secs).abs() < 1e-6,
-            "{n} streams, {sharing:?}: {} s",
-            b - a
-        );
+        };
+        let t = copy_time_on_pools(&l, stages, curve.clone(), vec![pool]);
+        assert!((t - secs).abs() < 1e-6, "{n} streams, {sharing:?}: {t} s");
     }
 }
 
