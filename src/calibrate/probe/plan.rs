@@ -258,4 +258,25 @@ mod tests {
         let p = Plan::new(Mode::Tiny, 1);
         assert_eq!(p.lat_threads, vec![0]);
     }
+
+    #[test]
+    fn pageable_copies_run_beside_a_quarter_half_and_three_quarters_of_the_cpus() {
+        let p = Plan::new(Mode::Quick, 16);
+        assert_eq!(
+            (p.pageable_threads, p.pageable_neighbour_threads),
+            (vec![8], vec![4, 12])
+        );
+        // Three quarters never take the CPUs the chase and the GPU harness need; a count
+        // equal to half is not run twice.
+        let p = Plan::new(Mode::Full, 4);
+        assert_eq!(
+            (p.pageable_threads, p.pageable_neighbour_threads),
+            (vec![2], vec![1])
+        );
+        assert!(
+            Plan::new(Mode::Tiny, 16)
+                .pageable_neighbour_threads
+                .is_empty()
+        );
+    }
 }

@@ -267,4 +267,63 @@ mod tests {
         assert!(f.warnings.iter().any(|w| w.contains("faster than alone")));
         assert_eq!(f.staging["h2d"].alone_gbps["1024"].max, 7.32);
     }
+
+    #[test]
+    fn the_rate_beside_streams_is_read_per_thread_count_and_the_half_runs_keep_their_fits() {
+        // 16 CPUs; the D2H copy at 10 GB/s alone keeps 0.95, 0.85 and 0.8 of it beside 4,
+        // 8 and 12 streams (two sizes at 8). The 4 and 12 runs sit in
+        // pageable_beside_streams: only the 8 runs feed the per-size contended ratio.
+        let mut m = Measurements {
+            host: Some(crate::calibrate::measurements::HostInfo {
+                hostname: "vm".into(),
+                cpu_model: "x".into(),
+                cores: 16,
+                page_size: 4096,
+                thp_enabled: "never".into(),
+                mem_total_bytes: 1 << 34,
+                kernel: "k".into(),
+            }),
+            ..Default::default()
+        };
+        let point = |threads: usize, mib: u64, ratio: f64| DmaStreamPoint {
+            dir: "d2h".into(),
+            pinned: false,
+            mix: crate::calibrate::probe::stream::Kernel::Copy,
+            stream_threads: threads,
+            stream_alone_gbps: 100.0,
+            stream_with_gbps: 99.0,
+            dma_alone_gbps: 10.0,
+            dma_with_gbps: 10.0 * ratio,
+            mib,
+            pass: 0,
+            dma_seconds: 1.0,
+        };
+        for mib in [64, 1024] {
+            m.dma_alone.push(DmaAlonePoint {
+                pass: 0,
+                dir: "d2h".into(),
+                pinned: false,
+                mib,
+                gbps: 10.0,
+                seconds: 1.0,
+            });
+            m.dma_stream.push(point(8, mib, 0.85));
+        }
+        m.pageable_beside_streams = vec![point(4, 64, 0.95), point(12, 64, 0.8)];
+        let s = &fit_contention(&m, 100.0).staging["d2h"];
+        let curve: Vec<(f64, f64)> = (s.beside_streams.iter())
+            .map(|p| (p.threads_per_cpu, p.ratio.median))
+            .collect();
+        let want = [(0.25, 0.95), (0.5, 0.85), (0.75, 0.8)];
+        assert_eq!(curve.len(), 3);
+        for ((x, r), (wx, wr)) in curve.iter().zip(want) {
+            assert!((x - wx).abs() < 1e-12 && (r - wr).abs() < 1e-9, "{curve:?}");
+        }
+        assert_eq!(s.beside_streams[1].ratio.n, 2);
+        assert_eq!(
+            s.contended_ratio.keys().collect::<Vec<_>>(),
+            vec!["1024", "64"]
+        );
+        assert!((s.contended_ratio["64"].median - 0.85).abs() < 1e-9);
+    }
 }
