@@ -148,10 +148,11 @@ pub fn staging_notes(c: &ContentionFit, pcie: Option<&PcieFit>, dir: CopyDir) ->
         .collect();
     if let (true, Some(_)) = (dir == PACED_BY_NEIGHBOURS, neighbour_curve(s)) {
         out.push(format!(
-            "next to streaming threads / alone, over sizes and passes: {}: a D2H memcpy reads \
-             what the DMA just wrote, and streams evict it at any DRAM load, so its pace \
-             follows the streams beside it (memcpy_pace = \"beside-streams\", each ratio \
-             at most 1), not loaded latency",
+            "next to streaming threads / alone, over sizes and passes: {}: a D2H memcpy, \
+             which reads what the DMA just wrote, slowed as much beside pipeline workers \
+             drawing little DRAM as beside these streams, so the streams beside it set its \
+             pace (memcpy_pace = \"beside-streams\", each ratio at most 1), not loaded \
+             latency",
             curve.join(", ")
         ));
         return out;

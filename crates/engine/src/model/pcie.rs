@@ -100,10 +100,10 @@ pub enum MemcpyPace {
     /// Its stores are posted (nothing waits on them): latency does not slow it, only
     /// its DRAM share does.
     Posted,
-    /// Its pace follows how many threads stream beside it, not DRAM latency: a D2H
-    /// memcpy reads the bounce buffer the DMA has just written, and streaming threads
-    /// evict those lines from the cache before it reads them, at any DRAM load
-    /// ([`StreamNeighbourCurve`]).
+    /// Its pace follows how many threads stream beside it, at any DRAM load, not
+    /// latency ([`StreamNeighbourCurve`]). Measured so for the D2H memcpy, which reads
+    /// the bounce buffer the DMA has just written; streams evicting those lines before
+    /// it reads them would do it, but a VM does not show its cache to confirm.
     BesideStreams,
 }
 
