@@ -269,12 +269,9 @@ fn beside_streams(
             format!("missing; memcpy_pace = \"beside-streams\" needs its curve, {allowed}"),
         )),
         (None, _) => Ok(None),
-        (Some(_), MemcpyPace::BesideStreams) => {
-            let pts = spec.memcpy_beside_streams.as_deref().unwrap_or_default();
-            StreamNeighbourCurve::new(pts).map(Some).ok_or_else(|| {
-                loc.error(ErrorKind::Value, key, format!("{pts:?} is not {allowed}"))
-            })
-        }
+        (Some(pts), MemcpyPace::BesideStreams) => StreamNeighbourCurve::new(pts)
+            .map(Some)
+            .ok_or_else(|| loc.error(ErrorKind::Value, key, format!("{pts:?} is not {allowed}"))),
         (Some(_), other) => Err(loc.error(
             ErrorKind::Value,
             key,

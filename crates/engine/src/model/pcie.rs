@@ -1,7 +1,7 @@
 //! PCIe links and host-device copies: rates, directions, staging and what a copy
 //! draws from DRAM.
 
-use super::{Demand, RateTarget};
+use super::{Demand, RateTarget, stretch_at};
 
 /// A PCIe link's per-direction rates and how its traffic lands on host DRAM.
 #[derive(Debug, Clone, PartialEq)]
@@ -133,7 +133,9 @@ impl MemcpyPace {
 /// [`StreamNeighbourCurve::MAX_POINTS`] points, so that it stays a plain value.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StreamNeighbourCurve {
-    points: [(f64, f64); Self::MAX_POINTS],
+    /// (0, 1), then the measured points: read by [`stretch_at`] as they stand.
+    points: [(f64, f64); Self::MAX_POINTS + 1],
+    /// Measured points.
     len: usize,
 }
 
@@ -155,28 +157,21 @@ impl StreamNeighbourCurve {
             last = x;
         }
         let mut out = Self {
-            points: [(0.0, 0.0); Self::MAX_POINTS],
+            points: [(0.0, 1.0); Self::MAX_POINTS + 1],
             len: points.len(),
         };
-        out.points[..points.len()].copy_from_slice(points);
+        out.points[1..=points.len()].copy_from_slice(points);
         Some(out)
     }
 
-    /// Its points, fewest threads first.
+    /// Its measured points, fewest threads first.
     pub fn points(&self) -> &[(f64, f64)] {
-        &self.points[..self.len]
+        &self.points[1..=self.len]
     }
 
     /// The rate ratio at `per_cpu` streaming threads per CPU beside the memcpy.
     pub fn ratio_at(&self, per_cpu: f64) -> f64 {
-        let mut prev = (0.0, 1.0);
-        for &(x, r) in self.points() {
-            if per_cpu <= x {
-                return prev.1 + (r - prev.1) * (per_cpu.max(0.0) - prev.0) / (x - prev.0);
-            }
-            prev = (x, r);
-        }
-        prev.1
+        stretch_at(&self.points[..=self.len], per_cpu)
     }
 }
 
