@@ -21,6 +21,19 @@ fn refit(raw: &std::path::Path, out: &std::path::Path) -> assert_cmd::assert::As
         .assert()
 }
 
+/// A refit of the raw file at `rel` under the repository into `dir`: the raw file's
+/// path, the written file's path and its text.
+fn refit_committed(
+    rel: &str,
+    dir: &std::path::Path,
+) -> (std::path::PathBuf, std::path::PathBuf, String) {
+    let raw = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+    let out = dir.join("refit.toml");
+    refit(&raw, &out).success();
+    let text = std::fs::read_to_string(&out).unwrap();
+    (raw, out, text)
+}
+
 #[test]
 fn tiny_calibration_is_includable_and_validates() {
     let dir = tempfile::tempdir().unwrap();
@@ -237,12 +250,12 @@ fn a_refit_prints_the_summary_on_stdout_and_its_warnings_on_stderr() {
 /// 25.2. A size it did not measure (2^27 on this quick run) comes from the fit, marked so.
 #[test]
 fn a_refit_writes_every_measured_msm_size_as_measured() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let raw = root.join("docs/accuracy/h200-run9/calibration-boot1-raw.json");
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("refit.toml");
-    refit(&raw, &out).success();
-    let file: toml::Table = toml::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let (raw, _, text) = refit_committed(
+        "docs/accuracy/h200-run9/calibration-boot1-raw.json",
+        dir.path(),
+    );
+    let file: toml::Table = toml::from_str(&text).unwrap();
     let params = file["params"].as_table().expect("[params]");
     let measured: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&raw).unwrap()).unwrap();
@@ -279,11 +292,11 @@ fn a_refit_writes_every_measured_msm_size_as_measured() {
 #[test]
 fn neighbour_tables_are_written_commented_out_and_read_when_switched_on() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let raw = root.join("docs/accuracy/h100-run11/calibration-boot1-raw.json");
     let dir = tempfile::tempdir().unwrap();
-    let off = dir.path().join("off.toml");
-    refit(&raw, &off).success();
-    let text = std::fs::read_to_string(&off).unwrap();
+    let (_, off, text) = refit_committed(
+        "docs/accuracy/h100-run11/calibration-boot1-raw.json",
+        dir.path(),
+    );
     assert!(
         text.contains("# [hardware.gpu.cpu_load.next_to_streaming]\n")
             && !text.contains("\n[hardware.gpu.cpu_load.next_to_streaming]"),
