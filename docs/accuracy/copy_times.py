@@ -5,6 +5,7 @@ line per reply: read time s, host ms, command, reply). A point starts at its
 Prints, per trace, each point's median copy ms and its count: how fast this boot's
 copies really ran, to set beside the calibration's rate."""
 import json
+import os
 import statistics
 import sys
 
@@ -43,7 +44,7 @@ def main():
     if not args:
         sys.exit(__doc__)
     for a in args:
-        path = a if a.endswith(".txt") else f"{a}/harness-trace.txt"
+        path = a if os.path.isfile(a) else f"{a}/harness-trace.txt"
         cells = [f"{statistics.median(s):.1f} ({len(s)})" for s in points(path, direction, pinned)]
         print(f"{path}: " + ", ".join(cells))
 
