@@ -6,7 +6,7 @@ use crate::engine::observer::{Limiter, RateId};
 use crate::model::{DramPolicy, LatencyCurve};
 
 use super::trace::TraceMode;
-use super::{ClassDemand, ClassSpeed, Solver};
+use super::{ClassDemand, ClassSpeed, PRIORITY_SHARE, Solver};
 
 impl Solver {
     /// A class's `phi`: its draw on the resource that is tightest for it (largest share
@@ -127,6 +127,25 @@ impl Solver {
         }
     }
 
+    /// The capacities of the priority classes' first pass: [`PRIORITY_SHARE`] of each
+    /// resource a running non-priority class draws on (see `fill`).
+    pub(super) fn bound_priority(&mut self, capacities: &[f64]) {
+        self.priority_caps.clear();
+        self.priority_caps.extend_from_slice(capacities);
+        self.priority_bounded.clear();
+        self.priority_bounded.resize(capacities.len(), false);
+        if self.priority.is_empty() {
+            return;
+        }
+        for &i in &self.rest {
+            let (a, b) = self.flat_range[i];
+            for w in &self.flat[a as usize..b as usize] {
+                self.priority_caps[w.r] = capacities[w.r] * PRIORITY_SHARE;
+                self.priority_bounded[w.r] = true;
+            }
+        }
+    }
+
     /// Progressive filling at a given DRAM utilisation `u` (which sets latency caps).
     /// [`Solver::prepare`] must have run for the same classes, and `out` start from its
     /// `fixed_out` (a filling rewrites only the entries fillings change). Sums only
@@ -164,12 +183,22 @@ impl Solver {
             out[i] = s;
         }
         let recording = self.trace.mode == TraceMode::Record;
-        let phases = if self.priority.is_empty() { 1 } else { 2 };
+        let phases = if self.priority.is_empty() { 1 } else { 3 };
+        // The priority pass's capacities, moved out for the loop (put back below).
+        let priority_caps = std::mem::take(&mut self.priority_caps);
+        self.priority_again.clear();
         // Each round raises the common rate level `lambda` until a resource
         // saturates or a class reaches its cap; those classes freeze. Priority classes
-        // (if any) are filled first, the others in a second phase on what is left.
+        // (if any) are filled first, up to their share of what the others draw on too;
+        // the others in a second phase on what is left; last, the priority classes
+        // that their share held rise again on what the others left.
         for phase in 0..phases {
             self.active.clear();
+            let phase_caps = if phases > 1 && phase == 0 {
+                &priority_caps[..]
+            } else {
+                capacities
+            };
             // This filling's rounds so far, and those repeated from the trace.
             let (mut round, mut repeated) = (0, 0);
             if phases == 1 {
@@ -185,8 +214,18 @@ impl Solver {
                 }
             } else if phase == 0 {
                 self.active.extend_from_slice(&self.priority);
-            } else {
+            } else if phase == 1 {
                 self.active.extend_from_slice(&self.rest);
+            } else {
+                // Unfreeze them: they rise again from nothing, and the room they left
+                // is at least what they had.
+                for &i in &self.priority_again {
+                    let (speed, (a, b)) = (out[i].speed, self.rising[i].draws);
+                    for w in &self.flat[a as usize..b as usize] {
+                        self.frozen_load[w.r] -= w.load * speed;
+                    }
+                }
+                self.active.extend_from_slice(&self.priority_again);
             }
             // Recording stops at the first round a latency-dependent cap takes part in
             // (that round's rooms are still kept: later fillings enter it alike).
@@ -225,7 +264,7 @@ impl Solver {
                     let room = &mut self.room[..nr];
                     lambda = f64::INFINITY;
                     for ((room, &cap), (&load, &slope)) in (room.iter_mut())
-                        .zip(capacities)
+                        .zip(phase_caps)
                         .zip(frozen_load.iter().zip(slope))
                     {
                         *room = if slope > 0.0 {
@@ -283,6 +322,11 @@ impl Solver {
                         for w in c.draws(flat) {
                             frozen_load[w.r] += w.load * speed;
                         }
+                        let bounded = |w: &Weight| self.priority_bounded[w.r];
+                        if phase == 0 && phases > 1 && !at_cap && on_saturated.is_some_and(bounded)
+                        {
+                            self.priority_again.push(i);
+                        }
                         if tracing {
                             self.trace.frozen.push((i, out[i]));
                         }
@@ -310,6 +354,7 @@ impl Solver {
                 round += 1;
             }
         }
+        self.priority_caps = priority_caps;
         if recording {
             self.trace.mode = TraceMode::Replay;
         }
@@ -465,6 +510,52 @@ mod tests {
             (out[0].speed - (100.0 / 2.2) / 50.0).abs() < 1e-9,
             "{out:?}"
         );
+    }
+
+    #[test]
+    fn priority_dmas_that_would_fill_dram_leave_the_streams_a_quarter() {
+        // Two GPUs download at once: each D2H DMA moves 55 GB/s on its own link and
+        // writes 1.96 x 55 = 107.8 GB/s of DRAM (216 of 199). A stream wants 120. Served
+        // first without bound the DMAs would take all 199 and stop the stream; the
+        // priority pass takes at most 3/4 (149.25, 74.6 each: speed 0.692) and the
+        // stream gets the quarter left (49.75 of its 120).
+        let dma = |link| {
+            with_policy(
+                class(1, &[(0, 107.8), (link, 55.0)], 0.0),
+                DramPolicy::Priority,
+            )
+        };
+        let classes = [dma(1), dma(2), class(1, &[(0, 120.0)], 0.0)];
+        let (out, s) = solve(&[199.0, 55.0, 55.0], &classes, &LatencyCurve::flat());
+        let dma_speed = 0.75 * 199.0 / 2.0 / 107.8;
+        assert!((out[0].speed - dma_speed).abs() < 1e-9, "{out:?}");
+        assert!((out[1].speed - dma_speed).abs() < 1e-9, "{out:?}");
+        assert!(
+            (out[2].speed * 120.0 - 0.25 * 199.0).abs() < 1e-9,
+            "{out:?}"
+        );
+        assert!((s.usage[0] - 199.0).abs() < 1e-9);
+        // A stream that wants less than the quarter leaves the rest to the DMAs: they
+        // take it in the last pass (199 - 30 = 169, 84.5 each).
+        let small = [dma(1), dma(2), class(1, &[(0, 30.0)], 0.0)];
+        let (out, _) = solve(&[199.0, 55.0, 55.0], &small, &LatencyCurve::flat());
+        assert_eq!(out[2].speed, 1.0, "{out:?}");
+        assert!((out[0].speed * 107.8 - 84.5).abs() < 1e-9, "{out:?}");
+        assert_eq!(out[0].limiter, Some(Limiter::Rate(RateId::from_index(0))));
+    }
+
+    #[test]
+    fn a_priority_dma_does_not_starve_a_copy_on_its_link() {
+        // A pinned D2H DMA (priority) and a pageable copy paced by its memcpy (max-min)
+        // on one 50 GB/s link, DRAM idle: the DMA takes 3/4 of the link first, the copy
+        // the quarter it wants at most, and the DMA nothing more (the copy wants 20).
+        let classes = [
+            with_policy(class(1, &[(0, 50.0), (1, 50.0)], 0.0), DramPolicy::Priority),
+            class(1, &[(0, 40.0), (1, 20.0)], 0.0),
+        ];
+        let (out, _) = solve(&[1000.0, 50.0], &classes, &LatencyCurve::flat());
+        assert!((out[0].speed - 0.75).abs() < 1e-9, "{out:?}");
+        assert!((out[1].speed - 12.5 / 20.0).abs() < 1e-9, "{out:?}");
     }
 
     #[test]

@@ -76,6 +76,7 @@ impl Solver {
         self.set_cap_terms(capacities, dram, classes);
         self.match_proportional(dram, classes);
         self.flatten(dram, classes);
+        self.bound_priority(capacities);
         self.set_fixed_caps(dram, classes);
     }
 

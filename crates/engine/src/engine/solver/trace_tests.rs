@@ -38,19 +38,43 @@ fn plain_fill(
         cap_level.push(cap.speed * s.scale[i]);
         out.push(cap);
     }
-    let phases = if s.priority.is_empty() { 1 } else { 2 };
+    let phases = if s.priority.is_empty() { 1 } else { 3 };
     let range = |s: &Solver, i: usize| {
         let (a, b) = s.flat_range[i];
         s.flat[a as usize..b as usize].to_vec()
     };
+    // The priority pass sees PRIORITY_SHARE of what the others draw on too.
+    let mut bounded = vec![false; nr];
+    for &i in &s.rest {
+        for w in range(s, i) {
+            bounded[w.r] = true;
+        }
+    }
+    let mut again = Vec::new();
     for phase in 0..phases {
         let mut active = if phases == 1 {
             s.base_active.clone()
         } else if phase == 0 {
             s.priority.clone()
-        } else {
+        } else if phase == 1 {
             s.rest.clone()
+        } else {
+            for &i in &again {
+                for w in range(s, i) {
+                    frozen_load[w.r] -= w.load * out[i].speed;
+                }
+            }
+            std::mem::take(&mut again)
         };
+        let phase_caps: Vec<f64> = (capacities.iter().zip(&bounded))
+            .map(|(&c, &b)| {
+                if phases > 1 && phase == 0 && b {
+                    c * PRIORITY_SHARE
+                } else {
+                    c
+                }
+            })
+            .collect();
         while !active.is_empty() {
             let mut slope = vec![0.0; nr];
             for &i in &active {
@@ -60,7 +84,7 @@ fn plain_fill(
             }
             let mut lambda = f64::INFINITY;
             let mut room = Vec::new();
-            for ((&cap, &load), &slope) in capacities.iter().zip(&frozen_load).zip(&slope) {
+            for ((&cap, &load), &slope) in phase_caps.iter().zip(&frozen_load).zip(&slope) {
                 let l = if slope > 0.0 {
                     let l = (cap - load).max(0.0) / slope;
                     lambda = lambda.min(l);
@@ -95,6 +119,13 @@ fn plain_fill(
                     out[i] = ClassSpeed { speed, limiter };
                     for w in &draws {
                         frozen_load[w.r] += w.load * speed;
+                    }
+                    if phases > 1
+                        && phase == 0
+                        && !at_cap
+                        && on_saturated.is_some_and(|w| bounded[w.r])
+                    {
+                        again.push(i);
                     }
                 } else {
                     still.push(i);
