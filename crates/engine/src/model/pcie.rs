@@ -202,8 +202,10 @@ impl StagedCopy {
     /// x idle and `beside` is its streaming neighbours' [`StagedCopy::neighbour_ratio`]:
     /// the streaming part runs at min(1, headroom / slowdown^exponent) when the memcpy is
     /// latency bound, at min(1, headroom x beside) when its neighbours pace it; the setup
-    /// part at 1.
-    pub fn cap(&self, slowdown: f64, beside: f64) -> f64 {
+    /// part at 1. `idle_lines` is the cache lines the memcpy keeps in flight alone on an
+    /// idle host (its rate x L(0) / 64 B): however steep the exponent, it keeps at least
+    /// one, so its rate never falls below 64 B / L (Little's law with one line).
+    pub fn cap(&self, slowdown: f64, beside: f64, idle_lines: f64) -> f64 {
         let streaming = match self.memcpy_pace {
             MemcpyPace::LatencyBound => {
                 // (Exponent 1 is Little's law; its division is kept bit for bit.)
@@ -212,6 +214,7 @@ impl StagedCopy {
                 } else {
                     slowdown.powf(self.latency_exponent)
                 };
+                let slowed = slowed.min(slowdown * idle_lines.max(1.0));
                 (self.memcpy_headroom / slowed).min(1.0)
             }
             MemcpyPace::Posted => 1.0,

@@ -4,7 +4,7 @@
 //! is kept as [`CapTerms`] and evaluated by each filling.
 
 use crate::engine::observer::{Limiter, RateId};
-use crate::model::{LatencyCurve, StagedCopy, stretch_at};
+use crate::model::{CACHE_LINE_BYTES, LatencyCurve, StagedCopy, stretch_at};
 
 use super::{ClassDemand, ClassSpeed, CpuLoadKey, EPS, Solver};
 
@@ -239,6 +239,15 @@ impl Solver {
             lines,
             staging: c.key.staging,
             memcpy_beside: self.memcpy_beside[i],
+            memcpy_lines: c.key.staging.map_or(f64::INFINITY, |st| {
+                // Its memcpy's rate alone: the copy's rate on its link (its largest draw
+                // off DRAM) x the memcpy's headroom over it.
+                let link = (c.key.weights.iter())
+                    .filter(|&&(r, _)| r != dram)
+                    .fold(0.0_f64, |m, &(_, w)| m.max(w));
+                let lines = link * st.memcpy_headroom * self.idle_ns / CACHE_LINE_BYTES;
+                if lines > 0.0 { lines } else { f64::INFINITY }
+            }),
         }
     }
 }
@@ -416,6 +425,9 @@ pub(super) struct CapTerms {
     staging: Option<StagedCopy>,
     /// The memcpy's rate ratio by its streaming neighbours (see [`StagedCopy::cap`]).
     memcpy_beside: f64,
+    /// The cache lines its memcpy keeps in flight alone at idle latency (infinite when
+    /// not known): the floor of its Little's-law pace (see [`StagedCopy::cap`]).
+    memcpy_lines: f64,
 }
 
 impl CapTerms {
@@ -435,7 +447,7 @@ impl CapTerms {
             cap /= self.oversub;
         }
         if let Some(st) = &self.staging {
-            cap = cap.min(st.cap(slowdown, self.memcpy_beside));
+            cap = cap.min(st.cap(slowdown, self.memcpy_beside, self.memcpy_lines));
         }
         // Slower cores are the pool's loss; latency the DRAM's.
         let limiter = match (self.compute_pool, self.host_pool) {
