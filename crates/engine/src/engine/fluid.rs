@@ -203,6 +203,19 @@ impl Fluid {
         self.classes[c.0].clock.advance(now);
     }
 
+    /// The speed that put `class`'s next completion beyond the clock's range, when its
+    /// sharing did (None: its own standalone time is beyond the range).
+    pub fn starved(&self, now: SimTime, class: ClassId) -> Option<ClassSpeed> {
+        let c = &self.classes[class.0];
+        let &Reverse((f, _)) = c.members.peek()?;
+        c.clock
+            .slowed_beyond_range(now, f.get())
+            .then_some(ClassSpeed {
+                speed: c.clock.speed,
+                limiter: c.clock.limiter,
+            })
+    }
+
     /// The member of `class` that finishes next (to name it when its end is out of range).
     pub fn next_member(&self, class: ClassId) -> Option<MemberId> {
         self.classes[class.0]

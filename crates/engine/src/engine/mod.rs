@@ -103,7 +103,9 @@ pub use observer::{
     HoldResourceInfo, Limiter, Loss, NullObserver, Observer, RateId, RateKind, RateResourceInfo,
     Scope, StageRecord, StageRef, Tee,
 };
-pub use outcome::{DEFAULT_MAX_EVENTS, EngineError, EngineLimits, Overflowed, RunSummary, Stall};
+pub use outcome::{
+    DEFAULT_MAX_EVENTS, EngineError, EngineLimits, Overflowed, RunSummary, Stall, Starved,
+};
 pub use plan::{CompiledHold, CompiledPlan, CompiledStage};
 pub use resources::{GpuRates, MissingHold, Resources};
 pub use sampler::{DistributionError, Sampler};
@@ -119,6 +121,7 @@ use jobs::JobTable;
 use lane::{Lane, LaneRun};
 use plan::Plan;
 use queue::EventQueue;
+use solver::ClassSpeed;
 
 /// Runs `model` to completion, reporting to `observer`, under the default limits.
 pub fn simulate<O: Observer>(model: &Model, observer: &mut O) -> Result<RunSummary, EngineError> {
@@ -425,10 +428,33 @@ impl<'m> Engine<'m> {
             .next_member(class)
             .map(|a| self.stage_name_of(a))
             .unwrap_or_default();
-        self.fail(EngineError::ClockOverflow {
-            what: Overflowed::StageEnd { stage },
-            now_s: self.now.as_secs(),
-        });
+        let starved = self.fluid.starved(self.now, class);
+        self.fail(self.beyond_range(stage, starved));
         false
+    }
+
+    /// The error for a stage whose end falls beyond the clock's range: its sharing's
+    /// fault when `starved` names the speed that put it there, else its own length's.
+    fn beyond_range(&self, stage: String, starved: Option<ClassSpeed>) -> EngineError {
+        let now_s = self.now.as_secs();
+        let Some(s) = starved else {
+            return EngineError::ClockOverflow {
+                what: Overflowed::StageEnd { stage },
+                now_s,
+            };
+        };
+        let rate = match s.limiter {
+            Some(Limiter::Rate(r)) => self.plan.resources.rates.get(r.index()),
+            _ => None,
+        };
+        EngineError::NoProgress {
+            stage,
+            now_s,
+            why: Starved {
+                speed: s.speed,
+                resource: rate.map(|r| r.name.clone()),
+                capacity: rate.map(|r| r.capacity),
+            },
+        }
     }
 }

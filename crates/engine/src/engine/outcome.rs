@@ -83,6 +83,17 @@ pub enum EngineError {
         /// Simulated time when it was scheduled, seconds.
         now_s: f64,
     },
+    /// A running stage's sharing slowed it so far that its end falls beyond the clock's
+    /// range: a rate resource it draws on has no capacity for it (a resource of
+    /// capacity 0), or a sharing rule starved it (an engine fault: with every resource's
+    /// capacity positive, every running stage progresses).
+    #[error("stage '{stage}' cannot progress at {now_s:.6e} s: {why}")]
+    NoProgress {
+        stage: String,
+        /// Simulated time when its end was scheduled, seconds.
+        now_s: f64,
+        why: Starved,
+    },
     /// The run took more steps than its limit (for example a loop of zero-duration
     /// stages that never lets time move on).
     #[error(
@@ -102,10 +113,43 @@ impl EngineError {
     /// True when the model given is at fault (out-of-range times, a run larger than its
     /// limit), not the engine or a missing resource.
     pub fn is_input(&self) -> bool {
-        matches!(
-            self,
-            EngineError::ClockOverflow { .. } | EngineError::EventLimit { .. }
-        )
+        match self {
+            EngineError::ClockOverflow { .. } | EngineError::EventLimit { .. } => true,
+            EngineError::NoProgress { why, .. } => why.capacity == Some(0.0),
+            _ => false,
+        }
+    }
+}
+
+/// What held a stage that cannot progress: its speed and the limit that set it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Starved {
+    /// Its speed, a fraction of standalone.
+    pub speed: f64,
+    /// The rate resource that held it (None: the DRAM loaded-latency curve).
+    pub resource: Option<String>,
+    /// That resource's capacity, in its own unit.
+    pub capacity: Option<f64>,
+}
+
+impl fmt::Display for Starved {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.resource, self.capacity) {
+            (Some(r), Some(c)) if c <= 0.0 => write!(
+                f,
+                "it draws on {r}, which has no capacity; give {r} a positive capacity or take the stage's demand on it away"
+            ),
+            (Some(r), _) => write!(
+                f,
+                "sharing {r} left it {:.3e} of its standalone speed (a fault of bwsim's sharing rules: please report it with the scenario)",
+                self.speed
+            ),
+            (None, _) => write!(
+                f,
+                "the DRAM loaded-latency curve slows it to {:.3e} of its standalone speed; check the latency curve's last points",
+                self.speed
+            ),
+        }
     }
 }
 

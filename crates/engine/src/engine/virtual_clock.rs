@@ -91,4 +91,12 @@ impl VirtualClock {
         let remaining = (finish - self.virtual_now).max(0.0);
         now + ceil_to_u64((remaining / self.speed) * 1e9)
     }
+
+    /// Whether a member due at virtual time `finish`, beyond the clock's range at the
+    /// current speed, would be in range at standalone speed: then sharing, not the
+    /// stage's own length, put it there.
+    pub fn slowed_beyond_range(&self, now: SimTime, finish: f64) -> bool {
+        let remaining = (finish - self.virtual_now).max(0.0);
+        self.speed < 1.0 && now + ceil_to_u64(remaining * 1e9) != SimTime::NEVER
+    }
 }

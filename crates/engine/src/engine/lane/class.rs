@@ -60,8 +60,9 @@ pub(super) enum Reschedule {
     Keep,
     /// Set the class's pending completion to this time.
     At(SimTime),
-    /// The next completion falls beyond the clock's range.
-    Beyond,
+    /// The next completion falls beyond the clock's range (with the speed that put it
+    /// there, when sharing did).
+    Beyond(Option<ClassSpeed>),
 }
 
 impl LaneClass {
@@ -222,9 +223,14 @@ impl LaneClass {
         let Some(key) = self.members.peek() else {
             return Reschedule::Keep;
         };
-        let next = self.clock.wall_time_of(now, split_key(key).0);
+        let finish = split_key(key).0;
+        let next = self.clock.wall_time_of(now, finish);
         if next == SimTime::NEVER {
-            return Reschedule::Beyond;
+            let slowed = self.clock.slowed_beyond_range(now, finish);
+            return Reschedule::Beyond(slowed.then_some(ClassSpeed {
+                speed: self.clock.speed,
+                limiter: self.clock.limiter,
+            }));
         }
         if next == self.scheduled {
             return Reschedule::Keep;

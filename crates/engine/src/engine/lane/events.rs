@@ -2,7 +2,7 @@
 //! instances, making the general path's observer calls in its order.
 
 use crate::engine::observer::{Loss, Observer};
-use crate::engine::{Engine, EngineError, Event, Overflowed};
+use crate::engine::{Engine, Event, Overflowed};
 use crate::model::Edge;
 use crate::time::{SimTime, ceil_to_u64};
 
@@ -119,12 +119,10 @@ impl Engine<'_> {
                 self.queue
                     .set_slot(ClassId::FIRST.index(), at, Event::ClassDue(ClassId::FIRST))
             }
-            Reschedule::Beyond => self.fail(EngineError::ClockOverflow {
-                what: Overflowed::StageEnd {
-                    stage: self.model.workload.stages[lane.stage].name.clone(),
-                },
-                now_s: now.as_secs(),
-            }),
+            Reschedule::Beyond(starved) => {
+                let stage = self.model.workload.stages[lane.stage].name.clone();
+                self.fail(self.beyond_range(stage, starved))
+            }
         }
         if resolved && let Some(class) = &self.lane_run.class {
             let (usage, latency_slowdown) = class.reported();
