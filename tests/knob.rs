@@ -46,7 +46,8 @@ fn on_every_c2_scenario_the_named_knob_buys_more_than_any_other_step() {
         let name = path.display();
         let model = load(&path, &[]);
         let base = seconds_per_job(&model);
-        let knobs = what_ifs(&model, base, EngineLimits::default()).expect("what-ifs run");
+        let knobs = what_ifs(&model, base, EngineLimits::default());
+        assert!(knobs.failed.is_empty(), "{:?}", knobs.failed);
         let knob = knobs.knob().unwrap_or_else(|| panic!("{name}: no knob"));
         // Each step simulated again on its own: the knob's is the fastest.
         let mine = seconds_per_job(&stepped(&model, knob.resource).expect("stepped"));
@@ -76,7 +77,8 @@ fn on_the_h200_host_the_knob_is_host_ram_as_the_scenario_knob_confirms() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/c2-32g-h200.toml");
     let model = load(&path, &[]);
     let base = seconds_per_job(&model);
-    let knobs = what_ifs(&model, base, EngineLimits::default()).expect("what-ifs run");
+    let knobs = what_ifs(&model, base, EngineLimits::default());
+    assert!(knobs.failed.is_empty(), "{:?}", knobs.failed);
     assert_eq!(knobs.knob().map(|w| w.resource), Some(Resource::HostRam));
     // The finding, through the scenario's own knob: 192 GiB instead of 128.
     let more_ram = seconds_per_job(&load(&path, &["params.host_ram_gib=192"]));

@@ -84,8 +84,20 @@ pub struct Knobs {
     /// Seconds per job of the run as it is.
     pub base_seconds_per_job: f64,
     /// One per candidate, in [`Resource::ALL`] order (a candidate the model lacks, e.g.
-    /// GPUs on a CPU-only model, is left out).
+    /// GPUs on a CPU-only model, is left out, and so is one whose run failed).
     pub what_ifs: Vec<WhatIf>,
+    /// The candidates whose stepped run failed, with the engine's reason: each is that
+    /// step's failure, never the run's.
+    pub failed: Vec<FailedStep>,
+}
+
+/// A what-if step whose run failed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailedStep {
+    /// What was stepped.
+    pub resource: Resource,
+    /// Why its run failed, as the engine said it.
+    pub reason: String,
 }
 
 impl Knobs {
@@ -104,6 +116,7 @@ impl Knobs {
         Self {
             base_seconds_per_job,
             what_ifs,
+            failed: Vec::new(),
         }
     }
 

@@ -36,8 +36,15 @@ pub fn run(args: RunArgs) -> Result<()> {
         let limits = EngineLimits {
             max_events: args.limits.max_events,
         };
-        let knobs = crate::run::what_if::what_ifs(&model, report.seconds_per_job, limits)
-            .map_err(|e| engine_error(e, &scenario))?;
+        let knobs = crate::run::what_if::what_ifs(&model, report.seconds_per_job, limits);
+        for f in &knobs.failed {
+            eprintln!(
+                "warning: {scenario}: what-if step {} {} failed: {}",
+                f.resource.label(),
+                f.resource.step(),
+                f.reason
+            );
+        }
         report.knobs = Some(knobs);
     }
     report.notes.extend(notes);

@@ -3,8 +3,8 @@
 //! ([`crate::analysis::knob::Resource`]).
 
 use super::{RunOptions, run_model_within};
-use crate::analysis::knob::{Knobs, Resource, STEP_FACTOR};
-use crate::engine::{EngineError, EngineLimits, NullObserver};
+use crate::analysis::knob::{FailedStep, Knobs, Resource, STEP_FACTOR};
+use crate::engine::{EngineLimits, NullObserver};
 use crate::model::Model;
 
 fn more(x: f64) -> f64 {
@@ -65,20 +65,61 @@ pub fn stepped(model: &Model, resource: Resource) -> Option<Model> {
 }
 
 /// Simulates every candidate's step (no ideal run) and compares each with
-/// `base_seconds_per_job`.
-pub fn what_ifs(
-    model: &Model,
-    base_seconds_per_job: f64,
-    limits: EngineLimits,
-) -> Result<Knobs, EngineError> {
+/// `base_seconds_per_job`. A step whose run fails is that step's failure, kept with its
+/// reason; the others and the base answer stand.
+pub fn what_ifs(model: &Model, base_seconds_per_job: f64, limits: EngineLimits) -> Knobs {
     let mut results = Vec::new();
+    let mut failed = Vec::new();
     for resource in Resource::ALL {
         let Some(m) = stepped(model, resource) else {
             continue;
         };
         let opts = RunOptions { ideal: false };
-        let r = run_model_within(&m, opts, limits, &mut NullObserver)?;
-        results.push((resource, r.seconds_per_job));
+        match run_model_within(&m, opts, limits, &mut NullObserver) {
+            Ok(r) => results.push((resource, r.seconds_per_job)),
+            Err(e) => failed.push(FailedStep {
+                resource,
+                reason: e.to_string(),
+            }),
+        }
     }
-    Ok(Knobs::new(base_seconds_per_job, results))
+    let mut knobs = Knobs::new(base_seconds_per_job, results);
+    knobs.failed = failed;
+    knobs
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::analysis::report::Report;
+
+    #[test]
+    fn a_failing_step_is_that_steps_failure_and_the_others_stand() {
+        let model = crate::scenario::load(Path::new("scenarios/demo.toml"), &[])
+            .unwrap()
+            .model;
+        // Enough events for no step's run: every step fails on its own, none aborts.
+        let tight = EngineLimits { max_events: 10 };
+        let knobs = what_ifs(&model, 1.0, tight);
+        assert!(knobs.what_ifs.is_empty(), "{knobs:?}");
+        let stepped: Vec<Resource> = knobs.failed.iter().map(|f| f.resource).collect();
+        assert_eq!(stepped, Resource::ALL, "{knobs:?}");
+        assert!(
+            knobs.failed[0].reason.contains("limit of 10 events"),
+            "{knobs:?}"
+        );
+        // The report prints each failed step on its own line.
+        let mut report = crate::run::run_model(&model).unwrap();
+        report.knobs = Some(knobs);
+        let text = Report::to_text(&report);
+        assert!(
+            text.contains("GPUs              +1  failed: the run passed its limit"),
+            "{text}"
+        );
+        // With room to run, no step fails.
+        let ok = what_ifs(&model, report.seconds_per_job, EngineLimits::default());
+        assert!(ok.failed.is_empty() && ok.what_ifs.len() == Resource::ALL.len());
+    }
 }

@@ -162,6 +162,10 @@ impl Report {
             });
             o.insert(w.resource.key().into(), fields);
         }
+        for f in &knobs.failed {
+            let fields = json!({"step": f.resource.step(), "failed": f.reason});
+            o.insert(f.resource.key().into(), fields);
+        }
         Value::Object(o)
     }
 

@@ -72,6 +72,15 @@ impl Report {
                 k.share(x) * 100.0
             );
         }
+        for f in &k.failed {
+            let _ = writeln!(
+                w,
+                "             {:<15} {:>4}  failed: {}",
+                f.resource.label(),
+                f.resource.step(),
+                f.reason
+            );
+        }
         let _ = writeln!(w, "knob         {}", k.verdict());
     }
 
