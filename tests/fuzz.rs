@@ -457,6 +457,106 @@ proptest! {
     }
 }
 
+/// The stall case of issue 50: downloads and a CPU stream on the bundled H200 host.
+const DOWNLOADS: &str = r#"
+name = "downloads"
+include = ["calibration/h200-host.toml"]
+[hardware]
+host_ram_gib = 64
+[hardware.locks]
+gpu_mutex = { capacity = 1, per_gpu = true }
+[[workload.stages]]
+name = "copy"
+duration_s = 0.5
+cores = 1
+dram_gb = 6
+[[workload.stages]]
+name = "kernel"
+after = ["copy"]
+duration_s = 0.02
+gpu_kernel = true
+holds = [{ resource = "gpu_mutex", until = "download" }]
+[[workload.stages]]
+name = "download"
+after = ["kernel"]
+transfer = { dir = "d2h", gb = 0.537, pinned = true }
+[arrivals]
+kind = "closed"
+concurrency = 4
+jobs = 12
+"#;
+
+/// A host key a calibration writes, for [`calibration_sets_always_progress`].
+fn host_key() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec![
+        "hardware.gpu.d2h_dram_factor",
+        "hardware.gpu.h2d_dram_factor",
+        "hardware.gpu.pageable_copy_dram_factor",
+        "hardware.gpu.pinned_d2h_latency_frac",
+        "hardware.gpu.pageable_d2h_latency_frac",
+        "hardware.gpu.pcie_d2h_gbps",
+        "hardware.gpu.pageable_d2h_gbps",
+        "hardware.gpu.count",
+        "hardware.gpu.pageable_staging.d2h.memcpy_gbps",
+        "hardware.gpu.pageable_staging.d2h.setup_s",
+        "hardware.gpu.pageable_staging.h2d.memcpy_latency_exponent",
+        "hardware.dram.capacity_gbps",
+        "hardware.dram.lines_in_flight_per_thread",
+        "hardware.dram.efficiency_loss_per_stream",
+        "hardware.dram.dma_d2h.policy",
+        "workload.stages[2].transfer.pinned",
+        "workload.stages[2].transfer.dir",
+        "arrivals.concurrency",
+    ])
+}
+
+proptest! {
+    #![proptest_config(cases(48))]
+
+    /// Calibration keys set to anything, hostile values too: what loads runs to its end,
+    /// every automatic what-if step included (a stage that sharing slowed never pushes the
+    /// clock past its range), or the run fails with an error that names the stage.
+    #[test]
+    fn calibration_sets_always_progress(
+        sets in proptest::collection::vec(
+            (host_key(), prop_oneof![
+                number(),
+                Just("\"priority\"".to_string()),
+                Just("\"max-min\"".to_string()),
+                Just("\"h2d\"".to_string()),
+                Just("false".to_string()),
+            ]),
+            1..5,
+        ),
+    ) {
+        let sets: Vec<String> = sets.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        within(Duration::from_secs(20), move || {
+            let origin = scenarios_dir().join("downloads.toml");
+            let Ok(l) = scenario::load_str_with(DOWNLOADS, &origin, &sets, &TIGHT) else {
+                return;
+            };
+            let limits = bwsim::engine::EngineLimits { max_events: TIGHT.max_events };
+            let opts = bwsim::run::RunOptions { ideal: false };
+            let base = bwsim::run::run_model_within(&l.model, opts, limits, &mut bwsim::engine::NullObserver);
+            let check = |e: &bwsim::engine::EngineError| {
+                assert!(
+                    !matches!(e, bwsim::engine::EngineError::ClockOverflow { .. }),
+                    "{sets:?}: {e}"
+                );
+            };
+            match base {
+                Ok(r) => {
+                    let knobs = bwsim::run::what_if::what_ifs(&l.model, r.seconds_per_job, limits);
+                    for f in &knobs.failed {
+                        assert!(!f.reason.contains("clock overflowed"), "{sets:?}: {}", f.reason);
+                    }
+                }
+                Err(e) => check(&e),
+            }
+        });
+    }
+}
+
 proptest! {
     #![proptest_config(cases(6))]
 
