@@ -1,15 +1,15 @@
 //! The C2 reference scenarios stay within the stated tolerance of every target the fit
-//! was made against (docs/accuracy/c2-fit/targets.csv): the figures docs/reference
+//! was made against (tests/fixtures/c2-fit/targets.csv): the figures docs/reference
 //! publishes for the reference box ([S]) and, on the concurrency curve and the RAM tiers
 //! where nothing is published, a proxy (the first fit under `rules = "v1"`, which the
 //! reference box's own runs at those loads put within 3%). Each row names its load, its
-//! metric and its band; the runs are the harness's (docs/accuracy/c2-fit/fit.py): 40
+//! metric and its band; the runs are the harness's (tests/fixtures/c2-fit/fit.py): 40
 //! proofs, 8 of them warm-up, 4 seeds.
 
 use std::collections::HashMap;
 use std::path::Path;
 
-const TARGETS: &str = "docs/accuracy/c2-fit/targets.csv";
+const TARGETS: &str = "tests/fixtures/c2-fit/targets.csv";
 const GPU_STAGES: [&str; 6] = [
     "gpu_setup",
     "upload_abc",

@@ -223,7 +223,7 @@ fn issue12_refit_never_writes_a_non_finite_number() {
 #[test]
 fn a_refit_prints_the_summary_on_stdout_and_its_warnings_on_stderr() {
     let raw = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("docs/accuracy/h200-run3/calibration-raw.json");
+        .join("tests/fixtures/runs/accuracy/h200-run3/calibration-raw.json");
     let dir = tempfile::tempdir().unwrap();
     let out = refit(&raw, &dir.path().join("refit.toml"))
         .success()
@@ -252,7 +252,7 @@ fn a_refit_prints_the_summary_on_stdout_and_its_warnings_on_stderr() {
 fn a_refit_writes_every_measured_msm_size_as_measured() {
     let dir = tempfile::tempdir().unwrap();
     let (raw, _, text) = refit_committed(
-        "docs/accuracy/h200-run9/calibration-boot1-raw.json",
+        "tests/fixtures/runs/accuracy/h200-run9/calibration-boot1-raw.json",
         dir.path(),
     );
     let file: toml::Table = toml::from_str(&text).unwrap();
@@ -294,7 +294,7 @@ fn neighbour_tables_are_written_commented_out_and_read_when_switched_on() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = tempfile::tempdir().unwrap();
     let (_, off, text) = refit_committed(
-        "docs/accuracy/h100-run11/calibration-boot1-raw.json",
+        "tests/fixtures/runs/accuracy/h100-run11/calibration-boot1-raw.json",
         dir.path(),
     );
     assert!(

@@ -335,7 +335,8 @@ fn corpus(name: &str) -> String {
 
 fn replay_json() -> String {
     std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/replay/h200-run2/replay.json"),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/runs/replay/h200-run2/replay.json"),
     )
     .unwrap()
 }

@@ -344,7 +344,7 @@ fn to_full_stdout(c: &mut Command) -> Output {
 #[test]
 fn a_full_stdout_is_an_error_in_every_command_not_a_panic() {
     let d = tempfile::tempdir().unwrap();
-    let measurements = root().join("docs/calibrate/h200-run13/calib-raw.json");
+    let measurements = root().join("tests/fixtures/runs/calibrate/h200-run13/calib-raw.json");
     let cases: Vec<Vec<std::ffi::OsString>> = vec![
         vec![
             "replay".into(),
@@ -355,7 +355,7 @@ fn a_full_stdout_is_an_error_in_every_command_not_a_panic() {
             "replay".into(),
             "scenarios/c2-mini-h200.toml".into(),
             "--repredict".into(),
-            "docs/replay/h200-run2".into(),
+            "tests/fixtures/runs/replay/h200-run2".into(),
             "--out".into(),
             d.path().join("re").into(),
         ],
@@ -417,13 +417,21 @@ fn outputs_are_checked_together_before_any_work() {
     let png = d.path().join("log.png");
     std::fs::create_dir(d.path().join("log.svg")).unwrap();
     let o = out(bwsim()
-        .args(["log", "docs/replay/h200-run2/timeline-p3-r0.log", "--plot"])
+        .args([
+            "log",
+            "tests/fixtures/runs/replay/h200-run2/timeline-p3-r0.log",
+            "--plot",
+        ])
         .arg(&png));
     assert_input_error(&o, &["log.svg", "a folder"], "log --plot sibling");
     assert!(!png.exists() && o.stdout.is_empty());
     // calibrate: --out and --json on one path, --out over the measurements.
     let m = d.path().join("m.json");
-    std::fs::copy(root().join("docs/calibrate/h200-run13/calib-raw.json"), &m).unwrap();
+    std::fs::copy(
+        root().join("tests/fixtures/runs/calibrate/h200-run13/calib-raw.json"),
+        &m,
+    )
+    .unwrap();
     let o = out(bwsim()
         .args(["calibrate", "--refit"])
         .arg(&m)
@@ -436,7 +444,7 @@ fn outputs_are_checked_together_before_any_work() {
 fn repredict_never_writes_over_another_replays_results() {
     let d = tempfile::tempdir().unwrap();
     let other = d.path().join("other");
-    let src = root().join("docs/replay/h200-run2");
+    let src = root().join("tests/fixtures/runs/replay/h200-run2");
     std::fs::create_dir(&other).unwrap();
     for e in std::fs::read_dir(&src).unwrap() {
         let e = e.unwrap();
@@ -447,7 +455,7 @@ fn repredict_never_writes_over_another_replays_results() {
     let before = std::fs::read(other.join("replay.json")).unwrap();
     let o = out(bwsim()
         .args(["replay", "scenarios/c2-mini-h200.toml", "--repredict"])
-        .arg("docs/replay/h200-run2")
+        .arg("tests/fixtures/runs/replay/h200-run2")
         .arg("--out")
         .arg(&other));
     assert_input_error(&o, &["holds the results of another replay"], "other replay");
@@ -664,7 +672,8 @@ fn refit_and_remeasured_files_are_checked() {
     let d = tempfile::tempdir().unwrap();
     // Pinned PCIe rates of 0: the fit would write a calibration bwsim refuses.
     let mut m: Value = serde_json::from_slice(
-        &std::fs::read(root().join("docs/calibrate/h200-run13/calib-raw.json")).unwrap(),
+        &std::fs::read(root().join("tests/fixtures/runs/calibrate/h200-run13/calib-raw.json"))
+            .unwrap(),
     )
     .unwrap();
     for p in m["pcie"].as_array_mut().unwrap() {
@@ -696,7 +705,8 @@ fn refit_and_remeasured_files_are_checked() {
         common::output_within(c, Duration::from_secs(120))
     };
     let table: Value = serde_json::from_slice(
-        &std::fs::read(root().join("docs/calibrate/validate-h200-run4.json")).unwrap(),
+        &std::fs::read(root().join("tests/fixtures/runs/calibrate/validate-h200-run4.json"))
+            .unwrap(),
     )
     .unwrap();
     let mut empty = table.clone();
@@ -731,7 +741,7 @@ fn refit_and_remeasured_files_are_checked() {
 fn repredict_checks_the_measured_numbers_and_names_recorded_sets_and_overrides() {
     let d = tempfile::tempdir().unwrap();
     let doc: Value = serde_json::from_slice(
-        &std::fs::read(root().join("docs/replay/h200-run2/replay.json")).unwrap(),
+        &std::fs::read(root().join("tests/fixtures/runs/replay/h200-run2/replay.json")).unwrap(),
     )
     .unwrap();
     let repredict = |doc: &Value, name: &str| {

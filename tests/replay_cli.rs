@@ -245,7 +245,7 @@ fn repredict_sets_the_current_model_beside_a_committed_replay() {
     let out = dir.path().join("re");
     bwsim()
         .args(["replay", "scenarios/c2-mini-h200.toml", "--repredict"])
-        .arg("docs/replay/h200-run2")
+        .arg("tests/fixtures/runs/replay/h200-run2")
         .arg("--out")
         .arg(&out)
         .assert()
@@ -255,7 +255,7 @@ fn repredict_sets_the_current_model_beside_a_committed_replay() {
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("replay.json")).unwrap()).unwrap();
     let old: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string("docs/replay/h200-run2/replay.json").unwrap(),
+        &std::fs::read_to_string("tests/fixtures/runs/replay/h200-run2/replay.json").unwrap(),
     )
     .unwrap();
     let (pts, old_pts) = (

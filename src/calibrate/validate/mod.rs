@@ -415,7 +415,7 @@ mod tests {
 
     fn h200_run8(file: &str) -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("docs/calibrate/h200-run8")
+            .join("tests/fixtures/runs/calibrate/h200-run8")
             .join(file)
     }
 

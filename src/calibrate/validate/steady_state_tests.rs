@@ -362,8 +362,10 @@ mod tests {
             g.link.latency_frac.pinned_d2h = 0.0;
         }
         let run: crate::calibrate::validate::Table = serde_json::from_str(
-            &std::fs::read_to_string(format!("{root}/docs/calibrate/validate-h200-run2.json"))
-                .unwrap(),
+            &std::fs::read_to_string(format!(
+                "{root}/tests/fixtures/runs/calibrate/validate-h200-run2.json"
+            ))
+            .unwrap(),
         )
         .unwrap();
         let mut compared = 0;
