@@ -447,7 +447,7 @@ proptest! {
         let body: Vec<String> = rows.iter().map(|r| r.join(",")).collect();
         let trace = format!("time_s\n{}", body.join("\n"));
         let csv = std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("output/examples/c2-concurrency/sweep.csv"),
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/sweep-c2-concurrency.csv"),
         ).unwrap();
         let header = csv.lines().next().unwrap().to_string();
         let sweep = format!("{header}\n{}", body.join("\n"));

@@ -3,7 +3,8 @@
 //!
 //! A refactor must leave every file in `tests/golden/` unchanged. A deliberate model
 //! change regenerates them with `BWSIM_BLESS=1 cargo test --test golden` and says in its
-//! commit which answers moved and why. The only value masked is the simulator's own
+//! commit which answers moved and why. The charts README.md and docs/ show
+//! (`docs/images/`) are drawn by these same runs and held to them the same way. The only value masked is the simulator's own
 //! wall-clock time (`engine.wall_s`, the text report's `engine` line, sweep timing).
 
 use std::path::{Path, PathBuf};
@@ -44,6 +45,26 @@ fn check_golden(name: &str, actual: &str) {
             actual.lines().nth(line).unwrap_or("<end>"),
         );
     }
+}
+
+/// Compares a chart bwsim drew (`drawn`) with the one the docs show,
+/// `docs/images/{name}`, or copies it there under `BWSIM_BLESS=1`.
+fn check_picture(name: &str, drawn: &Path) {
+    let shown = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs/images")
+        .join(name);
+    let drawn = std::fs::read(drawn).unwrap_or_else(|e| panic!("{}: {e}", drawn.display()));
+    if std::env::var_os("BWSIM_BLESS").is_some() {
+        std::fs::create_dir_all(shown.parent().unwrap()).unwrap();
+        std::fs::write(&shown, drawn).unwrap();
+        return;
+    }
+    let before = std::fs::read(&shown).unwrap_or_else(|e| panic!("{}: {e}", shown.display()));
+    assert!(
+        before == drawn,
+        "{} is no longer what bwsim draws (redraw with BWSIM_BLESS=1 cargo test --test golden)",
+        shown.display()
+    );
 }
 
 /// Runs bwsim and returns its stdout; panics with stderr when the exit code is not `code`.
@@ -188,35 +209,32 @@ fn timeline_logs_and_traces_are_as_before() {
         let trace = std::fs::read_to_string(&trace).unwrap();
         check_golden(&format!("trace-{}.json", stem(path)), &trace);
     }
-}
-
-#[test]
-fn the_example_timeline_log_is_reproduced() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("timeline.log");
+    // The timeline README.md shows: the C2 reference's run above, drawn.
+    let plots = dir.path().join("c2-run");
     output(
         &[
             "run",
             "scenarios/c2-32g-cuzk.toml",
+            "--no-ideal",
             "--set",
             "arrivals.jobs=8",
             "--set",
             "arrivals.warmup_jobs=2",
-            "--timeline-log",
-            log.to_str().unwrap(),
+            "--plot",
+            plots.to_str().unwrap(),
         ],
         0,
     );
-    let expected =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("output/examples/c2-run/timeline.log");
-    assert_eq!(
-        std::fs::read_to_string(&log).unwrap(),
-        std::fs::read_to_string(expected).unwrap(),
-        "output/examples/c2-run/timeline.log is no longer what bwsim writes"
+    check_picture("c2-run/timeline.png", &plots.join("timeline.png"));
+    check_picture(
+        "c2-run/timeline_steady.svg",
+        &plots.join("timeline_steady.svg"),
     );
 }
 
-fn sweep(args: &[&str], name: &str) {
+/// A sweep's CSV and JSON against their golden files, and the charts the docs show
+/// (`charts`, SVG) against `docs/images/{name}/`.
+fn sweep(args: &[&str], name: &str, charts: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("sweep");
     let mut all = vec!["sweep", "scenarios/c2-32g-cuzk.toml", "--jobs", "2"];
@@ -227,17 +245,10 @@ fn sweep(args: &[&str], name: &str) {
     check_golden(&format!("sweep-{name}.csv"), &csv);
     let json = std::fs::read_to_string(out.join("sweep.json")).unwrap();
     check_golden(&format!("sweep-{name}.json"), &mask_wall_s(&json));
-    // The committed example is the same sweep: it must still be what bwsim writes.
-    let example = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("output/examples")
-        .join(name)
-        .join("sweep.csv");
-    assert_eq!(
-        csv,
-        std::fs::read_to_string(&example).unwrap(),
-        "{} is no longer what bwsim writes",
-        example.display()
-    );
+    for chart in charts {
+        let file = format!("{chart}.svg");
+        check_picture(&format!("{name}/{file}"), &out.join(&file));
+    }
 }
 
 #[test]
@@ -245,6 +256,13 @@ fn the_example_concurrency_sweep_is_as_before() {
     sweep(
         &["--param", "params.synthesis_concurrency=1..32"],
         "c2-concurrency",
+        &[
+            "throughput",
+            "gpu_utilisation",
+            "gpu_breakdown",
+            "inflation",
+            "dram",
+        ],
     );
 }
 
@@ -258,6 +276,7 @@ fn the_example_grid_sweep_is_as_before() {
             "params.pinned_abc=true,false",
         ],
         "c2-pinned-grid",
+        &["gpu_utilisation"],
     );
 }
 

@@ -84,7 +84,7 @@ fn defect_2_run_plot_without_dram_returns() {
 
 #[test]
 fn defect_2_plot_with_huge_csv_cells_returns() {
-    let csv = std::fs::read_to_string("output/examples/c2-concurrency/sweep.csv").unwrap();
+    let csv = std::fs::read_to_string("tests/golden/sweep-c2-concurrency.csv").unwrap();
     let mut lines: Vec<String> = csv.lines().take(4).map(String::from).collect();
     // Every numeric cell of one row, then one cell of another, at the edge of f64.
     let huge = |line: &str, all: bool| -> String {
