@@ -201,7 +201,7 @@ fn a_cpu_only_replay_matches_its_simulation() {
     assert!(log.contains(",LOCKED_START,") && log.contains(",DONE,"));
     // Every job ran its DAG in order: its locked stage started before its tail ended.
     // (How close the measured times come to the prediction is a wall-clock matter for
-    // the device runs in docs/accuracy, not for a test on a shared CI machine.)
+    // the device runs in runs/accuracy, not for a test on a shared CI machine.)
     let mut started = std::collections::BTreeMap::new();
     let mut done = 0;
     for line in log.lines().filter(|l| l.starts_with("TIMELINE,")) {
