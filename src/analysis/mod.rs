@@ -2,7 +2,8 @@
 //! [`run_stats::RunStats`]; [`bottleneck`] names what limits it; [`report`] assembles and
 //! renders the [`report::Report`]; [`keys`] names the report's metrics for JSON, plots
 //! and sweep tables alike; [`interval`] is the one mean and 95% interval every
-//! replicated answer (run, what-if, sweep, compare) is given with.
+//! replicated answer (run, what-if, sweep, compare) is given with, [`median`] the one
+//! median.
 
 pub mod bottleneck;
 pub mod bracket_chain;
@@ -11,6 +12,7 @@ pub mod gap;
 pub mod interval;
 pub mod keys;
 pub mod knob;
+pub mod median;
 pub mod metrics;
 mod nonzero;
 pub mod report;

@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
+use crate::analysis::median::median;
 use crate::sweep::knee::{KNEE_TOLERANCE, knee_index};
 
 use super::measure::Measured;
@@ -99,7 +100,7 @@ pub struct PointResult {
 impl PointResult {
     /// Median measured seconds per job over the runs.
     pub fn measured_spj(&self) -> f64 {
-        median(self.runs.iter().map(|m| m.seconds_per_job).collect())
+        finite_median(self.runs.iter().map(|m| m.seconds_per_job))
     }
 
     /// Smallest and largest measured seconds per job.
@@ -124,23 +125,15 @@ impl PointResult {
 
     fn measured_opt(&self, f: impl Fn(&Measured) -> Option<f64>) -> Option<f64> {
         let v: Vec<f64> = self.runs.iter().filter_map(f).collect();
-        (!v.is_empty()).then(|| median(v))
+        (!v.is_empty()).then(|| finite_median(v))
     }
 }
 
-/// Median (NaN for none).
-pub fn median(mut v: Vec<f64>) -> f64 {
-    v.retain(|x| x.is_finite());
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+/// The median of the finite values (NaN for none): a run that measured nothing, or an
+/// error against such a run, does not move a point's median.
+fn finite_median(values: impl IntoIterator<Item = f64>) -> f64 {
+    let finite: Vec<f64> = values.into_iter().filter(|x| x.is_finite()).collect();
+    median(&finite).unwrap_or(f64::NAN)
 }
 
 /// The headline numbers of a replay.
@@ -182,7 +175,7 @@ pub fn summarize(points: &[PointResult]) -> Summary {
         })
         .collect();
     Summary {
-        median_abs_error: median(errors),
+        median_abs_error: finite_median(errors),
         worst,
         knee_predicted: knee(&|p| p.predicted.seconds_per_job),
         knee_measured: knee(&|p| p.measured_spj()),
@@ -250,11 +243,10 @@ pub fn to_json(scenario: &str, host: Value, points: &[PointResult]) -> Value {
                         .inflation
                         .keys()
                         .filter_map(|k| {
-                            let v = median(
+                            let v = finite_median(
                                 p.runs
                                     .iter()
-                                    .filter_map(|m| m.stages.get(k).map(|s| s.inflation))
-                                    .collect(),
+                                    .filter_map(|m| m.stages.get(k).map(|s| s.inflation)),
                             );
                             v.is_finite().then(|| (k.clone(), json!(v)))
                         })

@@ -44,15 +44,10 @@ impl Spread {
         if values.is_empty() || values.iter().any(|v| !v.is_finite()) {
             return None;
         }
-        let mut v = values.to_vec();
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        let median = if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        };
-        let (min, max) = (v[0], v[n - 1]);
+        let median = crate::analysis::median::median(values)?;
+        let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let n = values.len();
         let rel_spread = if median.abs() > 0.0 {
             (max - min) / median.abs()
         } else {

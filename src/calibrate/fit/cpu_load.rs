@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::median_of;
+use crate::analysis::median::median;
 use crate::calibrate::measurements::{CpuLoadPoint, Measurements};
 
 /// The fitted curves.
@@ -116,7 +116,7 @@ fn curves(points: &[CpuLoadPoint]) -> Option<CpuLoadFit> {
             let (lo, hi) =
                 (ratios.iter()).fold((f64::MAX, 0.0f64), |(l, h), &r| (l.min(r), h.max(r)));
             widest = widest.max(hi / lo - 1.0);
-            curve.push(median_of(ratios));
+            curve.extend(median(&ratios));
         }
         if curve.len() != levels.len() {
             continue;
@@ -132,7 +132,7 @@ fn curves(points: &[CpuLoadPoint]) -> Option<CpuLoadFit> {
             .filter(|p| p.busy_threads == 0)
             .filter_map(|p| p.cpu_threads.filter(|t| t.is_finite() && *t >= 0.0))
             .collect();
-        let busy = (!alone.is_empty()).then(|| (median_of(alone) * 1e3).round() / 1e3);
+        let busy = median(&alone).map(|m| (m * 1e3).round() / 1e3);
         fit.notes.push(format!(
             "{name}: x{full:.2} next to one busy thread per CPU; passes {} apart at most{}",
             pct(widest),

@@ -1,7 +1,7 @@
 //! The loaded-latency curve from pointer-chase points: medians of repeated passes,
 //! utilisation of the fitted capacity, made non-decreasing by isotonic regression.
 
-use super::median_of;
+use crate::analysis::median::median;
 use crate::calibrate::measurements::Measurements;
 use crate::calibrate::probe::stream::Kernel;
 use std::collections::BTreeMap;
@@ -71,8 +71,9 @@ pub fn latency_medians(m: &Measurements, mix: Kernel) -> Vec<(f64, f64)> {
         e.0.push(p.total_gbps);
         e.1.push(p.ns);
     }
+    // Each entry holds at least the point that made it.
     by.into_values()
-        .map(|(bw, ns)| (median_of(bw), median_of(ns)))
+        .filter_map(|(bw, ns)| Some((median(&bw)?, median(&ns)?)))
         .collect()
 }
 

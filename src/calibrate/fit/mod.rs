@@ -32,18 +32,6 @@ use crate::model::CopyDir;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-pub(crate) fn median_of(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
 /// Everything fitted.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Fitted {

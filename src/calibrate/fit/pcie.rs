@@ -3,7 +3,7 @@
 //! fractions of pageable copies and pinned DMAs.
 
 use super::kernel::fit_line;
-use super::median_of;
+use crate::analysis::median::median;
 use crate::calibrate::measurements::{DmaStreamPoint, Measurements};
 use crate::model::CopyDir;
 use serde::{Deserialize, Serialize};
@@ -244,7 +244,7 @@ pub fn fit_pcie(m: &Measurements, peak_stream: f64) -> (Option<PcieFit>, f64, St
             ));
             return f;
         }
-        let med = median_of(v.clone());
+        let Some(med) = median(&v) else { return f };
         notes.push(format!(
             "{dir}_dram_factor {med:.2}: (C - streams) / DMA over {} oversubscribed {dir} runs",
             v.len()
@@ -387,11 +387,8 @@ pub fn pageable_latency_exponent(
         })
         .filter(|k| k.is_finite())
         .collect();
-    if ks.is_empty() {
-        return None;
-    }
     let n = ks.len();
-    let k = super::median_of(ks);
+    let k = median(&ks)?;
     Some((k.clamp(0.0, max), n, k))
 }
 

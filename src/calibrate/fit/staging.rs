@@ -63,7 +63,7 @@ fn neighbour_curve(s: &StagingFit) -> Option<Vec<(f64, f64)>> {
 /// The median over sizes of the rate next to streams over alone (None: not measured).
 fn contended(s: &StagingFit) -> Option<f64> {
     let v: Vec<f64> = s.contended_ratio.values().map(|r| r.median).collect();
-    (!v.is_empty()).then(|| super::median_of(v))
+    crate::analysis::median::median(&v)
 }
 
 /// The table from the staging fits, when either direction was measured; a latency-bound

@@ -2,6 +2,7 @@
 //! summary statistics, and the table as Markdown and CSV.
 
 use super::experiment::{Outcome, Setup};
+use crate::analysis::median::median;
 use crate::calibrate::probe::stream::Kernel;
 use serde::{Deserialize, Serialize};
 
@@ -178,19 +179,6 @@ pub fn rows_for(name: &str, m: &Outcome, p: &Outcome) -> Vec<Row> {
     rows
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// Summarises rows into a table.
 pub fn summarise(
     calibration: &str,
@@ -201,7 +189,7 @@ pub fn summarise(
     let abs: Vec<f64> = rows.iter().map(|r| r.error_pct.abs()).collect();
     Table {
         calibration: calibration.into(),
-        median_abs_error_pct: median(abs.clone()),
+        median_abs_error_pct: median(&abs).unwrap_or(0.0),
         max_abs_error_pct: abs.iter().copied().fold(0.0, f64::max),
         rows,
         skipped,
