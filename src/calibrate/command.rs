@@ -1,7 +1,7 @@
 //! `bwsim calibrate` end to end: measure the host (or re-read saved measurements), fit,
 //! and write the calibration file.
 
-use super::error::{CalibrateError, Result};
+use super::error::{CalibrateError, FitError, NotLoadable, Result};
 use super::file::CalibrationFile;
 use super::probe::harness as gpu;
 use super::probe::host as probes;
@@ -141,20 +141,18 @@ pub fn calibrate_command(args: CalibrateArgs) -> Result<()> {
     drop(workers);
 
     if let Some(j) = &args.json {
-        crate::output::write_atomic(j, serde_json::to_string_pretty(&m)?.as_bytes())?;
+        let json = serde_json::to_string_pretty(&m).map_err(CalibrateError::Json)?;
+        crate::output::write_atomic(j, json.as_bytes())?;
     }
     let fitted = fit::fit(&m)?;
     let text = CalibrationFile::new(&m, &fitted).render()?;
     if let Err(why) = check_loadable(&text) {
-        return Err(CalibrateError::Failed(format!(
-            "the measurements give a calibration bwsim would refuse ({why}); nothing was \
-             written to {}{}",
-            args.out.display(),
-            match &args.json {
-                Some(j) => format!(" (the measurements are in {})", j.display()),
-                None => String::new(),
-            }
-        )));
+        return Err(FitError::Refused {
+            why: Box::new(why),
+            out: args.out.clone(),
+            measurements: args.json.clone(),
+        }
+        .into());
     }
     crate::output::write_atomic(&args.out, text.as_bytes())?;
     print_stdout(&format!(
@@ -183,18 +181,6 @@ pub fn check_loadable(text: &str) -> std::result::Result<(), NotLoadable> {
     std::fs::write(&path, text).map_err(NotLoadable::CannotCheck)?;
     super::validate::load_calib(&path).map_err(NotLoadable::Refused)?;
     Ok(())
-}
-
-/// Why a rendered calibration is not one bwsim reads back (said inside the caller's
-/// message, so neither is a further cause).
-#[derive(Debug, thiserror::Error)]
-pub enum NotLoadable {
-    /// The scratch file to read it back from could not be written.
-    #[error("cannot check it: {0}")]
-    CannotCheck(std::io::Error),
-    /// Reading it back refused it.
-    #[error("{0:#}")]
-    Refused(CalibrateError),
 }
 
 #[cfg(test)]

@@ -139,6 +139,28 @@ impl Classify for crate::calibrate::CalibrateError {
         }
     }
 }
+/// A probe, a fit, a calibration file or an experiment that failed is the run's failure;
+/// the commands say a file the user gave is input with `CalibrateError::as_input`.
+impl Classify for crate::calibrate::error::ProbeError {
+    fn kind(&self) -> Kind {
+        Kind::Run
+    }
+}
+impl Classify for crate::calibrate::error::FitError {
+    fn kind(&self) -> Kind {
+        Kind::Run
+    }
+}
+impl Classify for crate::calibrate::error::FileError {
+    fn kind(&self) -> Kind {
+        Kind::Run
+    }
+}
+impl Classify for crate::calibrate::error::ExperimentError {
+    fn kind(&self) -> Kind {
+        Kind::Run
+    }
+}
 /// Out-of-range times and runs past their event limit are the input's fault; the
 /// other engine errors (a model the scenario layer should have refused) are not.
 impl Classify for crate::engine::EngineError {
@@ -177,6 +199,12 @@ impl Classify for crate::replay::ReplayInputError {
 }
 /// The harness failing is the run's failure, never the input's.
 impl Classify for crate::replay::GpuError {
+    fn kind(&self) -> Kind {
+        Kind::Run
+    }
+}
+/// The replay's own machinery failing is never the input's fault.
+impl Classify for crate::replay::ExecutorFault {
     fn kind(&self) -> Kind {
         Kind::Run
     }
@@ -274,9 +302,9 @@ impl Classify for crate::calibrate::measurements::UnusableMeasurement {
 }
 /// A refused calibration is as its refusal; a scratch file that cannot be written is not
 /// the input's fault.
-impl Classify for crate::calibrate::command::NotLoadable {
+impl Classify for crate::calibrate::error::NotLoadable {
     fn kind(&self) -> Kind {
-        use crate::calibrate::command::NotLoadable as E;
+        use crate::calibrate::error::NotLoadable as E;
         match self {
             E::CannotCheck(_) => Kind::Run,
             E::Refused(e) => e.kind(),
@@ -360,10 +388,10 @@ mod tests {
         let run: Vec<CommandError> = vec![
             io.into(),
             CommandError::run("s.toml: run stalled: 3 of 10 jobs finished"),
-            crate::sweep::SweepError::Failed("x".into())
+            crate::sweep::SweepError::StoppedAfterFailedRun
                 .at("sweep point 1")
                 .into(),
-            crate::replay::ReplayError::Failed("x".into())
+            crate::replay::ReplayError::from(crate::replay::ExecutorFault::HoldTableStopped)
                 .at("GPU 0")
                 .into(),
             crate::replay::ReplayError::from(crate::replay::GpuError::NotBuiltIn)
@@ -379,9 +407,12 @@ mod tests {
 
     #[test]
     fn the_message_is_the_chain_of_causes() {
-        let e = CommandError::from(crate::sweep::SweepError::Failed("disk full".into()))
+        let e = CommandError::from(crate::sweep::SweepError::StoppedAfterFailedRun)
             .context("sweep point 2");
-        assert_eq!(format!("{e:#}"), "sweep point 2: disk full");
+        assert_eq!(
+            format!("{e:#}"),
+            "sweep point 2: sweep stopped after a failed run"
+        );
         assert_eq!(format!("{e}"), "sweep point 2");
     }
 }

@@ -297,11 +297,10 @@ fn finish(
         }
         let n = saved.fetch_add(1, Ordering::AcqRel) + 1;
         if stop_after.is_some_and(|k| n >= k) {
-            return Err(SweepError::Failed(format!(
-                "sweep stopped after {n} new points (--stop-after); finish it with \
-                 bwsim sweep --resume {}",
-                staged.target.display()
-            )));
+            return Err(SweepError::StoppedAfter {
+                points: n,
+                resume: staged.target.clone(),
+            });
         }
         Ok(())
     };

@@ -15,9 +15,9 @@ use crate::sweep::*;
 /// clock is deliberately random (it must stay out of the table).
 struct Synthetic;
 
-/// A parse failure inside a synthetic run, as a failed run.
+/// A parse failure inside a synthetic run: a bad value, as the scenario layer says one.
 fn failed(e: impl std::fmt::Display) -> SweepError {
-    SweepError::Failed(e.to_string())
+    InputError::new(e.to_string()).into()
 }
 
 fn noise(seed: u64) -> f64 {
@@ -287,7 +287,7 @@ fn a_failing_run_names_its_point_and_seed() {
     };
     let runner = |sets: &[String], seed: u64| -> Result<Report, SweepError> {
         if sets[0] == "x=4" {
-            return Err(SweepError::Failed("does not fit in RAM".into()));
+            return Err(InputError::new("does not fit in RAM").into());
         }
         Ok(Report::empty("s", seed))
     };

@@ -249,9 +249,9 @@ pub enum ReplayError {
         /// The limit, seconds.
         limit_s: f64,
     },
-    /// The replay failed: a worker thread, the hold table.
-    #[error("{0}")]
-    Failed(String),
+    /// The replay's own machinery failed: its executor, a copy thread, the hold table.
+    #[error(transparent)]
+    Executor(#[from] ExecutorFault),
     /// Where the cause happened, in words; the cause follows as source.
     #[error("{what}")]
     At {
@@ -313,13 +313,32 @@ impl<T, E: Into<ReplayError>> Context<T> for std::result::Result<T, E> {
     }
 }
 
-/// A replay failure with a formatted message (a value).
-macro_rules! failed {
-    ($($t:tt)*) => {
-        $crate::replay::error::ReplayError::Failed(format!($($t)*))
-    };
+/// The replay's own machinery failed: never the input's fault, nor the GPU harness's.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExecutorFault {
+    /// An executor was run a second time.
+    #[error("an executor runs once")]
+    RanTwice,
+    /// The arrival rate gives no exponential distribution.
+    #[error("Poisson arrivals: {0}")]
+    PoissonArrivals(rand_distr::ExpError),
+    /// A GPU stage in a replay without a GPU.
+    #[error("the stage needs a GPU, and this replay has none")]
+    NoGpu,
+    /// A stage's copy thread panicked.
+    #[error("copy thread panicked")]
+    CopyThreadPanicked,
+    /// A request came after the hold table was closed.
+    #[error("the hold table is closed")]
+    HoldTableClosed,
+    /// The hold table's thread is gone.
+    #[error("the hold table stopped")]
+    HoldTableStopped,
+    /// The replay was aborted while a job waited for its holds.
+    #[error("replay aborted while waiting for holds")]
+    AbortedWaitingForHolds,
 }
-pub(crate) use failed;
 
 #[cfg(test)]
 mod tests {

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::time::Duration;
 
-use super::error::{Result, failed};
+use super::error::{ExecutorFault, Result};
 
 use crate::engine::holdable::{Grant, HoldIndex, HoldSlot, Holdables, Request};
 
@@ -81,9 +81,9 @@ impl HoldClient {
     fn send(&self, msg: Msg) -> Result<()> {
         let tx = self.tx.lock().expect("hold client poisoned");
         tx.as_ref()
-            .ok_or_else(|| failed!("the hold table is closed"))?
+            .ok_or(ExecutorFault::HoldTableClosed)?
             .send(msg)
-            .map_err(|_| failed!("the hold table stopped"))
+            .map_err(|_| ExecutorFault::HoldTableStopped.into())
     }
 
     /// Blocks until `needs` are granted together; returns the GPU chosen (or kept).
@@ -107,11 +107,11 @@ impl HoldClient {
             match answer.recv_timeout(ABORT_POLL) {
                 Ok(g) => return Ok(g),
                 Err(RecvTimeoutError::Timeout) if abort.load(Ordering::Relaxed) => {
-                    return Err(failed!("replay aborted while waiting for holds"));
+                    return Err(ExecutorFault::AbortedWaitingForHolds.into());
                 }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => {
-                    return Err(failed!("the hold table stopped"));
+                    return Err(ExecutorFault::HoldTableStopped.into());
                 }
             }
         }

@@ -31,7 +31,7 @@ pub mod run_points;
 
 pub use command::{ReplayOutcome, replay_command};
 pub use describe::describe_plan;
-pub use error::{GpuError, ReplayError, ReplayInputError};
+pub use error::{ExecutorFault, GpuError, ReplayError, ReplayInputError};
 pub use limits::check_fit;
 pub use options::ReplayOptions;
 pub use plan::PointPlan;

@@ -29,9 +29,24 @@ pub enum SweepError {
     /// The engine refused a run.
     #[error("simulation failed")]
     Engine(#[source] EngineError),
-    /// A run, the worker pool or the sink failed, or the sweep was stopped.
-    #[error("{0}")]
-    Failed(String),
+    /// The worker threads could not be started.
+    #[error("cannot start the sweep's worker threads: {0}")]
+    WorkerThreads(rayon::ThreadPoolBuildError),
+    /// A run failed, and the sweep stopped before the rest.
+    #[error("sweep stopped after a failed run")]
+    StoppedAfterFailedRun,
+    /// `--stop-after` stopped the sweep after that many new points.
+    #[error(
+        "sweep stopped after {points} new points (--stop-after); finish it with bwsim sweep \
+         --resume {}",
+        resume.display()
+    )]
+    StoppedAfter {
+        /// Points saved in this invocation.
+        points: usize,
+        /// The sweep's output folder, to resume.
+        resume: std::path::PathBuf,
+    },
     /// Saving a finished point failed.
     #[error(transparent)]
     Output(#[from] OutputError),

@@ -115,7 +115,7 @@ pub fn run_points(
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs.clamp(1, MAX_JOBS).min(tasks.len().max(1)))
         .build()
-        .map_err(|e| SweepError::Failed(format!("cannot start the sweep's worker threads: {e}")))?;
+        .map_err(SweepError::WorkerThreads)?;
 
     let errors: Vec<Option<SweepError>> = pool.install(|| {
         tasks
@@ -166,9 +166,7 @@ pub fn run_points(
         return Err(e);
     }
     if failed.load(Ordering::Relaxed) {
-        return Err(SweepError::Failed(
-            "sweep stopped after a failed run".into(),
-        ));
+        return Err(SweepError::StoppedAfterFailedRun);
     }
     Ok(points
         .iter()

@@ -2,7 +2,7 @@
 //! `[hardware.gpu]` are the scenario layer's to check (see the module above).
 
 use super::CalibrationFile;
-use crate::calibrate::error::{Result, fail, failed};
+use crate::calibrate::error::{FileError, Result};
 
 impl CalibrationFile {
     /// Reads a file's text into its tables: the shape of every table, and a DRAM capacity
@@ -10,16 +10,12 @@ impl CalibrationFile {
     /// The values of `[hardware.gpu]` are checked where they become the host, by the
     /// scenario layer (see `validate::load_calib`).
     pub fn parse(text: &str) -> Result<Self> {
-        let de = toml::Deserializer::parse(text)
-            .map_err(|e| failed!("calibration file is not valid TOML: {e}"))?;
-        let file: CalibrationFile = serde_path_to_error::deserialize(de).map_err(|e| {
-            let at = e.path().to_string();
-            if at == "." {
-                failed!("{}", e.inner())
-            } else {
-                failed!("[{at}]: {}", e.inner())
-            }
-        })?;
+        let de = toml::Deserializer::parse(text).map_err(FileError::NotToml)?;
+        let file: CalibrationFile =
+            serde_path_to_error::deserialize(de).map_err(|e| FileError::Shape {
+                at: e.path().to_string(),
+                error: e.into_inner(),
+            })?;
         file.check()?;
         Ok(file)
     }
@@ -27,10 +23,7 @@ impl CalibrationFile {
     fn check(&self) -> Result<()> {
         let capacity = self.hardware.dram.capacity_gbps;
         if !(capacity.is_finite() && capacity > 0.0) {
-            fail!(
-                "[hardware.dram] capacity_gbps = {capacity}: must be a finite number of GB/s \
-                 greater than 0"
-            );
+            return Err(FileError::Capacity(capacity).into());
         }
         Ok(())
     }

@@ -4,7 +4,7 @@
 use super::CalibrationFile;
 use super::from_fit::lines_in_flight;
 use super::tables::Provenance;
-use crate::calibrate::error::{CalibrateError, Result, failed};
+use crate::calibrate::error::{FileError, Result};
 use crate::calibrate::fit::staging::staging_notes;
 use crate::model::CopyDir;
 use serde::Serialize;
@@ -262,7 +262,8 @@ impl CalibrationFile {
         struct Wrapper<'a> {
             calibration: &'a Provenance,
         }
-        o.push_str(&toml::to_string(&Wrapper { calibration: prov })?);
+        let provenance = toml::to_string(&Wrapper { calibration: prov });
+        o.push_str(&provenance.map_err(FileError::Serialize)?);
         check_finite(&o)?;
         Ok(o)
     }
@@ -290,14 +291,13 @@ fn esc(s: &str) -> String {
 /// `inf` or `nan` would be read back as a capacity or a rate): the caller gets an error
 /// naming the key instead of a file that breaks every scenario including it.
 pub fn check_finite(text: &str) -> Result<()> {
-    let t: toml::Table = toml::from_str(text)
-        .map_err(|e| failed!("refusing to write a calibration file that is not valid TOML: {e}"))?;
-    fn walk(v: &toml::Value, path: &str) -> Result<(), String> {
+    let t: toml::Table = toml::from_str(text).map_err(FileError::WouldNotParse)?;
+    fn walk(v: &toml::Value, path: &str) -> Result<(), FileError> {
         match v {
-            toml::Value::Float(x) if !x.is_finite() => Err(format!(
-                "refusing to write a calibration file with {path} = {x}: every number must \
-                 be finite (the measurements behind it are degenerate)"
-            )),
+            toml::Value::Float(x) if !x.is_finite() => Err(FileError::NonFinite {
+                key: path.to_string(),
+                value: *x,
+            }),
             toml::Value::Table(t) => t
                 .iter()
                 .try_for_each(|(k, v)| walk(v, &format!("{path}.{k}"))),
@@ -308,9 +308,7 @@ pub fn check_finite(text: &str) -> Result<()> {
             _ => Ok(()),
         }
     }
-    t.iter()
-        .try_for_each(|(k, v)| walk(v, k))
-        .map_err(CalibrateError::Failed)
+    Ok(t.iter().try_for_each(|(k, v)| walk(v, k))?)
 }
 
 /// Text measured on the host (a driver version read once per GPU, a CPU model) as one

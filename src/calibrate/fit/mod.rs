@@ -25,7 +25,7 @@ pub use pcie::{
     pinned_latency_frac, saturated,
 };
 
-use crate::calibrate::error::{Result, fail, failed};
+use crate::calibrate::error::{FitError, Result};
 use crate::calibrate::measurements::{DmaStreamPoint, Measurements};
 use crate::calibrate::probe::stream::Kernel;
 use crate::model::CopyDir;
@@ -71,15 +71,15 @@ pub fn fit(m: &Measurements) -> Result<Fitted> {
         .chain(m.latency.iter().map(|p| p.total_gbps))
         .fold(0.0f64, f64::max);
     if peak_stream <= 0.0 {
-        fail!("no bandwidth measurements to fit a DRAM capacity from");
+        return Err(FitError::NoBandwidth.into());
     }
     if !peak_stream.is_finite() {
-        fail!("the measured bandwidths include a non-finite value");
+        return Err(FitError::NonFiniteBandwidth.into());
     }
     let (mut pcie, capacity, basis) = fit_pcie(m, peak_stream);
     let capacity_rounded = (capacity * 100.0).round() / 100.0;
     if !(capacity_rounded.is_finite() && capacity_rounded > 0.0) {
-        fail!("the fitted DRAM capacity {capacity} GB/s is not a finite number > 0");
+        return Err(FitError::Capacity(capacity).into());
     }
     let mut curves = BTreeMap::new();
     for mix in [Kernel::Read, Kernel::Copy] {
@@ -93,12 +93,11 @@ pub fn fit(m: &Measurements) -> Result<Fitted> {
     } else if let Some(c) = curves.get("read") {
         ("read (reads only)", c.clone())
     } else {
-        fail!("no latency measurements to fit a latency curve from");
+        return Err(FitError::NoLatency.into());
     };
     let idle = curve.first().map_or(100.0, |p| p.1);
     if let Some(pf) = pcie.as_mut() {
-        let lc = crate::model::LatencyCurve::new(curve.clone())
-            .map_err(|e| failed!("fitted latency curve: {e}"))?;
+        let lc = crate::model::LatencyCurve::new(curve.clone()).map_err(FitError::LatencyCurve)?;
         for h2d in [true, false] {
             let dir = if h2d { "h2d" } else { "d2h" };
             let fr: Vec<f64> = m
@@ -125,8 +124,8 @@ pub fn fit(m: &Measurements) -> Result<Fitted> {
             }
         }
         // The pinned DMAs read the curve as the engine's v2 rules do: at offered load.
-        let offered = crate::model::LatencyCurve::offered(curve.clone())
-            .map_err(|e| failed!("fitted latency curve: {e}"))?;
+        let offered =
+            crate::model::LatencyCurve::offered(curve.clone()).map_err(FitError::LatencyCurve)?;
         for dir in CopyDir::BOTH {
             let name = dir.name();
             let runs: Vec<&DmaStreamPoint> = (m.dma_stream.iter())

@@ -13,7 +13,7 @@ use std::thread::JoinHandle;
 
 use super::harness::{GpuProbe, num};
 use super::plan::{Plan, bar};
-use crate::calibrate::error::{Result, fail};
+use crate::calibrate::error::{ProbeError, Result};
 use crate::calibrate::measurements::{CpuLoadPoint, Measurements};
 
 /// Unpinned threads that keep busy until dropped, each running `work` (its index, the
@@ -235,7 +235,11 @@ fn kernel_ms(v: &serde_json::Value, kind: &str) -> Result<f64> {
         .map(|o| o.values().filter_map(|t| t.as_f64()).collect())
         .unwrap_or_default();
     if times.is_empty() {
-        fail!("the harness's {kind} reply has no times: {v}");
+        return Err(ProbeError::NoKernelTimes {
+            kind: kind.to_string(),
+            reply: v.clone(),
+        }
+        .into());
     }
     Ok(times.iter().sum::<f64>() / times.len() as f64)
 }

@@ -4,7 +4,7 @@
 //! With the `cuda` feature the harness is built by `build.rs` and embedded in the bwsim
 //! binary; `--gpu-probe PATH` (or `BWSIM_GPU_PROBE`) points to a separately built one.
 
-use crate::calibrate::error::{CalibrateError, Context, Result, fail, failed};
+use crate::calibrate::error::{CalibrateError, ProbeError, Result};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Lines, Write};
 use std::path::{Path, PathBuf};
@@ -163,7 +163,8 @@ impl GpuProbe {
             return Ok(());
         }
         let dir = format!("/proc/{}/task", self.child.id());
-        let tasks = std::fs::read_dir(&dir).with_context(|| format!("listing {dir}"))?;
+        let tasks =
+            std::fs::read_dir(&dir).map_err(|error| ProbeError::HarnessThreads { dir, error })?;
         // SAFETY: cpu_set_t is plain data, fully initialised before use.
         let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
         for &c in cpus {
@@ -203,10 +204,9 @@ impl GpuProbe {
     }
 
     fn send(&mut self, cmd: &str) -> Result<()> {
-        writeln!(self.stdin, "{cmd}").context("GPU probe stopped reading commands")?;
-        self.stdin
-            .flush()
-            .context("GPU probe stopped reading commands")
+        writeln!(self.stdin, "{cmd}")
+            .and_then(|()| self.stdin.flush())
+            .map_err(|e| ProbeError::HarnessStoppedReading(e).into())
     }
 
     fn reply(&mut self, cmd: &str) -> Result<Value> {
@@ -229,15 +229,19 @@ fn reply_error(cmd: &str, v: &Value) -> CalibrateError {
         .and_then(Value::as_str)
         .map(str::to_string)
         .unwrap_or_else(|| v.to_string());
-    failed!("GPU probe `{cmd}` failed: {err}")
+    ProbeError::HarnessRefused {
+        command: cmd.to_string(),
+        error: err,
+    }
+    .into()
 }
 
 fn read_json(lines: &mut Lines<BufReader<ChildStdout>>) -> Result<Value> {
     loop {
         let line = lines
             .next()
-            .ok_or_else(|| failed!("GPU probe exited unexpectedly"))?
-            .context("reading the GPU probe's output")?;
+            .ok_or(ProbeError::HarnessExited)?
+            .map_err(ProbeError::HarnessOutput)?;
         let t = line.trim();
         if t.is_empty() {
             continue;
@@ -247,7 +251,13 @@ fn read_json(lines: &mut Lines<BufReader<ChildStdout>>) -> Result<Value> {
             eprintln!("gpu-probe: {t}");
             continue;
         }
-        return serde_json::from_str(t).with_context(|| format!("bad GPU probe line: {t}"));
+        return serde_json::from_str(t).map_err(|error| {
+            ProbeError::HarnessLine {
+                line: t.to_string(),
+                error,
+            }
+            .into()
+        });
     }
 }
 
@@ -272,9 +282,13 @@ pub fn harness_cpus() -> Vec<usize> {
 
 /// Reads a number field, with a clear error.
 pub fn num(v: &Value, key: &str) -> Result<f64> {
-    v.get(key)
-        .and_then(Value::as_f64)
-        .ok_or_else(|| failed!("GPU probe reply lacks `{key}`: {v}"))
+    v.get(key).and_then(Value::as_f64).ok_or_else(|| {
+        ProbeError::ReplyLacks {
+            key: key.to_string(),
+            reply: v.clone(),
+        }
+        .into()
+    })
 }
 
 /// Fails unless the harness's `verify` reply says everything matched.
@@ -282,7 +296,7 @@ pub fn check_verify(v: &Value) -> Result<()> {
     if v.get("all_ok") == Some(&Value::Bool(true)) {
         Ok(())
     } else {
-        fail!("GPU kernels failed verification (NTT round trip or MSM vs blst): {v}")
+        Err(ProbeError::KernelsWrong(v.clone()).into())
     }
 }
 

@@ -3,7 +3,7 @@
 //! depends on the previous load, so the time per step is the loaded memory latency.
 
 use super::sys::{Buf, PageAdvice, pin_to};
-use crate::calibrate::error::{Result, fail, failed};
+use crate::calibrate::error::{ProbeError, Result};
 use rand::{Rng, SeedableRng};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
@@ -43,13 +43,13 @@ impl Chaser {
     pub fn start_with(cpu: usize, bytes: usize, advice: PageAdvice, seed: u64) -> Result<Self> {
         let (tx, crx) = mpsc::channel::<Cmd>();
         let (ctx, rx) = mpsc::channel::<f64>();
-        let (init_tx, init_rx) = mpsc::channel::<Result<(usize, Option<f64>), String>>();
+        let (init_tx, init_rx) = mpsc::channel::<Result<(usize, Option<f64>)>>();
         let handle = std::thread::spawn(move || {
             pin_to(cpu);
             let mut buf = match Buf::with_advice(bytes, advice) {
                 Ok(b) => b,
                 Err(e) => {
-                    let _ = init_tx.send(Err(e.to_string()));
+                    let _ = init_tx.send(Err(e));
                     return;
                 }
             };
@@ -74,8 +74,8 @@ impl Chaser {
         });
         let (bytes, huge_coverage) = match init_rx.recv() {
             Ok(Ok(v)) => v,
-            Ok(Err(e)) => fail!("pointer-chase buffer: {e}"),
-            Err(_) => fail!("pointer-chase thread died while starting"),
+            Ok(Err(e)) => return Err(ProbeError::ChaseBuffer(Box::new(e)).into()),
+            Err(_) => return Err(ProbeError::ChaseThreadDied.into()),
         };
         Ok(Self {
             tx,
@@ -90,14 +90,14 @@ impl Chaser {
     pub fn begin(&self, dur: Duration) -> Result<()> {
         self.tx
             .send(Cmd::Chase(dur))
-            .map_err(|_| failed!("pointer-chase thread is gone"))
+            .map_err(|_| ProbeError::ChaseThreadGone.into())
     }
 
     /// Waits for the chase started by [`Chaser::begin`]: nanoseconds per access.
     pub fn finish(&self) -> Result<f64> {
         self.rx
             .recv()
-            .map_err(|_| failed!("pointer-chase thread is gone"))
+            .map_err(|_| ProbeError::ChaseThreadGone.into())
     }
 
     /// Chases for `dur` and returns nanoseconds per access.

@@ -15,7 +15,7 @@
 //! [`Kernel::stream_fraction`] converts back to STREAM's convention.
 
 use super::sys::{Buf, pin_to};
-use crate::calibrate::error::{Result, fail};
+use crate::calibrate::error::{ProbeError, Result};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::thread::JoinHandle;
@@ -156,11 +156,12 @@ impl Workers {
             std::thread::sleep(Duration::from_millis(2));
         }
         if w.shared.failed.load(Ordering::SeqCst) > 0 {
-            fail!(
-                "{} of {n} streaming threads could not map 3 x {} MiB",
-                w.shared.failed.load(Ordering::SeqCst),
-                array_bytes >> 20
-            );
+            return Err(ProbeError::StreamArrays {
+                failed: w.shared.failed.load(Ordering::SeqCst),
+                threads: n,
+                mib: array_bytes >> 20,
+            }
+            .into());
         }
         Ok(w)
     }

@@ -1,7 +1,7 @@
 //! Host facts (CPU model, cores, page size, transparent huge pages), thread pinning and
 //! page-backed buffers that their owner thread first-touches.
 
-use crate::calibrate::error::{Result, fail};
+use crate::calibrate::error::{ProbeError, Result};
 
 pub use crate::calibrate::measurements::HostInfo;
 
@@ -222,11 +222,11 @@ impl Buf {
             )
         };
         if ptr == libc::MAP_FAILED {
-            fail!(
-                "could not map {} MiB: {}",
-                len >> 20,
-                std::io::Error::last_os_error()
-            );
+            return Err(ProbeError::Map {
+                mib: len >> 20,
+                error: std::io::Error::last_os_error(),
+            }
+            .into());
         }
         let flag = match advice {
             PageAdvice::Huge => Some(libc::MADV_HUGEPAGE),

@@ -2,7 +2,7 @@
 //! includes the calibration file gets it (the scenario layer's reader, with the default
 //! rule set), plus the raw measurements and kernel fits that size the experiments.
 
-use crate::calibrate::error::{Result, failed};
+use crate::calibrate::error::{FileError, Result};
 use crate::calibrate::file::CalibrationFile;
 use crate::calibrate::fit::KernelFit;
 use crate::calibrate::measurements::Measurements;
@@ -37,12 +37,17 @@ impl Calib {
 /// Reads the calibration file at `path`: the host through the scenario layer (a
 /// scenario that only includes the file), the measurements and fits from the file.
 pub fn load_calib(path: &Path) -> Result<Calib> {
-    let text = crate::input_file::read_text(path, crate::input_file::MAX_TOML_BYTES)
-        .map_err(|e| failed!("cannot read {}: {e}", path.display()))?;
+    let text =
+        crate::input_file::read_text(path, crate::input_file::MAX_TOML_BYTES).map_err(|error| {
+            FileError::Read {
+                path: path.to_path_buf(),
+                error,
+            }
+        })?;
     let file = CalibrationFile::parse(&text)?;
     let name = path
         .file_name()
-        .ok_or_else(|| failed!("{} names no file", path.display()))?
+        .ok_or_else(|| FileError::NoFileName(path.to_path_buf()))?
         .to_string_lossy()
         .into_owned();
     let host = host_of(&name, &path.with_file_name("validate-host.toml"))?;
@@ -63,8 +68,7 @@ pub fn host_of(calibration: &str, origin: &Path) -> Result<Hardware> {
          [[workload.stages]]\nname = \"probe\"\nduration_s = 1\n\
          [arrivals]\nkind = \"closed\"\nconcurrency = 1\njobs = 1\n"
     );
-    let loaded = crate::scenario::load_str(&text, origin, &[])
-        .map_err(|e| failed!("as a scenario's host: {e}"))?;
+    let loaded = crate::scenario::load_str(&text, origin, &[]).map_err(FileError::NotAHost)?;
     Ok(loaded.model.hardware)
 }
 

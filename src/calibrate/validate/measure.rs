@@ -2,7 +2,7 @@
 //! workers, the pointer chase, and a copy loop or pipeline in the GPU probe harness.
 
 use super::experiment::{Outcome, Setup};
-use crate::calibrate::error::{Result, fail};
+use crate::calibrate::error::{ExperimentError, Result};
 use crate::calibrate::probe::harness::{GpuProbe, num};
 use crate::calibrate::probe::latency::Chaser;
 use crate::calibrate::probe::multi_gpu::{begin_all, end_all};
@@ -26,10 +26,11 @@ pub fn measure(
         (None, None) => 0,
     };
     if gpus > probes.len() {
-        fail!(
-            "the experiment needs {gpus} GPUs, and {} GPU probe(s) are running",
-            probes.len()
-        );
+        return Err(ExperimentError::TooFewGpus {
+            needed: gpus,
+            running: probes.len(),
+        }
+        .into());
     }
     let k = s.streams.map_or(0, |(_, k)| k);
     if let Some((kernel, k)) = s.streams {

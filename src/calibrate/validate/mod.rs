@@ -326,7 +326,9 @@ fn write_outputs(t: &Table, dir: &Path) -> Result<()> {
     write_atomic(&dir.join("validate.csv"), csv(t).as_bytes())?;
     write_atomic(
         &dir.join("validate.json"),
-        serde_json::to_string_pretty(t)?.as_bytes(),
+        serde_json::to_string_pretty(t)
+            .map_err(CalibrateError::Json)?
+            .as_bytes(),
     )?;
     write_atomic(&dir.join("validate.md"), markdown(t).as_bytes())?;
     plot::predicted_vs_measured(t, dir)?;

@@ -10,7 +10,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::table::{Row, Table};
-use crate::calibrate::error::{CalibrateError, Result};
+use crate::calibrate::error::{CalibrateError, ExperimentError, Result};
 use crate::plot::common::{builder, house_mesh, layout_with_note, log_axis_range};
 use crate::plot::error::Result as PlotResult;
 use crate::plot::legend::{Entry, Swatch};
@@ -22,7 +22,7 @@ use crate::plot::{Chart, PlotError, render};
 pub fn predicted_vs_measured(t: &Table, dir: &Path) -> Result<Vec<PathBuf>> {
     render(&ValidateChart(t), dir, "validate").map_err(|e| match e {
         PlotError::Output(e) => CalibrateError::Output(e),
-        e => CalibrateError::Failed(format!("drawing the validate chart: {e}")),
+        e => ExperimentError::Chart(e).into(),
     })
 }
 

@@ -12,7 +12,7 @@
 
 use super::calib::Calib;
 use super::experiment::{Copy, Outcome, Setup};
-use crate::calibrate::error::{Result, fail, failed};
+use crate::calibrate::error::{ExperimentError, Result};
 use crate::engine::{Observer, StageRecord, simulate};
 use crate::model::{
     ArrivalKind, Arrivals, CACHE_LINE_BYTES, CopyDir, Demand, Duration, Gpu, Hold, HoldResource,
@@ -148,13 +148,13 @@ impl Calib {
         let n = stages.len();
         let model = self.model(stages, gpus);
         let mut rec = Records::default();
-        let summary = simulate(&model, &mut rec).map_err(|e| failed!("engine: {e}"))?;
+        let summary = simulate(&model, &mut rec)?;
         if let Some(why) = summary.stalled {
-            fail!("engine run stalled: {why}");
+            return Err(ExperimentError::Stalled(why).into());
         }
         rec.0.resize(n, Vec::new());
         if rec.0.iter().any(Vec::is_empty) {
-            fail!("engine: a stage did not finish");
+            return Err(ExperimentError::StageUnfinished.into());
         }
         Ok(rec.0)
     }
@@ -165,8 +165,7 @@ impl Calib {
         // n threads, each at the one-thread rate alone.
         let (demand, threads) = match s.streams {
             Some((k, n)) => {
-                let one = (self.meas.bw_at(k, 1))
-                    .ok_or_else(|| failed!("calibration has no {} bandwidth", k.name()))?;
+                let one = (self.meas.bw_at(k, 1)).ok_or(ExperimentError::NoBandwidth(k.name()))?;
                 (one * n as f64, n as u64)
             }
             None => (0.0, 0),
@@ -179,7 +178,7 @@ impl Calib {
                     self.ntt
                         .get(v)
                         .map(|f| f.seconds(lg))
-                        .ok_or_else(|| failed!("calibration has no {v} NTT model"))
+                        .ok_or_else(|| ExperimentError::NoNttModel(v.to_string()))
                 };
                 let k_s = kern("inv_nr")? + kern("fwd_coset_rn")?;
                 Some((bytes, pinned, k_s))
@@ -230,7 +229,7 @@ impl Calib {
                 let secs = if short == "dma" { SHORT_S } else { LONG_S };
                 let mut dma = self
                     .copy_stage("dma", c, secs, vec![])
-                    .ok_or_else(|| failed!("calibration has no PCIe link"))?;
+                    .ok_or(ExperimentError::NoPcieLink)?;
                 if c.gpus > 1 {
                     // One loop per GPU: per partition, each partition bound to its own GPU
                     // by the per-GPU slot it holds.
@@ -254,7 +253,7 @@ impl Calib {
                     let a = st.len();
                     st.push(
                         self.copy_stage(&format!("up{i}"), up, t_up, prev.clone())
-                            .ok_or_else(|| failed!("calibration has no PCIe link"))?,
+                            .ok_or(ExperimentError::NoPcieLink)?,
                     );
                     let mut k = stage(
                         &format!("ntt{i}"),
@@ -270,7 +269,7 @@ impl Calib {
                     st.push(k);
                     st.push(
                         self.copy_stage(&format!("down{i}"), down, t_down, vec![a + 1])
-                            .ok_or_else(|| failed!("calibration has no PCIe link"))?,
+                            .ok_or(ExperimentError::NoPcieLink)?,
                     );
                     pipe_idx.extend([a, a + 1, a + 2]);
                     prev = vec![a + 2];

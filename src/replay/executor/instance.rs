@@ -11,7 +11,7 @@ use rand_pcg::Pcg64;
 use crate::engine::Scope;
 use crate::engine::holdable::{HoldIndex, HoldSlot};
 use crate::model::{CACHE_LINE_BYTES, Edge, HoldResource, StageId};
-use crate::replay::error::{ReplayError, Result, failed};
+use crate::replay::error::{ExecutorFault, ReplayError, Result};
 use crate::time::SimTime;
 use crate::trace::recorder::StageInstance;
 
@@ -184,9 +184,7 @@ impl<'a> Executor<'a> {
         if plan.copy.is_none() && plan.kernel.is_none() {
             return Ok(());
         }
-        let gpu = self
-            .backend(bound_gpu)
-            .ok_or_else(|| failed!("the stage needs a GPU, and this replay has none"))?;
+        let gpu = self.backend(bound_gpu).ok_or(ExecutorFault::NoGpu)?;
         let gpu_index = bound_gpu.unwrap_or(0);
         let record_kernel = |dev_s: f64| {
             let end = self.now().as_secs();
@@ -213,7 +211,7 @@ impl<'a> Executor<'a> {
                 record_kernel(gpu.kernel(k, standalone_s)?);
             }
             if let Some(h) = copy {
-                let bytes = h.join().map_err(|_| failed!("copy thread panicked"))??;
+                let bytes = h.join().map_err(|_| ExecutorFault::CopyThreadPanicked)??;
                 self.record_dram_bytes(bytes);
             }
             Ok(())

@@ -28,7 +28,7 @@ use crate::model::{ArrivalKind, Model};
 use crate::scenario::replay_info::{KernelKind, TransferInfo};
 use crate::time::SimTime;
 
-use super::error::{GpuError, ReplayError, Result, failed};
+use super::error::{ExecutorFault, GpuError, ReplayError, Result};
 use super::holds::{self, HoldClient, HoldServer};
 use super::kernels::KernelHost;
 use super::plan::MsmFromHost;
@@ -119,7 +119,7 @@ impl<'a> Executor<'a> {
             .lock()
             .expect("poisoned")
             .take()
-            .ok_or_else(|| failed!("an executor runs once"))?;
+            .ok_or(ExecutorFault::RanTwice)?;
         let capacity = (self.plan.resources().holds.iter())
             .map(|h| h.capacity)
             .collect();
@@ -162,7 +162,7 @@ impl<'a> Executor<'a> {
                     let times: Vec<f64> = match Exp::new(*rate_per_s) {
                         Ok(_) => engine_arrivals(&self.model.arrivals.kind, self.model.seed, jobs),
                         Err(e) => {
-                            this.fail(failed!("Poisson arrivals: {e}"));
+                            this.fail(ExecutorFault::PoissonArrivals(e).into());
                             Vec::new()
                         }
                     };
