@@ -2,8 +2,9 @@
 //! that exists (a moved file takes its links with it). The run folders' own records
 //! (runs/accuracy/, runs/calibrate/, ...: plans as they were written) are left as written.
 
+mod common;
+
 use std::path::Path;
-use std::process::Command;
 
 /// The targets of `[text](target)` and `![alt](target)` in `text`.
 fn link_targets(text: &str) -> Vec<&str> {
@@ -28,18 +29,8 @@ fn link_targets_are_read_from_links_and_images() {
 #[test]
 fn relative_links_in_markdown_resolve() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let listed = Command::new("git")
-        .args(["ls-files", "-z", "*.md"])
-        .current_dir(root)
-        .output();
-    let files: Vec<String> = match listed {
-        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout)
-            .split('\0')
-            .filter(|f| !f.is_empty())
-            .map(str::to_owned)
-            .collect(),
-        // A source tarball without git: nothing tracked to check.
-        _ => return,
+    let Some(files) = common::tracked_files(&["*.md"]) else {
+        return;
     };
     let records = [
         "runs/accuracy/",

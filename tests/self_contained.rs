@@ -1,26 +1,17 @@
 //! The repository is self-contained: no tracked file points at the development-only
 //! folder next to the clone (the parent-folder `shared` path), which users do not have.
 
+mod common;
+
 use std::path::Path;
-use std::process::Command;
 
 #[test]
 fn no_tracked_file_mentions_the_parent_shared_folder() {
     // Built at run time so that this file does not match its own search.
     let needle = format!("..{}shared", '/');
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let listed = Command::new("git")
-        .args(["ls-files", "-z"])
-        .current_dir(root)
-        .output();
-    let files: Vec<String> = match listed {
-        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout)
-            .split('\0')
-            .filter(|f| !f.is_empty())
-            .map(str::to_owned)
-            .collect(),
-        // A source tarball without git: nothing tracked to check.
-        _ => return,
+    let Some(files) = common::tracked_files(&[]) else {
+        return;
     };
     assert!(!files.is_empty(), "git ls-files listed nothing");
     let offenders: Vec<String> = files

@@ -152,3 +152,22 @@ pub fn output_within(
         stderr: std::fs::read(&e).unwrap(),
     }
 }
+
+/// The files git tracks under the repository root that match `pathspecs` (every file for
+/// none), or None where git cannot list them (a source tarball: nothing tracked to check).
+pub fn tracked_files(pathspecs: &[&str]) -> Option<Vec<String>> {
+    let out = std::process::Command::new("git")
+        .args(["ls-files", "-z", "--"])
+        .args(pathspecs)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|out| out.status.success())?;
+    Some(
+        String::from_utf8_lossy(&out.stdout)
+            .split('\0')
+            .filter(|f| !f.is_empty())
+            .map(str::to_owned)
+            .collect(),
+    )
+}
