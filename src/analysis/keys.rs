@@ -21,6 +21,13 @@ pub const GPU_BRACKETED_BUSY_FRAC: &str = "gpu.bracketed_busy_frac";
 /// in which any kernel ran.
 pub const GPU_SAMPLED_BUSY_FRAC: &str = "gpu.sampled_busy_frac";
 pub const GPU_BRACKETED_SECONDS_PER_JOB: &str = "gpu.bracketed_seconds_per_job";
+/// The gpu_busy brackets added up over the window (the seed's formula; the union is
+/// [`GPU_BRACKETED_BUSY_FRAC`]).
+pub const GPU_BRACKETS_SUMMED_FRAC: &str = "gpu.brackets_summed_frac";
+/// The same sum over each GPU's own span: its first bracket's start to its last one's end.
+pub const GPU_BRACKETS_SUMMED_SPAN_FRAC: &str = "gpu.brackets_summed_span_frac";
+/// Mean gap between GPU operations (one run of brackets' end to the next one's start), s.
+pub const GPU_MEAN_GAP_S: &str = "gpu.mean_gap_s";
 /// Object: span name -> mean length, seconds.
 pub const GPU_SPANS_MEAN_S: &str = "gpu.spans_mean_s";
 /// Object: what the gpu_busy brackets were spent on; `brackets`, `mean_bracket_s`,
@@ -81,7 +88,7 @@ pub const STAGE_MEAN_WAIT_S: &str = "mean_wait_s";
 pub const STAGE_LOST_S: &str = "lost_s";
 
 /// Every fixed key the JSON report writes, in the order it writes them.
-pub const ALL: [&str; 40] = [
+pub const ALL: [&str; 43] = [
     SCENARIO,
     SEED,
     JOBS_COMPLETED,
@@ -98,6 +105,9 @@ pub const ALL: [&str; 40] = [
     GPU_TRUE_BUSY_FRAC,
     GPU_BRACKETED_BUSY_FRAC,
     GPU_BRACKETED_SECONDS_PER_JOB,
+    GPU_BRACKETS_SUMMED_FRAC,
+    GPU_BRACKETS_SUMMED_SPAN_FRAC,
+    GPU_MEAN_GAP_S,
     GPU_SAMPLED_BUSY_FRAC,
     GPU_SPANS_MEAN_S,
     GPU_BREAKDOWN,

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use super::bracket_chain::BracketChains;
+use super::bracket_measures::{self, Bracket, BracketMeasures};
 use super::few;
 use super::nonzero::NonZero;
 use super::run_stats::{
@@ -68,16 +69,16 @@ struct Holds {
     in_use_peak: Vec<u64>,
 }
 
-/// Per GPU: kernels running and gpu_busy brackets open, with their busy integrals.
+/// Per GPU: kernels running, with their busy integral, and the gpu_busy brackets.
 struct Gpus {
     kernels_running: Vec<u32>,
     kernel_busy: Vec<f64>,
-    brackets_open: Vec<u32>,
-    bracket_busy: Vec<f64>,
+    /// Every closed gpu_busy bracket of any job, for [`bracket_measures::measure`].
+    brackets: Vec<Bracket>,
     kernel_stage: Vec<bool>,
     /// Some stage runs a GPU kernel (else stage edges change nothing here).
     any_kernel_stage: bool,
-    /// Kernels running plus brackets open, over all GPUs (zero: nothing to integrate).
+    /// Kernels running, over all GPUs (zero: nothing to integrate).
     activity: u64,
     /// The nvidia-smi view: sample windows in which any kernel ran.
     sampled: Vec<SampleWindows>,
@@ -85,8 +86,8 @@ struct Gpus {
 
 impl Gpus {
     /// Adds `dt` (the seconds of [from, t]) to the busy time of each GPU running a kernel
-    /// or inside a bracket (`w`: the window start). Kept out of line: runs with no GPU
-    /// activity (queueing models) then integrate with a smaller function.
+    /// (`w`: the window start). Kept out of line: runs with no GPU activity (queueing
+    /// models) then integrate with a smaller function.
     #[inline(never)]
     fn integrate(&mut self, from: SimTime, t: SimTime, w: SimTime, dt: f64) {
         for i in 0..self.kernels_running.len() {
@@ -94,9 +95,6 @@ impl Gpus {
                 self.kernel_busy[i] += dt;
                 let since = |x: SimTime| (x - w) as f64 * 1e-9;
                 self.sampled[i].busy(since(from), since(t));
-            }
-            if self.brackets_open[i] > 0 {
-                self.bracket_busy[i] += dt;
             }
         }
     }
@@ -164,8 +162,7 @@ impl<'m> Metrics<'m> {
             gpus: Gpus {
                 kernels_running: vec![0; ngpu],
                 kernel_busy: vec![0.0; ngpu],
-                brackets_open: vec![0; ngpu],
-                bracket_busy: vec![0.0; ngpu],
+                brackets: Vec::new(),
                 kernel_stage: model.workload.stages.iter().map(|s| s.gpu_kernel).collect(),
                 any_kernel_stage: model.workload.stages.iter().any(|s| s.gpu_kernel),
                 activity: 0,
@@ -255,6 +252,32 @@ impl<'m> Metrics<'m> {
         }
     }
 
+    /// Both readings of the gpu_busy brackets over the window; a bracket still open at
+    /// the end counts until the end.
+    fn bracket_measures(&self) -> BracketMeasures {
+        let end = self.clock.end;
+        let still_open = (self.spans.open.iter())
+            .filter(|((span, ..), _)| self.model.instrumentation.spans[*span].gpu_busy)
+            .map(|(_, &(gpu, opened))| Bracket {
+                gpu,
+                start: opened.as_secs(),
+                end: end.max(opened).as_secs(),
+            });
+        let all: Vec<Bracket> = self
+            .gpus
+            .brackets
+            .iter()
+            .copied()
+            .chain(still_open)
+            .collect();
+        let start = self.clock.window_start.map_or(end, |w| w.min(end));
+        bracket_measures::measure(
+            &all,
+            (start.as_secs(), end.as_secs()),
+            self.gpus.kernels_running.len(),
+        )
+    }
+
     fn gpu_index(&self, gpu: Option<u32>) -> usize {
         (gpu.unwrap_or(0) as usize).min(self.gpus.kernels_running.len() - 1)
     }
@@ -291,8 +314,11 @@ impl<'m> Metrics<'m> {
             let gpu_busy = self.model.instrumentation.spans[span].gpu_busy;
             for (scope, (g, opened)) in closed {
                 if gpu_busy {
-                    self.gpus.brackets_open[g as usize] -= 1;
-                    self.gpus.activity -= 1;
+                    self.gpus.brackets.push(Bracket {
+                        gpu: g,
+                        start: opened.as_secs(),
+                        end: t.as_secs(),
+                    });
                 }
                 if self.measured(job) {
                     let len = (t - opened) as f64 * 1e-9;
@@ -319,6 +345,7 @@ impl<'m> Metrics<'m> {
         let sampled_busy_s = (self.gpus.sampled.iter())
             .map(|s| s.busy_s(window.window_s))
             .collect();
+        let brackets = self.bracket_measures();
         let mut holds: Vec<HoldTotals> = (self.holds.info.into_iter())
             .zip(self.holds.in_use_integral)
             .zip(self.holds.in_use_peak)
@@ -358,7 +385,7 @@ impl<'m> Metrics<'m> {
             stages: self.stages,
             gpu: GpuTotals {
                 kernel_busy_s: self.gpus.kernel_busy,
-                bracket_busy_s: self.gpus.bracket_busy,
+                brackets,
                 bracketed_span_total_s: self.spans.gpu_busy_total_s,
                 sampled_busy_s,
                 spans: self.spans.totals,
@@ -453,12 +480,7 @@ impl Observer for Metrics<'_> {
         let g = self.gpu_index(gpu) as u32;
         for i in 0..self.spans.from[marker].len() {
             let span = self.spans.from[marker][i];
-            if self.spans.open.insert((span, job, key), (g, t)).is_none()
-                && self.model.instrumentation.spans[span].gpu_busy
-            {
-                self.gpus.brackets_open[g as usize] += 1;
-                self.gpus.activity += 1;
-            }
+            self.spans.open.insert((span, job, key), (g, t));
         }
         self.close_spans(t, marker, job, key);
     }

@@ -7,6 +7,7 @@
 
 pub mod bottleneck;
 pub mod bracket_chain;
+pub mod bracket_measures;
 mod few;
 pub mod gap;
 pub mod interval;

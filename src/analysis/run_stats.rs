@@ -2,6 +2,7 @@
 //! grouped by meaning. [`super::metrics::Metrics::finish`] builds it; the bottleneck
 //! analysis and the report only read it.
 
+use super::bracket_measures::BracketMeasures;
 use super::gap::GapTotals;
 use crate::engine::{HoldResourceInfo, Limiter, Loss, RateId, RateKind, RateResourceInfo};
 
@@ -101,8 +102,8 @@ pub struct SpanTotals {
 pub struct GpuTotals {
     /// Seconds any kernel ran, per GPU.
     pub kernel_busy_s: Vec<f64>,
-    /// Seconds any gpu_busy span was open, per GPU.
-    pub bracket_busy_s: Vec<f64>,
+    /// The gpu_busy brackets over the window: their union and their sum.
+    pub brackets: BracketMeasures,
     /// Seconds of gpu_busy spans closed by measured jobs (summed over all spans).
     pub bracketed_span_total_s: f64,
     /// Seconds of the sample windows in which any kernel ran (the nvidia-smi view), per GPU.

@@ -147,7 +147,15 @@ fn hand_made(util: f64, stalled: Option<&str>) -> RunStats {
         stages: Vec::new(),
         gpu: GpuTotals {
             kernel_busy_s: vec![5.0],
-            bracket_busy_s: vec![8.0],
+            brackets: crate::analysis::bracket_measures::measure(
+                &[crate::analysis::bracket_measures::Bracket {
+                    gpu: 0,
+                    start: 1.0,
+                    end: 9.0,
+                }],
+                (0.0, 10.0),
+                1,
+            ),
             bracketed_span_total_s: 8.0,
             sampled_busy_s: vec![6.0],
             spans: Vec::new(),

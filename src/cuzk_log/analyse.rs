@@ -11,6 +11,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::parse::{Marker, ParsedLog};
+use crate::analysis::bracket_measures::{self, Bracket, BracketSummary};
 
 /// cuzk's own default of GPU workers per device (cuzk-core config.rs,
 /// `default_gpu_workers_per_device`).
@@ -188,8 +189,12 @@ pub struct LogAnalysis {
     pub workers: WorkerLayout,
     /// Each GPU.
     pub per_gpu: Vec<GpuUse>,
-    /// Mean over GPUs of the bracketed busy share: what cuzk calls GPU utilisation.
+    /// Mean over GPUs of the bracketed busy share (the union: a bracket open), what
+    /// cuzk's merged-interval analysis calls GPU utilisation.
     pub gpu_bracketed_busy_frac: f64,
+    /// The same brackets added up (the seed's formula), over the window and over the
+    /// GPU's span, with the mean gap between GPU operations.
+    pub gpu_bracket_sums: BracketSummary,
     /// Mean over GPUs of the `gpu_ms=` share (None without `gpu_ms=`).
     pub gpu_engine_busy_frac: Option<f64>,
     /// Idle gaps between a GPU's brackets (its last END to its next START), ms.
@@ -509,8 +514,16 @@ pub fn analyse(log: &ParsedLog, opts: &AnalyseOptions) -> LogAnalysis {
         .chain(map.logged.values().copied())
         .max()
         .map_or(1, |g| g as usize + 1);
+    let records: Vec<Bracket> = gpu_brackets
+        .iter()
+        .map(|b| Bracket {
+            gpu: b.gpu,
+            start: b.start_ms,
+            end: b.end_ms.unwrap_or(end),
+        })
+        .collect();
+    let measured = bracket_measures::measure(&records, (w.start, w.end), gpus);
     let mut per_gpu = Vec::with_capacity(gpus);
-    let mut gaps = Vec::new();
     let mut busy_steps = Vec::new();
     for g in 0..gpus as u32 {
         let mine = || gpu_brackets.iter().filter(move |b| b.gpu == g);
@@ -519,18 +532,13 @@ pub fn analyse(log: &ParsedLog, opts: &AnalyseOptions) -> LogAnalysis {
                 .map(|b| (b.start_ms, b.end_ms.unwrap_or(end)))
                 .collect(),
         );
-        for pair in spans.windows(2) {
-            if w.holds(pair[1].0) {
-                gaps.push(pair[1].0 - pair[0].1);
-            }
-        }
         busy_steps.extend(spans.iter().flat_map(|&(a, b)| [(a, 1), (b, -1)]));
         let engine: Vec<(f64, f64)> = mine()
             .filter_map(|b| Some((b.end_ms? - b.gpu_ms?, b.end_ms?)))
             .collect();
         per_gpu.push(GpuUse {
             gpu: g,
-            bracketed_busy_frac: w.frac(spans.iter().map(|s| w.clip(s.0, s.1)).sum(), 1),
+            bracketed_busy_frac: w.frac(measured.per_gpu[g as usize].union, 1),
             engine_busy_frac: (!engine.is_empty())
                 .then(|| w.frac(union(engine).iter().map(|s| w.clip(s.0, s.1)).sum(), 1)),
             brackets: mine()
@@ -572,9 +580,10 @@ pub fn analyse(log: &ParsedLog, opts: &AnalyseOptions) -> LogAnalysis {
         gpus,
         workers: map.layout,
         gpu_bracketed_busy_frac: mean(per_gpu.iter().map(|g| g.bracketed_busy_frac).collect()),
+        gpu_bracket_sums: measured.summary(),
         gpu_engine_busy_frac,
         per_gpu,
-        gpu_gap_ms: Distribution::of(gaps),
+        gpu_gap_ms: Distribution::of(measured.gaps.clone()),
         gpu_timer_busy_frac: gpu_total_in_window.map(|x| w.frac(x, gpus)),
         timers,
         unattributed_timings,

@@ -77,6 +77,8 @@ pub fn to_json(files: &[String], log: &ParsedLog, a: &LogAnalysis) -> Value {
             "workers_from": a.workers.source,
             "per_gpu": per_gpu,
             "bracketed_busy_frac": a.gpu_bracketed_busy_frac,
+            "brackets_summed_frac": a.gpu_bracket_sums.summed_frac,
+            "brackets_summed_span_frac": a.gpu_bracket_sums.summed_span_frac,
             "engine_busy_frac": a.gpu_engine_busy_frac,
             "gap_ms": dist_json(&a.gpu_gap_ms),
             "timer_busy_frac": a.gpu_timer_busy_frac,
@@ -196,6 +198,7 @@ pub fn to_text(files: &[String], log: &ParsedLog, a: &LogAnalysis) -> String {
         let _ = write!(o, "   mean gap between GPU operations {:.1} ms", g.mean);
     }
     o.push('\n');
+    bracket_sums_text(&mut o, a);
     if a.per_gpu.len() > 1 {
         for g in &a.per_gpu {
             let _ = write!(
@@ -249,4 +252,20 @@ pub fn to_text(files: &[String], log: &ParsedLog, a: &LogAnalysis) -> String {
         }
     }
     o
+}
+
+/// The brackets added up (the seed's formula) beside the union ("bracketed busy").
+fn bracket_sums_text(o: &mut String, a: &LogAnalysis) {
+    let b = &a.gpu_bracket_sums;
+    if let Some(over_span) = b.summed_span_frac {
+        let gap = b.mean_gap.map_or(String::new(), |g| {
+            format!("; idle time in the span per transition {g:.1} ms (the seed's mean gap)")
+        });
+        let _ = writeln!(
+            o,
+            "GPU brackets added up {:.1}% of the window, {:.1}% of the GPU's span (the seed's formula; bracketed busy above is their union){gap}",
+            100.0 * b.summed_frac,
+            100.0 * over_span
+        );
+    }
 }

@@ -359,6 +359,8 @@ mod tests {
             window_s: spj * 10.0,
             gpu_true_busy_frac: Some(0.5),
             gpu_bracketed_busy_frac: Some(0.8),
+            gpu_brackets_summed_frac: Some(0.8),
+            gpu_mean_gap_s: None,
             gpu_sampled_busy_frac: None,
             gpu_power_w: None,
             dram_gbps: 1.0,

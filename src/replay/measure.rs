@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::bracket_measures::{self, Bracket};
 use crate::engine::Scope;
 use crate::model::Model;
 
@@ -41,6 +42,13 @@ pub struct Measured {
     pub gpu_true_busy_frac: Option<f64>,
     /// Union of `gpu_busy` spans between markers / window (None: no such span).
     pub gpu_bracketed_busy_frac: Option<f64>,
+    /// The same spans added up over the window (the seed's formula; absent in replays
+    /// that predate it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_brackets_summed_frac: Option<f64>,
+    /// Mean gap between GPU operations, seconds (absent: no gap, or an older replay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_mean_gap_s: Option<f64>,
     /// Mean NVML utilization.gpu over the window, 0..1 (None: not sampled).
     pub gpu_sampled_busy_frac: Option<f64>,
     /// Mean NVML board power over the window, W (None: not sampled).
@@ -185,7 +193,12 @@ pub fn measure(model: &Model, rec: &Recording, nvml: Option<&NvmlTrace>) -> Meas
         None
     };
 
-    let gpu_bracketed_busy_frac = bracketed(model, rec).and_then(per_gpu_mean);
+    let brackets = bracketed(model, rec)
+        .filter(|_| window_s > 0.0)
+        .map(|iv| bracket_measures::measure(&iv, (start, end), gpus));
+    let gpu_bracketed_busy_frac = brackets.as_ref().map(|m| m.union_frac);
+    let gpu_brackets_summed_frac = brackets.as_ref().map(|m| m.summed_frac);
+    let gpu_mean_gap_s = brackets.as_ref().and_then(|m| m.mean_gap());
 
     let in_window: Vec<&(f64, f64, f64)> = nvml
         .unwrap_or(&[])
@@ -249,6 +262,8 @@ pub fn measure(model: &Model, rec: &Recording, nvml: Option<&NvmlTrace>) -> Meas
         window_s,
         gpu_true_busy_frac,
         gpu_bracketed_busy_frac,
+        gpu_brackets_summed_frac,
+        gpu_mean_gap_s,
         gpu_sampled_busy_frac,
         gpu_power_w,
         dram_gbps,
@@ -258,10 +273,10 @@ pub fn measure(model: &Model, rec: &Recording, nvml: Option<&NvmlTrace>) -> Meas
     }
 }
 
-/// Intervals `(gpu, from, to)` of the `gpu_busy` spans, pairing each span's markers by
-/// job and partition (a job-level marker pairs with every partition's), each on the GPU
-/// its opening marker named. None: no such span.
-fn bracketed(model: &Model, rec: &Recording) -> Option<Vec<(u32, f64, f64)>> {
+/// The `gpu_busy` spans' brackets, pairing each span's markers by job and partition (a
+/// job-level marker pairs with every partition's), each on the GPU its opening marker
+/// named. None: no such span.
+fn bracketed(model: &Model, rec: &Recording) -> Option<Vec<Bracket>> {
     let spans: Vec<_> = model
         .instrumentation
         .spans
@@ -284,7 +299,11 @@ fn bracketed(model: &Model, rec: &Recording) -> Option<Vec<(u32, f64, f64)>> {
             if let Some(&e) = end
                 && e >= m.t.as_secs()
             {
-                out.push((m.gpu.unwrap_or(0), m.t.as_secs(), e));
+                out.push(Bracket {
+                    gpu: m.gpu.unwrap_or(0),
+                    start: m.t.as_secs(),
+                    end: e,
+                });
             }
         }
     }
@@ -335,6 +354,8 @@ mod tests {
             window_s: 6.0,
             gpu_true_busy_frac: Some(0.5),
             gpu_bracketed_busy_frac: None,
+            gpu_brackets_summed_frac: None,
+            gpu_mean_gap_s: None,
             gpu_sampled_busy_frac: None,
             gpu_power_w: None,
             dram_gbps: 1.0,

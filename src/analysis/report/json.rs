@@ -140,9 +140,19 @@ impl Report {
         );
         let bracketed = num(self.gpu_bracketed_seconds_per_job);
         put(r, k::GPU_BRACKETED_SECONDS_PER_JOB, bracketed);
+        self.put_bracket_sums(r);
         put(r, k::GPU_SAMPLED_BUSY_FRAC, num(self.gpu_sampled_busy_frac));
         put(r, k::GPU_SPANS_MEAN_S, numbers(&self.spans_mean_s));
         put(r, k::GPU_BREAKDOWN, self.breakdown_json());
+    }
+
+    /// The brackets added up (the seed's formula) beside the union above.
+    fn put_bracket_sums(&self, r: &mut Map<String, Value>) {
+        let b = &self.gpu_brackets;
+        put(r, k::GPU_BRACKETS_SUMMED_FRAC, num(b.summed_frac));
+        let over_span = b.summed_span_frac.map_or(Value::Null, num);
+        put(r, k::GPU_BRACKETS_SUMMED_SPAN_FRAC, over_span);
+        put(r, k::GPU_MEAN_GAP_S, b.mean_gap.map_or(Value::Null, num));
     }
 
     fn knobs_json(&self) -> Value {

@@ -16,6 +16,7 @@ pub use what_if::WhatIf;
 use std::collections::BTreeMap;
 
 use super::bottleneck::{self, Bottleneck};
+use super::bracket_measures::BracketSummary;
 use super::gap::{GapPart, GapTotals};
 use super::knob::Knobs;
 use super::run_stats::{RunStats, StageTotals};
@@ -102,6 +103,9 @@ pub struct Report {
     pub gpu_true_busy_frac: f64,
     /// Union of instrumentation spans marked gpu_busy / window, averaged over GPUs.
     pub gpu_bracketed_busy_frac: f64,
+    /// The same brackets added up (the seed's formula), over the window and over the
+    /// GPU's span, with the mean gap between GPU operations.
+    pub gpu_brackets: BracketSummary,
     /// What the markers alone imply: summed gpu_busy span time per measured job, per GPU
     /// (the seconds per job a TIMELINE reader would estimate if the brackets were GPU work).
     pub gpu_bracketed_seconds_per_job: f64,
@@ -185,7 +189,8 @@ impl Report {
             response_mean_s,
             response_max_s: w.response_max_s,
             gpu_true_busy_frac: w.per_window(m.gpu.kernel_busy_s.iter().sum::<f64>() / gpus),
-            gpu_bracketed_busy_frac: w.per_window(m.gpu.bracket_busy_s.iter().sum::<f64>() / gpus),
+            gpu_bracketed_busy_frac: m.gpu.brackets.union_frac,
+            gpu_brackets: m.gpu.brackets.summary(),
             gpu_sampled_busy_frac: w.per_window(m.gpu.sampled_busy_s.iter().sum::<f64>() / gpus),
             smi_sample_period_s: model.instrumentation.smi_period_s(),
             gpu_breakdown: m.gpu.gap.clone(),
@@ -325,6 +330,7 @@ impl Report {
             response_max_s: 0.0,
             gpu_true_busy_frac: 0.0,
             gpu_bracketed_busy_frac: 0.0,
+            gpu_brackets: BracketSummary::default(),
             gpu_bracketed_seconds_per_job: f64::NAN,
             gpu_sampled_busy_frac: 0.0,
             smi_sample_period_s: 1.0,

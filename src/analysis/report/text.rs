@@ -146,6 +146,7 @@ impl Report {
                 self.smi_sample_period_s
             );
         }
+        self.write_bracket_sums(w);
         self.write_breakdown(w);
         if self.dram_capacity_gbps.is_finite() {
             let _ = writeln!(
@@ -255,4 +256,25 @@ fn write_replicated_throughput(w: &mut String, reps: &Replications, seed: u64) {
 /// Jobs per day at `seconds_per_job`, to the job.
 fn jobs_per_day_of(seconds_per_job: f64) -> String {
     format!("{:.0}", 86_400.0 / seconds_per_job)
+}
+
+/// The seed's reading of the markers, kept apart from the rest of the text report.
+impl Report {
+    /// The brackets added up (the seed's formula: every GPU_START..GPU_END interval summed,
+    /// over the wall window and over the GPU's own span), beside the union printed above.
+    fn write_bracket_sums(&self, w: &mut String) {
+        let b = &self.gpu_brackets;
+        let Some(over_span) = b.summed_span_frac else {
+            return;
+        };
+        let gap = b.mean_gap.map_or(String::new(), |g| {
+            format!("; mean gap {g:.3} s between GPU operations")
+        });
+        let _ = writeln!(
+            w,
+            "             brackets added up {} of the window, {} of the GPU's span (the seed's formula; the union is above){gap}",
+            pct(b.summed_frac),
+            pct(over_span)
+        );
+    }
 }
