@@ -1,8 +1,8 @@
 //! The 32 GiB C2 reference scenarios reproduce what was reported on the real system
-//! (docs/reference/c2-pipeline.md, issue 3). Tolerances are stated per assertion. The
-//! scenario's free parameters were fitted over the concurrency curve and the RAM tiers
-//! (tests/c2_fit.rs holds every fitted target within its band); this file holds the
-//! qualitative claims: the instrumentation gap, the curve's shape, RAM queueing.
+//! (docs/reference/c2-pipeline.md). Tolerances are stated per assertion. The scenario's
+//! free parameters were fitted to half of cuzk's published figures (tests/c2_fit.rs holds
+//! every figure within its band, docs/reference/c2-figures.md lists them); this file
+//! holds the qualitative claims: the instrumentation gap, the curve's shape, RAM queueing.
 
 use std::path::Path;
 
@@ -38,15 +38,16 @@ fn uncontended_gpu_region_matches_the_phase9_timers() {
         ],
     );
     let mean = |n: &str| stage(&r, n).mean_s;
-    // ntt_msm_h 690 ms, batch_add 650 ms, tail_msm 83 ms, gpu_total 1824 ms [S]: within 3%.
-    let ntt_msm_h = mean("ntt") + mean("h_msm");
-    let gpu_total =
-        mean("gpu_setup") + mean("upload_abc") + ntt_msm_h + mean("batch_add") + mean("tail_msm");
+    // ntt_msm_h 690 ms (from the pre-stage: the NTTs run while a/b/c upload, then the H
+    // MSM), batch_add 650 ms, tail_msm 83 ms [S]; gpu_total 1450 ms in isolation
+    // (c4effc85): within 3%.
+    let ntt_msm_h = mean("upload_abc").max(mean("ntt")) + mean("h_msm");
+    let gpu_total = ntt_msm_h + mean("batch_add") + mean("tail_msm");
     for (what, got, want) in [
         ("ntt_msm_h", ntt_msm_h, 0.690),
         ("batch_add", mean("batch_add"), 0.650),
         ("tail_msm", mean("tail_msm"), 0.083),
-        ("gpu_total", gpu_total, 1.824),
+        ("gpu_total", gpu_total, 1.450),
     ] {
         assert!(
             (got - want).abs() / want < 0.03,
@@ -56,55 +57,61 @@ fn uncontended_gpu_region_matches_the_phase9_timers() {
 }
 
 #[test]
-fn c15_shows_the_instrumentation_gap_and_the_reported_throughput() {
+fn the_seeds_run_shows_the_instrumentation_gap_both_ways() {
+    // The defaults are the seed's run (Phase 9, one GPU worker, pw=10, j=10): 42.9 s/proof
+    // over a 15-proof benchmark, 41.3 s steady (tests/c2_fit.rs holds those figures).
     let r = run(CUZK, &[]);
-    // Reported: ~43 s/proof (fitted: within 15%).
     assert!(
-        (r.seconds_per_job - 43.0).abs() / 43.0 < 0.15,
+        (38.0..42.0).contains(&r.seconds_per_job),
         "{} s/proof",
         r.seconds_per_job
     );
-    // Reported: brackets ~90% busy (within 0.15), true kernel duty far lower (users saw
-    // ~50% by power draw): at most 60%, and at least 0.3 below the brackets.
+    // One worker per GPU and a synchronous call: brackets never overlap, so the union and
+    // the seed's sum agree, near 90%; the gap between GPU operations is the worker's own
+    // loop (malloc_trim, bookkeeping), about 0.4 s.
+    let b = r.gpu_brackets;
     assert!(
-        r.gpu_bracketed_busy_frac > 0.75,
-        "bracketed {}",
+        r.gpu_bracketed_busy_frac > 0.85,
+        "union {}",
         r.gpu_bracketed_busy_frac
     );
-    assert!(r.gpu_true_busy_frac < 0.6, "true {}", r.gpu_true_busy_frac);
-    assert!(r.gpu_bracketed_busy_frac - r.gpu_true_busy_frac > 0.3);
-    // The GPU could do far better: the contention-free pipeline is GPU-bound near 18-20 s.
-    let ideal = r.ideal_seconds_per_job.expect("ideal computed");
     assert!(
-        ideal < 0.6 * r.seconds_per_job,
-        "ideal {ideal} vs {}",
-        r.seconds_per_job
+        (b.summed_frac - r.gpu_bracketed_busy_frac).abs() < 1e-9,
+        "{b:?}"
     );
-    // And the verdict names the host, not the GPU: DRAM. The fit over the concurrency
-    // curve (docs/model-v2.md, "C2 reference: published vs model") puts the inflation
-    // between c = 5 and c = 15 on loaded latency: witness threads at 18 GB/s (inside what
-    // one measured thread draws) with dependent misses, on a DRAM that interleaves about
-    // 20 scattered streams. Sharing the cores alone (an SpMV on all 192 threads) made
-    // low concurrency 10-17% slower than the reference box's runs there.
-    assert_eq!(r.bottleneck.resource, "dram", "{:?}", r.bottleneck);
+    let gap = b.mean_gap.expect("gaps");
+    assert!((0.3..0.5).contains(&gap), "mean gap {gap} s");
+    // Kernels run about a third of the time: the brackets also hold the a/b/c pinning and
+    // unpinning and the barrier's wait for prep_msm.
+    assert!(r.gpu_true_busy_frac < 0.4, "true {}", r.gpu_true_busy_frac);
+    assert!(r.gpu_bracketed_busy_frac - r.gpu_true_busy_frac > 0.45);
+    // What limits it is the one GPU worker's serial path (pin, CUDA region, unpin,
+    // trim), not the GPU's kernels: the contention-free run is barely faster.
+    assert_eq!(r.bottleneck.resource, "gpu_worker", "{:?}", r.bottleneck);
+    let ideal = r.ideal_seconds_per_job.expect("ideal computed");
+    assert!(ideal > 0.85 * r.seconds_per_job, "ideal {ideal}");
 }
 
 #[test]
-fn cpu_stages_inflate_two_to_twelve_times_from_low_to_high_concurrency() {
+fn cpu_stages_inflate_up_to_one_and_a_half_times_from_low_to_high_concurrency() {
+    // cuzk measured prep_msm +12% and b_g2_msm +27% at the seed's load, prep_msm up to
+    // +59% with two workers and 20 proofs [S]. The model: up to 1.5x from pw=2 to pw=20.
     let low = run(CUZK, &["params.synthesis_concurrency=2"]);
     let high = run(CUZK, &["params.synthesis_concurrency=20"]);
     for name in ["spmv", "prep_msm", "b_g2_msm"] {
         let (l, h) = (stage(&low, name).inflation, stage(&high, name).inflation);
-        assert!(l < 1.5, "{name} at c=2 already inflated {l:.2}x");
-        assert!((2.0..=12.0).contains(&h), "{name} at c=20 inflated {h:.2}x");
+        assert!(l < 1.15, "{name} at pw=2 already inflated {l:.2}x");
+        assert!(
+            (1.05..=1.6).contains(&h),
+            "{name} at pw=20 inflated {h:.2}x"
+        );
+        assert!(h > l, "{name}: {l:.2}x at pw=2, {h:.2}x at pw=20");
     }
-    // The host's DRAM, not the GPU (see the c = 15 test).
-    assert_eq!(high.bottleneck.resource, "dram");
 }
 
 #[test]
-fn concurrency_sweep_rises_flattens_then_degrades_and_ram_grows() {
-    let cs = [1, 5, 10, 15, 18, 22, 30];
+fn concurrency_sweep_rises_then_flattens_at_the_gpu_workers_path_and_ram_grows() {
+    let cs = [1, 2, 5, 10, 15, 20, 30];
     let reports: Vec<Report> = cs
         .iter()
         .map(|c| {
@@ -118,15 +125,16 @@ fn concurrency_sweep_rises_flattens_then_degrades_and_ram_grows() {
         })
         .collect();
     let spj: Vec<f64> = reports.iter().map(|r| r.seconds_per_job).collect();
-    let best = spj.iter().cloned().fold(f64::INFINITY, f64::min);
-    let best_at = cs[spj.iter().position(|&s| s == best).unwrap()];
-    // Rising: c=1 is synthesis-bound and far slower than the best.
-    assert!(spj[0] > 3.0 * best, "{spj:?}");
-    // The best lies in the middle of the range, not at its end.
-    assert!((10..=22).contains(&best_at), "best at c={best_at}: {spj:?}");
-    // Degrading: c=30 is more than 3% slower than the best.
-    assert!(spj[6] > best * 1.03, "{spj:?}");
-    // RAM peak grows with concurrency up to the point where RAM itself is full.
+    // Rising: one synthesis at a time is about 29 s a partition (290 s a proof [S]).
+    assert!((270.0..310.0).contains(&spj[0]), "{spj:?}");
+    assert!(spj[0] > 6.0 * spj[3], "{spj:?}");
+    // Flat from pw=10: the one worker's path, about 3.8 s a partition, not synthesis.
+    for w in spj[3..].windows(2) {
+        assert!((w[1] / w[0] - 1.0).abs() < 0.08, "{spj:?}");
+    }
+    assert_eq!(reports[1].bottleneck.resource, "synth_slots");
+    assert_eq!(reports[5].bottleneck.resource, "gpu_worker");
+    // RAM peak grows with the syntheses in flight.
     let ram: Vec<f64> = reports.iter().map(|r| r.ram_peak_gib).collect();
     for w in ram.windows(2).take(4) {
         assert!(w[1] > w[0], "RAM peak should grow: {ram:?}");
@@ -135,21 +143,18 @@ fn concurrency_sweep_rises_flattens_then_degrades_and_ram_grows() {
 
 #[test]
 fn a_host_too_small_for_the_concurrency_queues_on_ram_and_says_so() {
-    // At the flagship's c = 15 (at c = 20 the roomy host loses about as much to DRAM as
-    // the small one to its RAM queue, so the two come within 10% of each other).
+    // 128 GiB leaves 58 GiB for partitions: three reservations of 19.4 GiB, not ten.
     let roomy = run(CUZK, &[]);
-    let small = run(CUZK, &["params.host_ram_gib=256"]);
+    let small = run(CUZK, &["params.host_ram_gib=128"]);
     assert!(small.ram_peak_gib <= small.ram_capacity_gib + 1e-9);
     assert!(
         small
-            .notes
+            .holds
             .iter()
-            .any(|n| n.starts_with("host_ram has too little free")
-                || n.starts_with("host_ram is full")),
-        "expected a host RAM note, got {:?}",
-        small.notes
+            .any(|h| h.name.starts_with("partition_budget") && h.wait_s > 0.0),
+        "expected waits for the partition budget"
     );
-    assert!(small.seconds_per_job > roomy.seconds_per_job * 1.1);
+    assert!(small.seconds_per_job > roomy.seconds_per_job * 2.0);
 }
 
 #[test]
@@ -306,11 +311,8 @@ fn the_ideal_run_has_no_core_contention() {
     }
     let free = run_model(&ideal).unwrap().seconds_per_job;
     let shared = run_model(&with_cores).unwrap().seconds_per_job;
-    // GPU-bound floor: 10 partitions x the 1.81 s mutex region (setup, upload, NTT + H,
-    // batch addition, tails) = 18.1 s, plus the barrier's waits for prep_msm.
-    assert!((18.0..22.0).contains(&free), "ideal {free} s/proof");
-    assert!(
-        free < 0.9 * shared,
-        "ideal {free} vs with core sharing {shared}"
-    );
+    // The one worker's floor: 10 partitions x (pin 0.85 s, pre-stage, the 1.45 s CUDA
+    // region, unpin 0.85 s, trim 0.4 s) = about 35.5 s.
+    assert!((34.0..37.0).contains(&free), "ideal {free} s/proof");
+    assert!(free < shared, "ideal {free} vs with core sharing {shared}");
 }

@@ -51,7 +51,7 @@ fn fewer_cores_stretch_the_wide_stage_by_its_work_rate() {
     let got = stage_mean(&l.model, "spmv");
     assert!((got - want).abs() < 1e-9, "spmv {got} s, want {want}");
     // One-thread stages run on one core alone either way: unchanged.
-    assert_eq!(stage_mean(&l.model, "prep_msm"), 1.909);
+    assert_eq!(stage_mean(&l.model, "prep_msm"), 1.55);
     let spmv_scaled = (l.summary.host_scaling.iter()).find(|s| s.stage == "spmv");
     assert!(spmv_scaled.is_some_and(|s| (s.here_s - want).abs() < 1e-9));
     // Its DRAM bytes are kept: the draw falls with the longer time.
@@ -68,14 +68,14 @@ fn fewer_cores_stretch_the_wide_stage_by_its_work_rate() {
 #[test]
 fn a_slower_core_and_a_faster_gpu_move_their_own_stages() {
     // Core speed 5.1 -> 3.4: a one-thread stage's time outside DRAM latency takes 1.5x:
-    // prep_msm (0.88 latency bound) 0.12 x 1.5 + 0.88 = 1.06x, the witness (0.55)
-    // 0.45 x 1.5 + 0.55 = 1.225x. Kernel speed 1 -> 2: kernels halve.
+    // prep_msm (0.88 latency bound) 0.12 x 1.5 + 0.88 = 1.06x, the witness (0.35)
+    // 0.65 x 1.5 + 0.35 = 1.325x. Kernel speed 1 -> 2: kernels halve.
     let l = load(
         "scenarios/c2-32g-cuzk.toml",
         &["hardware.cpu.core_speed=3.4", "hardware.gpu.kernel_speed=2"],
     );
-    assert!((stage_mean(&l.model, "prep_msm") - 1.909 * 1.06).abs() < 1e-9);
-    assert!((stage_mean(&l.model, "witness") - 25.2 * 1.225).abs() < 1e-9);
+    assert!((stage_mean(&l.model, "prep_msm") - 1.55 * 1.06).abs() < 1e-9);
+    assert!((stage_mean(&l.model, "witness") - 24.7 * 1.325).abs() < 1e-9);
     assert!((stage_mean(&l.model, "ntt") - 0.12).abs() < 1e-12);
     // A copy takes the host's link, whatever the GPU computes: the tail MSMs (83 ms of
     // kernels, 42 ms here) wait for their 0.5 GB of pageable inputs (79 ms at 6.3 GB/s).
@@ -89,11 +89,11 @@ fn a_slower_core_and_a_faster_gpu_move_their_own_stages() {
         stage_mean(&l.model, "upload_abc"),
         stage_mean(&cuzk.model, "upload_abc")
     );
-    // The witness's latency share of its new time: 0.55 x 25.2 s of 30.87 s.
+    // The witness's latency share of its new time: 0.35 x 24.7 s of 32.73 s.
     let witness = (l.model.workload.stages.iter())
         .find(|s| s.name == "witness")
         .unwrap();
-    assert!((witness.latency_bound_frac - 0.55 / 1.225).abs() < 1e-12);
+    assert!((witness.latency_bound_frac - 0.35 / 1.325).abs() < 1e-12);
 }
 
 const WIDE: &str = r#"
@@ -136,7 +136,10 @@ fn a_stage_wider_than_its_pool_needs_measured_on_and_then_stretches() {
 
 /// The CPU stages of c2-32g-h200 (the reference box's times carried to the VM by the
 /// scenario) and of c2-32g-cuzk on the H200 host profile are the same numbers: one host,
-/// one answer, whichever C2 scenario asks.
+/// one answer, whichever C2 scenario asks. Issue 49 refitted c2-32g-cuzk's witness,
+/// prep_msm, pre-stage and B_G2 MSM to cuzk's published figures; c2-32g-h200 keeps the
+/// issue-24 numbers until it is refitted against its own host's runs, so only the stages
+/// both still share are compared.
 #[test]
 fn the_same_host_gives_the_same_cpu_stages_whichever_c2_scenario_asks() {
     let host = load_host(Path::new("scenarios/hosts/h200-host.toml")).unwrap();
@@ -160,15 +163,7 @@ fn the_same_host_gives_the_same_cpu_stages_whichever_c2_scenario_asks() {
     let knobs = ["params.gpu_threads=8"];
     let h200 = on_host("scenarios/c2-32g-h200.toml", &knobs);
     let cuzk = on_host("scenarios/c2-32g-cuzk.toml", &knobs);
-    for stage in [
-        "witness",
-        "witness_copy",
-        "spmv",
-        "prep_msm",
-        "gpu_setup",
-        "b_g2_msm",
-        "finalize",
-    ] {
+    for stage in ["witness_copy", "spmv", "finalize"] {
         let (a, b) = (
             stage_mean(&h200.model, stage),
             stage_mean(&cuzk.model, stage),
