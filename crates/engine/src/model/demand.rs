@@ -1,6 +1,6 @@
 //! What a stage draws on while it runs: rate resources and its share of each.
 
-use super::PoolId;
+use super::ids::PoolId;
 
 /// A rate a stage draws while running at standalone speed.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,6 +1,6 @@
 //! The DRAM system: its bandwidth, how streams share it, and its loaded-latency curve.
 
-use super::{CurveError, LoadAxis};
+use super::model_error::{CurveError, LoadAxis};
 
 /// The DRAM system: one rate resource plus its loaded-latency curve.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,6 +1,8 @@
 //! The host: cores, RAM, GPUs, locks, thread pools and what a core yields.
 
-use super::{CpuThroughputError, Dram, PcieLink};
+use super::dram::Dram;
+use super::model_error::CpuThroughputError;
+use super::pcie::PcieLink;
 
 /// The host's resources.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::{MarkerId, StageId};
+use super::ids::{MarkerId, StageId};
 
 /// Where the real engine logs markers, which spans it reads as "GPU busy", and which
 /// per-partition timers it prints (e.g. cuzk's CUZK_TIMING line).

@@ -10,9 +10,11 @@ mod demand;
 mod dram;
 mod duration;
 mod hardware;
+mod ids;
 mod instrumentation;
 mod model_error;
 mod pcie;
+mod stretch;
 mod workload;
 
 pub use arrivals::{ArrivalKind, Arrivals};
@@ -20,6 +22,7 @@ pub use demand::{Demand, RateTarget};
 pub use dram::{Dram, DramPolicy, DramSharing, LatencyCurve};
 pub use duration::Duration;
 pub use hardware::{CpuThroughput, Gpu, Hardware, Lock, Pool, PoolSharing};
+pub use ids::{LockId, MarkerId, PoolId, StageId};
 pub use instrumentation::{
     DEFAULT_SMI_SAMPLE_PERIOD_S, Edge, Instrumentation, Marker, Span, Timer,
 };
@@ -28,18 +31,8 @@ pub use pcie::{
     CopyDemand, CopyDir, CopyLatencyFrac, LinkCopy, MemcpyPace, PageableStaging, PcieLink,
     StagedCopy, StreamNeighbourCurve,
 };
-pub use workload::{
-    CpuLoad, Hold, HoldResource, HostThread, NeighbourRatios, Stage, Workload, stretch_at,
-};
-
-/// Index of a stage in [`Workload::stages`].
-pub type StageId = usize;
-/// Index of a lock in [`Hardware::locks`].
-pub type LockId = usize;
-/// Index of a thread pool in [`Hardware::pools`].
-pub type PoolId = usize;
-/// Index of a marker in [`Instrumentation::markers`].
-pub type MarkerId = usize;
+pub use stretch::stretch_at;
+pub use workload::{CpuLoad, Hold, HoldResource, HostThread, NeighbourRatios, Stage, Workload};
 
 /// Bytes in one cache line: what one line in flight (Little's law) or one pointer-chase
 /// step moves.

@@ -1,7 +1,8 @@
 //! PCIe links and host-device copies: rates, directions, staging and what a copy
 //! draws from DRAM.
 
-use super::{Demand, RateTarget, stretch_at};
+use super::demand::{Demand, RateTarget};
+use super::stretch::stretch_at;
 
 /// A PCIe link's per-direction rates and how its traffic lands on host DRAM.
 #[derive(Debug, Clone, PartialEq)]

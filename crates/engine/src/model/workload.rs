@@ -1,6 +1,9 @@
 //! What one job does: its stages, their holds and the rates they draw on.
 
-use super::{Demand, Duration, LockId, PoolId, StageId, StagedCopy};
+use super::demand::Demand;
+use super::duration::Duration;
+use super::ids::{LockId, PoolId, StageId};
+use super::pcie::StagedCopy;
 
 /// What one job does: a DAG of stages, some repeated per partition.
 #[derive(Debug, Clone, PartialEq)]
@@ -101,24 +104,6 @@ impl NeighbourRatios {
     pub fn is_empty(&self) -> bool {
         self.streaming.is_empty() && self.chasing.is_empty()
     }
-}
-
-/// A [`CpuLoad`] curve's stretch at `load` runnable threads per CPU: piecewise linear
-/// through `points`, flat past either end, 1 with no points.
-pub fn stretch_at(points: &[(f64, f64)], load: f64) -> f64 {
-    let Some(&(x0, y0)) = points.first() else {
-        return 1.0;
-    };
-    if load <= x0 {
-        return y0;
-    }
-    for w in points.windows(2) {
-        let ((xa, ya), (xb, yb)) = (w[0], w[1]);
-        if load <= xb {
-            return ya + (yb - ya) * (load - xa) / (xb - xa);
-        }
-    }
-    points[points.len() - 1].1
 }
 
 /// A resource a stage holds (FIFO waiting when short).
