@@ -9,7 +9,7 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::Duration as StdDuration;
 
-use bwsim::engine::solver::{ClassDemand, ClassKey, Solver};
+use bwsim::engine::solver::{ClassDemand, ClassKey, FixedPoint, SharedRounds, Solution, System};
 use bwsim::engine::{NullObserver, simulate};
 use bwsim::model::*;
 use bwsim::run::{RunOptions, run_model_with};
@@ -238,7 +238,7 @@ fn solver(c: &mut Criterion) {
 }
 
 /// The sharing solver alone: one solve (progressive filling inside the latency fixed
-/// point) over k distinct running classes on DRAM (250 GB/s) and PCIe (50 GB/s), with no
+/// point, its fillings sharing rounds) over k distinct running classes on DRAM (250 GB/s) and PCIe (50 GB/s), with no
 /// memo and no event loop around it: how the raw cost grows with the number of variables.
 fn solver_raw(c: &mut Criterion) {
     let curve = gpu_host().dram.latency;
@@ -262,12 +262,19 @@ fn solver_raw(c: &mut Criterion) {
                 .demand(1)
             })
             .collect();
-        let mut solver = Solver::default();
-        let mut out = Vec::new();
+        let mut solver = FixedPoint::<SharedRounds>::default();
+        let mut out = Solution::default();
         g.bench_with_input(BenchmarkId::from_parameter(k), &classes, |b, classes| {
             b.iter(|| {
-                solver.solve(&capacities, 0, &curve, black_box(classes), &mut out);
-                out[0].speed
+                let system = System {
+                    capacities: &capacities,
+                    dram: 0,
+                    curve: &curve,
+                    pools: &[],
+                    classes: black_box(classes),
+                };
+                solver.solve(&system, &mut out);
+                out.speeds[0].speed
             })
         });
     }

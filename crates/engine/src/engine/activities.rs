@@ -5,11 +5,12 @@
 use crate::model::StageId;
 use crate::time::SimTime;
 
-use super::fluid::{ClassId, Fluid};
+use super::fluid::Fluid;
 use super::holdable::HoldIndex;
-use super::jobs::Token;
+use super::ids::ClassId;
+use super::ids::KeyId;
+use super::ids::Token;
 use super::observer::Loss;
-use super::plan::KeyId;
 
 /// A running stage instance (its slot is reused once it ends).
 struct Activity {
@@ -123,7 +124,7 @@ mod tests {
     use super::{Activities, Run};
     use crate::engine::Scope;
     use crate::engine::fluid::Fluid;
-    use crate::engine::jobs::Token;
+    use crate::engine::ids::Token;
     use crate::engine::observer::Loss;
     use crate::engine::plan::Plan;
     use crate::engine::test_model::{host_model, stage};

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use crate::model::StageId;
 
 use super::holdable::{Grant, HoldIndex};
-use super::jobs::Token;
+use super::ids::Token;
 use super::observer::Scope;
 
 /// One zero-time step.

@@ -13,38 +13,16 @@ use std::collections::BinaryHeap;
 use crate::model::Dram;
 use crate::time::SimTime;
 
+use super::ids::{ClassId, KeyId, MemberId, RateId};
 use super::observer::Loss;
-use super::plan::KeyId;
-use super::resources::RateId;
-use super::solver::{ClassDemand, ClassKey, ClassSpeed, PoolRule, SolveMemo, Solver};
+use super::solver::{ClassDemand, ClassKey, ClassSpeed, PoolRule, Solver, System};
 use super::virtual_clock::VirtualClock;
 
-/// A class slot (slots are reused, under another key, once a class empties).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(super) struct ClassId(usize);
-
-impl ClassId {
-    /// The first class slot: the one a lane run's only class takes.
-    pub const FIRST: ClassId = ClassId(0);
-
-    /// The slot's index (classes are few and slots are reused: a dense small index).
-    pub fn index(self) -> usize {
-        self.0
-    }
-}
-
-/// A member of a class, as the caller numbers it (the engine's activity slot).
-pub(super) type MemberId = usize;
-
-/// A virtual-time class of identical running activities.
+/// A virtual-time class of identical running activities (its key is in
+/// `Fluid::slot_keys`, its demand in `Fluid::demands`).
 struct Class {
-    key: KeyId,
     /// False once retired to the free list.
     live: bool,
-    shared: bool,
-    /// Its demand can be solved by `Solver::solve_lone` when it runs alone (a property
-    /// of the key, kept here to spare the check on every re-solve).
-    lone_solvable: bool,
     /// Members by virtual finish time.
     members: BinaryHeap<Reverse<(OrdF64, MemberId)>>,
     /// Speed, progress and lost time since the class was created.
@@ -79,24 +57,23 @@ pub(super) struct Due {
     pub class: ClassId,
 }
 
-/// All fluid classes of a run, with the solver that sets their speeds.
+/// All fluid classes of a run, with the solver that sets their speeds. Every class is
+/// of a key whose activities share something (see [`Fluid::key_shared`]).
 pub(super) struct Fluid {
     keys: Vec<ClassKey>,
     /// The live class of each key.
     class_of_key: Vec<Option<ClassId>>,
     classes: Vec<Class>,
-    /// The solver's view of each class slot, same index.
+    /// Per class slot, same index: its key, and the solver's view of it.
+    slot_keys: Vec<KeyId>,
     demands: Vec<ClassDemand>,
     free_classes: Vec<ClassId>,
     /// `C_r`, per rate resource (DRAM's moves with the number of streams).
     capacities: Vec<f64>,
     dram: RateId,
+    pools: Vec<PoolRule>,
     solver: Solver,
-    memo: SolveMemo,
-    memo_key: Vec<u64>,
-    lone: LoneMemo,
-    speeds: Vec<ClassSpeed>,
-    /// A shared class gained or lost members since the last solve.
+    /// A class gained or lost members since the last solve.
     dirty: bool,
     /// Classes whose next completion may have moved.
     touched: Vec<ClassId>,
@@ -113,15 +90,13 @@ impl Fluid {
             class_of_key: vec![None; keys.len()],
             keys,
             classes: Vec::new(),
+            slot_keys: Vec::new(),
             demands: Vec::new(),
             free_classes: Vec::new(),
             capacities,
             dram,
-            solver: Solver::with_pools(pools),
-            memo: SolveMemo::default(),
-            memo_key: Vec::new(),
-            lone: LoneMemo::default(),
-            speeds: Vec::new(),
+            pools,
+            solver: Solver::default(),
             dirty: false,
             touched: Vec::new(),
         }
@@ -134,7 +109,7 @@ impl Fluid {
     }
 
     /// Adds `member`, needing `standalone_s` of standalone work, to the class of `key`
-    /// (creating it). `lost_at_start` receives the class's lost-time counters, for
+    /// (creating it), which must be a shared key. `lost_at_start` receives the class's lost-time counters, for
     /// [`Fluid::lost_since`] when it finishes.
     pub fn join(
         &mut self,
@@ -144,69 +119,63 @@ impl Fluid {
         standalone_s: f64,
         lost_at_start: &mut Loss,
     ) -> ClassId {
+        debug_assert!(self.key_shared(key));
         let c = match self.class_of_key[key] {
             Some(c) => c,
             None => self.new_class(now, key),
         };
         self.advance(now, c);
-        let class = &mut self.classes[c.0];
+        let class = &mut self.classes[c.index()];
         let finish = class.clock.virtual_now + standalone_s;
         lost_at_start.copy_from(&class.clock.lost);
         class.members.push(Reverse((OrdF64::new(finish), member)));
-        self.demands[c.0].count += 1;
-        if class.shared {
-            self.dirty = true;
-        }
-        self.touch(c);
+        self.demands[c.index()].count += 1;
+        self.dirty = true;
+        touch(&mut self.touched, c);
         c
     }
 
     fn new_class(&mut self, now: SimTime, key: KeyId) -> ClassId {
         let k = &self.keys[key];
-        let shared = k.shared();
         let nrate = self.capacities.len();
         let c = match self.free_classes.pop() {
             Some(c) => {
-                let class = &mut self.classes[c.0];
+                let class = &mut self.classes[c.index()];
                 debug_assert!(!class.live && class.members.is_empty());
-                class.key = key;
                 class.live = true;
-                class.shared = shared;
                 class.clock.restart(now, nrate);
                 class.scheduled = SimTime::NEVER;
-                let d = &mut self.demands[c.0];
+                self.slot_keys[c.index()] = key;
+                let d = &mut self.demands[c.index()];
                 d.count = 0;
                 d.key.clone_from(k);
                 c
             }
             None => {
                 self.classes.push(Class {
-                    key,
                     live: true,
-                    shared,
-                    lone_solvable: false,
                     members: BinaryHeap::new(),
                     clock: VirtualClock::new(now, nrate),
                     scheduled: SimTime::NEVER,
                 });
+                self.slot_keys.push(key);
                 self.demands.push(k.demand(0));
-                ClassId(self.classes.len() - 1)
+                ClassId::from_index(self.classes.len() - 1)
             }
         };
-        self.classes[c.0].lone_solvable = Solver::lone_solvable(&self.demands[c.0]);
         self.class_of_key[key] = Some(c);
         c
     }
 
     /// Brings a class's virtual clock and lost-time counters up to `now`.
     fn advance(&mut self, now: SimTime, c: ClassId) {
-        self.classes[c.0].clock.advance(now);
+        self.classes[c.index()].clock.advance(now);
     }
 
     /// The speed that put `class`'s next completion beyond the clock's range, when its
     /// sharing did (None: its own standalone time is beyond the range).
     pub fn starved(&self, now: SimTime, class: ClassId) -> Option<ClassSpeed> {
-        let c = &self.classes[class.0];
+        let c = &self.classes[class.index()];
         let &Reverse((f, _)) = c.members.peek()?;
         c.clock
             .slowed_beyond_range(now, f.get())
@@ -218,7 +187,7 @@ impl Fluid {
 
     /// The member of `class` that finishes next (to name it when its end is out of range).
     pub fn next_member(&self, class: ClassId) -> Option<MemberId> {
-        self.classes[class.0]
+        self.classes[class.index()]
             .members
             .peek()
             .map(|&Reverse((_, m))| m)
@@ -229,26 +198,24 @@ impl Fluid {
     /// pending completion comes due, which consumes it.
     pub fn complete_due(&mut self, now: SimTime, c: ClassId, mut done: impl FnMut(MemberId)) {
         self.advance(now, c);
-        let class = &mut self.classes[c.0];
+        let class = &mut self.classes[c.index()];
         class.scheduled = SimTime::NEVER;
         while let Some(&Reverse((f, a))) = class.members.peek() {
             if !class.clock.reached(f.get()) {
                 break;
             }
             class.members.pop();
-            self.demands[c.0].count -= 1;
+            self.demands[c.index()].count -= 1;
             done(a);
-            if class.shared {
-                self.dirty = true;
-            }
+            self.dirty = true;
         }
-        self.touch(c);
+        touch(&mut self.touched, c);
     }
 
     /// Wall seconds a member of `c` lost since it joined (`at_start` from
     /// [`Fluid::join`]), by cause, into `out`.
     pub fn lost_since(&self, c: ClassId, at_start: &Loss, out: &mut Loss) {
-        out.set_difference(&self.classes[c.0].clock.lost, at_start);
+        out.set_difference(&self.classes[c.index()].clock.lost, at_start);
     }
 
     /// The all-zero lost time of an activity that never ran in a class, into `out`.
@@ -256,7 +223,7 @@ impl Fluid {
         out.reset(self.capacities.len());
     }
 
-    /// Whether membership of a shared class changed since the last [`Fluid::resolve`].
+    /// Whether a class's membership changed since the last [`Fluid::resolve`].
     pub fn needs_resolve(&self) -> bool {
         self.dirty
     }
@@ -265,111 +232,34 @@ impl Fluid {
     /// the DRAM latency slowdown L(u)/L(0).
     pub fn resolve(&mut self, now: SimTime, dram: &Dram) -> (&[f64], f64) {
         self.dirty = false;
-        // The running sharing classes: when at most one runs and it depends on nothing
-        // but its rates, it is solved directly (see `Solver::solve_lone`).
-        let (mut running, mut lone) = (0usize, None);
-        for i in 0..self.classes.len() {
-            if self.classes[i].shared && self.demands[i].count > 0 {
-                self.advance(now, ClassId(i));
-                running += 1;
-                lone = Some(i);
+        for (class, d) in self.classes.iter_mut().zip(&self.demands) {
+            if d.count > 0 {
+                class.clock.advance(now);
             }
         }
         let d = self.dram.index();
         // DRAM loses efficiency as more streams interleave (0 loss: no change).
         if dram.efficiency_loss_per_stream > 0.0 {
-            let streams: u32 = self
-                .demands
-                .iter()
+            let streams: u32 = (self.demands.iter())
                 .filter(|c| c.key.weights.iter().any(|&(r, _)| r == d))
                 .map(|c| c.count)
                 .sum();
             self.capacities[d] = dram.effective_capacity_gbps(streams);
         }
-        if running <= 1 && lone.is_none_or(|i| self.classes[i].lone_solvable) {
-            // A key's demand never changes during a run and only DRAM's capacity moves,
-            // so (key, count, DRAM capacity) determines the solution.
-            let state = lone.map(|i| (self.classes[i].key, self.demands[i].count));
-            let capacity = self.capacities[d].to_bits();
-            let slot = self.lone.slot(state);
-            let remembered = |m: &LoneMemo, s: usize| {
-                (m.solutions[s].as_ref()).is_some_and(|x| x.dram_capacity == capacity)
-            };
-            if !slot.is_some_and(|s| remembered(&self.lone, s)) {
-                let speed = self.solver.solve_lone(
-                    &self.capacities,
-                    d,
-                    &dram.latency,
-                    lone.map(|i| &self.demands[i]),
-                );
-                let Some(s) = slot else {
-                    if let Some(i) = lone {
-                        self.set_speed(ClassId(i), speed);
-                    }
-                    return (&self.solver.usage, self.solver.latency_slowdown);
-                };
-                self.lone.solutions[s] = Some(LoneSolution {
-                    dram_capacity: capacity,
-                    speed,
-                    usage: self.solver.usage.as_slice().into(),
-                    latency_slowdown: self.solver.latency_slowdown,
-                });
-            }
-            let s = slot.expect("solved above when none");
-            let speed = self.lone.solutions[s].as_ref().expect("remembered").speed;
-            if let Some(i) = lone {
-                self.set_speed(ClassId(i), speed);
-            }
-            let solved = self.lone.solutions[s].as_ref().expect("remembered");
-            return (&solved.usage, solved.latency_slowdown);
-        }
-        // The solution depends only on the DRAM capacity (the others never change during
-        // a run) and on each sharing class's demand identity and count: classes that are
-        // empty or draw on nothing take no part.
-        let mut key = std::mem::take(&mut self.memo_key);
-        key.clear();
-        key.push(self.capacities[d].to_bits());
-        for (class, c) in self.classes.iter().zip(&self.demands) {
-            key.push(if class.shared && c.count > 0 {
-                ((class.key as u64) << 32) | c.count as u64
-            } else {
-                u64::MAX
-            });
-        }
-        let mut speeds = std::mem::take(&mut self.speeds);
-        if !self.memo.recall(&key, &mut self.solver, &mut speeds) {
-            self.solver.solve(
-                &self.capacities,
-                d,
-                &dram.latency,
-                &self.demands,
-                &mut speeds,
-            );
-            self.memo.remember(&key, &self.solver, &speeds);
-        }
-        self.memo_key = key;
-        for (i, &s) in speeds.iter().enumerate() {
-            if self.classes[i].shared && self.demands[i].count > 0 {
-                self.set_speed(ClassId(i), s);
+        let system = System {
+            capacities: &self.capacities,
+            dram: d,
+            curve: &dram.latency,
+            pools: &self.pools,
+            classes: &self.demands,
+        };
+        let solution = self.solver.solve(&system, &self.slot_keys);
+        for (i, (c, &s)) in self.demands.iter().zip(&solution.speeds).enumerate() {
+            if c.count > 0 && self.classes[i].clock.set_speed(s) {
+                touch(&mut self.touched, ClassId::from_index(i));
             }
         }
-        self.speeds = speeds;
-        (&self.solver.usage, self.solver.latency_slowdown)
-    }
-
-    /// Gives running class `c` its solved speed (marking it touched if that moved).
-    fn set_speed(&mut self, c: ClassId, s: ClassSpeed) {
-        if self.classes[c.0].clock.set_speed(s) {
-            self.touch(c);
-        }
-    }
-
-    /// Marks `c` for [`Fluid::reschedule`] (a repeat of the last mark is dropped here, the
-    /// rest there).
-    fn touch(&mut self, c: ClassId) {
-        if self.touched.last() != Some(&c) {
-            self.touched.push(c);
-        }
+        (&solution.usage, solution.latency_slowdown)
     }
 
     /// Hands each touched class's next completion to `schedule` (unless already pending
@@ -386,19 +276,19 @@ impl Fluid {
         }
         for &c in &touched {
             self.advance(now, c);
-            if self.demands[c.0].count == 0 {
+            if self.demands[c.index()].count == 0 {
                 // Retire the empty class so one-off demand vectors do not pile up (its
                 // pending completion was consumed by `complete_due`, which emptied it).
-                let class = &mut self.classes[c.0];
+                let class = &mut self.classes[c.index()];
                 if class.live {
                     class.live = false;
                     class.scheduled = SimTime::NEVER;
-                    self.class_of_key[class.key] = None;
+                    self.class_of_key[self.slot_keys[c.index()]] = None;
                     self.free_classes.push(c);
                 }
                 continue;
             }
-            let class = &mut self.classes[c.0];
+            let class = &mut self.classes[c.index()];
             let Some(&Reverse((f, _))) = class.members.peek() else {
                 continue;
             };
@@ -416,83 +306,10 @@ impl Fluid {
     }
 }
 
-/// Solutions of the lone-class case (at most one sharing class running, solved by
-/// `Solver::solve_lone`) for one key, by member count: a processor-sharing pool
-/// revisits the same few counts all run long, and a lookup is cheaper than even the
-/// direct solve. A key's demand never changes during a run and only DRAM's capacity
-/// moves, so (key, count, DRAM capacity) determines a solution; another key starts over.
-#[derive(Default)]
-struct LoneMemo {
-    /// The key the entries are for (None: only "nothing running" held).
-    key: Option<KeyId>,
-    /// By member count (index 0: nothing running, the same for every key).
-    solutions: Vec<Option<LoneSolution>>,
-}
-
-struct LoneSolution {
-    /// The DRAM capacity (bits) it was solved at.
-    dram_capacity: u64,
-    speed: ClassSpeed,
-    usage: Box<[f64]>,
-    latency_slowdown: f64,
-}
-
-/// Member counts remembered (a bound on memory; larger counts are solved each time).
-const LONE_MEMO_COUNTS: u32 = 1 << 12;
-
-impl LoneMemo {
-    /// The entry index for `state` (key and count; None: nothing running), starting
-    /// over when the key differs from the entries'; None beyond the bound on counts.
-    fn slot(&mut self, state: Option<(KeyId, u32)>) -> Option<usize> {
-        let n = match state {
-            Some((key, n)) => {
-                if n >= LONE_MEMO_COUNTS {
-                    return None;
-                }
-                if self.key != Some(key) {
-                    self.key = Some(key);
-                    self.solutions.truncate(1);
-                }
-                n as usize
-            }
-            None => 0,
-        };
-        if self.solutions.len() <= n {
-            self.solutions.resize_with(n + 1, || None);
-        }
-        Some(n)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{LONE_MEMO_COUNTS, LoneMemo, LoneSolution};
-    use crate::engine::solver::ClassSpeed;
-
-    #[test]
-    fn lone_memo_keeps_counts_of_one_key_and_idle_across_keys() {
-        let solved = |capacity| LoneSolution {
-            dram_capacity: capacity,
-            speed: ClassSpeed {
-                speed: 0.5,
-                limiter: None,
-            },
-            usage: vec![1.0].into(),
-            latency_slowdown: 1.0,
-        };
-        let mut m = LoneMemo::default();
-        assert_eq!(m.slot(Some((3, 2))), Some(2));
-        m.solutions[2] = Some(solved(7));
-        assert_eq!(m.slot(None), Some(0));
-        m.solutions[0] = Some(solved(7));
-        // Same key: entries stay; nothing running is key-independent.
-        assert_eq!(m.slot(Some((3, 2))), Some(2));
-        assert!(m.solutions[2].is_some());
-        // Another key starts over, but keeps the idle entry.
-        assert_eq!(m.slot(Some((4, 1))), Some(1));
-        assert!(m.solutions[0].is_some());
-        assert!(m.solutions.iter().skip(1).all(Option::is_none));
-        // Counts beyond the bound are not remembered.
-        assert_eq!(m.slot(Some((4, LONE_MEMO_COUNTS))), None);
+/// Marks `c` in `touched` for [`Fluid::reschedule`] (a repeat of the last mark is
+/// dropped here, the rest there).
+fn touch(touched: &mut Vec<ClassId>, c: ClassId) {
+    if touched.last() != Some(&c) {
+        touched.push(c);
     }
 }

@@ -14,7 +14,7 @@ use super::observer::Loss;
 
 use super::queue::EventQueue;
 use super::resources::Resources;
-use super::solver::{ClassDemand, ClassKey, Solver};
+use super::solver::{ClassDemand, ClassKey, FixedPoint, Solution, System};
 
 /// One activity: arrival (ns), its class key, standalone seconds.
 #[derive(Debug, Clone)]
@@ -150,12 +150,12 @@ fn with_fluid(c: &Case) -> Vec<f64> {
 
 /// Finish time of each activity (seconds) by brute force.
 fn reference(c: &Case) -> Vec<f64> {
-    let mut solver = Solver::default();
+    let mut solver: FixedPoint = FixedPoint::default();
+    let mut solution = Solution::default();
     let mut remaining: Vec<Option<f64>> = vec![None; c.arrivals.len()];
     let mut finished = vec![f64::NAN; c.arrivals.len()];
     let mut next_arrival = 0;
     let mut now = 0.0_f64;
-    let mut speeds = Vec::new();
     loop {
         // Arrivals due now.
         while next_arrival < c.arrivals.len()
@@ -181,7 +181,15 @@ fn reference(c: &Case) -> Vec<f64> {
             .count();
         let mut caps = c.capacities.clone();
         caps[0] = c.dram.effective_capacity_gbps(streams as u32);
-        solver.solve(&caps, 0, &c.dram.latency, &demands, &mut speeds);
+        let system = System {
+            capacities: &caps,
+            dram: 0,
+            curve: &c.dram.latency,
+            pools: &[],
+            classes: &demands,
+        };
+        solver.solve(&system, &mut solution);
+        let speeds = &solution.speeds;
         let mut dt = f64::INFINITY;
         if next_arrival < c.arrivals.len() {
             dt = SimTime(c.arrivals[next_arrival].at_ns).as_secs() - now;

@@ -6,7 +6,7 @@ use crate::time::SimTime;
 
 use super::agenda::{Agenda, Work};
 use super::holdable::{HoldIndex, Holdables, Request};
-use super::jobs::Token;
+use super::ids::Token;
 use super::observer::Observer;
 use super::plan::Plan;
 
@@ -147,7 +147,7 @@ impl Holds {
 mod tests {
     use super::Holds;
     use crate::engine::agenda::{Agenda, Work};
-    use crate::engine::jobs::Token;
+    use crate::engine::ids::Token;
     use crate::engine::plan::Plan;
     use crate::engine::test_model::{Finished, host_model, stage};
     use crate::engine::{Observer, Scope, simulate};

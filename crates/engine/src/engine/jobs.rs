@@ -5,19 +5,9 @@
 use crate::model::StageId;
 use crate::time::SimTime;
 
-use super::observer::Scope;
+use super::ids::{Scope, Token};
 use super::plan::{Plan, woken_scopes};
 use super::small_copy::copy_small;
-
-/// A stage instance of a job in flight, from ready to end.
-#[derive(Clone, Copy)]
-pub(super) struct Token {
-    /// The job's slot.
-    pub job: usize,
-    pub stage: StageId,
-    pub scope: Scope,
-    pub ready: SimTime,
-}
 
 /// A job in flight (slots are reused, buffers and all, once a job finishes).
 struct JobState {
@@ -200,8 +190,9 @@ impl JobTable {
 
 #[cfg(test)]
 mod tests {
-    use super::{JobTable, Token};
+    use super::JobTable;
     use crate::engine::Scope;
+    use crate::engine::ids::Token;
     use crate::engine::plan::Plan;
     use crate::engine::simulate;
     use crate::engine::test_model::{Finished, host_model, stage};

@@ -4,42 +4,7 @@
 use crate::model::{Edge, HoldResource, MarkerId, StageId};
 use crate::time::SimTime;
 
-/// A rate resource: an index into the rate table observers get through
-/// [`Observer::resources`] (and into the solver's capacities and usage).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct RateId(usize);
-
-impl RateId {
-    /// The id of the rate resource at `index` in the rate table.
-    pub fn from_index(index: usize) -> Self {
-        RateId(index)
-    }
-
-    /// Position in the rate table.
-    pub fn index(self) -> usize {
-        self.0
-    }
-}
-
-/// Where a stage instance runs within its job: once per job, or once per partition.
-/// Ordered partitions first (by index), then the job level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Scope {
-    /// A per-partition stage (or marker), with the partition index.
-    Partition(u32),
-    /// A job-level stage (or marker): one instance per job.
-    Job,
-}
-
-impl Scope {
-    /// The partition index, if any.
-    pub fn partition(self) -> Option<u32> {
-        match self {
-            Scope::Job => None,
-            Scope::Partition(p) => Some(p),
-        }
-    }
-}
+pub use super::ids::{Limiter, RateId, Scope};
 
 /// One stage instance: which job, which scope (job or partition), which stage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -50,15 +15,6 @@ pub struct StageRef {
     pub scope: Scope,
     /// Stage index in the model.
     pub stage: StageId,
-}
-
-/// Why an activity ran slower than standalone at some moment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Limiter {
-    /// A rate resource was saturated.
-    Rate(RateId),
-    /// Latency-bound work slowed by the loaded-latency curve.
-    DramLatency,
 }
 
 /// Wall seconds lost to slowdown ((end - start) - standalone), split by cause.
@@ -132,7 +88,8 @@ impl Loss {
 
     /// Every entry with its cause: each rate resource in table order, then DRAM latency.
     pub fn entries(&self) -> impl Iterator<Item = (Limiter, f64)> + '_ {
-        let rates = (self.by_rate.iter().enumerate()).map(|(i, &l)| (Limiter::Rate(RateId(i)), l));
+        let rates = (self.by_rate.iter().enumerate())
+            .map(|(i, &l)| (Limiter::Rate(RateId::from_index(i)), l));
         rates.chain(std::iter::once((Limiter::DramLatency, self.dram_latency)))
     }
 }

@@ -6,7 +6,7 @@ use crate::model::{Hardware, HoldResource, RateTarget};
 
 use super::holdable::HoldSlot;
 /// The typed index into this table's rates (defined beside the records observers see).
-pub use super::observer::RateId;
+pub use super::ids::RateId;
 use super::observer::{HoldResourceInfo, RateKind, RateResourceInfo};
 
 /// The rate resources of one GPU.

@@ -8,26 +8,29 @@ use crate::time::ceil_to_u64;
 
 use super::activities::Run;
 use super::agenda::Work;
+use super::event_loop::Event;
+use super::general::Engine;
 use super::holdable::HoldIndex;
-use super::jobs::Token;
+use super::ids::Token;
 use super::observer::{Observer, Scope, StageRecord, StageRef};
-use super::{Engine, Event, Overflowed};
+use super::outcome::Overflowed;
 
 impl Engine<'_> {
     /// A job arrives: it takes a slot and its first instances are ready.
     pub(super) fn start_job<O: Observer>(&mut self, obs: &mut O) {
-        let number = self.started;
-        self.started += 1;
-        self.events += 1;
-        obs.job_arrived(self.now, number);
+        let number = self.core.started;
+        self.core.started += 1;
+        self.core.events += 1;
+        let now = self.core.now;
+        obs.job_arrived(now, number);
         let agenda = &mut self.agenda;
         let ready = |job, stage, scope| agenda.push(Work::Ready { job, stage, scope });
-        self.jobs.admit(&self.plan, number, self.now, ready);
+        self.jobs.admit(&self.plan, number, now, ready);
     }
 
     /// The name of the stage activity slot `a` runs (for error messages).
     pub(super) fn stage_name_of(&self, a: usize) -> String {
-        self.model.workload.stages[self.activities.stage_of(a)]
+        self.core.model.workload.stages[self.activities.stage_of(a)]
             .name
             .clone()
     }
@@ -45,10 +48,11 @@ impl Engine<'_> {
     #[inline]
     fn fire_edge<O: Observer>(&self, obs: &mut O, token: &Token, edge: Edge, gpu: Option<u32>) {
         let r = self.stage_ref(token);
-        obs.stage_edge(self.now, r, edge, gpu);
+        let now = self.core.now;
+        obs.stage_edge(now, r, edge, gpu);
         for &(e, m) in &self.plan.stages[token.stage].markers {
             if e == edge {
-                obs.marker(self.now, m, r.job, r.scope, gpu);
+                obs.marker(now, m, r.job, r.scope, gpu);
             }
         }
     }
@@ -65,7 +69,7 @@ impl Engine<'_> {
             job,
             stage,
             scope,
-            ready: self.now,
+            ready: self.core.now,
         };
         let gpu = self.jobs.gpu(job, scope);
         self.fire_edge(obs, &token, Edge::Ready, gpu);
@@ -86,11 +90,12 @@ impl Engine<'_> {
         let gpu = self.jobs.gpu(token.job, token.scope);
         self.fire_edge(obs, &token, Edge::Start, gpu);
         let stage = &self.plan.stages[token.stage];
-        let standalone_s = stage.sampler.sample(&mut self.rng);
+        let standalone_s = stage.sampler.sample(&mut self.core.rng);
         let key = stage.key_for(gpu);
+        let now = self.core.now;
         let a = self.activities.start(Run {
             token,
-            start: self.now,
+            start: now,
             standalone_s,
             gpu,
             blocked_on,
@@ -100,13 +105,12 @@ impl Engine<'_> {
         } else if !self.fluid.key_shared(key) {
             // Never slowed: it ends exactly its standalone time after now (rounded up to
             // the nanosecond, as a class would schedule it), and loses nothing.
-            let end = self.now + ceil_to_u64(standalone_s * 1e9);
-            let stage = token.stage;
-            self.schedule(end, Event::Done(a), |e| Overflowed::StageEnd {
-                stage: e.model.workload.stages[stage].name.clone(),
+            let end = now + ceil_to_u64(standalone_s * 1e9);
+            let (model, stage) = (self.core.model, token.stage);
+            self.schedule(end, Event::Done(a), || Overflowed::StageEnd {
+                stage: model.workload.stages[stage].name.clone(),
             });
         } else {
-            let now = self.now;
             self.activities
                 .join(a, &mut self.fluid, now, key, standalone_s);
         }
@@ -115,7 +119,8 @@ impl Engine<'_> {
     /// An activity ended: reports it, releases its holds, wakes its children and, when it
     /// was the job's last, finishes the job.
     pub(super) fn on_finish<O: Observer>(&mut self, obs: &mut O, a: usize) {
-        self.events += 1;
+        self.core.events += 1;
+        let now = self.core.now;
         let (run, lost) = self.activities.end(a, &self.fluid);
         let token = run.token;
         self.fire_edge(obs, &token, Edge::End, run.gpu);
@@ -123,7 +128,7 @@ impl Engine<'_> {
             stage_ref: self.stage_ref(&token),
             ready: token.ready,
             start: run.start,
-            end: self.now,
+            end: now,
             standalone_s: run.standalone_s,
             gpu: run.gpu,
             lost,
@@ -147,9 +152,9 @@ impl Engine<'_> {
                 self.holds.holds_nothing(token.job),
                 "job finished holding resources"
             );
-            self.completed += 1;
-            obs.job_finished(self.now, job.number, job.arrived);
-            if self.closed_loop_has_more() {
+            self.core.completed += 1;
+            obs.job_finished(now, job.number, job.arrived);
+            if self.core.closed_loop_has_more() {
                 self.start_job(obs);
             }
         }

@@ -10,32 +10,27 @@ use crate::time::SimTime;
 
 use crate::engine::observer::Loss;
 
-use crate::engine::solver::{ClassDemand, ClassKey, ClassSpeed, PoolRule, Solver};
+use crate::engine::solver::{
+    ClassDemand, ClassKey, ClassSpeed, FixedPoint, PoolRule, Solution, System,
+};
 use crate::engine::virtual_clock::VirtualClock;
-
-/// A lone solution of the class at one member count.
-#[derive(Debug)]
-struct Solved {
-    speed: ClassSpeed,
-    usage: Box<[f64]>,
-    latency_slowdown: f64,
-}
 
 /// The one class of a lane run and the solver that sets its speed.
 #[derive(Debug)]
-pub(in crate::engine) struct LaneClass {
+pub(super) struct LaneClass {
     /// Its demand as the solver sees it (`count`: members now).
     demand: ClassDemand,
-    solver: Solver,
+    solver: FixedPoint,
+    pools: Vec<PoolRule>,
     /// `C_r` per rate resource (DRAM's moves with the number of streams when DRAM loses
     /// efficiency per stream).
     capacities: Vec<f64>,
     dram: usize,
     /// The class draws on DRAM (its members are DRAM streams).
     draws_dram: bool,
-    /// Solutions by member count (index 0: nothing running). The capacities are a
-    /// function of the count, so the count alone determines a solution.
-    solved: Vec<Option<Solved>>,
+    /// Solutions of the class alone by member count (index 0: nothing running). The
+    /// capacities are a function of the count, so the count alone determines a solution.
+    solved: Vec<Option<Solution>>,
     /// The member count of the last solve (its entry of `solved` is set).
     current: usize,
     /// The class exists: it has members, or lost its last at this instant and is not
@@ -67,9 +62,15 @@ pub(super) enum Reschedule {
 
 impl LaneClass {
     /// Whether instances of `key` can share as a lane's one class: their speed comes from
-    /// rate resources alone (see `Solver::lone_solvable`).
+    /// rate resources alone (a queueing model's servers or link), so one filling at
+    /// each member count settles it.
     pub fn fits(key: &ClassKey) -> bool {
-        Solver::lone_solvable(&key.demand(0))
+        key.latency_frac == 0.0
+            && key.line_bound == 0.0
+            && key.compute_frac == 0.0
+            && key.host_frac == 0.0
+            && key.staging.is_none()
+            && key.cpu_load.is_none()
     }
 
     /// The class of instances of `key`, on rate resources of `capacities` (DRAM at
@@ -78,7 +79,8 @@ impl LaneClass {
         let nrate = capacities.len();
         LaneClass {
             demand: key.demand(0),
-            solver: Solver::with_pools(pools),
+            solver: FixedPoint::default(),
+            pools,
             draws_dram: key.weights.iter().any(|&(r, _)| r == dram),
             capacities,
             dram,
@@ -170,11 +172,13 @@ impl LaneClass {
         }
         let i = n as usize;
         let speed = match self.solved.get(i) {
-            Some(Some(solved)) => solved.speed,
+            Some(Some(solved)) => solved.speeds.first().copied(),
             _ => self.solve_at(i, dram),
         };
         self.current = i;
-        if n > 0 && self.clock.set_speed(speed) {
+        if let Some(speed) = speed
+            && self.clock.set_speed(speed)
+        {
             self.touched = true;
         }
     }
@@ -187,21 +191,29 @@ impl LaneClass {
         (&solved.usage, solved.latency_slowdown)
     }
 
-    /// Solves the class at `count` members (the first time that count is met).
-    /// Returns its speed.
+    /// Solves the class at `count` members (the first time that count is met): its
+    /// system is the class alone. Returns its speed (None: nothing running).
     #[cold]
     #[inline(never)]
-    fn solve_at(&mut self, count: usize, dram: &Dram) -> ClassSpeed {
+    fn solve_at(&mut self, count: usize, dram: &Dram) -> Option<ClassSpeed> {
         if self.solved.len() <= count {
             self.solved.resize_with(count + 1, || None);
         }
-        let lone = (count > 0).then_some(&self.demand);
-        let speed = (self.solver).solve_lone(&self.capacities, self.dram, &dram.latency, lone);
-        self.solved[count] = Some(Solved {
-            speed,
-            usage: self.solver.usage.as_slice().into(),
-            latency_slowdown: self.solver.latency_slowdown,
-        });
+        let system = System {
+            capacities: &self.capacities,
+            dram: self.dram,
+            curve: &dram.latency,
+            pools: &self.pools,
+            classes: if count > 0 {
+                std::slice::from_ref(&self.demand)
+            } else {
+                &[]
+            },
+        };
+        let mut solution = Solution::default();
+        self.solver.solve(&system, &mut solution);
+        let speed = solution.speeds.first().copied();
+        self.solved[count] = Some(solution);
         speed
     }
 

@@ -9,8 +9,8 @@ use crate::engine::plan::Plan;
 use crate::engine::solver::PoolRule;
 use crate::time::SimTime;
 
-use super::Lane;
 use super::class::LaneClass;
+use super::fit::Lane;
 
 /// A zero-time step of a lane run (the general path's `Work`, for a job that is its one
 /// instance).
@@ -105,7 +105,7 @@ pub(super) struct Running {
 
 /// What a lane run keeps while it runs.
 #[derive(Debug)]
-pub(in crate::engine) struct LaneRun {
+pub(super) struct LaneRun {
     pub(super) steps: Steps,
     pub(super) hold: Option<LaneHold>,
     pub(super) running: Vec<Running>,
@@ -123,21 +123,21 @@ pub(in crate::engine) struct LaneRun {
 }
 
 impl LaneRun {
-    /// The state of a run of `lane` (if any) of `plan`, with the hold capacities given,
-    /// the rate capacities `rates` (DRAM at `dram`) and the pool rules `pools`; `no_loss`
-    /// is what an instance outside the class reports.
+    /// The state of a run of `lane` of `plan`, with the hold capacities given, the rate
+    /// capacities `rates` (DRAM at `dram`) and the pool rules `pools`; `no_loss` is what
+    /// an instance outside the class reports.
     pub fn new(
-        lane: Option<Lane>,
+        lane: Lane,
         plan: &Plan,
         capacities: &[u64],
         (rates, dram, pools): (Vec<f64>, usize, Vec<PoolRule>),
         no_loss: Loss,
     ) -> Self {
-        let class = lane.filter(|l| l.shared).map(|l| {
-            let key = &plan.keys[plan.stages[l.stage].key_for(None)];
+        let class = lane.shared.then(|| {
+            let key = &plan.keys[plan.stages[lane.stage].key_for(None)];
             LaneClass::new(key, rates, dram, pools)
         });
-        let hold = lane.and_then(|l| l.hold).map(|(index, amount)| LaneHold {
+        let hold = lane.hold.map(|(index, amount)| LaneHold {
             index,
             amount,
             capacity: capacities[index],

@@ -2,8 +2,9 @@
 //! order, the same summary, the same stops and stalls.
 
 use super::*;
-use crate::engine::Engine;
+use crate::engine::general::Engine;
 use crate::engine::observer::{Observer, StageRecord, StageRef};
+use crate::engine::plan::Plan;
 use crate::engine::test_model::{host_model, stage};
 use crate::engine::{EngineError, EngineLimits, RunSummary};
 use crate::model::Edge;
@@ -53,13 +54,14 @@ fn run_with(
     lane: bool,
     limits: EngineLimits,
 ) -> (Vec<String>, Result<RunSummary, EngineError>) {
-    let mut engine = Engine::new(model, limits).unwrap();
-    assert!(engine.lane.is_some(), "the model fits the lane");
-    if !lane {
-        engine.lane = None;
-    }
+    let plan = Plan::compile(model).unwrap();
+    let fit = Lane::for_plan(&plan).expect("the model fits the lane");
     let mut calls = Calls::default();
-    let summary = engine.run(&mut calls);
+    let summary = if lane {
+        LaneEngine::new(model, plan, fit, limits).run(&mut calls)
+    } else {
+        Engine::new(model, plan, limits).run(&mut calls)
+    };
     (calls.0, summary)
 }
 
@@ -149,8 +151,11 @@ fn a_shared_lane_makes_the_general_paths_calls_in_the_same_order() {
     zero.arrivals.kind = ArrivalKind::Closed { concurrency: 1 };
     cases.push(zero);
     for model in &cases {
-        let engine = Engine::new(model, EngineLimits::default()).unwrap();
-        assert!(engine.lane.is_some_and(|l| l.shared), "a shared lane");
+        let plan = Plan::compile(model).unwrap();
+        assert!(
+            Lane::for_plan(&plan).is_some_and(|l| l.shared),
+            "a shared lane"
+        );
         let (lane_calls, lane_summary) = run(model, true);
         let (general_calls, general_summary) = run(model, false);
         assert_eq!(lane_summary, general_summary);

@@ -2,14 +2,15 @@
 //! each stage (sampler, holds, children, instance slots), owned so that threads may share
 //! it.
 
-use crate::engine::EngineError;
 use crate::engine::holdable::HoldSlot;
-use crate::engine::observer::Scope;
+use crate::engine::ids::Scope;
+use crate::engine::outcome::EngineError;
 use crate::engine::resources::Resources;
 use crate::engine::sampler::Sampler;
 use crate::model::{Edge, MarkerId, Model, StageId};
 
-use super::Plan;
+use super::compile::Plan;
+use super::slots::{instance_slot, woken_scopes};
 
 /// What the engine compiles from a model, read-only: the resource table and, per stage,
 /// its duration sampler, holds, dependencies, children and instance slots. A real
@@ -109,7 +110,7 @@ impl CompiledPlan {
         scope: Scope,
         child: StageId,
     ) -> impl Iterator<Item = Scope> + use<> {
-        super::woken_scopes(
+        woken_scopes(
             self.stages[parent].per_partition,
             self.stages[child].per_partition,
             scope,
@@ -181,7 +182,7 @@ impl CompiledStage {
     /// The instance slot within a job of its instance in `scope` (a job-level scope names
     /// a per-partition stage's first instance, as the engine's release does).
     pub fn slot(&self, scope: Scope) -> usize {
-        super::instance_slot(self.slot_offset, self.per_partition, scope)
+        instance_slot(self.slot_offset, self.per_partition, scope)
     }
 }
 

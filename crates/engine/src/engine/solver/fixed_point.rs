@@ -1,137 +1,131 @@
-//! The latency fixed point: DRAM utilisation sets the latency-dependent caps, the
-//! filling at those caps sets the utilisation. [`Solver::solve`] searches for the
-//! utilisation (or offered load) that reproduces itself, one filling per step.
+//! The latency fixed point: DRAM's load sets the latency the caps are read at, the
+//! filling at those caps sets DRAM's load. [`FixedPoint::solve`] searches for the load
+//! that reproduces itself by the Illinois method, one filling per step.
 
-use crate::model::LatencyCurve;
+use super::cap_table::CapTable;
+use super::filling::{DramLoad, Filling};
+use super::system::{ClassSpeed, Solution, System};
 
-use super::{ClassDemand, ClassSpeed, Solver};
-
-impl Solver {
-    /// Solves speeds for `classes` over resources with `capacities`. `dram` is the index of
-    /// the DRAM resource (its utilisation drives the latency curve). Results go to `out`
-    /// (resized to `classes.len()`).
-    pub fn solve(
+/// A progressive filling as the fixed point runs it: [`Filling`] itself, or an
+/// accelerator that gives its bits.
+pub trait Fill: Default {
+    /// The weights and phases of `system`'s classes; `several` when more than one
+    /// filling of them follows, at different latencies.
+    fn set(&mut self, system: &System, several: bool);
+    /// One filling at the caps `caps` gives at DRAM load `u`, into `out`.
+    fn fill(
         &mut self,
-        capacities: &[f64],
-        dram: usize,
-        curve: &LatencyCurve,
-        classes: &[ClassDemand],
-        out: &mut Vec<ClassSpeed>,
-    ) {
-        self.prepare(capacities, dram, curve, classes);
+        system: &System,
+        caps: &CapTable,
+        u: f64,
+        out: &mut [ClassSpeed],
+    ) -> DramLoad;
+    /// Every resource's draw at the speeds `out`.
+    fn usage(&self, out: &[ClassSpeed], usage: &mut Vec<f64>);
+}
+
+impl Fill for Filling {
+    fn set(&mut self, system: &System, _several: bool) {
+        Filling::set(self, system);
+    }
+
+    fn fill(
+        &mut self,
+        system: &System,
+        caps: &CapTable,
+        u: f64,
+        out: &mut [ClassSpeed],
+    ) -> DramLoad {
+        Filling::fill(self, caps, caps.latency_at(system.curve, u), out)
+    }
+
+    fn usage(&self, out: &[ClassSpeed], usage: &mut Vec<f64>) {
+        Filling::usage(self, out, usage);
+    }
+}
+
+/// The solve: the cap table, then fillings over it until DRAM's load is a fixed point.
+#[derive(Debug, Default, Clone)]
+pub struct FixedPoint<F = Filling> {
+    caps: CapTable,
+    filling: F,
+}
+
+impl<F: Fill> FixedPoint<F> {
+    /// The speeds of `system`'s classes, the draw on each resource and DRAM's latency
+    /// at the load they settle at.
+    pub fn solve(&mut self, system: &System, solution: &mut Solution) {
+        self.caps.set(system);
+        let capacity = system.dram_capacity();
+        let several = system.latency_sensitive() && capacity > 0.0;
+        self.filling.set(system, several);
+        let out = &mut solution.speeds;
         out.clear();
-        out.extend_from_slice(&self.fixed_out);
-        let latency_sensitive = classes.iter().any(|c| {
-            c.count > 0 && (c.key.latency_frac > 0.0 || c.key.line_bound > 0.0 || c.key.paced())
-        });
-        if !latency_sensitive || capacities[dram] <= 0.0 {
-            self.fill(capacities, dram, curve, 0.0, out);
-            self.settle(capacities, dram, curve, out);
-            return;
-        }
-        // Several fillings follow: the first records its rounds for the others.
-        if self.priority.is_empty() {
-            self.trace.record();
-        }
-        // Fixed point of u = g(u), g non-increasing: root of h(u) = g(u) - u on [0, 1]
-        // (utilisation), or on [0, g(0)] (offered load, which may exceed 1).
-        let offered = curve.by_offered_load();
-        let h = |u: f64, s: &mut Self, out: &mut Vec<ClassSpeed>| {
-            s.fill(capacities, dram, curve, u, out);
-            let load = if offered { s.offered } else { s.dram_draw };
-            load / capacities[dram] - u
+        out.resize(system.classes.len(), ClassSpeed::FULL);
+        let last = if several {
+            self.search(system, out)
+        } else {
+            self.filling.fill(system, &self.caps, 0.0, out)
+        };
+        // The answer is the last filling's.
+        self.filling.usage(out, &mut solution.usage);
+        let utilisation = if capacity > 0.0 {
+            (solution.usage[system.dram] / capacity).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let load = if system.curve.by_offered_load() && capacity > 0.0 {
+            last.offered / capacity
+        } else {
+            utilisation
+        };
+        solution.dram_utilisation = utilisation;
+        solution.dram_offered = last.offered;
+        solution.latency_slowdown = self.caps.slowdown_at(system.curve, load);
+    }
+
+    /// Its filling (to count what an accelerator shared).
+    #[cfg(test)]
+    pub(super) fn filling(&self) -> &F {
+        &self.filling
+    }
+
+    /// The Illinois search for `u = g(u)`, `g` the DRAM load a filling at `u` gives
+    /// (non-increasing in `u`): the root of `g(u) - u` on [0, 1] (utilisation) or on
+    /// [0, g(0)] (offered load, which may exceed 1). Returns the last filling's load.
+    fn search(&mut self, system: &System, out: &mut [ClassSpeed]) -> DramLoad {
+        let capacity = system.dram_capacity();
+        let offered = system.curve.by_offered_load();
+        let mut last = DramLoad {
+            draw: 0.0,
+            offered: 0.0,
+        };
+        let mut h = |u: f64| {
+            last = self.filling.fill(system, &self.caps, u, out);
+            let load = if offered { last.offered } else { last.draw };
+            load / capacity - u
         };
         let (a, mut b) = (0.0_f64, 1.0_f64);
-        let ha = h(a, self, out);
+        let ha = h(a);
         if ha <= 0.0 {
-            self.settle(capacities, dram, curve, out);
-            return;
+            return last;
         }
         if offered {
             b = ha;
         }
-        let hb = h(b, self, out);
-        if hb >= 0.0 {
-            // Saturated even at the highest latency.
-            self.settle(capacities, dram, curve, out);
-            return;
+        let hb = h(b);
+        if hb < 0.0 {
+            illinois(a, b, ha, hb, &mut h);
         }
-        illinois(a, b, ha, hb, |u| h(u, self, out));
-        self.settle(capacities, dram, curve, out);
-    }
-
-    /// What does not depend on the DRAM utilisation: the write mix, each class's `phi`
-    /// and cap terms, which classes take part, and each running class's weights
-    /// flattened with their per-class factors.
-    pub(super) fn prepare(
-        &mut self,
-        capacities: &[f64],
-        dram: usize,
-        curve: &LatencyCurve,
-        classes: &[ClassDemand],
-    ) {
-        self.trace.clear();
-        self.mix_writes(dram, curve, classes);
-        self.set_phis(capacities, classes);
-        self.set_cap_terms(capacities, dram, classes);
-        self.match_proportional(dram, classes);
-        self.flatten(dram, classes);
-        self.bound_priority(capacities);
-        self.set_fixed_caps(dram, classes);
-    }
-
-    /// Every resource's draw at the last filling's speeds (a filling sums only DRAM's,
-    /// which is all the fixed point reads; these are the same sums in the same order),
-    /// then the utilisation and latency the solve reports.
-    fn settle(
-        &mut self,
-        capacities: &[f64],
-        dram: usize,
-        curve: &LatencyCurve,
-        out: &[ClassSpeed],
-    ) {
-        self.usage.clear();
-        self.usage.resize(capacities.len(), 0.0);
-        for (&(a, b), o) in self.flat_range.iter().zip(out) {
-            for w in &self.flat[a as usize..b as usize] {
-                self.usage[w.r] += w.load * o.speed;
-            }
-        }
-        self.finish(capacities, dram, curve);
-    }
-
-    pub(super) fn finish(&mut self, capacities: &[f64], dram: usize, curve: &LatencyCurve) {
-        self.dram_utilisation = if capacities[dram] > 0.0 {
-            (self.usage[dram] / capacities[dram]).clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
-        let load = if curve.by_offered_load() && capacities[dram] > 0.0 {
-            self.offered / capacities[dram]
-        } else {
-            self.dram_utilisation
-        };
-        // `curve.slowdown_mix(load, ..)`, with the idle latency read once per solve.
-        let at = if load.to_bits() == 0 {
-            self.idle_ns
-        } else {
-            curve.latency_ns_mix(load, self.write_frac)
-        };
-        self.latency_slowdown = at / self.idle_ns;
+        // (hb >= 0: saturated even at the highest latency.)
+        last
     }
 }
 
 /// The Illinois method on `h` over the bracket [a, b] with h(a) > 0 > h(b): regula falsi,
 /// halving the stale end's value when the same end moves twice. Stops when |h| or the
-/// bracket is under 1e-10, or after 60 steps; the last `h` evaluated leaves its filling
-/// behind, which is what the caller settles.
-pub(super) fn illinois(
-    mut a: f64,
-    mut b: f64,
-    mut ha: f64,
-    mut hb: f64,
-    mut h: impl FnMut(f64) -> f64,
-) {
+/// bracket is under 1e-10, or after 60 steps.
+fn illinois(mut a: f64, mut b: f64, mut ha: f64, mut hb: f64, mut h: impl FnMut(f64) -> f64) {
     let mut side = 0i8;
     for _ in 0..60 {
         let c = (a * hb - b * ha) / (hb - ha);
@@ -160,7 +154,7 @@ pub(super) fn illinois(
 #[cfg(test)]
 mod tests {
     use super::super::test_support::{class, solve, with_policy};
-    use crate::engine::observer::Limiter;
+    use crate::engine::ids::Limiter;
     use crate::model::{DramPolicy, LatencyCurve};
 
     #[test]
@@ -169,7 +163,8 @@ mod tests {
         // bound (f = 1) with no bandwidth of its own runs at exactly 1/2.
         let curve = LatencyCurve::new(vec![(0.0, 100.0), (1.0, 300.0)]).unwrap();
         let classes = [class(1, &[(0, 50.0)], 0.0), class(1, &[], 1.0)];
-        let (out, s) = solve(&[100.0], &classes, &curve);
+        let s = solve(&[100.0], &classes, &curve);
+        let out = &s.speeds;
         assert!((s.dram_utilisation - 0.5).abs() < 1e-9);
         assert!((out[1].speed - 0.5).abs() < 1e-9);
         assert_eq!(out[1].limiter, Some(Limiter::DramLatency));
@@ -180,7 +175,8 @@ mod tests {
         // A half latency-bound stream: its own draw moves u, which moves its cap.
         let curve = LatencyCurve::new(vec![(0.0, 100.0), (0.5, 150.0), (1.0, 400.0)]).unwrap();
         let classes = [class(4, &[(0, 40.0)], 0.5)];
-        let (out, s) = solve(&[200.0], &classes, &curve);
+        let s = solve(&[200.0], &classes, &curve);
+        let out = &s.speeds;
         let u = s.usage[0] / 200.0;
         let cap = 1.0 / (0.5 + 0.5 * curve.slowdown(u));
         assert!((out[0].speed - cap.min(1.0)).abs() < 1e-6, "{out:?} u={u}");
@@ -197,12 +193,14 @@ mod tests {
         let stream = class(1, &[(0, 150.0)], 0.0);
         let chase = class(1, &[], 1.0);
         let offered = LatencyCurve::offered(vec![(0.0, 100.0), (1.0, 200.0)]).unwrap();
-        let (out, s) = solve(&[100.0], &[stream.clone(), chase.clone()], &offered);
+        let s = solve(&[100.0], &[stream.clone(), chase.clone()], &offered);
+        let out = &s.speeds;
         assert!((out[1].speed - 1.0 / 3.0).abs() < 1e-9, "{out:?}");
         assert!((s.latency_slowdown - 3.0).abs() < 1e-9);
         assert!((s.dram_utilisation - 1.0).abs() < 1e-12);
         let util = LatencyCurve::new(vec![(0.0, 100.0), (1.0, 200.0)]).unwrap();
-        let (out, _) = solve(&[100.0], &[stream, chase], &util);
+        let s = solve(&[100.0], &[stream, chase], &util);
+        let out = &s.speeds;
         assert!((out[1].speed - 0.5).abs() < 1e-9, "{out:?}");
     }
 
@@ -226,8 +224,9 @@ mod tests {
             DramPolicy::Proportional,
         );
         let caps = [169.0, 55.0];
-        let (out, s) = solve(&caps, &[streams, dma], &curve);
-        let x = s.offered / caps[0];
+        let s = solve(&caps, &[streams, dma], &curve);
+        let out = &s.speeds;
+        let x = s.dram_offered / caps[0];
         assert!(x > 1.0, "offered load {x}");
         assert!(
             (s.latency_slowdown - curve.slowdown(x)).abs() < 1e-6,
@@ -261,14 +260,16 @@ mod tests {
         let mut read = class(1, &[(0, 50.0)], 0.0);
         read.key.write_frac = 0.0;
         let chase = class(1, &[], 1.0);
-        let (out, s) = solve(&[100.0], &[read.clone(), chase.clone()], &curve);
+        let s = solve(&[100.0], &[read.clone(), chase.clone()], &curve);
+        let out = &s.speeds;
         assert!((out[1].speed - 100.0 / 150.0).abs() < 1e-9, "{out:?}");
         assert!((s.latency_slowdown - 1.5).abs() < 1e-9);
         let mut half = read.clone();
         half.key.weights = vec![(0, 25.0)];
         let mut base = class(1, &[(0, 25.0)], 0.0);
         base.key.write_frac = f64::NAN;
-        let (out, _) = solve(&[100.0], &[half, base, chase], &curve);
+        let s = solve(&[100.0], &[half, base, chase], &curve);
+        let out = &s.speeds;
         assert!((out[2].speed - 100.0 / 175.0).abs() < 1e-9, "{out:?}");
     }
 }

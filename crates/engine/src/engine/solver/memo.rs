@@ -1,9 +1,9 @@
-//! Whole solutions remembered by a key the caller chooses.
+//! An accelerator: whole solutions remembered by a key that determines them.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use super::{ClassSpeed, Solver};
+use super::system::Solution;
 
 /// Remembers solutions by a key that determines them (the caller's job: e.g. each class
 /// slot's demand identity and count, and the capacities that vary). The solver is a pure
@@ -29,14 +29,6 @@ pub struct SolveMemo {
 
 type Map = HashMap<Box<[u64]>, Solution, BuildHasherDefault<FoldHasher>>;
 
-#[derive(Debug)]
-struct Solution {
-    speeds: Box<[ClassSpeed]>,
-    usage: Box<[f64]>,
-    dram_utilisation: f64,
-    latency_slowdown: f64,
-}
-
 /// Entries of one generation (bounds memory: a C2 run at 1,000 proofs peaks near
 /// 18 MiB). One map of 2^12 emptied when full forgot the states the run kept revisiting:
 /// at 1,000 proofs it solved 95,600 times at c = 30 and 108,000 at c = 15, against
@@ -51,8 +43,8 @@ const MEMO_REST: u32 = 1 << 15;
 const MEMO_MIN_HIT_RATIO: u32 = 16;
 
 impl SolveMemo {
-    /// Puts the remembered solution for `key` into `solver` and `out`; false if none.
-    pub fn recall(&mut self, key: &[u64], solver: &mut Solver, out: &mut Vec<ClassSpeed>) -> bool {
+    /// Puts the remembered solution for `key` into `out`; false if none.
+    pub fn recall(&mut self, key: &[u64], out: &mut Solution) -> bool {
         if self.resting > 0 {
             self.resting -= 1;
             return false;
@@ -78,12 +70,7 @@ impl SolveMemo {
         };
         match found {
             Some(s) => {
-                out.clear();
-                out.extend_from_slice(&s.speeds);
-                solver.usage.clear();
-                solver.usage.extend_from_slice(&s.usage);
-                solver.dram_utilisation = s.dram_utilisation;
-                solver.latency_slowdown = s.latency_slowdown;
+                out.copy_from(s);
                 self.hits += 1;
                 self.window.1 += 1;
                 true
@@ -95,21 +82,13 @@ impl SolveMemo {
         }
     }
 
-    /// Remembers the solution `solver` and `out` hold for `key`.
-    pub fn remember(&mut self, key: &[u64], solver: &Solver, out: &[ClassSpeed]) {
+    /// Remembers `solution` for `key`.
+    pub fn remember(&mut self, key: &[u64], solution: &Solution) {
         if self.resting > 0 {
             return;
         }
         self.turn_over_if_full();
-        self.young.insert(
-            key.into(),
-            Solution {
-                speeds: out.into(),
-                usage: solver.usage.as_slice().into(),
-                dram_utilisation: solver.dram_utilisation,
-                latency_slowdown: solver.latency_slowdown,
-            },
-        );
+        self.young.insert(key.into(), solution.clone());
     }
 
     /// When the young generation is full, it becomes the old one and the old is dropped.
@@ -150,51 +129,54 @@ impl Hasher for FoldHasher {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{class, solve};
-    use super::super::*;
-    use super::GENERATION;
+    use super::super::FixedPoint;
+    use super::super::system::Solution;
+    use super::super::test_support::{class, system};
+    use super::{GENERATION, SolveMemo};
     use crate::model::LatencyCurve;
 
-    #[test]
-    fn memo_recalls_exactly_what_was_solved() {
+    /// The system the tests remember: a half latency-bound class beside a stream, on
+    /// DRAM (200 GB/s) and a link (8 GB/s), and its plain solution.
+    fn solved() -> Solution {
         let curve = LatencyCurve::new(vec![(0.0, 100.0), (0.5, 150.0), (1.0, 400.0)]).unwrap();
         let classes = [
             class(4, &[(0, 40.0), (1, 5.0)], 0.5),
             class(2, &[(0, 60.0)], 0.0),
         ];
-        let (out, solved) = solve(&[200.0, 8.0], &classes, &curve);
+        let mut plain = Solution::default();
+        FixedPoint::<super::super::Filling>::default()
+            .solve(&system(&[200.0, 8.0], &classes, &curve), &mut plain);
+        plain
+    }
+
+    #[test]
+    fn memo_recalls_exactly_what_was_solved() {
+        let plain = solved();
         let mut memo = SolveMemo::default();
-        let key = [1, 2, 3];
-        let mut fresh = Solver::default();
-        let mut recalled = Vec::new();
-        assert!(!memo.recall(&key, &mut fresh, &mut recalled));
-        memo.remember(&key, &solved, &out);
-        assert!(memo.recall(&key, &mut fresh, &mut recalled));
-        assert_eq!(recalled, out);
-        assert_eq!(fresh.usage, solved.usage);
-        assert_eq!(fresh.latency_slowdown, solved.latency_slowdown);
-        assert_eq!(fresh.dram_utilisation, solved.dram_utilisation);
-        assert!(!memo.recall(&[1, 2, 4], &mut fresh, &mut recalled));
+        let mut recalled = Solution::default();
+        assert!(!memo.recall(&[1, 2, 3], &mut recalled));
+        memo.remember(&[1, 2, 3], &plain);
+        assert!(memo.recall(&[1, 2, 3], &mut recalled));
+        assert_eq!(recalled, plain);
+        assert!(!memo.recall(&[1, 2, 4], &mut recalled));
     }
 
     #[test]
     fn a_solution_outlives_one_full_generation_not_two() {
-        let curve = LatencyCurve::new(vec![(0.0, 100.0), (1.0, 300.0)]).unwrap();
-        let (out, solved) = solve(&[200.0], &[class(3, &[(0, 40.0)], 0.5)], &curve);
+        let plain = solved();
         let mut memo = SolveMemo::default();
-        let (mut fresh, mut recalled) = (Solver::default(), Vec::new());
-        memo.remember(&[0], &solved, &out);
+        let mut recalled = Solution::default();
+        memo.remember(&[0], &plain);
         // A whole generation of other states: the first is still recalled, exactly.
         for k in 1..=GENERATION as u64 {
-            memo.remember(&[k], &solved, &out);
+            memo.remember(&[k], &plain);
         }
-        assert!(memo.recall(&[0], &mut fresh, &mut recalled));
-        assert_eq!(recalled, out);
-        assert_eq!(fresh.usage, solved.usage);
+        assert!(memo.recall(&[0], &mut recalled));
+        assert_eq!(recalled, plain);
         // Two more generations without it: forgotten.
         for k in 1..=2 * GENERATION as u64 {
-            memo.remember(&[k << 20], &solved, &out);
+            memo.remember(&[k << 20], &plain);
         }
-        assert!(!memo.recall(&[0], &mut fresh, &mut recalled));
+        assert!(!memo.recall(&[0], &mut recalled));
     }
 }
