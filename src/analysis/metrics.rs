@@ -399,7 +399,7 @@ impl<'m> Metrics<'m> {
             rates,
             holds,
             in_system_integral: self.jobs.in_system_integral,
-            stalled: summary.stalled.map(|s| s.to_string()),
+            stalled: summary.stalled,
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use super::bracket_measures::BracketMeasures;
 use super::gap::GapTotals;
-use crate::engine::{HoldResourceInfo, Limiter, Loss, RateId, RateKind, RateResourceInfo};
+use crate::engine::{HoldResourceInfo, Limiter, Loss, RateId, RateKind, RateResourceInfo, Stall};
 
 /// How the run ended, as the engine summarised it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -176,7 +176,7 @@ pub struct RunStats {
     /// Little's law: integral of jobs in system over the window.
     pub in_system_integral: f64,
     /// Why the run stopped with jobs unfinished, if it did.
-    pub stalled: Option<String>,
+    pub stalled: Option<Stall>,
 }
 
 impl RunStats {

@@ -12,7 +12,7 @@ use super::report::Report;
 use super::run_stats::{
     DramTotals, GpuTotals, RateTotals, RunStats, RunTotals, StageTotals, WindowTotals,
 };
-use crate::engine::{Observer, RateKind, RateResourceInfo, RunSummary, Scope, StageRef};
+use crate::engine::{Observer, RateKind, RateResourceInfo, RunSummary, Scope, StageRef, Stall};
 use crate::model::{Edge, Model};
 use crate::time::SimTime;
 
@@ -130,7 +130,7 @@ fn metrics_integrate_hand_fed_events_over_the_window() {
 }
 
 /// Statistics of a run with one DRAM link at `util` and nothing else.
-fn hand_made(util: f64, stalled: Option<&str>) -> RunStats {
+fn hand_made(util: f64, stalled: Option<Stall>) -> RunStats {
     RunStats {
         run: RunTotals {
             jobs_completed: 10,
@@ -173,7 +173,7 @@ fn hand_made(util: f64, stalled: Option<&str>) -> RunStats {
         }],
         holds: Vec::new(),
         in_system_integral: 20.0,
-        stalled: stalled.map(str::to_string),
+        stalled,
     }
 }
 
@@ -194,7 +194,13 @@ fn report_reads_hand_made_stats_and_carries_the_stall() {
     let mut model = demo(&[]);
     model.workload.stages.clear();
     model.instrumentation.spans.clear();
-    let mut stats = hand_made(0.9, Some("2 jobs never finished"));
+    let stall = Stall {
+        seed: model.seed,
+        jobs_completed: 8,
+        jobs_total: 10,
+        waiting_instances: 2,
+    };
+    let mut stats = hand_made(0.9, Some(stall));
     stats.stages = Vec::<StageTotals>::new();
     let r = Report::build(&model, &stats, 0.0);
     assert_eq!(r.seconds_per_job, 1.0);
@@ -207,8 +213,11 @@ fn report_reads_hand_made_stats_and_carries_the_stall() {
     assert_eq!(r.dram_mean_latency_slowdown, 1.2);
     assert_eq!(r.little_l, 2.0);
     assert_eq!(r.bottleneck.resource, "dram");
-    assert_eq!(r.stall(), Some("2 jobs never finished"));
-    assert_eq!(r.notes[0], "stalled: 2 jobs never finished");
+    let why = "8 of 10 jobs finished; 2 stage instances wait for holdable resources that are \
+               never released";
+    assert_eq!(r.stalled, Some(stall));
+    assert_eq!(r.stall().as_deref(), Some(why));
+    assert_eq!(r.notes[0], format!("stalled: {why}"));
     let fine = Report::build(&model, &hand_made(0.9, None), 0.0);
     assert_eq!(fine.stall(), None);
     assert!(fine.notes.is_empty(), "{:?}", fine.notes);
@@ -289,9 +298,22 @@ fn replications_average_the_throughput_and_keep_the_first_seeds_tables() {
 #[test]
 fn a_stall_on_any_seed_makes_the_replicated_report_stalled() {
     let mut runs = demo_on_seeds(&[1, 2]);
-    runs[1].stalled = Some("3 jobs unfinished".into());
+    let stall = Stall {
+        seed: runs[1].seed,
+        jobs_completed: 3,
+        jobs_total: 5,
+        waiting_instances: 1,
+    };
+    runs[1].stalled = Some(stall);
     let combined = crate::analysis::report::Report::replicated(runs);
-    assert_eq!(combined.stall(), Some("seed 2: 3 jobs unfinished"));
+    assert_eq!(combined.stalled, Some(stall));
+    assert_eq!(
+        combined.stall().as_deref(),
+        Some(
+            "seed 2: 3 of 5 jobs finished; 1 stage instances wait for holdable resources \
+             that are never released"
+        )
+    );
     assert!(combined.notes.iter().any(|n| n.contains("seed 2")));
 }
 

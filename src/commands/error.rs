@@ -238,6 +238,12 @@ impl Classify for crate::sweep::seed_report::StoredReportError {
         Kind::Input
     }
 }
+/// Only reached wrapped, in a [`StoredReportError`](crate::sweep::seed_report::StoredReportError).
+impl Classify for crate::analysis::report::UnreadStall {
+    fn kind(&self) -> Kind {
+        Kind::Input
+    }
+}
 impl Classify for crate::compare::HostError {
     fn kind(&self) -> Kind {
         Kind::Input

@@ -6,7 +6,8 @@ use serde_json::{Value, json};
 
 use super::plot::plot_command;
 use super::sweep::{SweepOutcome, resume_with, start, sweep_with};
-use crate::analysis::report::{Report, StageStats, Stall, SteadyState};
+use crate::analysis::report::{Report, StageStats, SteadyState, stall_note};
+use crate::engine::Stall;
 use crate::input_file::InputError;
 use crate::sweep::*;
 
@@ -84,14 +85,19 @@ impl Simulator for Synthetic {
         r.engine_wall_s = std::time::Instant::now().elapsed().as_secs_f64() + noise(seed);
         // Two points carry a verdict (and its note, as a real report does).
         if !pinned && c == 2.0 {
-            r.stalled = Some("3 of 100 jobs finished".into());
+            r.stalled = Some(Stall {
+                seed,
+                jobs_completed: 3,
+                jobs_total: 100,
+                waiting_instances: 1,
+            });
         }
         if !pinned && c == 8.0 {
             r.steady_state = SteadyState::FirstWave {
                 why: "every measured job starts at once".into(),
             };
         }
-        r.notes = (r.stalled.iter().map(Stall::note))
+        r.notes = (r.stalled.iter().map(|s| stall_note(s, seed)))
             .chain(r.steady_state.note())
             .collect();
         Ok(r)
@@ -475,7 +481,12 @@ fn stalled_seeds_are_counted_per_point() {
     let runner = |sets: &[String], seed: u64| -> Result<Report, SweepError> {
         let mut r = Report::empty("s", seed);
         if sets[0] == "x=2" && seed == seeds::point_seeds(1, 1, 3)[0] {
-            r.stalled = Some("3 of 10 jobs finished".into());
+            r.stalled = Some(Stall {
+                seed,
+                jobs_completed: 3,
+                jobs_total: 10,
+                waiting_instances: 1,
+            });
         }
         Ok(r)
     };

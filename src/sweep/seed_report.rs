@@ -10,7 +10,8 @@
 
 use serde_json::Value;
 
-use crate::analysis::report::{Report, Stall, SteadyState, Verdicts};
+use crate::analysis::report::{Report, SteadyState, UnreadStall, Verdicts};
+use crate::engine::Stall;
 
 /// One seed's run within a sweep point.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,10 +45,12 @@ impl SeedReport {
         if !json.is_object() {
             return Err(StoredReportError::NotAnObject);
         }
+        // Its stall note names its seed only when the stall is another seed's.
+        let seed = json.get("seed").and_then(Value::as_u64);
         let Verdicts {
             stalled,
             steady_state,
-        } = Verdicts::from_notes(notes_of(&json)?);
+        } = Verdicts::from_notes(notes_of(&json)?, seed).map_err(StoredReportError::Stall)?;
         Ok(SeedReport {
             stalled,
             steady_state,
@@ -58,7 +61,7 @@ impl SeedReport {
 
 /// Why a value read back from a file is not a run report a sweep can use (said after
 /// the file and the place in it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StoredReportError {
     /// Not a JSON object.
     #[error("is not a run report (a JSON object)")]
@@ -69,6 +72,9 @@ pub enum StoredReportError {
     /// A note is not text.
     #[error("notes holds something other than text")]
     NoteNotText,
+    /// A stall note bwsim does not write.
+    #[error("notes {0}")]
+    Stall(UnreadStall),
 }
 
 /// A stored report's notes: absent, null or a list of text.
@@ -89,9 +95,17 @@ mod tests {
 
     #[test]
     fn a_stored_report_gets_its_verdicts_from_its_notes() {
-        let r = SeedReport::from_json(json!({"notes": ["stalled: 3 of 10 jobs finished"]}));
-        let r = r.unwrap();
-        assert_eq!(r.stalled, Some(Stall::from("3 of 10 jobs finished")));
+        let why = "3 of 10 jobs finished; 2 stage instances wait for holdable resources that \
+                   are never released";
+        let stalled = json!({"seed": 4, "notes": [format!("stalled: {why}")]});
+        let r = SeedReport::from_json(stalled).unwrap();
+        let stall = Stall {
+            seed: 4,
+            jobs_completed: 3,
+            jobs_total: 10,
+            waiting_instances: 2,
+        };
+        assert_eq!(r.stalled, Some(stall));
         assert!(r.steady_state.is_reached());
         let fine = SeedReport::from_json(json!({"jobs_per_hour": 1.0})).unwrap();
         assert_eq!(
@@ -105,5 +119,10 @@ mod tests {
             StoredReportError::NotesNotAList
         );
         assert_eq!(err(json!({"notes": [1]})), StoredReportError::NoteNotText);
+        let unread = "stalled: 3 of 10 jobs finished";
+        assert_eq!(
+            err(json!({"seed": 1, "notes": [unread]})),
+            StoredReportError::Stall(UnreadStall(unread.into()))
+        );
     }
 }

@@ -10,7 +10,7 @@ pub mod verdict;
 pub mod what_if;
 
 pub use replicated::Replications;
-pub use verdict::{Stall, SteadyState, Verdicts};
+pub use verdict::{SteadyState, UnreadStall, Verdicts, stall_note, stall_why};
 pub use what_if::WhatIf;
 
 use std::collections::BTreeMap;
@@ -20,7 +20,7 @@ use super::bracket_measures::BracketSummary;
 use super::gap::{GapPart, GapTotals};
 use super::knob::Knobs;
 use super::run_stats::{RunStats, StageTotals};
-use crate::engine::RateKind;
+use crate::engine::{RateKind, Stall};
 use crate::model::{ArrivalKind, Arrivals, HoldResource, Model, Stage};
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -238,7 +238,7 @@ impl Report {
             ideal_seconds_per_job: None,
             knobs: None,
             notes: notes(model, m, &holds),
-            stalled: m.stalled.as_deref().map(Stall::from),
+            stalled: m.stalled,
             steady_state: steady_state(&model.arrivals),
             holds,
             engine_events: m.run.events,
@@ -249,14 +249,14 @@ impl Report {
 
     /// Why the run stopped with jobs unfinished, if it did: its numbers then describe
     /// only the part that ran.
-    pub fn stall(&self) -> Option<&str> {
-        self.stalled.as_ref().map(|s| s.why.as_str())
+    pub fn stall(&self) -> Option<String> {
+        (self.stalled.as_ref()).map(|s| stall_why(s, self.seed))
     }
 
     /// Both verdicts: the stall and the steady state.
     pub fn verdicts(&self) -> Verdicts {
         Verdicts {
-            stalled: self.stalled.clone(),
+            stalled: self.stalled,
             steady_state: self.steady_state.clone(),
         }
     }
@@ -464,7 +464,7 @@ fn peak_gib(m: &RunStats, want: HoldResource) -> f64 {
 fn notes(model: &Model, m: &RunStats, holds: &[HoldStats]) -> Vec<String> {
     let mut notes = Vec::new();
     if let Some(s) = &m.stalled {
-        notes.push(Stall::from(s.as_str()).note());
+        notes.push(stall_note(s, model.seed));
     }
     if let Some(note) = first_wave_note(&model.arrivals) {
         notes.push(note);

@@ -6,7 +6,7 @@
 //! 95% Student t interval ([`crate::analysis::interval`]), which the throughput line
 //! shows. A stall on any seed stalls the whole answer.
 
-use super::{Report, Stall};
+use super::{Report, stall_note};
 use crate::analysis::interval::{Summary, summarize};
 
 /// The replication statistics a report carries when it combines more than one run.
@@ -64,16 +64,14 @@ impl Report {
             jobs_per_hour_by_seed: jph,
         };
         // A stall on any seed makes the whole answer partial: the first one is named.
-        let stalls: Vec<Stall> = (others.iter())
-            .filter_map(|r| {
-                let why = format!("seed {}: {}", r.seed, r.stalled.as_ref()?);
-                Some(Stall { why })
-            })
-            .collect();
+        let stalls: Vec<_> = others.iter().filter_map(|r| r.stalled).collect();
         if combined.stalled.is_none() {
-            combined.stalled = stalls.first().cloned();
+            combined.stalled = stalls.first().copied();
         }
-        combined.notes.extend(stalls.iter().map(Stall::note));
+        let seed = combined.seed;
+        combined
+            .notes
+            .extend(stalls.iter().map(|s| stall_note(s, seed)));
         combined.replications = Some(replications);
         combined
     }

@@ -157,6 +157,7 @@ impl<'m> EventLoop<'m> {
         }
         let total = self.model.arrivals.jobs;
         let stalled = (self.completed < total).then_some(Stall {
+            seed: self.model.seed,
             jobs_completed: self.completed,
             jobs_total: total,
             waiting_instances,

@@ -25,9 +25,12 @@ pub struct RunSummary {
 }
 
 /// A run that stopped with jobs unfinished: stage instances wait for holds that no
-/// running stage will ever release.
+/// running stage will ever release. Reports carry it as it is (its text is its
+/// `Display`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stall {
+    /// The seed of the run that stalled.
+    pub seed: u64,
     /// Jobs that finished.
     pub jobs_completed: u64,
     /// Jobs the run was asked for.
