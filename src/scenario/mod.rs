@@ -35,6 +35,7 @@ pub mod cpu_load;
 mod dag;
 mod error;
 mod fingerprint;
+pub mod host_keys;
 pub mod host_scaling;
 pub mod include;
 pub mod limits;
@@ -48,6 +49,7 @@ mod summary;
 pub mod trace_csv;
 pub mod units;
 mod values;
+mod with_calibration;
 
 use std::path::{Path, PathBuf};
 
@@ -58,6 +60,9 @@ pub use fingerprint::{fingerprint, fingerprint_files};
 pub use limits::Limits;
 pub use params::ParamInfo;
 pub use values::{UNLIMITED_DRAM, UNLIMITED_RAM};
+pub use with_calibration::{
+    CalibrationUse, MissingKey, load_str_with_calibration, load_with_calibration,
+};
 
 use error::{Locator, join_key};
 use include::Document;
@@ -101,6 +106,9 @@ pub struct Summary {
     /// The scenario states where its stage times were measured
     /// (`[workload.measured_on]`): that host's `host` text, or "" when unnamed.
     pub measured_on: Option<String>,
+    /// Loaded with `--calibration` ([`load_with_calibration`]): the file, and what the
+    /// run took for each key it lacks.
+    pub calibration: Option<CalibrationUse>,
 }
 
 impl Loaded {
@@ -211,6 +219,7 @@ fn finish(
             host_scaling,
             measured_on: (spec.workload.measured_on.as_ref())
                 .map(|m| m.host.clone().unwrap_or_default()),
+            calibration: None,
         },
     })
 }

@@ -270,6 +270,26 @@ fn is_reference(s: &str) -> bool {
     s.starts_with('$') || s.starts_with('=')
 }
 
+/// Every parameter the document's values refer to (`"$name"` and `"= expression"` strings
+/// outside the keys never substituted, and the knobs' own defaults).
+pub fn referenced(doc: &toml::Table) -> std::collections::BTreeSet<String> {
+    fn walk(v: &Value, out: &mut std::collections::BTreeSet<String>) {
+        match v {
+            Value::String(s) if is_reference(s) => out.extend(references(s)),
+            Value::Table(t) => t.values().for_each(|v| walk(v, out)),
+            Value::Array(a) => a.iter().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = std::collections::BTreeSet::new();
+    for (k, v) in doc {
+        if k == "params" || !VERBATIM.contains(&k.as_str()) {
+            walk(v, &mut out);
+        }
+    }
+    out
+}
+
 /// `$name` occurrences in a string.
 pub(super) fn references(s: &str) -> Vec<String> {
     let mut out = Vec::new();
