@@ -8,7 +8,7 @@
 //! | `cpu.boost_ghz` x `cpu.ipc` | `hardware.cpu.core_speed` (GHz of a Zen 4 core) |
 //! | `dram.ram_gib` | `params.host_ram_gib` when the scenario declares that knob (it may reserve resident data from it), else `hardware.host_ram_gib` |
 //! | DRAM bandwidth | `hardware.dram.capacity_gbps` = channels x MT/s x 8 B x efficiency (or `measured_gbps`) |
-//! | `gpu.count`, `gpu.vram_gib`, `gpu.kernel_speed` | `hardware.gpu.count`, `vram_gib`, `kernel_speed` |
+//! | `gpu.count`, `gpu.vram_gib`, `gpu.kernel_speed` | `hardware.gpu.count`, `vram_gib`, `kernel_speed` (SMs x boost clock against the RTX 5070 Ti, one rule for every GPU: [`super::host::KERNEL_SPEED_RULE`]); `gpu.kernel_speed_rel_sd` maps onto nothing: prediction intervals read it from the profile |
 //! | PCIe generation x lanes | `params.pcie_gbps` when declared, else `hardware.gpu.pcie_h2d_gbps` and `pcie_d2h_gbps` |
 //!
 //! The work stays the scenario's; a scenario that states where its stage times were
@@ -163,6 +163,7 @@ mod tests {
                 pcie_lanes: None,
                 measured_pcie_gbps: Some(53.0),
                 kernel_speed: None,
+                kernel_speed_rel_sd: 0.0,
             },
             cost: Cost {
                 price_usd: Some(1.0),
