@@ -35,9 +35,42 @@ pub struct ScenarioKnobs {
 }
 
 impl ScenarioKnobs {
+    /// What the loaded scenario offers: its knobs, pools, the stages on its `cpu` pool,
+    /// its SMT yield and whether it says where its stage times were measured.
+    pub fn of(loaded: &crate::scenario::Loaded) -> ScenarioKnobs {
+        let pools = &loaded.model.hardware.pools;
+        ScenarioKnobs {
+            params: loaded.params.iter().map(|p| p.name.clone()).collect(),
+            pools: pools.iter().map(|p| p.name.clone()).collect(),
+            cpu_pool_stages: cpu_pool_stages(&loaded.model),
+            smt_yield: pools
+                .iter()
+                .find_map(|p| p.cpu.as_ref().map(|c| c.smt_yield)),
+            measured_on: loaded.summary.measured_on.is_some(),
+        }
+    }
+
     fn has_param(&self, name: &str) -> bool {
         self.params.iter().any(|p| p == name)
     }
+}
+
+/// Stages drawing threads of the pool named `cpu`, with how many.
+fn cpu_pool_stages(model: &crate::model::Model) -> Vec<(String, f64)> {
+    let Some(cpu) = model.hardware.pools.iter().position(|p| p.name == "cpu") else {
+        return Vec::new();
+    };
+    model
+        .workload
+        .stages
+        .iter()
+        .filter_map(|s| {
+            s.demands
+                .iter()
+                .find(|d| d.target == crate::model::RateTarget::Pool(cpu))
+                .map(|d| (s.name.clone(), d.amount))
+        })
+        .collect()
 }
 
 /// Writes a number as a TOML value: integers without a fraction.
@@ -218,5 +251,19 @@ mod tests {
         let sets = host_overrides(&no_smt, &knobs);
         assert!(sets.contains(&"hardware.cpu.threads_per_core=1".to_string()));
         assert!(sets.contains(&"hardware.cpu.smt_yield=1".to_string()));
+    }
+
+    #[test]
+    fn a_loaded_scenario_offers_its_knobs_pools_and_cpu_pool_stages() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/c2-32g-cuzk.toml");
+        let loaded = crate::scenario::load(&path, &[]).unwrap();
+        let knobs = ScenarioKnobs::of(&loaded);
+        assert!(knobs.has_param("synthesis_concurrency"));
+        assert!(knobs.pools.iter().any(|p| p == "cpu"));
+        assert!(knobs.measured_on);
+        assert!(knobs.smt_yield.is_some());
+        let spmv = knobs.cpu_pool_stages.iter().find(|(s, _)| s == "spmv");
+        assert!(spmv.is_some_and(|(_, threads)| *threads > 1.0), "{knobs:?}");
     }
 }

@@ -1,6 +1,8 @@
 //! Which concurrency settings `bwsim compare` searches on a host, and which one wins:
 //! the domain rules, apart from running the sweep (`commands::compare`).
 
+use std::path::Path;
+
 use super::error::CompareInputError;
 use crate::scenario::ParamInfo;
 
@@ -28,6 +30,55 @@ pub fn default_search(params: &[ParamInfo]) -> Result<Vec<String>, CompareInputE
         ));
     }
     Ok(found)
+}
+
+/// Refuses a `--search` that no host could run: a SPEC that does not parse, or a key the
+/// scenario does not have or a value of the wrong type for it (tried at each key's first
+/// value on the scenario as given). Without this each host's row read "does not run" and
+/// the exit status was 0. Value errors stay per host: a host's overrides may make a value
+/// fit that the scenario as given refuses.
+pub fn check_search(
+    scenario: &Path,
+    sets: &[String],
+    search: &[String],
+    seeds: u32,
+) -> Result<(), CompareInputError> {
+    use crate::scenario::ErrorKind;
+    // The sweep's messages name its own flag; here the SPECs came from --search.
+    let search_err = |arg: &str, e: &dyn std::fmt::Display| {
+        let msg = e.to_string().replace("--param", "--search");
+        CompareInputError::new("--search", format!("{arg}: {msg}"))
+    };
+    let mut params = Vec::new();
+    for arg in search {
+        let param = crate::sweep::parse_param(arg).map_err(|e| search_err(arg, &e))?;
+        params.push(param);
+    }
+    // The grid as a whole: a key searched twice, or more settings (x --seeds) than a
+    // sweep runs, is the flags' fault, not each host's ("does not run" on every row).
+    let all = search.join(" ");
+    let grid = crate::sweep::Grid::new(params).map_err(|e| search_err(&all, &e))?;
+    grid.check_runs(seeds as usize)
+        .map_err(|e| search_err(&all, &e))?;
+    for (arg, param) in search.iter().zip(&grid.params) {
+        let Some(first) = param.values.first() else {
+            continue;
+        };
+        let mut tried = sets.to_vec();
+        tried.push(format!("{}={first}", param.key));
+        match crate::scenario::load(scenario, &tried) {
+            Err(e)
+                if matches!(
+                    e.kind,
+                    ErrorKind::UnknownKey | ErrorKind::Type | ErrorKind::Set | ErrorKind::Param
+                ) =>
+            {
+                return Err(CompareInputError::new("--search", format!("{arg}: {e}")));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// One searched setting, aggregated over its seeds.
@@ -112,5 +163,28 @@ mod tests {
         ];
         assert_eq!(best(&cands), Some((4, 12.0)));
         assert_eq!(best(&cands[1..3]), None);
+    }
+
+    #[test]
+    fn a_search_no_host_could_run_is_refused_naming_the_flag() {
+        let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/demo.toml");
+        let check = |search: &[&str], seeds| {
+            let search: Vec<String> = search.iter().map(|s| s.to_string()).collect();
+            check_search(&demo, &[], &search, seeds)
+        };
+        assert!(check(&["params.concurrency=1..4"], 3).is_ok());
+        let no_spec = check(&["params.concurrency"], 3).unwrap_err();
+        assert_eq!(no_spec.flag, "--search");
+        assert!(!no_spec.problem.contains("--param"), "{}", no_spec.problem);
+        let unknown = check(&["params.nosuch=1..4"], 3).unwrap_err();
+        assert!(unknown.problem.contains("nosuch"), "{}", unknown.problem);
+        let twice = check(&["params.concurrency=1..2", "params.concurrency=3..4"], 3);
+        assert!(twice.is_err());
+        let wrong_type = check(&["params.concurrency=true,false"], 3).unwrap_err();
+        assert!(
+            wrong_type
+                .problem
+                .starts_with("params.concurrency=true,false: ")
+        );
     }
 }

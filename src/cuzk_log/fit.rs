@@ -7,6 +7,7 @@
 
 use std::fmt::Write as _;
 
+use serde_json::json;
 use toml::{Table, Value};
 
 use super::analyse::LogAnalysis;
@@ -211,6 +212,64 @@ pub fn render_include(
     o
 }
 
+/// The fit as the text report ends: the file written, then one line per parameter.
+pub fn fit_text(file: &std::path::Path, fitted: &[Fitted]) -> String {
+    let mut text = format!(
+        "\nfit: wrote {} (sensitivity: ms of the observed p50 per unit of the \
+         parameter; elasticity: % per +1%)\n",
+        file.display()
+    );
+    for f in fitted {
+        text.push_str(&format!(
+            "  {} = {:.6} (was {}; {} p50 {:.1} ms in the log, {:.1} in the model; \
+             sensitivity {}, elasticity {}{})\n",
+            f.target.param,
+            f.value,
+            f.was,
+            f.target.observable.describe(),
+            f.log_p50_ms,
+            f.model_p50_ms,
+            f.sensitivity_ms.map_or("-".into(), |x| format!("{x:.1}")),
+            f.elasticity.map_or("-".into(), |x| format!("{x:.3}")),
+            if f.is_flat(FLAT_ELASTICITY) {
+                ", FLAT"
+            } else {
+                ""
+            }
+        ));
+    }
+    text
+}
+
+/// The warning a flat parameter gets on stderr.
+pub fn flat_warning(f: &Fitted) -> String {
+    format!(
+        "--fit: {} is flat: its {} p50 moves {:+.3}% per +1% of it, so the log hardly \
+         determines it; the fit file keeps the scenario's {} (the fit reached {:.6})",
+        f.target.param,
+        f.target.observable.describe(),
+        f.elasticity.unwrap_or(0.0),
+        f.was,
+        f.value
+    )
+}
+
+/// The fit as the JSON report's `fit` object.
+pub fn fit_json(file: &std::path::Path, fitted: &[Fitted]) -> serde_json::Value {
+    json!({
+        "file": file.display().to_string(),
+        "params": fitted.iter().map(|f| json!({
+            "name": f.target.param, "stage": f.target.stage,
+            "observed_by": f.target.observable.describe(),
+            "was": f.was, "value": f.value,
+            "log_p50_ms": f.log_p50_ms, "model_p50_ms": f.model_p50_ms,
+            "sensitivity_ms_per_unit": f.sensitivity_ms,
+            "elasticity": f.elasticity,
+            "flat": f.is_flat(FLAT_ELASTICITY),
+        })).collect::<Vec<_>>(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,5 +349,34 @@ to = "d:end"
         let back: Table = toml::from_str(&text).unwrap();
         assert_eq!(back["params"]["a_s"]["default"].as_float(), Some(1.0));
         assert!(text.contains("the fit reached 0.03"), "{text}");
+    }
+
+    #[test]
+    fn the_fit_report_says_each_value_its_evidence_and_flags_a_flat_one() {
+        let target = FitTarget {
+            param: "a_s".into(),
+            stage: "a".into(),
+            observable: Observable::Bracket("A".into()),
+        };
+        let f = |elasticity| Fitted {
+            target: target.clone(),
+            was: 1.0,
+            value: 1.25,
+            log_p50_ms: 1250.0,
+            model_p50_ms: 1249.0,
+            sensitivity_ms: Some(1000.0),
+            elasticity: Some(elasticity),
+        };
+        let file = std::path::Path::new("fit.toml");
+        let text = fit_text(file, &[f(0.8), f(0.01)]);
+        assert!(text.starts_with("\nfit: wrote fit.toml "), "{text}");
+        assert!(text.contains("  a_s = 1.250000 (was 1; A_START..A_END p50 1250.0 ms in the log, 1249.0 in the model; sensitivity 1000.0, elasticity 0.800)\n"), "{text}");
+        assert!(text.contains("elasticity 0.010, FLAT)"), "{text}");
+        let doc = fit_json(file, &[f(0.8), f(0.01)]);
+        assert_eq!(doc["params"][0]["flat"], false);
+        assert_eq!(doc["params"][1]["flat"], true);
+        assert!(
+            flat_warning(&f(0.01)).contains("a_s is flat: its A_START..A_END p50 moves +0.010%")
+        );
     }
 }
