@@ -7,13 +7,14 @@
 use std::path::{Path, PathBuf};
 
 use super::error::Result;
+use crate::analysis::throughput::JobName;
 use crate::cli::{CompareArgs, Format};
 use crate::compare::assumptions::assumptions;
+use crate::compare::kept::kept_host_model;
 use crate::compare::runner::{SearchPlan, compare_hosts};
 use crate::compare::search::{check_search, default_search};
-use crate::compare::table::{markdown, to_json};
 use crate::compare::{
-    CompareInputError, CostAssumptions, HostResult, ScenarioKnobs, cheapest_for_target, load_host,
+    CompareInputError, Comparison, CostAssumptions, ScenarioKnobs, cheapest_for_target, load_host,
 };
 use crate::output::{Output, OutputKind, check_outputs, print_stdout};
 use crate::plot::compare::{CompareChart, HostBar};
@@ -37,6 +38,10 @@ pub fn compare(args: CompareArgs) -> Result<()> {
     {
         return Err(CompareInputError::new("--target-proofs-per-day", "give a number > 0").into());
     }
+    let (replications, note) = crate::cli::replications(args.replications, args.seeds, "--seeds");
+    if let Some(note) = note {
+        eprintln!("warning: {note}");
+    }
     let hosts = args
         .hosts
         .iter()
@@ -55,12 +60,13 @@ pub fn compare(args: CompareArgs) -> Result<()> {
     } else {
         args.search.clone()
     };
-    check_search(&args.scenario, &args.sets, &search, args.seeds)?;
+    check_search(&args.scenario, &args.sets, &search, replications)?;
     let plan = SearchPlan {
         scenario: &args.scenario,
         sets: &args.sets,
         search: &search,
-        seeds: args.seeds,
+        replications,
+        seed: args.seed,
         jobs: args.jobs,
     };
     let files = args.hosts.iter().map(|f| f.display().to_string());
@@ -76,53 +82,50 @@ pub fn compare(args: CompareArgs) -> Result<()> {
         .target_proofs_per_day
         .and_then(|t| cheapest_for_target(t, &per_host));
     let name = base.model.name.clone();
+    let job = JobName::new(base.model.workload.job_name.clone());
     let notes = assumptions(
         &args.scenario,
         base.summary.measured_on.as_deref(),
         &search,
-        args.seeds,
+        replications,
+        &job,
     );
+    let kept = kept_host_model(&base.model);
+    let comparison = Comparison {
+        scenario: &name,
+        job: &job,
+        rows: &rows,
+        target: target.as_ref(),
+        target_asked: args.target_proofs_per_day,
+        costs: &costs,
+        kept: &kept,
+        assumptions: &notes,
+    };
     if let Some(p) = &args.plot {
-        draw(&name, &rows, p)?;
+        draw(&comparison, p)?;
     }
     let text = match args.format {
-        Format::Text => markdown(
-            &name,
-            &rows,
-            target.as_ref(),
-            args.target_proofs_per_day,
-            &costs,
-            &notes,
-        ),
-        Format::Json => {
-            let doc = to_json(
-                &name,
-                &rows,
-                target.as_ref(),
-                args.target_proofs_per_day,
-                &costs,
-                &notes,
-            );
-            format!("{doc:#}\n")
-        }
+        Format::Text => comparison.markdown(),
+        Format::Json => format!("{:#}\n", comparison.to_json()),
     };
     print_stdout(&text)?;
     Ok(())
 }
 
-fn draw(scenario: &str, rows: &[HostResult], file: &Path) -> Result<Vec<PathBuf>> {
-    let bars: Vec<HostBar> = rows
-        .iter()
+fn draw(c: &Comparison, file: &Path) -> Result<Vec<PathBuf>> {
+    let bars: Vec<HostBar> = (c.rows.iter())
         .map(|r| match &r.outcome {
             Ok(o) => HostBar {
-                label: format!("{} ({})", r.host.name, o.best.join(", ")),
-                proofs_per_day: Some(o.proofs_per_day),
-                usd_per_proof: Some(o.usd_per_proof),
+                label: format!("{} ({})", r.host.name, o.setting.best.join(", ")),
+                name: r.host.name.clone(),
+                per_day: Some(o.proofs_per_day_summary()),
+                usd_per_job: Some(o.usd_per_proof_summary()),
             },
             Err(_) => HostBar {
                 label: format!("{} (does not run)", r.host.name),
-                proofs_per_day: None,
-                usd_per_proof: None,
+                name: r.host.name.clone(),
+                per_day: None,
+                usd_per_job: None,
             },
         })
         .collect();
@@ -135,7 +138,8 @@ fn draw(scenario: &str, rows: &[HostResult], file: &Path) -> Result<Vec<PathBuf>
         .map_or_else(|| "compare".into(), |s| s.to_string_lossy().into_owned());
     Ok(crate::plot::render(
         &CompareChart {
-            scenario,
+            scenario: c.scenario,
+            job: c.job,
             hosts: &bars,
         },
         &dir,

@@ -115,12 +115,17 @@ pub fn sweep(cli: SweepCli) -> Result<()> {
             (out, seeds)
         }
         None => {
+            let (replications, note) =
+                crate::cli::replications(cli.replications, cli.seeds, "--seeds");
+            if let Some(note) = note {
+                eprintln!("warning: {note}");
+            }
             let args = SweepArgs {
                 scenario: cli
                     .scenario
                     .expect("clap requires SCENARIO without --resume"),
                 params: cli.params,
-                seeds: cli.seeds as usize,
+                seeds: replications as usize,
                 jobs: cli.jobs.map(|j| j as usize),
                 out: cli.out,
                 sets: cli.sets,

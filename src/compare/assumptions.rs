@@ -4,14 +4,17 @@
 
 use std::path::Path;
 
+use crate::analysis::throughput::JobName;
+
 /// The assumptions, one note each, for the scenario `scenario` (which states it measured
 /// its stage times on `measured_on`, if it does) searched over `search` with `seeds`
-/// seeds per setting.
+/// replications per setting, its jobs called `job`.
 pub fn assumptions(
     scenario: &Path,
     measured_on: Option<&str>,
     search: &[String],
     seeds: u32,
+    job: &JobName,
 ) -> Vec<String> {
     let work = match measured_on {
         Some(host) => format!(
@@ -47,12 +50,16 @@ pub fn assumptions(
             super::host::DEFAULT_PCIE_EFFICIENCY
         ),
         format!(
-            "Best setting: the most simulated proofs/day over {} ({seeds} seed(s) per \
-             setting; proofs/day and s/proof are their mean ± a 95% Student t interval); \
-             settings that stalled, or whose measured proofs mostly started together at \
-             t = 0 (no steady state), are not results. The best of many noisy settings \
-             leans optimistic: neighbouring settings inside its interval are as good.",
-            search.join(" x ")
+            "Best setting: searched over {} ({seeds} replication(s) per setting; {per_day} \
+             and {per} are their mean ± a 95% Student t interval). The setting named is the \
+             smallest whose {per_day} lie inside the 95% interval of the difference from \
+             the highest mean, as `sweep` names its knee: the highest mean alone is picked \
+             from noise. Settings that stalled, or whose measured {plural} mostly started \
+             together at t = 0 (no steady state), are not results.",
+            search.join(" x "),
+            per_day = job.per_day(),
+            per = job.seconds_per(),
+            plural = job.plural(),
         ),
         "Each host gets its own cores, threads per core, SMT yield (the host file's, else \
          the scenario's capped at threads per core), all-core curve (from its boost and \
@@ -78,14 +85,23 @@ mod tests {
             Some("box A"),
             &["params.c=1..4".into(), "params.d=1,2".into()],
             3,
+            &JobName::new("proof"),
         );
         assert!(notes[0].starts_with("Stage times are those s.toml states it measured on box A;"));
-        assert!(notes[2].contains("over params.c=1..4 x params.d=1,2 (3 seed(s)"));
+        assert!(notes[2].contains("over params.c=1..4 x params.d=1,2 (3 replication(s)"));
+        assert!(notes[2].contains("the smallest whose proofs/day lie inside"));
         // A scenario that does not say where it was measured keeps its times everywhere.
-        let kept = assumptions(Path::new("s.toml"), None, &["params.c=1..4".into()], 1);
+        let job = JobName::default();
+        let kept = assumptions(
+            Path::new("s.toml"),
+            None,
+            &["params.c=1..4".into()],
+            1,
+            &job,
+        );
         assert!(kept[0].contains("does not say where its stage times were measured"));
         // Unnamed host: no " on ".
-        let unnamed = assumptions(Path::new("s.toml"), Some(""), &[], 1);
+        let unnamed = assumptions(Path::new("s.toml"), Some(""), &[], 1, &job);
         assert!(unnamed[0].starts_with("Stage times are those s.toml states it measured;"));
     }
 }

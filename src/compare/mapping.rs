@@ -8,7 +8,7 @@
 //! | `cpu.boost_ghz` x `cpu.ipc` | `hardware.cpu.core_speed` (GHz of a Zen 4 core) |
 //! | `dram.ram_gib` | `params.host_ram_gib` when the scenario declares that knob (it may reserve resident data from it), else `hardware.host_ram_gib` |
 //! | DRAM bandwidth | `hardware.dram.capacity_gbps` = channels x MT/s x 8 B x efficiency (or `measured_gbps`) |
-//! | `gpu.count`, `gpu.vram_gib`, `gpu.kernel_speed` | `hardware.gpu.count`, `vram_gib`, `kernel_speed` |
+//! | `gpu.count`, `gpu.vram_gib`, `gpu.kernel_speed` | `hardware.gpu.count` (and `params.gpus` when declared), `vram_gib`, `kernel_speed` |
 //! | PCIe generation x lanes | `params.pcie_gbps` when declared, else `hardware.gpu.pcie_h2d_gbps` and `pcie_d2h_gbps` |
 //!
 //! The work stays the scenario's; a scenario that states where its stage times were
@@ -110,6 +110,11 @@ pub fn host_overrides(host: &HostProfile, knobs: &ScenarioKnobs) -> Vec<String> 
         "hardware.dram.capacity_gbps={}",
         num((host.dram_gbps() * 1000.0).round() / 1000.0)
     ));
+    // A scenario that sizes itself by a `gpus` knob (cores, RAM, proofs in flight per
+    // GPU) gets the host's count through it too.
+    if knobs.has_param("gpus") {
+        sets.push(format!("params.gpus={}", host.gpu.count));
+    }
     sets.push(format!("hardware.gpu.count={}", host.gpu.count));
     sets.push(format!("hardware.gpu.vram_gib={}", num(host.gpu.vram_gib)));
     if let Some(k) = host.gpu.kernel_speed {

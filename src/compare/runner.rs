@@ -8,14 +8,13 @@ use super::cost::CostAssumptions;
 use super::host::HostProfile;
 use super::mapping::{ScenarioKnobs, host_overrides};
 use super::search::{self, Candidate};
-use super::table::{HostResult, NoResult, Outcome};
-use crate::analysis::keys;
+use super::table::{HostResult, NoResult, Outcome, Setting};
 use crate::sweep::{
     ProgressMode, ScenarioSimulator, SweepArgs, SweepError, aggregate_table, execute, plan,
 };
 
 /// What every host's search shares: the scenario, the user's `--set`s, the searched
-/// SPECs, seeds per setting and worker threads.
+/// SPECs, replications per setting, their base seed and worker threads.
 #[derive(Debug, Clone)]
 pub struct SearchPlan<'a> {
     /// The scenario file.
@@ -24,8 +23,10 @@ pub struct SearchPlan<'a> {
     pub sets: &'a [String],
     /// The searched `KEY=SPEC`s.
     pub search: &'a [String],
-    /// Seeds per searched setting.
-    pub seeds: u32,
+    /// Replications (seeds) per searched setting.
+    pub replications: u32,
+    /// Base seed of the per-setting seeds (None: the scenario's).
+    pub seed: Option<u64>,
     /// Worker threads (None: all cores).
     pub jobs: Option<u32>,
 }
@@ -44,9 +45,10 @@ pub fn compare_hosts(
         let mut sets = plan.sets.to_vec();
         sets.extend(host_overrides(&host, knobs));
         let sweep = SweepArgs {
-            seeds: plan.seeds as usize,
+            seeds: plan.replications as usize,
             jobs: plan.jobs.map(|j| j as usize),
             sets: sets.clone(),
+            seed: plan.seed,
             ..SweepArgs::new(plan.scenario, plan.search.to_vec())
         };
         let outcome = best_setting(&sweep, &sim, host.dram.ram_gib, costs.daily_usd(&host));
@@ -78,9 +80,10 @@ fn chain(e: &dyn std::error::Error) -> String {
     s
 }
 
-/// Searches one host's settings; the one with the most proofs per day that did not stall
-/// and had a steady state (a setting whose measured proofs mostly start together at t = 0
-/// times one batch draining: its throughput is no result).
+/// Searches one host's settings and names one ([`search::decide`]): the smallest
+/// setting whose proofs per day are inside the best's interval, among those that did not
+/// stall and had a steady state (a setting whose measured proofs mostly start together
+/// at t = 0 times one batch draining: its throughput is no result).
 pub fn best_setting(
     sweep: &SweepArgs,
     sim: &ScenarioSimulator,
@@ -93,45 +96,41 @@ pub fn best_setting(
     let plan = plan(sweep, sim).map_err(cannot_run)?;
     let runs = execute(&plan, sim, ProgressMode::Hidden, &[], &|_| Ok(())).map_err(cannot_run)?;
     let table = aggregate_table(&plan, &runs);
-    let ci = |r: usize, key: &str| table.stat(r, key).and_then(|s| s.ci95);
     // Rows are in grid order, as the runs they aggregate.
     let candidates: Vec<Candidate> = (0..table.rows.len())
         .map(|r| Candidate {
+            values: table.rows[r].values.iter().map(|v| v.as_f64()).collect(),
             stalled: table.rows[r].stalled > 0,
             steady: runs[r].reports.iter().all(|s| s.steady_state.is_reached()),
-            jobs_per_hour: table.stat(r, keys::JOBS_PER_HOUR).map(|s| s.mean),
+            per_day: table.throughput(r).map(|t| t.jobs_per_day),
         })
         .collect();
-    let best = search::best(&candidates).ok_or(NoResult::NoSteadySetting)?;
-    let (r, jobs_per_hour) = best;
-    let row = &table.rows[r];
-    let stat = |k: &str| table.stat(r, k).map(|s| s.mean);
-    let proofs_per_day = jobs_per_hour * 24.0;
-    let reserved = ram_gib - stat("ram.capacity_gib").unwrap_or(ram_gib);
-    Ok(Outcome {
-        proofs_per_day,
-        proofs_per_day_ci95: ci(r, keys::JOBS_PER_HOUR).map(|h| h * 24.0),
-        seconds_per_proof: stat(keys::SECONDS_PER_JOB).unwrap_or(f64::NAN),
-        seconds_per_proof_ci95: ci(r, keys::SECONDS_PER_JOB),
-        seeds: row.seeds,
-        best: table
-            .params
-            .iter()
-            .zip(&row.values)
+    let decision = search::decide(&candidates).ok_or(NoResult::NoSteadySetting)?;
+    let r = decision.chosen;
+    let throughput = table.throughput(r).ok_or(NoResult::NoSteadySetting)?;
+    let setting = |row: usize| -> Vec<String> {
+        (table.params.iter())
+            .zip(&table.rows[row].values)
             .map(|(k, v)| format!("{}={v}", k.trim_start_matches("params.")))
-            .collect(),
-        bottleneck: row.bottleneck.clone(),
-        ram_needed_gib: stat("ram.peak_gib").unwrap_or(0.0) + reserved.max(0.0),
+            .collect()
+    };
+    let stat = |k: &str| table.stat(r, k).map(|s| s.mean);
+    let reserved = ram_gib - stat("ram.capacity_gib").unwrap_or(ram_gib);
+    Ok(Outcome::new(
+        throughput,
         daily_usd,
-        usd_per_proof: daily_usd / proofs_per_day,
-        points: table.rows.len(),
-        at_search_edge: plan
-            .grid
-            .params
-            .iter()
-            .zip(&row.values)
-            .any(|(p, v)| crate::sweep::value::is_top_of_range(&p.values, v)),
-    })
+        Setting {
+            best: setting(r),
+            best_mean: setting(decision.best_mean),
+            plateau: decision.plateau.iter().map(|&p| setting(p)).collect(),
+            points: table.rows.len(),
+            at_search_edge: (plan.grid.params.iter())
+                .zip(&table.rows[r].values)
+                .any(|(p, v)| crate::sweep::value::is_top_of_range(&p.values, v)),
+        },
+        table.rows[r].bottleneck.clone(),
+        stat("ram.peak_gib").unwrap_or(0.0) + reserved.max(0.0),
+    ))
 }
 
 #[cfg(test)]
@@ -156,18 +155,23 @@ mod tests {
     fn the_best_setting_is_a_searched_value_with_its_interval_and_price() {
         let sim = ScenarioSimulator::new(demo());
         let o = best_setting(&sweep("params.concurrency=1..4", 2), &sim, 128.0, 10.0).unwrap();
-        assert_eq!(o.points, 4);
+        assert_eq!(o.setting.points, 4);
         assert_eq!(o.seeds, 2);
-        let value: i64 = o.best[0]
+        let value: i64 = o.setting.best[0]
             .strip_prefix("concurrency=")
             .unwrap()
             .parse()
             .unwrap();
-        assert!((1..=4).contains(&value), "{:?}", o.best);
+        assert!((1..=4).contains(&value), "{:?}", o.setting.best);
         assert!(o.proofs_per_day > 0.0 && o.proofs_per_day_ci95.is_some());
+        // The named setting is on the plateau, which holds the best mean too.
+        assert!(
+            o.setting.plateau.contains(&o.setting.best)
+                && o.setting.plateau.contains(&o.setting.best_mean)
+        );
         assert!((o.usd_per_proof - 10.0 / o.proofs_per_day).abs() < 1e-12);
         assert!((o.seconds_per_proof * o.proofs_per_day / 86_400.0 - 1.0).abs() < 0.1);
-        assert_eq!(o.at_search_edge, value == 4);
+        assert_eq!(o.setting.at_search_edge, value == 4);
     }
 
     #[test]

@@ -20,6 +20,7 @@ use super::bracket_measures::BracketSummary;
 use super::gap::{GapPart, GapTotals};
 use super::knob::Knobs;
 use super::run_stats::{RunStats, StageTotals};
+use super::throughput::{JobName, Throughput};
 use crate::engine::RateKind;
 use crate::model::{ArrivalKind, Arrivals, HoldResource, Model, Stage};
 
@@ -81,6 +82,8 @@ pub struct Report {
     pub scenario: String,
     /// Seed used.
     pub seed: u64,
+    /// What one job is called (`workload.job_name`).
+    pub job_name: JobName,
     /// Jobs that finished (warm-up included).
     pub jobs_completed: u64,
     /// Jobs counted in statistics.
@@ -179,6 +182,7 @@ impl Report {
         Report {
             scenario: model.name.clone(),
             seed: model.seed,
+            job_name: JobName::new(model.workload.job_name.clone()),
             jobs_completed: m.run.jobs_completed,
             jobs_measured: w.measured_jobs,
             warmup_jobs: model.arrivals.warmup_jobs,
@@ -244,6 +248,29 @@ impl Report {
             engine_events: m.run.events,
             engine_wall_s: wall_s,
             replications: None,
+        }
+    }
+
+    /// The answer: seconds per job and jobs per day over the replications, with their
+    /// intervals (one run: without).
+    pub fn throughput(&self) -> Throughput {
+        match &self.replications {
+            Some(r) => Throughput::new(r.seconds_per_job, r.jobs_per_hour, self.job_name.clone()),
+            None => Throughput::single(self.seconds_per_job, self.job_name.clone()),
+        }
+    }
+
+    /// The contention-free counterpart, when computed: over the replications when there
+    /// are several.
+    pub fn ideal_throughput(&self) -> Option<Throughput> {
+        let job = self.job_name.clone();
+        match self
+            .replications
+            .as_ref()
+            .and_then(|r| r.ideal_seconds_per_job)
+        {
+            Some(s) => Some(Throughput::from_seconds_per_job(s, job)),
+            None => (self.ideal_seconds_per_job).map(|s| Throughput::single(s, job)),
         }
     }
 
@@ -319,6 +346,7 @@ impl Report {
         Report {
             scenario: scenario.into(),
             seed,
+            job_name: JobName::default(),
             jobs_completed: 0,
             jobs_measured: 0,
             warmup_jobs: 0,

@@ -2,8 +2,9 @@
 
 use std::fmt::Write;
 
-use super::{Replications, Report};
+use super::Report;
 use crate::analysis::gap::GapPart;
+use crate::analysis::throughput::{cell, significant};
 
 fn pct(x: f64) -> String {
     format!("{:5.1}%", x * 100.0)
@@ -99,37 +100,38 @@ impl Report {
             self.window_s
         );
         let _ = writeln!(w);
-        if let Some(reps) = self
-            .replications
-            .as_ref()
-            .filter(|_| self.seconds_per_job.is_finite())
-        {
-            write_replicated_throughput(w, reps, self.seed);
-        } else if self.seconds_per_job.is_finite() {
-            let _ = writeln!(
-                w,
-                "throughput   {:.3} s/job   {:.1} jobs/hour   (mean response {:.3} s)",
-                self.seconds_per_job, self.jobs_per_hour, self.response_mean_s
-            );
-        } else {
+        if !self.seconds_per_job.is_finite() {
             let _ = writeln!(w, "throughput   unknown: no measured job finished");
-        }
-        let ideal_interval = (self.replications.as_ref())
-            .and_then(|r| r.ideal_seconds_per_job)
-            .filter(|i| i.mean.is_finite());
-        if let Some(ideal) = ideal_interval {
+        } else {
+            let response = match &self.replications {
+                Some(r) => cell(&r.response_mean_s),
+                None => significant(self.response_mean_s),
+            };
             let _ = writeln!(
                 w,
-                "ideal        {} s/job   {} jobs/day   (no DRAM/PCIe/pool contention)",
-                ideal.display(3),
-                jobs_per_day_of(ideal.mean)
+                "throughput   {}   (mean response {response} s)",
+                self.throughput().line()
             );
-        } else if let Some(ideal) = self.ideal_seconds_per_job.filter(|x| x.is_finite()) {
+            if let Some(reps) = &self.replications {
+                let last = reps.seeds.last().copied().unwrap_or(self.seed);
+                let _ = writeln!(
+                    w,
+                    "             mean ± 95% interval over {} replications (seeds {} to \
+                     {last}); the tables below are seed {}'s run",
+                    reps.count(),
+                    self.seed,
+                    self.seed
+                );
+            }
+        }
+        if let Some(ideal) = self
+            .ideal_throughput()
+            .filter(|t| t.seconds_per_job.mean.is_finite())
+        {
             let _ = writeln!(
                 w,
-                "ideal        {:.3} s/job   {:.1} jobs/hour   (no DRAM/PCIe/pool contention)",
-                ideal,
-                3600.0 / ideal
+                "ideal        {}   (no DRAM/PCIe/pool contention)",
+                ideal.line()
             );
         }
         let _ = writeln!(
@@ -230,51 +232,5 @@ impl Report {
             self.engine_events as f64 / self.engine_wall_s.max(1e-12) / 1e6
         );
         o
-    }
-}
-
-/// The throughput of several replications: mean ± 95% interval of seconds per job, jobs
-/// per day beside it, and which seed the rest of the report shows.
-fn write_replicated_throughput(w: &mut String, reps: &Replications, seed: u64) {
-    let per_day = reps.jobs_per_hour.scaled(24.0);
-    let _ = writeln!(
-        w,
-        "throughput   {} s/job   {} jobs/day   (mean response {} s)",
-        reps.seconds_per_job.display(3),
-        per_day.display(1),
-        reps.response_mean_s.display(3)
-    );
-    let last = reps.seeds.last().copied().unwrap_or(seed);
-    let _ = writeln!(
-        w,
-        "             mean ± 95% interval over {} replications (seeds {seed} to {last}); \
-         the tables below are seed {seed}'s run",
-        reps.count()
-    );
-}
-
-/// Jobs per day at `seconds_per_job`, to the job.
-fn jobs_per_day_of(seconds_per_job: f64) -> String {
-    format!("{:.0}", 86_400.0 / seconds_per_job)
-}
-
-/// The seed's reading of the markers, kept apart from the rest of the text report.
-impl Report {
-    /// The brackets added up (the seed's formula: every GPU_START..GPU_END interval summed,
-    /// over the wall window and over the GPU's own span), beside the union printed above.
-    fn write_bracket_sums(&self, w: &mut String) {
-        let b = &self.gpu_brackets;
-        let Some(over_span) = b.summed_span_frac else {
-            return;
-        };
-        let gap = b.mean_gap.map_or(String::new(), |g| {
-            format!("; mean gap {g:.3} s between GPU operations")
-        });
-        let _ = writeln!(
-            w,
-            "             brackets added up {} of the window, {} of the GPU's span (the seed's formula; the union is above){gap}",
-            pct(b.summed_frac),
-            pct(over_span)
-        );
     }
 }

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::Report;
 use crate::analysis::interval::{Summary, paired_difference, summarize};
+use crate::analysis::throughput::decimals_for;
 
 /// The baseline and the changed run, each over the same seeds.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,23 +83,24 @@ impl WhatIf {
             self.baseline.seed.wrapping_add(seeds as u64 - 1)
         );
         for (label, r) in [("baseline", &self.baseline), ("changed", &self.changed)] {
-            let (spj, per_day) = throughput(r);
             let _ = writeln!(
                 w,
-                "{label:<12} {} s/job   {} jobs/day   bottleneck {}",
-                spj.display(3),
-                per_day.display(1),
+                "{label:<12} {}   bottleneck {}",
+                r.throughput().line(),
                 r.bottleneck.resource
             );
         }
+        let job = &self.baseline.job_name;
         match self.difference() {
             Some(d) => {
                 let _ = writeln!(
                     w,
-                    "difference   {} s/job ({:+.1}%)   {} jobs/day",
-                    d.seconds_per_job.display_signed(3),
+                    "difference   {} {} ({:+.1}%)   {} {}",
+                    signed_cell(&d.seconds_per_job),
+                    job.seconds_per(),
                     d.seconds_per_job_pct,
-                    d.jobs_per_day.display_signed(1)
+                    signed_cell(&d.jobs_per_day),
+                    job.per_day()
                 );
                 let _ = writeln!(w, "             {}", verdict(&d, seeds));
             }
@@ -136,19 +138,9 @@ impl WhatIf {
     }
 }
 
-/// Seconds per job and jobs per day of one side, with intervals when replicated.
-fn throughput(r: &Report) -> (Summary, Summary) {
-    match &r.replications {
-        Some(x) => (x.seconds_per_job, x.jobs_per_hour.scaled(24.0)),
-        None => {
-            let one = |mean| Summary {
-                n: 1,
-                mean,
-                ci95: None,
-            };
-            (one(r.seconds_per_job), one(r.jobs_per_hour * 24.0))
-        }
-    }
+/// A difference at the precision of its interval, with its sign.
+fn signed_cell(s: &Summary) -> String {
+    s.display_signed(decimals_for(s.mean))
 }
 
 /// Faster, slower, or not resolved (never a sign the replications do not settle).
