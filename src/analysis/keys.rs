@@ -43,6 +43,14 @@ pub const DRAM_CAPACITY_GBPS: &str = "dram.capacity_gbps";
 pub const DRAM_MEAN_UTILIZATION: &str = "dram.mean_utilization";
 pub const DRAM_MEAN_GBPS: &str = "dram.mean_gbps";
 pub const DRAM_PEAK_GBPS: &str = "dram.peak_gbps";
+/// DRAM's usable capacity, GB/s, time-averaged: the nominal `capacity_gbps` less what
+/// interleaving streams lose.
+pub const DRAM_USABLE_GBPS: &str = "dram.usable_gbps";
+/// Mean share of the usable capacity drawn.
+pub const DRAM_USABLE_UTILIZATION: &str = "dram.usable_utilization";
+/// Time-averaged streams on DRAM (null when DRAM loses no efficiency per stream).
+pub const DRAM_MEAN_STREAMS: &str = "dram.mean_streams";
+pub const DRAM_EFFICIENCY_LOSS_PER_STREAM: &str = "dram.efficiency_loss_per_stream";
 pub const DRAM_MEAN_LATENCY_SLOWDOWN: &str = "dram.mean_latency_slowdown";
 pub const DRAM_MAX_LATENCY_SLOWDOWN: &str = "dram.max_latency_slowdown";
 /// Object: stage name -> the `STAGE_*` leaves.
@@ -97,7 +105,7 @@ pub const STAGE_MEAN_WAIT_S: &str = "mean_wait_s";
 pub const STAGE_LOST_S: &str = "lost_s";
 
 /// Every fixed key the JSON report writes, in the order it writes them.
-pub const ALL: [&str; 44] = [
+pub const ALL: [&str; 48] = [
     SCENARIO,
     SEED,
     JOB_NAME,
@@ -127,6 +135,10 @@ pub const ALL: [&str; 44] = [
     DRAM_MEAN_UTILIZATION,
     DRAM_MEAN_GBPS,
     DRAM_PEAK_GBPS,
+    DRAM_USABLE_GBPS,
+    DRAM_USABLE_UTILIZATION,
+    DRAM_MEAN_STREAMS,
+    DRAM_EFFICIENCY_LOSS_PER_STREAM,
     DRAM_MEAN_LATENCY_SLOWDOWN,
     DRAM_MAX_LATENCY_SLOWDOWN,
     STAGES,

@@ -165,6 +165,7 @@ fn hand_made(util: f64, stalled: Option<&str>) -> RunStats {
             rate_index: Some(0),
             slowdown_integral: 12.0,
             slowdown_max: 2.0,
+            usable: None,
         },
         rates: vec![RateTotals {
             info: dram(100.0),

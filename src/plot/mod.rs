@@ -30,7 +30,7 @@ use crate::trace::TraceRecorder;
 
 /// Every report key a sweep chart reads (stage charts read
 /// `stages.<name>.`[`keys::STAGE_INFLATION`]).
-pub const KEYS_READ: [&str; 9] = [
+pub const KEYS_READ: [&str; 10] = [
     keys::JOBS_PER_DAY,
     keys::JOBS_PER_HOUR,
     keys::SECONDS_PER_JOB,
@@ -40,6 +40,7 @@ pub const KEYS_READ: [&str; 9] = [
     keys::GPU_TRUE_BUSY_FRAC,
     keys::GPU_BRACKETED_BUSY_FRAC,
     keys::DRAM_MEAN_UTILIZATION,
+    keys::DRAM_USABLE_UTILIZATION,
 ];
 
 /// Draws every sweep chart whose metrics the table has into `dir`; returns the files.

@@ -208,6 +208,16 @@ impl Report {
         let mean_gbps = self.dram_mean_utilization * self.dram_capacity_gbps;
         put(r, k::DRAM_MEAN_GBPS, num(mean_gbps));
         put(r, k::DRAM_PEAK_GBPS, num(self.dram_peak_gbps));
+        put(r, k::DRAM_USABLE_GBPS, num(self.dram_usable_gbps));
+        put(
+            r,
+            k::DRAM_USABLE_UTILIZATION,
+            num(self.dram_usable_utilization),
+        );
+        let streams = self.dram_mean_streams.map_or(Value::Null, num);
+        put(r, k::DRAM_MEAN_STREAMS, streams);
+        let loss = num(self.dram_efficiency_loss_per_stream);
+        put(r, k::DRAM_EFFICIENCY_LOSS_PER_STREAM, loss);
         let mean_slowdown = num(self.dram_mean_latency_slowdown);
         put(r, k::DRAM_MEAN_LATENCY_SLOWDOWN, mean_slowdown);
         let max_slowdown = num(self.dram_max_latency_slowdown);

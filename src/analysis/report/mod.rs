@@ -121,10 +121,19 @@ pub struct Report {
     pub gpu_breakdown: GapTotals,
     /// Mean length of each instrumentation span, seconds.
     pub spans_mean_s: BTreeMap<String, f64>,
-    /// DRAM capacity, GB/s.
+    /// DRAM capacity, GB/s: nominal, what one stream alone could draw.
     pub dram_capacity_gbps: f64,
-    /// Mean DRAM utilisation (0..1).
+    /// Mean DRAM utilisation (0..1) of the nominal capacity.
     pub dram_mean_utilization: f64,
+    /// DRAM's usable capacity, GB/s, time-averaged over the window: the nominal one less
+    /// what interleaving streams lose (`efficiency_loss_per_stream`).
+    pub dram_usable_gbps: f64,
+    /// Mean share of the usable capacity drawn (0..1).
+    pub dram_usable_utilization: f64,
+    /// Time-averaged streams drawing on DRAM, when it loses efficiency per stream.
+    pub dram_mean_streams: Option<f64>,
+    /// Capacity lost per stream beyond the first (0: none).
+    pub dram_efficiency_loss_per_stream: f64,
     /// Peak DRAM draw, GB/s.
     pub dram_peak_gbps: f64,
     /// Time-averaged L(u)/L(0).
@@ -212,6 +221,16 @@ impl Report {
                 .collect(),
             dram_capacity_gbps: model.hardware.dram.capacity_gbps,
             dram_mean_utilization: dram.map_or(0.0, |i| util[i]),
+            dram_usable_gbps: match m.dram.usable {
+                Some(u) if w.window_s > 0.0 => w.per_window(u.gbps_integral),
+                _ => model.hardware.dram.capacity_gbps,
+            },
+            dram_usable_utilization: match m.dram.usable {
+                Some(u) => w.per_window(u.share_integral),
+                None => dram.map_or(0.0, |i| util[i]),
+            },
+            dram_mean_streams: m.dram.usable.map(|u| w.per_window(u.streams_integral)),
+            dram_efficiency_loss_per_stream: model.hardware.dram.efficiency_loss_per_stream,
             dram_peak_gbps: m.dram_rate().map_or(0.0, |r| r.peak),
             dram_mean_latency_slowdown: if w.window_s > 0.0 {
                 m.dram.slowdown_integral / w.window_s
@@ -366,6 +385,10 @@ impl Report {
             spans_mean_s: BTreeMap::new(),
             dram_capacity_gbps: 0.0,
             dram_mean_utilization: 0.0,
+            dram_usable_gbps: 0.0,
+            dram_usable_utilization: 0.0,
+            dram_mean_streams: None,
+            dram_efficiency_loss_per_stream: 0.0,
             dram_peak_gbps: 0.0,
             dram_mean_latency_slowdown: 1.0,
             dram_max_latency_slowdown: 1.0,

@@ -85,6 +85,51 @@ impl Report {
         let _ = writeln!(w, "knob         {}", k.verdict());
     }
 
+    /// DRAM: what was drawn against what was usable at the run's stream count (the
+    /// nominal capacity less what interleaving streams lose), the nominal beside it, and
+    /// the loaded latency.
+    fn write_dram(&self, w: &mut String) {
+        if !self.dram_capacity_gbps.is_finite() {
+            let _ = writeln!(
+                w,
+                "DRAM         not modelled (the scenario declares no DRAM bandwidth)"
+            );
+            return;
+        }
+        let mean_gbps = self.dram_mean_utilization * self.dram_capacity_gbps;
+        let latency = format!(
+            "loaded latency x{:.2} mean / x{:.2} max (latency-bound work runs that much slower)",
+            self.dram_mean_latency_slowdown, self.dram_max_latency_slowdown
+        );
+        match self.dram_mean_streams {
+            Some(streams) => {
+                let _ = writeln!(
+                    w,
+                    "DRAM         mean {mean_gbps:.1} GB/s, {} of the {:.0} GB/s usable at {streams:.0} streams on average ({:.0} GB/s nominal, {:.1}% lost per extra stream)",
+                    pct(self.dram_usable_utilization).trim_start(),
+                    self.dram_usable_gbps,
+                    self.dram_capacity_gbps,
+                    self.dram_efficiency_loss_per_stream * 100.0
+                );
+                let _ = writeln!(
+                    w,
+                    "             peak {:.1} GB/s; {latency}",
+                    self.dram_peak_gbps
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    w,
+                    "DRAM         mean {mean_gbps:.1} GB/s, {} of {:.0} GB/s usable, peak {:.1} GB/s",
+                    pct(self.dram_mean_utilization).trim_start(),
+                    self.dram_capacity_gbps,
+                    self.dram_peak_gbps
+                );
+                let _ = writeln!(w, "             {latency}");
+            }
+        }
+    }
+
     /// Renders the report for a terminal.
     pub fn to_text(&self) -> String {
         let mut o = String::new();
@@ -150,22 +195,7 @@ impl Report {
         }
         self.write_bracket_sums(w);
         self.write_breakdown(w);
-        if self.dram_capacity_gbps.is_finite() {
-            let _ = writeln!(
-                w,
-                "DRAM         mean {} of {:.0} GB/s, peak {:.1} GB/s, latency x{:.2} mean / x{:.2} max",
-                pct(self.dram_mean_utilization),
-                self.dram_capacity_gbps,
-                self.dram_peak_gbps,
-                self.dram_mean_latency_slowdown,
-                self.dram_max_latency_slowdown
-            );
-        } else {
-            let _ = writeln!(
-                w,
-                "DRAM         not modelled (the scenario declares no DRAM bandwidth)"
-            );
-        }
+        self.write_dram(w);
         for r in self.pcie() {
             let _ = writeln!(
                 w,
