@@ -312,6 +312,10 @@ pub struct SweepCli {
     /// with `bwsim sweep merge`.
     #[arg(long, value_name = "I/N", value_parser = crate::sweep::ShardSpec::parse, conflicts_with = "resume")]
     pub shard: Option<crate::sweep::ShardSpec>,
+    /// Sweep a key even where it has no effect (another key overrides it, e.g.
+    /// hardware.dram.channels beside a measured capacity_gbps): refused without this.
+    #[arg(long)]
+    pub allow_ignored: bool,
     /// Test hook: stop as if interrupted after N points are saved.
     #[arg(long, value_name = "N", hide = true)]
     pub stop_after: Option<usize>,

@@ -1,5 +1,6 @@
-//! What a capacity planner reads, run as the planner runs it: DRAM is shown at its usable
-//! capacity beside the nominal one.
+//! What a capacity planner reads, run as the planner runs it: a key another key overrides
+//! says so wherever it is changed (`run --set`, `--what-if`, `sweep --param`, `compare`),
+//! and DRAM is shown at its usable capacity beside the nominal one.
 
 use std::path::{Path, PathBuf};
 
@@ -18,6 +19,112 @@ fn scenario(rel: &str) -> PathBuf {
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The calibrated H200's measured capacity overrides the DRAM geometry.
+const OVERRIDDEN: &str = "hardware.dram.capacity_gbps is given (in ";
+
+#[test]
+fn a_what_if_on_an_overridden_key_says_identical_on_every_seed_and_why() {
+    let out = bwsim()
+        .arg("run")
+        .arg(scenario("c2-32g-h200.toml"))
+        .args(["--what-if", "hardware.dram.channels=12", "--replications", "2"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(
+        stderr.contains("warning: --what-if hardware.dram.channels=12: hardware.dram.channels has no effect here")
+            && stderr.contains(OVERRIDDEN),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("identical on every seed: hardware.dram.channels has no effect here"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("noise"), "{stdout}");
+}
+
+#[test]
+fn run_warns_of_a_set_that_changes_nothing_and_notes_it_in_the_report() {
+    let out = bwsim()
+        .arg("run")
+        .arg(scenario("c2-32g-h200.toml"))
+        .args(["--set", "hardware.dram.mts=4800"])
+        .args(["--replications", "1", "--no-what-if"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let why = "--set hardware.dram.mts=4800: hardware.dram.mts has no effect here";
+    assert!(text(&out.stderr).contains(why), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains(why), "{}", text(&out.stdout));
+    // A key that decides gets no such warning.
+    let out = bwsim()
+        .arg("run")
+        .arg(scenario("c2-32g-h200.toml"))
+        .args(["--set", "hardware.dram.capacity_gbps=150"])
+        .args(["--replications", "1", "--no-what-if"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("no effect"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn sweeping_an_overridden_key_is_refused_unless_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("sweep");
+    let sweep = |extra: &[&str]| {
+        bwsim()
+            .arg("sweep")
+            .arg(scenario("c2-32g-h200.toml"))
+            .args(["--param", "hardware.dram.channels=4,12"])
+            .args(["--replications", "1"])
+            .arg("--out")
+            .arg(&out_dir)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let refused = sweep(&[]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+    let stderr = text(&refused.stderr);
+    assert!(
+        stderr.contains("cannot sweep a key that changes nothing")
+            && stderr.contains(OVERRIDDEN)
+            && stderr.contains("--allow-ignored"),
+        "{stderr}"
+    );
+    assert!(!out_dir.exists(), "nothing is written before the refusal");
+
+    let allowed = sweep(&["--allow-ignored"]);
+    assert!(allowed.status.success(), "{}", text(&allowed.stderr));
+    let stderr = text(&allowed.stderr);
+    assert!(
+        stderr.contains("warning: --param hardware.dram.channels=4,12: hardware.dram.channels has no effect here"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn compare_warns_of_a_searched_key_that_changes_nothing() {
+    let out = bwsim()
+        .arg("compare")
+        .arg(scenario("c2-32g-h200.toml"))
+        .arg("--host")
+        .arg(scenario("hosts/h200-host.toml"))
+        .args(["--search", "hardware.dram.channels=4,12"])
+        .args(["--replications", "1"])
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning: --search hardware.dram.channels=4,12: hardware.dram.channels has no effect here")
+            && stderr.contains("every setting runs the same scenario"),
+        "{stderr}"
+    );
 }
 
 fn run_json(file: &Path) -> Value {

@@ -61,6 +61,15 @@ pub fn compare(args: CompareArgs) -> Result<()> {
         args.search.clone()
     };
     check_search(&args.scenario, &args.sets, &search, replications)?;
+    // A --set or searched key that another key overrides changes nothing on any host.
+    for (set, why) in base.no_effect_of(&args.sets) {
+        eprintln!("warning: --set {set}: {why}");
+    }
+    let searched =
+        crate::sweep::no_effect::swept_without_effect(&args.scenario, &args.sets, &search);
+    for (spec, why) in searched {
+        eprintln!("warning: --search {spec}: {why}: every setting runs the same scenario");
+    }
     let plan = SearchPlan {
         scenario: &args.scenario,
         sets: &args.sets,
