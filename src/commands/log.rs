@@ -9,7 +9,7 @@ use std::path::{Component, Path, PathBuf};
 
 use super::error::Result;
 use crate::cli::{Format, LogArgs};
-use crate::cuzk_log::fit::{FLAT_ELASTICITY, fit_json, fit_text, flat_warning, render_include};
+use crate::cuzk_log::fit::{fit_json, fit_text, render_include, undetermined_warning};
 use crate::cuzk_log::model::{fit, model_concurrency, simulate, worker_layout};
 use crate::cuzk_log::{AnalyseOptions, LogAnalysis, LogInputError, ParsedLog};
 use crate::cuzk_log::{against, read_and_analyse, report};
@@ -54,8 +54,8 @@ pub fn log(args: LogArgs) -> Result<()> {
                 .clone()
                 .unwrap_or_else(|| PathBuf::from("fit.toml"));
             let fitted = fit(path, &sets, &analysis)?;
-            for f in fitted.iter().filter(|f| f.is_flat(FLAT_ELASTICITY)) {
-                eprintln!("warning: {}", flat_warning(f));
+            for warning in fitted.iter().filter_map(undetermined_warning) {
+                eprintln!("warning: {warning}");
             }
             let include = relative_to(path, &folder_of(&out));
             let text = render_include(&include, &names.join(", "), concurrency, &fitted);
