@@ -29,7 +29,12 @@ fn a_what_if_on_an_overridden_key_says_identical_on_every_seed_and_why() {
     let out = bwsim()
         .arg("run")
         .arg(scenario("c2-32g-h200.toml"))
-        .args(["--what-if", "hardware.dram.channels=12", "--replications", "2"])
+        .args([
+            "--what-if",
+            "hardware.dram.channels=12",
+            "--replications",
+            "2",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -68,7 +73,11 @@ fn run_warns_of_a_set_that_changes_nothing_and_notes_it_in_the_report() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(!text(&out.stderr).contains("no effect"), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("no effect"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
@@ -188,4 +197,42 @@ fn the_bottleneck_shares_of_lost_time_cannot_pass_100_percent() {
         .filter_map(|p| p.rsplit(' ').next()?.parse().ok())
         .collect();
     assert!(percents.iter().all(|p| *p <= 100.0), "{reason}");
+}
+
+#[test]
+fn one_seed_is_said_at_four_significant_digits_and_a_sum_of_waits_is_no_time_per_job() {
+    let out = bwsim()
+        .arg("run")
+        .arg(scenario("c2-32g-h200.toml"))
+        .args(["--replications", "1"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    // The automatic what-if steps: one seed each, in the scenario's word for a job.
+    let steps: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("what if"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert_eq!(steps.len(), 5, "{stdout}");
+    for step in steps {
+        let value = step
+            .split(" s/proof")
+            .next()
+            .unwrap()
+            .rsplit(' ')
+            .next()
+            .unwrap();
+        let digits = value.chars().filter(char::is_ascii_digit).count();
+        assert_eq!(digits, 4, "{step}");
+    }
+    // host RAM's waits overlap: their sum is said as stages waiting, not as s per job.
+    let note = stdout.lines().find(|l| l.contains("host_ram has")).unwrap();
+    assert!(
+        note.contains("stages waited for it on average over the window"),
+        "{note}"
+    );
+    assert!(!note.contains("per measured job"), "{note}");
 }

@@ -542,11 +542,14 @@ fn notes(model: &Model, m: &RunStats, holds: &[HoldStats]) -> Vec<String> {
                     h.name
                 )
             };
-            let per_job = h.wait_s / m.window.measured_jobs.max(1) as f64;
-            let digits = if per_job < 1.0 { 3 } else { 1 };
+            // The waits of stages that wait at once add up past the wall time, so their
+            // sum is said as what it is: stage-seconds, i.e. stages waiting on average.
+            let waiting = h.wait_s / m.window.window_s.max(f64::MIN_POSITIVE);
             notes.push(format!(
-                "{short}: stages waited {:.1} s for it, summed over every measured stage instance ({per_job:.digits$} s per measured job), so the requested concurrency is not reached",
-                h.wait_s
+                "{short}: {} stages waited for it on average over the window ({} stage-seconds of waiting in {} s), so the requested concurrency is not reached",
+                crate::analysis::throughput::significant(waiting),
+                crate::analysis::throughput::significant(h.wait_s),
+                crate::analysis::throughput::significant(m.window.window_s)
             ));
         }
     }

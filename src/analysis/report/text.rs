@@ -63,12 +63,14 @@ impl Report {
         for x in &k.what_ifs {
             // Below half a permille the change prints as 0, never as -0.0.
             let change = if x.gain.abs() < 5e-4 { 0.0 } else { -x.gain };
+            // One seed's run: 4 significant digits, no more than it can carry.
             let _ = writeln!(
                 w,
-                "             {:<15} {:>4}  {:>10.3} s/job {:>+6.1}%   share {:>4.0}%",
+                "             {:<15} {:>4}  {:>10} {} {:>+6.1}%   share {:>4.0}%",
                 x.resource.label(),
                 x.resource.step(),
-                x.seconds_per_job,
+                crate::analysis::throughput::significant(x.seconds_per_job),
+                self.job_name.seconds_per(),
                 change * 100.0,
                 k.share(x) * 100.0
             );
