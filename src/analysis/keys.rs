@@ -105,7 +105,7 @@ pub const STAGE_MEAN_WAIT_S: &str = "mean_wait_s";
 pub const STAGE_LOST_S: &str = "lost_s";
 
 /// Every fixed key the JSON report writes, in the order it writes them.
-pub const ALL: [&str; 48] = [
+pub const ALL: [&str; 51] = [
     SCENARIO,
     SEED,
     JOB_NAME,

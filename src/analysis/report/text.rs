@@ -266,3 +266,24 @@ impl Report {
         o
     }
 }
+
+/// The seed's reading of the markers, kept apart from the rest of the text report.
+impl Report {
+    /// The brackets added up (the seed's formula: every GPU_START..GPU_END interval summed,
+    /// over the wall window and over the GPU's own span), beside the union printed above.
+    fn write_bracket_sums(&self, w: &mut String) {
+        let b = &self.gpu_brackets;
+        let Some(over_span) = b.summed_span_frac else {
+            return;
+        };
+        let gap = b.mean_gap.map_or(String::new(), |g| {
+            format!("; mean gap {g:.3} s between GPU operations")
+        });
+        let _ = writeln!(
+            w,
+            "             brackets added up {} of the window, {} of the GPU's span (the seed's formula; the union is above){gap}",
+            pct(b.summed_frac),
+            pct(over_span)
+        );
+    }
+}
