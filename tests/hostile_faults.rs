@@ -55,7 +55,14 @@ fn sweep(scenario: &Path, out_dir: &Path, extra: &[&str]) -> Command {
     c.arg("sweep")
         .arg(scenario)
         .args(["--param", "params.concurrency=1..6"])
-        .args(["--set", "arrivals.jobs=30", "--seeds", "2", "--jobs", "2"])
+        .args([
+            "--set",
+            "arrivals.jobs=30",
+            "--replications",
+            "2",
+            "--jobs",
+            "2",
+        ])
         .arg("--out")
         .arg(out_dir)
         .args(extra);
@@ -858,7 +865,7 @@ fn a_long_scenario_name_makes_a_default_folder_that_fits() {
     c.current_dir(d.path())
         .arg("sweep")
         .arg(&long)
-        .args(["--param", "params.concurrency=1,2", "--seeds", "1"])
+        .args(["--param", "params.concurrency=1,2", "--replications", "1"])
         .args(["--set", "arrivals.jobs=20"]);
     assert_ok(&out(&mut c), "300-character name");
     let made: Vec<_> = std::fs::read_dir(d.path().join("output"))

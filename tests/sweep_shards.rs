@@ -28,7 +28,7 @@ fn unsharded(dir: &Path) -> PathBuf {
         .args(["sweep", SCENARIO])
         .args(PARAMS.split(' '))
         .args(SETS.split(' '))
-        .args(["--seeds", "2", "--jobs", "2", "--out"])
+        .args(["--replications", "2", "--jobs", "2", "--out"])
         .arg(&out)
         .assert()
         .success();
@@ -69,7 +69,12 @@ fn four_shards_merged_equal_the_unsharded_sweep() {
             .args(["sweep", SCENARIO])
             .args(PARAMS.split(' '))
             .args(SETS.split(' '))
-            .args(["--seeds", "2", "--jobs", if i == 1 { "1" } else { "2" }])
+            .args([
+                "--replications",
+                "2",
+                "--jobs",
+                if i == 1 { "1" } else { "2" },
+            ])
             .args(["--shard", &format!("{i}/4"), "--out"])
             .arg(&out)
             .assert()
@@ -108,13 +113,21 @@ fn four_shards_merged_equal_the_unsharded_sweep() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("given twice"));
-    // A shard of another sweep (other --seeds) is refused, naming the difference.
+    // A shard of another sweep (other --replications) is refused, naming the difference.
     let other = dir.path().join("other");
     bwsim()
         .args(["sweep", SCENARIO])
         .args(PARAMS.split(' '))
         .args(SETS.split(' '))
-        .args(["--seeds", "1", "--jobs", "2", "--shard", "0/4", "--out"])
+        .args([
+            "--replications",
+            "1",
+            "--jobs",
+            "2",
+            "--shard",
+            "0/4",
+            "--out",
+        ])
         .arg(&other)
         .assert()
         .success();
@@ -125,7 +138,7 @@ fn four_shards_merged_equal_the_unsharded_sweep() {
         .arg(dir.path().join("mixed"))
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("--seeds 1 vs 2"));
+        .stderr(predicate::str::contains("--replications 1 vs 2"));
     // A folder that is not a shard is named.
     bwsim()
         .args(["sweep", "merge"])
@@ -154,7 +167,7 @@ fn a_shard_folder_is_staged_and_holds_shard_json_and_a_manifest() {
     bwsim()
         .args(["sweep", SCENARIO, "--param", "params.concurrency=1..3"])
         .args(SETS.split(' '))
-        .args(["--seeds", "1", "--shard", "1/2", "--out"])
+        .args(["--replications", "1", "--shard", "1/2", "--out"])
         .arg(&out)
         .assert()
         .success()
@@ -210,7 +223,7 @@ fn the_slurm_array_script_runs_shards_and_merges_them() {
         .args(PARAMS.split(' '))
         .args(SETS.split(' '))
         .args([
-            "--seeds",
+            "--replications",
             "2",
             "--jobs",
             "1",

@@ -41,6 +41,6 @@ if [ -d "$STUDY/.shard-$SLURM_ARRAY_TASK_ID.partial" ]; then
     "$BWSIM" sweep --resume "$OUT" --jobs "${SLURM_CPUS_PER_TASK:-1}"
 else
     # shellcheck disable=SC2086 # PARAMS and SETS are lists of arguments
-    "$BWSIM" sweep "$SCENARIO" $PARAMS $SETS --seeds "$SEEDS" --jobs "${SLURM_CPUS_PER_TASK:-1}" \
+    "$BWSIM" sweep "$SCENARIO" $PARAMS $SETS --replications "$SEEDS" --jobs "${SLURM_CPUS_PER_TASK:-1}" \
         --shard "$SLURM_ARRAY_TASK_ID/$SHARDS" --out "$OUT"
 fi

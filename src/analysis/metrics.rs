@@ -13,7 +13,7 @@ use super::few;
 use super::nonzero::NonZero;
 use super::run_stats::{
     DramTotals, GpuTotals, HoldTotals, RateTotals, RunStats, RunTotals, SpanTotals, StageTotals,
-    WindowTotals,
+    UsableTotals, WindowTotals,
 };
 use super::sampled::SampleWindows;
 use crate::engine::{
@@ -56,6 +56,22 @@ struct Rates {
     slowdown_max: f64,
     /// `usage` and `slowdown` were reported inside the window, so the peaks hold them.
     in_peaks: bool,
+}
+
+/// DRAM's usable capacity as it moves with the streams drawing on it (tracked only when
+/// DRAM loses efficiency per stream; otherwise it is the nominal capacity throughout).
+#[derive(Default)]
+struct Usable {
+    /// DRAM loses efficiency per stream: the engine reports the usable capacity.
+    tracked: bool,
+    /// Index of DRAM among the rate resources.
+    dram: Option<usize>,
+    streams: u32,
+    gbps: f64,
+    streams_integral: f64,
+    gbps_integral: f64,
+    /// Integral of DRAM draw / usable capacity.
+    share_integral: f64,
 }
 
 /// Holdable instances: units in use, their integral and peak.
@@ -118,6 +134,7 @@ pub struct Metrics<'m> {
     jobs: Jobs,
     stages: Vec<StageTotals>,
     rates: Rates,
+    usable: Usable,
     holds: Holds,
     gpus: Gpus,
     spans: Spans,
@@ -157,6 +174,11 @@ impl<'m> Metrics<'m> {
                 slowdown_integral: 0.0,
                 slowdown_max: 1.0,
                 in_peaks: false,
+            },
+            usable: Usable {
+                tracked: model.hardware.dram.efficiency_loss_per_stream > 0.0,
+                gbps: model.hardware.dram.capacity_gbps,
+                ..Usable::default()
             },
             holds: Holds::default(),
             gpus: Gpus {
@@ -209,6 +231,13 @@ impl<'m> Metrics<'m> {
         let r = &mut self.rates;
         r.drawn.for_each(|i| r.usage_integral[i] += r.usage[i] * dt);
         r.slowdown_integral += r.slowdown * dt;
+        let u = &mut self.usable;
+        if u.tracked && u.gbps > 0.0 {
+            let drawn = u.dram.map_or(0.0, |d| r.usage[d]);
+            u.streams_integral += f64::from(u.streams) * dt;
+            u.gbps_integral += u.gbps * dt;
+            u.share_integral += drawn / u.gbps * dt;
+        }
         let h = &mut self.holds;
         h.used
             .for_each(|i| h.in_use_integral[i] += h.in_use[i] as f64 * dt);
@@ -395,6 +424,11 @@ impl<'m> Metrics<'m> {
                 rate_index: dram_index,
                 slowdown_integral: self.rates.slowdown_integral,
                 slowdown_max: self.rates.slowdown_max,
+                usable: self.usable.tracked.then_some(UsableTotals {
+                    gbps_integral: self.usable.gbps_integral,
+                    streams_integral: self.usable.streams_integral,
+                    share_integral: self.usable.share_integral,
+                }),
             },
             rates,
             holds,
@@ -413,6 +447,7 @@ impl Observer for Metrics<'_> {
         self.rates.usage_integral = vec![0.0; nr];
         self.rates.usage_peak = vec![0.0; nr];
         self.rates.in_peaks = false;
+        self.usable.dram = rates.iter().position(|r| r.kind == RateKind::Dram);
         for s in &mut self.stages {
             s.lost = Loss::zero(nr);
             s.wait_by_hold_s = vec![0.0; holds.len()];
@@ -521,6 +556,12 @@ impl Observer for Metrics<'_> {
             return;
         }
         self.store_rates(usage, latency_slowdown);
+    }
+
+    fn dram_usable(&mut self, t: SimTime, streams: u32, usable_gbps: f64) {
+        self.advance(t);
+        self.usable.streams = streams;
+        self.usable.gbps = usable_gbps;
     }
 
     fn hold_changed(&mut self, t: SimTime, resource: usize, in_use: u64, _waiting: usize) {

@@ -115,18 +115,24 @@ pub fn sweep(cli: SweepCli) -> Result<()> {
             (out, seeds)
         }
         None => {
+            let (replications, note) =
+                crate::cli::replications(cli.replications, cli.seeds, "--seeds");
+            if let Some(note) = note {
+                eprintln!("warning: {note}");
+            }
             let args = SweepArgs {
                 scenario: cli
                     .scenario
                     .expect("clap requires SCENARIO without --resume"),
                 params: cli.params,
-                seeds: cli.seeds as usize,
+                seeds: replications as usize,
                 jobs: cli.jobs.map(|j| j as usize),
                 out: cli.out,
                 sets: cli.sets,
                 seed: cli.seed,
                 shard: cli.shard,
             };
+            check_effect(&args, cli.allow_ignored)?;
             let sim = ScenarioSimulator::new(&args.scenario);
             let out = start(&args, &sim, ProgressMode::Auto, stop_after)?;
             (out, args.seeds)
@@ -134,6 +140,33 @@ pub fn sweep(cli: SweepCli) -> Result<()> {
     };
     print_outcome(&out, seeds)?;
     check_stalls(&out)
+}
+
+/// A swept key with no effect on the scenario (another key overrides it) is refused
+/// before anything runs, unless `--allow-ignored`: its sweep would be a flat line with a
+/// knee picked from noise. With the flag it is a warning; a `--set` that changes nothing
+/// is always a warning.
+fn check_effect(args: &SweepArgs, allow: bool) -> Result<()> {
+    use crate::sweep::no_effect::swept_without_effect;
+    for (set, why) in swept_without_effect(&args.scenario, &[], &args.sets) {
+        eprintln!("warning: --set {set}: {why}");
+    }
+    let swept = swept_without_effect(&args.scenario, &args.sets, &args.params);
+    match swept.first() {
+        Some((param, why)) if !allow => Err(InputError::new(format!(
+            "{why}: every point would run the same scenario"
+        ))
+        .action("cannot sweep a key that changes nothing")
+        .key(format!("--param {param}"))
+        .allowed("sweep the key that decides (or pass --allow-ignored to sweep it anyway)")
+        .into()),
+        _ => {
+            for (param, why) in &swept {
+                eprintln!("warning: --param {param}: {why}");
+            }
+            Ok(())
+        }
+    }
 }
 
 /// Runs a sweep against `sim` into `args.out` (or a unique default folder).

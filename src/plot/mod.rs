@@ -30,14 +30,17 @@ use crate::trace::TraceRecorder;
 
 /// Every report key a sweep chart reads (stage charts read
 /// `stages.<name>.`[`keys::STAGE_INFLATION`]).
-pub const KEYS_READ: [&str; 7] = [
+pub const KEYS_READ: [&str; 10] = [
+    keys::JOBS_PER_DAY,
     keys::JOBS_PER_HOUR,
     keys::SECONDS_PER_JOB,
     keys::IDEAL_SECONDS_PER_JOB,
+    keys::IDEAL_JOBS_PER_DAY,
     keys::IDEAL_JOBS_PER_HOUR,
     keys::GPU_TRUE_BUSY_FRAC,
     keys::GPU_BRACKETED_BUSY_FRAC,
     keys::DRAM_MEAN_UTILIZATION,
+    keys::DRAM_USABLE_UTILIZATION,
 ];
 
 /// Draws every sweep chart whose metrics the table has into `dir`; returns the files.
@@ -46,7 +49,7 @@ pub const KEYS_READ: [&str; 7] = [
 pub fn sweep_plots(table: &SweepTable, dir: &Path) -> Result<Vec<PathBuf>> {
     let has = |m: &str| table.metric_index(m).is_some();
     let mut files = Vec::new();
-    if has(keys::JOBS_PER_HOUR) || has(keys::SECONDS_PER_JOB) {
+    if has(keys::JOBS_PER_DAY) || has(keys::JOBS_PER_HOUR) || has(keys::SECONDS_PER_JOB) {
         files.extend(render(
             &throughput::ThroughputChart(table),
             dir,

@@ -37,6 +37,7 @@ mod error;
 mod fingerprint;
 pub mod host_keys;
 pub mod host_scaling;
+pub mod ignored;
 pub mod include;
 pub mod limits;
 pub mod overrides;
@@ -95,6 +96,10 @@ pub struct Summary {
     pub sets: Vec<String>,
     /// Accepted keys that have no effect (e.g. `concurrency` with Poisson arrivals).
     pub warnings: Vec<String>,
+    /// The same keys typed, each with the key that overrides it.
+    pub ignored: Vec<ignored::IgnoredKey>,
+    /// Which scenario keys each `[params]` knob feeds (before substitution).
+    pub param_uses: std::collections::BTreeMap<String, Vec<String>>,
     /// The scenario's `description`, if any.
     pub description: Option<String>,
     /// Open arrivals offer more work than the busiest resource serves (also in
@@ -112,6 +117,24 @@ pub struct Summary {
 }
 
 impl Loaded {
+    /// Why setting `key` (a dotted key as `--set` takes it) changes nothing here: it is a
+    /// key another key overrides, or a knob that only feeds such keys. None when it may
+    /// have an effect.
+    pub fn no_effect(&self, key: &str) -> Option<String> {
+        ignored::no_effect(key, &self.summary.ignored, &self.summary.param_uses)
+    }
+
+    /// `no_effect` for the key of each `KEY=VALUE` (or `KEY=SPEC`) argument: (argument,
+    /// why), in order.
+    pub fn no_effect_of(&self, args: &[String]) -> Vec<(String, String)> {
+        (args.iter())
+            .filter_map(|a| {
+                let key = a.split_once('=').map_or(a.as_str(), |(k, _)| k);
+                Some((a.clone(), self.no_effect(key)?))
+            })
+            .collect()
+    }
+
     /// A short human summary for `bwsim check`: hardware, stages with standalone means,
     /// arrivals, instrumentation and knobs with defaults and docs.
     pub fn summary(&self) -> String {
@@ -179,14 +202,16 @@ fn finish(
         params::set_value(&mut params, &name, set.value, &loc)?;
     }
     params::resolve(&mut params, &loc)?;
+    let param_uses = ignored::param_uses(&doc.table);
     params::substitute(&mut doc.table, &params, &mut loc)?;
 
     let spec: schema::ScenarioSpec =
         serde_path_to_error::deserialize(toml::Value::Table(doc.table))
             .map_err(|e| serde_error(e, &loc))?;
     let mut warnings = Vec::new();
+    let mut ignored = Vec::new();
     let mut host_scaling = Vec::new();
-    let model = build::build(&spec, &loc, &mut warnings, &mut host_scaling)?;
+    let model = build::build(&spec, &loc, &mut warnings, &mut ignored, &mut host_scaling)?;
     limits::check(&model, limits, &loc)?;
     let overload = limits::overload_warning(&model);
     warnings.extend(overload.clone());
@@ -214,6 +239,8 @@ fn finish(
             data_files,
             sets: sets.to_vec(),
             warnings,
+            ignored,
+            param_uses,
             description: spec.description.clone(),
             overload,
             host_scaling,

@@ -137,6 +137,10 @@ pub fn set_value(
             format!("unknown parameter {name:?}; this scenario declares: {names}"),
         ));
     };
+    // An expression default ("= 128 * $gpus") stands for the number it evaluates to, so
+    // a number replaces it (compare sets host RAM this way).
+    let expression_default =
+        matches!(&p.default, Value::String(s) if s.trim_start().starts_with('='));
     let compatible = matches!(
         (&p.default, &value),
         (
@@ -144,7 +148,8 @@ pub fn set_value(
             Value::Integer(_) | Value::Float(_)
         ) | (Value::Boolean(_), Value::Boolean(_))
             | (Value::String(_), Value::String(_))
-    ) || matches!(&value, Value::String(s) if s.starts_with('='));
+    ) || matches!(&value, Value::String(s) if s.starts_with('='))
+        || (expression_default && matches!(&value, Value::Integer(_) | Value::Float(_)));
     if !compatible {
         return Err(loc.error(
             ErrorKind::Type,

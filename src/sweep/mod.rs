@@ -29,6 +29,7 @@ pub mod error;
 pub mod grid;
 pub mod json;
 pub mod knee;
+pub mod no_effect;
 pub mod progress;
 pub mod range;
 pub mod runner;

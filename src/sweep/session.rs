@@ -27,7 +27,7 @@ pub struct SweepArgs {
     pub scenario: PathBuf,
     /// `--param KEY=SPEC`, in order (the first is the plots' x axis).
     pub params: Vec<String>,
-    /// `--seeds N`: replicates per point (default 3).
+    /// `--replications N`: replicates per point (default 3).
     pub seeds: usize,
     /// `--jobs N`: worker threads (default: all cores).
     pub jobs: Option<usize>,

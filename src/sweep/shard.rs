@@ -347,7 +347,10 @@ fn identity_difference(a: &SweepIdentity, b: &SweepIdentity) -> String {
     } else if a.base_seed != b.base_seed {
         format!("base seed {} vs {}", a.base_seed, b.base_seed)
     } else if a.seeds_per_point != b.seeds_per_point {
-        format!("--seeds {} vs {}", a.seeds_per_point, b.seeds_per_point)
+        format!(
+            "--replications {} vs {}",
+            a.seeds_per_point, b.seeds_per_point
+        )
     } else {
         format!("N of --shard I/N: {} vs {}", a.shards, b.shards)
     }
@@ -449,7 +452,7 @@ mod tests {
         assert!(err(&other).contains("differ in content"));
         let mut other = all.clone();
         other[2].sweep.seeds_per_point = 3;
-        assert!(err(&other).contains("--seeds 2 vs 3"));
+        assert!(err(&other).contains("--replications 2 vs 3"));
         let mut cut = all.clone();
         cut[0].points.pop();
         assert!(err(&cut).contains("1 of 15 points are missing"));

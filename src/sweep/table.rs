@@ -3,6 +3,9 @@
 //! are the same.
 
 use super::value::ParamValue;
+use crate::analysis::interval::Summary;
+use crate::analysis::keys;
+use crate::analysis::throughput::{JobName, Throughput};
 
 /// Mean and 95% CI half-width of one metric at one point.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -34,6 +37,8 @@ pub struct Row {
 pub struct SweepTable {
     /// Scenario name (plot titles, output folder).
     pub scenario: String,
+    /// What one job is called (`workload.job_name`), for units and axis titles.
+    pub job_name: JobName,
     /// Swept keys; the first is the x axis, the others split series.
     pub params: Vec<String>,
     /// Metric names: dotted paths of numeric leaves of the run report.
@@ -62,6 +67,33 @@ impl SweepTable {
         self.metric_index(metric)
             .and_then(|i| self.rows[row].stats[i])
             .filter(|s| s.mean.is_finite())
+    }
+
+    /// Jobs per day at a row: the `jobs_per_day` metric, or 24 x `jobs_per_hour` in a
+    /// sweep.csv written before it existed.
+    pub fn per_day(&self, row: usize) -> Option<Stat> {
+        self.stat(row, keys::JOBS_PER_DAY).or_else(|| {
+            let h = self.stat(row, keys::JOBS_PER_HOUR)?;
+            Some(Stat {
+                mean: h.mean * 24.0,
+                ci95: h.ci95.map(|c| c * 24.0),
+            })
+        })
+    }
+
+    /// The throughput at a row as every report says it (None when nothing finished).
+    pub fn throughput(&self, row: usize) -> Option<Throughput> {
+        let n = self.rows[row].seeds;
+        let summary = |s: Stat| Summary {
+            n,
+            mean: s.mean,
+            ci95: s.ci95,
+        };
+        Some(Throughput {
+            seconds_per_job: summary(self.stat(row, keys::SECONDS_PER_JOB)?),
+            jobs_per_day: summary(self.per_day(row)?),
+            job: self.job_name.clone(),
+        })
     }
 
     /// The x value (first parameter) of a row; 0 for a sweep without parameters.

@@ -19,6 +19,7 @@
 //!         pools: vec![],
 //!     },
 //!     workload: Workload {
+//!         job_name: "job".into(),
 //!         partitions: 1,
 //!         stages: vec![Stage {
 //!             name: "stream".into(),
@@ -407,8 +408,13 @@ impl<'m> Engine<'m> {
     #[inline]
     fn settle_classes<O: Observer>(&mut self, obs: &mut O) -> bool {
         if self.fluid.needs_resolve() {
-            let (usage, latency_slowdown) = self.fluid.resolve(self.now, &self.model.hardware.dram);
+            let dram = &self.model.hardware.dram;
+            let (usage, latency_slowdown) = self.fluid.resolve(self.now, dram);
             obs.rates_changed(self.now, usage, latency_slowdown);
+            if dram.efficiency_loss_per_stream > 0.0 {
+                let (streams, usable) = self.fluid.dram_usable();
+                obs.dram_usable(self.now, streams, usable);
+            }
         }
         let queue = &mut self.queue;
         let mut beyond = None;

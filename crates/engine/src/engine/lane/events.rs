@@ -127,6 +127,10 @@ impl Engine<'_> {
         if resolved && let Some(class) = &self.lane_run.class {
             let (usage, latency_slowdown) = class.reported();
             obs.rates_changed(now, usage, latency_slowdown);
+            if self.model.hardware.dram.efficiency_loss_per_stream > 0.0 {
+                let (streams, usable) = class.dram_usable();
+                obs.dram_usable(now, streams, usable);
+            }
         }
     }
 
