@@ -8,6 +8,7 @@
 //! point's results do not depend on how the grid was cut.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -16,6 +17,7 @@ use super::grid::{Grid, Point};
 use super::seeds::point_seeds;
 use super::spec_error::SpecError;
 use crate::input_file::InputError;
+use crate::output::{OutputError, write_atomic};
 
 /// The file a shard writes into its output folder.
 pub const SHARD_FILE: &str = "shard.json";
@@ -127,6 +129,34 @@ pub struct ShardFile {
     pub wall_s: f64,
     /// Its points, in grid order.
     pub points: Vec<ShardPoint>,
+}
+
+impl ShardFile {
+    /// Writes it as `shard.json` (one line of JSON) into `dir`; the file's path.
+    pub fn write_into(&self, dir: &Path) -> Result<PathBuf, OutputError> {
+        let path = dir.join(SHARD_FILE);
+        let text = serde_json::to_string(self).expect("a shard file serializes");
+        write_atomic(&path, format!("{text}\n").as_bytes())?;
+        Ok(path)
+    }
+
+    /// Reads the `shard.json` of a folder written by `bwsim sweep --shard I/N`.
+    pub fn read_from(dir: &Path) -> Result<ShardFile, InputError> {
+        let path = dir.join(SHARD_FILE);
+        let text = crate::input_file::read_text(&path, crate::input_file::MAX_JSON_BYTES).map_err(
+            |e| {
+                merge_error(format!("cannot read ({e})"))
+                    .file(&path)
+                    .allowed("give the folders written by `bwsim sweep --shard I/N`")
+            },
+        )?;
+        serde_json::from_str(&text).map_err(|e| {
+            merge_error(format!(
+                "not a shard file written by `bwsim sweep --shard`: {e}"
+            ))
+            .file(&path)
+        })
+    }
 }
 
 /// Shards that cannot be merged: the user's input.
