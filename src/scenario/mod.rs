@@ -38,6 +38,7 @@ mod fingerprint;
 pub mod host_scaling;
 pub mod include;
 pub mod limits;
+mod offered_load;
 pub mod overrides;
 pub mod params;
 pub mod replay_info;
@@ -180,7 +181,7 @@ fn finish(
     let mut host_scaling = Vec::new();
     let model = build::build(&spec, &loc, &mut warnings, &mut host_scaling)?;
     limits::check(&model, limits, &loc)?;
-    let overload = limits::overload_warning(&model);
+    let overload = offered_load::overload_warning(&model);
     warnings.extend(overload.clone());
     // The run's report carries the same note; `check` shows it before anything runs.
     warnings.extend(crate::analysis::report::first_wave_note(&model.arrivals));
