@@ -133,9 +133,12 @@ pub fn assign_lanes(rec: &TraceRecorder) -> LaneLayout {
     for members in order.chunk_by(|&a, &b| items[a].0 == items[b].0) {
         let g = items[members[0]].0;
         let base = lanes.len();
-        let count = pack(members.iter().map(|&i| (items[i].1, items[i].2)), |k, slot| {
-            lane_of_item[members[k]] = base + slot;
-        });
+        let count = pack(
+            members.iter().map(|&i| (items[i].1, items[i].2)),
+            |k, slot| {
+                lane_of_item[members[k]] = base + slot;
+            },
+        );
         let group = match g {
             (LaneKind::Host, st) => rec
                 .stage_names
@@ -166,5 +169,57 @@ pub fn assign_lanes(rec: &TraceRecorder) -> LaneLayout {
         lane_of: lane_of_item,
         brackets,
         bracket_lane_of,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The greedy rule the heaps keep: the lowest lane whose last interval has ended,
+    /// found by scanning every lane.
+    fn by_scan(intervals: &[(SimTime, SimTime)]) -> Vec<usize> {
+        let mut ends: Vec<SimTime> = Vec::new();
+        let mut lanes = Vec::new();
+        for &(start, end) in intervals {
+            let lane = match ends.iter().position(|&e| e <= start) {
+                Some(k) => k,
+                None => {
+                    ends.push(SimTime::ZERO);
+                    ends.len() - 1
+                }
+            };
+            ends[lane] = end;
+            lanes.push(lane);
+        }
+        lanes
+    }
+
+    #[test]
+    fn heaps_pick_the_lanes_a_scan_of_every_lane_picks() {
+        let mut x: u64 = 7;
+        let mut next = |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        for case in 0..300 {
+            // Short and long, tied and zero-length intervals, in start order.
+            let n = 1 + case % 60;
+            let mut intervals: Vec<(SimTime, SimTime)> = (0..n)
+                .map(|_| {
+                    let start = next(20) * 1_000_000;
+                    let len = next(4) * next(15) * 1_000_000;
+                    (SimTime(start), SimTime(start + len))
+                })
+                .collect();
+            intervals.sort();
+            let mut lanes = vec![usize::MAX; n as usize];
+            let count = pack(intervals.iter().copied(), |k, lane| lanes[k] = lane);
+            let want = by_scan(&intervals);
+            assert_eq!(lanes, want, "{intervals:?}");
+            assert_eq!(count, want.iter().max().unwrap() + 1);
+        }
     }
 }
