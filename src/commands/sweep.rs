@@ -97,7 +97,14 @@ pub fn resume_with(
 pub(crate) fn with_charts(ran: RanSweep) -> Result<SweepOutcome> {
     let charts = match ran.is_shard() {
         true => Vec::new(),
-        false => crate::plot::sweep_plots(ran.table(), ran.staging())?,
+        false => {
+            if let Some(why) = crate::plot::too_many_series(ran.table()) {
+                eprintln!(
+                    "warning: no charts drawn: {why} (sweep.csv and sweep.json hold every point)"
+                );
+            }
+            crate::plot::sweep_plots(ran.table(), ran.staging())?
+        }
     };
     Ok(ran.commit(charts)?)
 }
