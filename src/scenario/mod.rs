@@ -267,8 +267,14 @@ fn serde_error(e: serde_path_to_error::Error<toml::de::Error>, loc: &Locator) ->
     let msg = msg
         .replace("invalid type: ", "wrong type: got ")
         .replace(", expected ", "; expected ")
-        .replace("expected u32", "expected a whole number >= 0")
-        .replace("expected u64", "expected a whole number >= 0")
+        .replace(
+            "expected u32",
+            "expected a whole number from 0 to 4294967295 (2^32 - 1)",
+        )
+        .replace(
+            "expected u64",
+            "expected a whole number from 0 to 18446744073709551615 (2^64 - 1)",
+        )
         .replace("expected f64", "expected a number")
         .replace("integer `", "`")
         .replace("expected a boolean", "expected true or false");
