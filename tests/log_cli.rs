@@ -27,11 +27,6 @@ fn log_json(files: &[&std::path::Path], extra: &[&str]) -> Value {
     json_of(&out)
 }
 
-/// Runs that the engine cannot finish today: the D2H priority stall of issue 50 item 1
-/// (two D2H downloads at once starve the CPU stream). Listed so that the test says so,
-/// and fails once they run (then this list goes).
-const KNOWN_STALLS: [(&str, u32); 2] = [("stream-gpu-d2h.toml", 3), ("stream-gpu-d2h.toml", 4)];
-
 /// Every bundled scenario and shape on 1 to 4 GPUs: the log `bwsim run --timeline-log`
 /// writes, in cuzk's format, read back with the run's warm-up, gives the run's bracketed
 /// GPU busy within 0.01 (the log's offsets are whole milliseconds) and its jobs, with no
@@ -67,11 +62,6 @@ fn log_of_a_simulated_run_reproduces_its_bracketed_gpu_busy() {
                 .arg(&log)
                 .output()
                 .unwrap();
-            if KNOWN_STALLS.contains(&(name.as_str(), gpus)) {
-                let said = String::from_utf8_lossy(&run.stderr);
-                assert!(said.contains("clock overflowed"), "{at}: {said}");
-                continue;
-            }
             assert!(
                 run.status.success(),
                 "{at}: {}",
