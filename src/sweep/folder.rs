@@ -225,14 +225,7 @@ impl SweepFolder {
                 vec![file.write_into(&staged.staging)?]
             }
             None => {
-                let meta = SweepMeta {
-                    scenario_path: manifest.inputs.scenario.display().to_string(),
-                    base_seed: plan.opts.base_seed,
-                    base_sets: plan.opts.base_sets.clone(),
-                    seeds: plan.opts.seeds,
-                    jobs: plan.opts.jobs,
-                    wall_s,
-                };
+                let meta = sweep_meta(&plan, &manifest, wall_s);
                 write_results(&plan, &table, &runs, &meta, &staged.staging)?
             }
         };
@@ -246,6 +239,18 @@ impl SweepFolder {
             files,
             wall_s,
         })
+    }
+}
+
+/// What sweep.json says of the sweep besides its points.
+fn sweep_meta(plan: &SweepPlan, manifest: &Manifest, wall_s: f64) -> SweepMeta {
+    SweepMeta {
+        scenario_path: manifest.inputs.scenario.display().to_string(),
+        base_seed: plan.opts.base_seed,
+        base_sets: plan.opts.base_sets.clone(),
+        seeds: plan.opts.seeds,
+        jobs: plan.opts.jobs,
+        wall_s,
     }
 }
 
@@ -273,14 +278,7 @@ impl RanSweep {
     ) -> Result<RanSweep> {
         let staged = StagedDir::begin(out)?;
         let table = table(&plan, &runs);
-        let meta = SweepMeta {
-            scenario_path: manifest.inputs.scenario.display().to_string(),
-            base_seed: plan.opts.base_seed,
-            base_sets: plan.opts.base_sets.clone(),
-            seeds: plan.opts.seeds,
-            jobs: plan.opts.jobs,
-            wall_s,
-        };
+        let meta = sweep_meta(&plan, &manifest, wall_s);
         let files = write_results(&plan, &table, &runs, &meta, &staged.staging)?;
         Ok(RanSweep {
             plan,
