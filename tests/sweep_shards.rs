@@ -17,6 +17,19 @@ fn bwsim() -> Command {
     Command::cargo_bin("bwsim").expect("binary builds")
 }
 
+/// `bwsim sweep merge SHARDS.. --out OUT`, to assert on.
+fn merge<P: AsRef<std::ffi::OsStr>>(
+    shards: impl IntoIterator<Item = P>,
+    out: &Path,
+) -> assert_cmd::assert::Assert {
+    bwsim()
+        .args(["sweep", "merge"])
+        .args(shards)
+        .arg("--out")
+        .arg(out)
+        .assert()
+}
+
 fn bwsim_path() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_bwsim"))
 }
@@ -80,32 +93,17 @@ fn four_shards_merged_equal_the_unsharded_sweep() {
         shards.push(out);
     }
     let merged = dir.path().join("merged");
-    bwsim()
-        .args(["sweep", "merge"])
-        .args(&shards)
-        .arg("--out")
-        .arg(&merged)
-        .assert()
+    merge(&shards, &merged)
         .success()
         .stdout(predicate::str::contains("merged 4 shard folders"));
     assert_same_sweep(&whole, &merged);
 
     // A missing shard is named, exit 2.
-    bwsim()
-        .args(["sweep", "merge"])
-        .args(&shards[..3])
-        .arg("--out")
-        .arg(dir.path().join("partial"))
-        .assert()
+    merge(&shards[..3], &dir.path().join("partial"))
         .code(2)
         .stderr(predicate::str::contains("shard(s) 0/4 of 4 not given"));
     // The same shard twice is refused.
-    bwsim()
-        .args(["sweep", "merge"])
-        .args([&shards[0], &shards[0]])
-        .arg("--out")
-        .arg(dir.path().join("twice"))
-        .assert()
+    merge([&shards[0], &shards[0]], &dir.path().join("twice"))
         .code(2)
         .stderr(predicate::str::contains("given twice"));
     // A shard of another sweep (other --seeds) is refused, naming the difference.
@@ -118,21 +116,14 @@ fn four_shards_merged_equal_the_unsharded_sweep() {
         .arg(&other)
         .assert()
         .success();
-    bwsim()
-        .args(["sweep", "merge"])
-        .args([&other, &shards[1], &shards[2], &shards[3]])
-        .arg("--out")
-        .arg(dir.path().join("mixed"))
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("--seeds 1 vs 2"));
+    merge(
+        [&other, &shards[1], &shards[2], &shards[3]],
+        &dir.path().join("mixed"),
+    )
+    .code(2)
+    .stderr(predicate::str::contains("--seeds 1 vs 2"));
     // A folder that is not a shard is named.
-    bwsim()
-        .args(["sweep", "merge"])
-        .arg(&merged)
-        .arg("--out")
-        .arg(dir.path().join("nonsense"))
-        .assert()
+    merge([&merged], &dir.path().join("nonsense"))
         .code(2)
         .stderr(predicate::str::contains("shard.json: cannot read"));
 }
@@ -202,13 +193,7 @@ fn more_shards_than_points_leave_empty_shards_that_merge() {
         serde_json::json!({"index": 14, "count": 15})
     );
     let merged = dir.path().join("merged");
-    bwsim()
-        .args(["sweep", "merge"])
-        .args(&shards)
-        .arg("--out")
-        .arg(&merged)
-        .assert()
-        .success();
+    merge(&shards, &merged).success();
     assert_same_sweep(&whole, &merged);
 }
 
