@@ -182,21 +182,29 @@ pub enum GarbledRecord {
     },
 }
 
-/// What is wrong with a number in a record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+/// What is wrong with a number in a record (a part of [`GarbledRecord::BadNumber`]'s
+/// message, not an error of its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NumberProblem {
     /// NaN or an infinity.
-    #[error("is not a finite number")]
     NotFinite,
     /// Below zero.
-    #[error("is negative")]
     Negative,
     /// An id with a fraction.
-    #[error("is not a whole number")]
     NotWhole,
     /// Past the largest value the field holds.
-    #[error("is too large")]
     TooLarge,
+}
+
+impl std::fmt::Display for NumberProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NumberProblem::NotFinite => "is not a finite number",
+            NumberProblem::Negative => "is negative",
+            NumberProblem::NotWhole => "is not a whole number",
+            NumberProblem::TooLarge => "is too large",
+        })
+    }
 }
 
 /// The largest time a record may carry, ms: 2^53, below which every whole millisecond
