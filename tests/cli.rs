@@ -691,7 +691,11 @@ fn bad_input_exits_2_naming_file_key_and_problem() {
             what: "a --set value of the wrong type",
             files: vec![("s.toml", BASE.into())],
             args: &["--set", "hardware.cpu_cores=-2"],
-            stderr: &["--set hardware.cpu_cores", "`-2`", "whole number >= 0"],
+            stderr: &[
+                "--set hardware.cpu_cores",
+                "`-2`",
+                "whole number from 0 to 4294967295",
+            ],
             names_file: true,
             subs: BOTH,
         },

@@ -121,8 +121,12 @@ struct Spans {
     from: Vec<Vec<usize>>,
     to: Vec<Vec<usize>>,
     /// (span, job, scope key) -> (GPU, opened at). Ordered, so spans closed together are
-    /// summed in the same order in every process (a HashMap's order is random).
-    open: BTreeMap<(usize, u64, Scope), (u32, SimTime)>,
+    /// summed in the same order in every process (a HashMap's order is random). The GPU
+    /// is None while not known: a marker fired before its partition is bound to a GPU
+    /// names none, and the bracket is on the GPU the partition then runs on.
+    open: BTreeMap<(usize, u64, Scope), (Option<u32>, SimTime)>,
+    /// Open gpu_busy brackets whose GPU is not known yet (none: binding is skipped).
+    unbound: usize,
     totals: Vec<SpanTotals>,
     gpu_busy_total_s: f64,
 }
@@ -194,6 +198,7 @@ impl<'m> Metrics<'m> {
                 from,
                 to,
                 open: BTreeMap::new(),
+                unbound: 0,
                 totals: vec![SpanTotals::default(); model.instrumentation.spans.len()],
                 gpu_busy_total_s: 0.0,
             },
@@ -288,7 +293,8 @@ impl<'m> Metrics<'m> {
         let still_open = (self.spans.open.iter())
             .filter(|((span, ..), _)| self.model.instrumentation.spans[*span].gpu_busy)
             .map(|(_, &(gpu, opened))| Bracket {
-                gpu,
+                // Never bound: on GPU 0, as the TIMELINE log names it.
+                gpu: self.gpu_index(gpu) as u32,
                 start: opened.as_secs(),
                 end: end.max(opened).as_secs(),
             });
@@ -311,6 +317,22 @@ impl<'m> Metrics<'m> {
         (gpu.unwrap_or(0) as usize).min(self.gpus.kernels_running.len() - 1)
     }
 
+    /// Partition `scope` of `job` is bound to GPU `g`: its brackets opened before are
+    /// that GPU's.
+    #[inline(never)]
+    fn bind(&mut self, job: u64, scope: Scope, g: u32) {
+        let g = self.gpu_index(Some(g)) as u32;
+        for span in 0..self.model.instrumentation.spans.len() {
+            if !self.model.instrumentation.spans[span].gpu_busy {
+                continue;
+            }
+            if let Some((gpu @ None, _)) = self.spans.open.get_mut(&(span, job, scope)) {
+                *gpu = Some(g);
+                self.spans.unbound -= 1;
+            }
+        }
+    }
+
     fn scope_key(&self, marker: MarkerId, scope: Scope) -> Scope {
         let stage = self.model.instrumentation.markers[marker].stage;
         if self.model.workload.stages[stage].per_partition {
@@ -320,11 +342,18 @@ impl<'m> Metrics<'m> {
         }
     }
 
-    /// Closes the spans `marker` ends for this job and partition key.
-    fn close_spans(&mut self, t: SimTime, marker: MarkerId, job: u64, key: Scope) {
+    /// Closes the spans `marker` (fired on `gpu`) ends for this job and partition key.
+    fn close_spans(
+        &mut self,
+        t: SimTime,
+        marker: MarkerId,
+        job: u64,
+        key: Scope,
+        gpu: Option<u32>,
+    ) {
         for i in 0..self.spans.to[marker].len() {
             let span = self.spans.to[marker][i];
-            let mut closed: Vec<(Scope, (u32, SimTime))> = Vec::new();
+            let mut closed: Vec<(Scope, (Option<u32>, SimTime))> = Vec::new();
             if let Some(v) = self.spans.open.remove(&(span, job, key)) {
                 closed.push((key, v));
             } else if key == Scope::Job {
@@ -343,8 +372,10 @@ impl<'m> Metrics<'m> {
             let gpu_busy = self.model.instrumentation.spans[span].gpu_busy;
             for (scope, (g, opened)) in closed {
                 if gpu_busy {
+                    self.spans.unbound -= usize::from(g.is_none());
+                    // Still unbound: it ran on the GPU its closing marker fired on.
                     self.gpus.brackets.push(Bracket {
-                        gpu: g,
+                        gpu: self.gpu_index(g.or(gpu)) as u32,
                         start: opened.as_secs(),
                         end: t.as_secs(),
                     });
@@ -469,6 +500,12 @@ impl Observer for Metrics<'_> {
     }
 
     fn stage_edge(&mut self, t: SimTime, stage: StageRef, edge: Edge, gpu: Option<u32>) {
+        if edge == Edge::Start
+            && let Some(g) = gpu
+            && self.spans.unbound > 0
+        {
+            self.bind(stage.job, stage.scope, g);
+        }
         if edge == Edge::Ready
             || !self.gpus.any_kernel_stage
             || !self.gpus.kernel_stage[stage.stage]
@@ -512,12 +549,21 @@ impl Observer for Metrics<'_> {
     fn marker(&mut self, t: SimTime, marker: MarkerId, job: u64, scope: Scope, gpu: Option<u32>) {
         self.advance(t);
         let key = self.scope_key(marker, scope);
-        let g = self.gpu_index(gpu) as u32;
+        // On one GPU every bracket is that GPU's, bound or not.
+        let g = match gpu {
+            None if self.gpus.kernels_running.len() > 1 => None,
+            _ => Some(self.gpu_index(gpu) as u32),
+        };
         for i in 0..self.spans.from[marker].len() {
             let span = self.spans.from[marker][i];
-            self.spans.open.insert((span, job, key), (g, t));
+            // Opened again before it closed: it counts from now, once.
+            let was = self.spans.open.insert((span, job, key), (g, t));
+            if self.model.instrumentation.spans[span].gpu_busy {
+                self.spans.unbound += usize::from(g.is_none());
+                self.spans.unbound -= usize::from(was.is_some_and(|(w, _)| w.is_none()));
+            }
         }
-        self.close_spans(t, marker, job, key);
+        self.close_spans(t, marker, job, key, gpu);
     }
 
     fn job_finished(&mut self, t: SimTime, job: u64, arrived: SimTime) {

@@ -5,7 +5,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::plot::plot_command;
-use super::sweep::{SweepOutcome, resume_with, start, sweep_with};
+use super::sweep::{resume_with, start, sweep_with};
 use crate::analysis::report::{Report, StageStats, Stall, SteadyState};
 use crate::input_file::InputError;
 use crate::sweep::*;

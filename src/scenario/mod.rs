@@ -40,6 +40,7 @@ pub mod host_scaling;
 pub mod ignored;
 pub mod include;
 pub mod limits;
+mod offered_load;
 pub mod overrides;
 pub mod params;
 pub mod replay_info;
@@ -213,7 +214,7 @@ fn finish(
     let mut host_scaling = Vec::new();
     let model = build::build(&spec, &loc, &mut warnings, &mut ignored, &mut host_scaling)?;
     limits::check(&model, limits, &loc)?;
-    let overload = limits::overload_warning(&model);
+    let overload = offered_load::overload_warning(&model);
     warnings.extend(overload.clone());
     // The run's report carries the same note; `check` shows it before anything runs.
     warnings.extend(crate::analysis::report::first_wave_note(&model.arrivals));
@@ -302,8 +303,14 @@ fn serde_error(e: serde_path_to_error::Error<toml::de::Error>, loc: &Locator) ->
     let msg = msg
         .replace("invalid type: ", "wrong type: got ")
         .replace(", expected ", "; expected ")
-        .replace("expected u32", "expected a whole number >= 0")
-        .replace("expected u64", "expected a whole number >= 0")
+        .replace(
+            "expected u32",
+            "expected a whole number from 0 to 4294967295 (2^32 - 1)",
+        )
+        .replace(
+            "expected u64",
+            "expected a whole number from 0 to 18446744073709551615 (2^64 - 1)",
+        )
         .replace("expected f64", "expected a number")
         .replace("integer `", "`")
         .replace("expected a boolean", "expected true or false");

@@ -2,6 +2,8 @@
 //! live sweep and `bwsim plot sweep.csv` build this table, so plots drawn either way
 //! are the same.
 
+use std::collections::HashMap;
+
 use super::value::ParamValue;
 use crate::analysis::interval::Summary;
 use crate::analysis::keys;
@@ -111,11 +113,14 @@ impl SweepTable {
 
     /// Groups rows into series by the values of the second and later parameters.
     pub fn series(&self) -> Vec<Series> {
-        let mut out: Vec<(Vec<String>, Series)> = Vec::new();
+        // Series in order of first appearance, found by key (not by a scan of every
+        // series: a grid of thousands of series).
+        let mut series: Vec<Series> = Vec::new();
+        let mut index: HashMap<Vec<String>, usize> = HashMap::new();
         for (i, row) in self.rows.iter().enumerate() {
             let key: Vec<String> = row.values.iter().skip(1).map(|v| v.to_string()).collect();
-            match out.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, s)) => s.rows.push(i),
+            match index.get(&key) {
+                Some(&k) => series[k].rows.push(i),
                 None => {
                     let label = (!key.is_empty()).then(|| {
                         self.params[1..]
@@ -125,17 +130,14 @@ impl SweepTable {
                             .collect::<Vec<_>>()
                             .join(", ")
                     });
-                    out.push((
-                        key,
-                        Series {
-                            label,
-                            rows: vec![i],
-                        },
-                    ));
+                    index.insert(key, series.len());
+                    series.push(Series {
+                        label,
+                        rows: vec![i],
+                    });
                 }
             }
         }
-        let mut series: Vec<Series> = out.into_iter().map(|(_, s)| s).collect();
         for s in &mut series {
             s.rows.sort_by(|&a, &b| self.x(a).total_cmp(&self.x(b)));
         }
