@@ -60,6 +60,7 @@ fn model(name: &str, hardware: Hardware, stages: Vec<Stage>, arrivals: Arrivals)
         seed: 1,
         hardware,
         workload: Workload {
+            job_name: "job".into(),
             partitions: 1,
             stages,
         },

@@ -39,6 +39,7 @@ fn mm16(jobs: u64) -> Model {
             pools: vec![],
         },
         workload: Workload {
+            job_name: "job".into(),
             partitions: 1,
             stages: vec![Stage {
                 name: "service".into(),

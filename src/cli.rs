@@ -74,9 +74,13 @@ pub struct ReplayCliArgs {
     /// Output folder (default output/<scenario>/<timestamp>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Replay runs per point (the plot shows their spread).
+    /// Replay runs per point (the plot shows their spread): the repeat count, named as in
+    /// every command.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
-    pub runs: u32,
+    pub replications: u32,
+    /// The old name of --replications, kept for one release.
+    #[arg(long, hide = true, conflicts_with = "replications", value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub runs: Option<u32>,
     /// A GPU replay harness built by gpu/build.sh (default: the one embedded with
     /// `--features cuda`).
     #[arg(long, value_name = "PATH")]
@@ -87,7 +91,7 @@ pub struct ReplayCliArgs {
     /// Host RAM to plan against, GiB (default: MemTotal of this host).
     #[arg(long, value_name = "GIB")]
     pub host_ram_gib: Option<f64>,
-    /// The longest replay to start, hours: every point's expected time x --runs (a replay
+    /// The longest replay to start, hours: every point's expected time x --replications (a replay
     /// runs in real time, so 10^5 one-second jobs would take days).
     #[arg(long, value_name = "HOURS", default_value_t = 4.0)]
     pub max_hours: f64,
@@ -280,9 +284,13 @@ pub struct SweepCli {
         required_unless_present = "resume"
     )]
     pub params: Vec<String>,
-    /// Independent seeds per point.
-    #[arg(long, default_value_t = 3, value_parser = parse_seed_count)]
-    pub seeds: u32,
+    /// Runs per point, on independent seeds (their mean and 95% interval): the repeat
+    /// count, named as in every command.
+    #[arg(long, default_value_t = 3, value_parser = parse_replication_count)]
+    pub replications: u32,
+    /// The old name of --replications, kept for one release.
+    #[arg(long, hide = true, conflicts_with = "replications", value_parser = parse_replication_count)]
+    pub seeds: Option<u32>,
     /// Worker threads [default: all cores].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
@@ -304,6 +312,10 @@ pub struct SweepCli {
     /// with `bwsim sweep merge`.
     #[arg(long, value_name = "I/N", value_parser = crate::sweep::ShardSpec::parse, conflicts_with = "resume")]
     pub shard: Option<crate::sweep::ShardSpec>,
+    /// Sweep a key even where it has no effect (another key overrides it, e.g.
+    /// hardware.dram.channels beside a measured capacity_gbps): refused without this.
+    #[arg(long)]
+    pub allow_ignored: bool,
     /// Test hook: stop as if interrupted after N points are saved.
     #[arg(long, value_name = "N", hide = true)]
     pub stop_after: Option<usize>,
@@ -343,10 +355,16 @@ pub struct CompareArgs {
     /// Override a scenario key for every host (before the host's own overrides).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
-    /// Seeds per searched setting: proofs/day is their mean with a 95% interval (1 gives
-    /// no interval, so no two hosts are told apart).
+    /// Runs per searched setting, on independent seeds: proofs/day is their mean with a
+    /// 95% interval (1 gives no interval, so no two hosts are told apart).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
-    pub seeds: u32,
+    pub replications: u32,
+    /// The old name of --replications, kept for one release.
+    #[arg(long, hide = true, conflicts_with = "replications", value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub seeds: Option<u32>,
+    /// Base seed for the per-setting seeds [default: the scenario's seed]: 0 to 2^64 - 1.
+    #[arg(long, value_parser = parse_seed)]
+    pub seed: Option<u64>,
     /// Worker threads [default: all cores].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
@@ -464,15 +482,86 @@ pub fn parse_seed(s: &str) -> Result<u64, WholeNumberError> {
     })
 }
 
-/// `--seeds`: how many seeds per sweep point, 1 to 2^32 - 1 (larger sweeps are refused
-/// later by the size limits, with the estimate).
-pub fn parse_seed_count(s: &str) -> Result<u32, WholeNumberError> {
+/// `sweep --replications`: runs per sweep point, 1 to 2^32 - 1 (larger sweeps are
+/// refused later by the size limits, with the estimate).
+pub fn parse_replication_count(s: &str) -> Result<u32, WholeNumberError> {
     match s.trim().parse::<u32>() {
         Ok(n) if n >= 1 => Ok(n),
         _ => Err(WholeNumberError {
             value: s.to_string(),
-            what: "a seed count",
-            allowed: format!("--seeds takes a whole number from 1 to {}", u32::MAX),
+            what: "a replication count",
+            allowed: format!("--replications takes a whole number from 1 to {}", u32::MAX),
         }),
     }
+}
+
+/// The repeat count a command runs with: `--replications`, or its old name (`--seeds`,
+/// `--runs`) when that was given, with the deprecation note to print.
+pub fn replications(given: u32, old: Option<u32>, old_flag: &str) -> (u32, Option<String>) {
+    match old {
+        Some(n) => (
+            n,
+            Some(format!(
+                "{old_flag} is deprecated and will be removed: the repeat count is \
+                 --replications in every command (run, sweep, compare, replay)"
+            )),
+        ),
+        None => (given, None),
+    }
+}
+
+/// Flags a user may reach for that mean another flag of bwsim: (typed, meant). The
+/// repeat count is `--replications` everywhere; `--seed` sets a seed value.
+pub const SAME_MEANING: [(&str, &str); 4] = [
+    ("--seeds", "--replications"),
+    ("--runs", "--replications"),
+    ("--repeats", "--replications"),
+    ("--reps", "--replications"),
+];
+
+/// Parses the command line. An unknown flag that means a flag bwsim has (`run --seeds`)
+/// gets that flag as its suggestion, not the nearest spelling (`--seed`, which sets a seed).
+pub fn parse() -> Cli {
+    Cli::try_parse().unwrap_or_else(|e| with_same_meaning(e).exit())
+}
+
+/// `e` with the suggestion of [`SAME_MEANING`] for an unknown flag found there.
+pub fn with_same_meaning(mut e: clap::Error) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return e;
+    }
+    let meant = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(typed)) => {
+            let flag = typed.split('=').next().unwrap_or(typed);
+            SAME_MEANING
+                .iter()
+                .find(|(t, _)| *t == flag)
+                .map(|(_, m)| m.to_string())
+        }
+        _ => None,
+    };
+    let Some(meant) = meant else {
+        return e;
+    };
+    // clap's usage line names the flag it would have suggested: name the meant one.
+    let old = match e.get(ContextKind::SuggestedArg) {
+        Some(ContextValue::String(old)) => Some(old.clone()),
+        _ => None,
+    };
+    if let (Some(old), Some(ContextValue::StyledStr(usage))) = (old, e.get(ContextKind::Usage)) {
+        let with_value = |flag: &str| {
+            let value = flag
+                .trim_start_matches('-')
+                .to_uppercase()
+                .replace('-', "_");
+            format!("{flag} <{value}>")
+        };
+        let usage = usage
+            .to_string()
+            .replace(&with_value(&old), &with_value(&meant));
+        e.insert(ContextKind::Usage, ContextValue::StyledStr(usage.into()));
+    }
+    e.insert(ContextKind::SuggestedArg, ContextValue::String(meant));
+    e
 }

@@ -6,14 +6,11 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
-use bwsim::cli::Cli;
 use bwsim::commands::{dispatch, exit};
 
 fn main() -> ExitCode {
     restore_default_sigpipe();
-    let cli = Cli::parse();
+    let cli = bwsim::cli::parse();
     match dispatch(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -80,7 +80,7 @@ fn the_jobs_command_line_runs_its_last_shard() {
         .arg(&scenario)
         .args(job_env(&yaml, "PARAMS").split_whitespace())
         .args(job_env(&yaml, "SETS").split_whitespace())
-        .args(["--seeds", &job_env(&yaml, "SEEDS"), "--jobs", "2"])
+        .args(["--replications", &job_env(&yaml, "SEEDS"), "--jobs", "2"])
         .args(["--shard", &format!("{last}/{shards}")])
         .arg("--out")
         .arg(&out)

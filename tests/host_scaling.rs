@@ -139,7 +139,7 @@ fn a_stage_wider_than_its_pool_needs_measured_on_and_then_stretches() {
 /// one answer, whichever C2 scenario asks. Issue 49 refitted c2-32g-cuzk's witness,
 /// prep_msm, pre-stage and B_G2 MSM to cuzk's published figures; c2-32g-h200 keeps the
 /// issue-24 numbers until it is refitted against its own host's runs, so only the stages
-/// both still share are compared.
+/// both still share are compared. Their GPU kernels are not the same kernels.
 #[test]
 fn the_same_host_gives_the_same_cpu_stages_whichever_c2_scenario_asks() {
     let host = load_host(Path::new("scenarios/hosts/h200-host.toml")).unwrap();
@@ -170,9 +170,25 @@ fn the_same_host_gives_the_same_cpu_stages_whichever_c2_scenario_asks() {
         );
         assert!((a - b).abs() < 1e-9 * a.max(1.0), "{stage}: {a} vs {b}");
     }
-    // The kernels: the H200's own calibrated times there, the 5070 Ti's at the H200's
-    // kernel speed here (0.48: fitted to the NTT + H MSM pair, so they agree to 3%).
+    // The kernels are two implementations: the H200's own calibrated sppark times there,
+    // and here cuzk's published SupraSeal times on the 5070 Ti carried to the H200 by the
+    // one kernel-speed rule (SMs x boost clock), which is never fitted to make the two
+    // implementations agree.
+    let speed = host.gpu.kernel_speed.unwrap();
+    let as_written = load("scenarios/c2-32g-cuzk.toml", &knobs);
+    // The NTT stage is all kernel (the MSMs' point uploads do not scale with the GPU).
+    let (here, there) = (
+        stage_mean(&cuzk.model, "ntt"),
+        stage_mean(&as_written.model, "ntt"),
+    );
+    assert!(
+        (here * speed / there - 1.0).abs() < 1e-9,
+        "ntt: {here} vs {there}"
+    );
     let pair = |m: &Model| stage_mean(m, "ntt") + stage_mean(m, "h_msm");
-    let (a, b) = (pair(&h200.model), pair(&cuzk.model));
-    assert!((a / b - 1.0).abs() < 0.03, "NTT + H MSM {a} vs {b}");
+    let (sppark, supraseal) = (pair(&h200.model), pair(&cuzk.model));
+    assert!(
+        sppark > 2.0 * supraseal,
+        "NTT + H MSM {sppark} vs {supraseal}"
+    );
 }

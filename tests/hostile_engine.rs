@@ -336,7 +336,7 @@ fn also_seed_beyond_u64_is_a_clear_message() {
             "sweep",
             "--param",
             "arrivals.jobs=2,3",
-            "--seeds",
+            "--replications",
             "4294967296",
         ])
         .arg(&s)
@@ -344,5 +344,5 @@ fn also_seed_beyond_u64_is_a_clear_message() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("is not a seed count"), "{err}");
+    assert!(err.contains("is not a replication count"), "{err}");
 }

@@ -1,7 +1,8 @@
 //! Issue 27, "faults, second round", one regression test per class through the binary:
 //! resumes that cannot mix two models or lose work twice, merges that check what they
 //! merge, outputs checked (and never two on one path, never over an input) before any
-//! work, stdout that may be full, nothing quadratic, and numbers that are checked.
+//! work, stdout that may be full, nothing quadratic, and numbers that are checked; and
+//! issue 50's costs and messages (bursts, charts, integer limits).
 //! docs/hostile-input.md has the table of what each class now does.
 
 mod common;
@@ -55,7 +56,14 @@ fn sweep(scenario: &Path, out_dir: &Path, extra: &[&str]) -> Command {
     c.arg("sweep")
         .arg(scenario)
         .args(["--param", "params.concurrency=1..6"])
-        .args(["--set", "arrivals.jobs=30", "--seeds", "2", "--jobs", "2"])
+        .args([
+            "--set",
+            "arrivals.jobs=30",
+            "--replications",
+            "2",
+            "--jobs",
+            "2",
+        ])
         .arg("--out")
         .arg(out_dir)
         .args(extra);
@@ -269,14 +277,14 @@ fn edit_shard(dir: &Path, f: impl FnOnce(&mut Value)) {
 }
 
 #[test]
-fn shard_counts_are_bounded_by_the_points() {
+fn shard_counts_are_bounded_but_may_pass_the_points() {
     let d = tempfile::tempdir().unwrap();
     let o = out(&mut sweep(
         &demo(),
         &d.path().join("big"),
         &["--shard", "0/18446744073709551615"],
     ));
-    assert_input_error(&o, &["--shard", "the grid has 6 points"], "huge N");
+    assert_input_error(&o, &["--shard", "at most 100000 shards"], "huge N");
     let shards = two_shards(d.path());
     for n in [18_446_744_073_709_551_615_u64, 100_000_000] {
         edit_shard(&shards[0], |v| {
@@ -288,7 +296,7 @@ fn shard_counts_are_bounded_by_the_points() {
             v["sweep"]["shards"] = json!(n);
         });
         let o = merge(&shards, &d.path().join(format!("m{n}")));
-        assert_input_error(&o, &["shards over 6 points"], &n.to_string());
+        assert_input_error(&o, &["a sweep of", "between 1 and 100000"], &n.to_string());
     }
 }
 
@@ -858,7 +866,7 @@ fn a_long_scenario_name_makes_a_default_folder_that_fits() {
     c.current_dir(d.path())
         .arg("sweep")
         .arg(&long)
-        .args(["--param", "params.concurrency=1,2", "--seeds", "1"])
+        .args(["--param", "params.concurrency=1,2", "--replications", "1"])
         .args(["--set", "arrivals.jobs=20"]);
     assert_ok(&out(&mut c), "300-character name");
     let made: Vec<_> = std::fs::read_dir(d.path().join("output"))
@@ -889,4 +897,161 @@ fn replay_with_a_calibration_under_a_combining_accent() {
         .arg("--dry-run"));
     assert!(!stderr(&o).contains("TOML syntax error"), "{}", stderr(&o));
     assert_ne!(o.status.code(), Some(101));
+}
+
+// ---- 6. Issue 50: bursts, charts and limits ----------------------------------------------
+
+/// The demo scenario fed by a trace of `times` (a CSV beside it).
+fn demo_with_trace(dir: &Path, name: &str, times: impl Iterator<Item = f64>) -> PathBuf {
+    let mut csv = String::from("time_s\n");
+    for t in times {
+        csv.push_str(&format!("{t}\n"));
+    }
+    std::fs::write(dir.join(format!("{name}.csv")), csv).unwrap();
+    demo_with(dir, &format!("{name}.toml"), |t| {
+        t.replace(
+            "kind = \"closed\"\nconcurrency = \"$concurrency\"\njobs = 200\nwarmup_jobs = \"10%\"",
+            &format!("kind = \"trace\"\ntrace = \"{name}.csv\""),
+        )
+    })
+}
+
+#[test]
+fn the_offered_load_warning_counts_bursts() {
+    let d = tempfile::tempdir().unwrap();
+    // `check` lists the scenario's warnings in its summary.
+    let warnings = |s: &Path| {
+        let o = out(bwsim().arg("check").arg(s));
+        assert_ok(&o, "check");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    // 12,500 jobs spread over 100 s offer GPU compute a load of 3.75.
+    let spread = demo_with_trace(
+        d.path(),
+        "spread",
+        (0..12_500).map(|i| f64::from(i) * 0.008),
+    );
+    let w = warnings(&spread);
+    assert!(w.contains("offered load on"), "{w}");
+    // The same jobs at t = 0, before one more an hour later: a low mean rate (there was
+    // no warning), but a queue of 12,500 jobs.
+    let burst = demo_with_trace(
+        d.path(),
+        "burst",
+        std::iter::repeat_n(0.0, 12_500).chain([3600.0]),
+    );
+    let w = warnings(&burst);
+    assert!(
+        w.contains("a burst of the trace queues about 12500 jobs' demand on")
+            && w.contains("at t = 0 s")
+            && w.contains("of the trace's 12501 jobs"),
+        "{w}"
+    );
+    // A burst of a tenth of the jobs warns; a few jobs arriving together do not.
+    let tenth = demo_with_trace(
+        d.path(),
+        "tenth",
+        std::iter::repeat_n(5.0, 200).chain((0..1800).map(|i| 10.0 + f64::from(i))),
+    );
+    let w = warnings(&tenth);
+    assert!(w.contains("about 200 jobs' demand"), "{w}");
+    let few = demo_with_trace(
+        d.path(),
+        "few",
+        std::iter::repeat_n(5.0, 8).chain((0..1800).map(|i| 10.0 + f64::from(i))),
+    );
+    let w = warnings(&few);
+    assert!(!w.contains("warning"), "{w}");
+}
+
+#[test]
+fn a_trace_of_a_burst_is_written_event_by_event() {
+    // 3,000 arrivals at t = 0 (each job's JSON values held at once took 180 KB a job:
+    // 18 GB for 100,000). The trace is whole, and its lanes are the greedy ones.
+    let d = tempfile::tempdir().unwrap();
+    let s = demo_with_trace(d.path(), "zeros", std::iter::repeat_n(0.0, 3000));
+    let trace = d.path().join("t.json");
+    let o = out(bwsim()
+        .arg("run")
+        .arg(&s)
+        .args([
+            "--replications",
+            "1",
+            "--no-what-if",
+            "--no-ideal",
+            "--trace",
+        ])
+        .arg(&trace));
+    assert_ok(&o, "run --trace");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    let finalize: std::collections::BTreeSet<u64> = events
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["name"] == "finalize")
+        .map(|e| e["args"]["job"].as_u64().unwrap())
+        .collect();
+    assert_eq!(finalize.len(), 3000);
+    assert_eq!(doc["otherData"]["generator"], "bwsim");
+}
+
+#[test]
+fn a_chart_of_too_many_series_is_refused_with_the_limit() {
+    // 2,000 series took 2.2 GB to draw (a GPU panel each).
+    let d = tempfile::tempdir().unwrap();
+    let csv = |series: usize| {
+        let mut t = String::from(
+            "scenario,a,b,seeds,stalled,jobs_per_hour_mean,jobs_per_hour_ci95,\
+             gpu.true_busy_frac_mean,gpu.true_busy_frac_ci95,bottleneck\n",
+        );
+        for b in 0..series {
+            for a in [1, 2] {
+                t.push_str(&format!("demo,{a},{b},1,0,{},,0.5,,dram\n", a * 10 + b));
+            }
+        }
+        t
+    };
+    let many = d.path().join("many.csv");
+    std::fs::write(&many, csv(2000)).unwrap();
+    let o = out(bwsim().arg("plot").arg(&many));
+    assert_input_error(
+        &o,
+        &[
+            "many.csv",
+            "2000 series",
+            "values of b",
+            "more than the 64 a chart draws",
+        ],
+        "2,000 series",
+    );
+    assert!(
+        std::fs::read_dir(d.path()).unwrap().count() == 1,
+        "no chart written"
+    );
+    for (series, refused) in [(64, false), (65, true)] {
+        let table = bwsim::sweep::csv::from_csv(&csv(series)).unwrap();
+        assert_eq!(
+            bwsim::plot::too_many_series(&table).is_some(),
+            refused,
+            "{series}"
+        );
+    }
+}
+
+#[test]
+fn a_whole_number_past_its_type_says_the_limit() {
+    let d = tempfile::tempdir().unwrap();
+    let s = demo_with(d.path(), "cores.toml", |t| {
+        t.replace(
+            "[hardware.gpu]",
+            "[hardware.cpu]\nphysical_cores = 9223372036854775807\n\n[hardware.gpu]",
+        )
+    });
+    assert_input_error(
+        &out(bwsim().arg("check").arg(&s)),
+        &[
+            "hardware.cpu.physical_cores",
+            "from 0 to 4294967295 (2^32 - 1)",
+        ],
+        "physical_cores",
+    );
 }

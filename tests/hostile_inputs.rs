@@ -393,7 +393,12 @@ fn defect_7_huge_sweep_grids_and_seed_counts_are_refused() {
     let mut cmd = bwsim();
     cmd.arg("sweep")
         .arg(&s)
-        .args(["--param", "arrivals.jobs=1..10", "--seeds", "4294967295"])
+        .args([
+            "--param",
+            "arrivals.jobs=1..10",
+            "--replications",
+            "4294967295",
+        ])
         .arg("--out")
         .arg(dir.path().join("out"));
     let (code, _, err) = run_within(cmd, Duration::from_secs(30));

@@ -123,7 +123,7 @@ fn sweep_args<'a>(extra: &'a [&'a std::ffi::OsStr]) -> Vec<&'a std::ffi::OsStr> 
         "params.concurrency=1..6".as_ref(),
         "--set".as_ref(),
         "arrivals.jobs=30".as_ref(),
-        "--seeds".as_ref(),
+        "--replications".as_ref(),
         "2".as_ref(),
         "--jobs".as_ref(),
         "1".as_ref(),
@@ -179,7 +179,7 @@ fn defect_5_sweep_folders_are_whole_unique_and_resumable() {
                 "params.concurrency=1,2".as_ref(),
                 "--set".as_ref(),
                 "arrivals.jobs=10".as_ref(),
-                "--seeds".as_ref(),
+                "--replications".as_ref(),
                 "1".as_ref(),
             ] as [&std::ffi::OsStr; 8])
             .output()
@@ -323,7 +323,7 @@ fn defect_4_stalled_sweep_points_are_flagged_and_exit_1() {
         file.as_os_str(),
         "--param".as_ref(),
         "arrivals.concurrency=1,2".as_ref(),
-        "--seeds".as_ref(),
+        "--replications".as_ref(),
         "2".as_ref(),
         "--out".as_ref(),
         out.as_os_str(),

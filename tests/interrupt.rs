@@ -24,7 +24,14 @@ fn sweep_cmd(cwd: &Path) -> Command {
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join(SCENARIO))
         .args(["--param", "params.concurrency=1..4"])
         .args(["--param", "params.dram_channels=2,4"])
-        .args(["--set", "arrivals.jobs=30", "--seeds", "2", "--jobs", "2"])
+        .args([
+            "--set",
+            "arrivals.jobs=30",
+            "--replications",
+            "2",
+            "--jobs",
+            "2",
+        ])
         .args(["--out", "sweep"])
         .env_remove("BWSIM_TEST_KILL")
         .stdin(Stdio::null())

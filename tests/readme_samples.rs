@@ -1,6 +1,8 @@
 //! Sample outputs in README.md and docs/*.md never go stale: a fenced block right after a
-//! `<!-- sample: bwsim ARGS -->` line must be what `bwsim ARGS` prints now. The engine
-//! line's wall-clock timing is the only thing masked. `BWSIM_BLESS=1 cargo test --test
+//! `<!-- sample: bwsim ARGS -->` line must be what `bwsim ARGS` prints now. Output that is
+//! Markdown itself (`compare`'s table) stands unfenced between the mark and an
+//! `<!-- end sample -->` line. The engine line's wall-clock timing is the only thing
+//! masked. `BWSIM_BLESS=1 cargo test --test
 //! readme_samples` rewrites the blocks from the binary (say so in the commit).
 
 use std::path::{Path, PathBuf};
@@ -8,6 +10,8 @@ use std::process::Command;
 
 /// A mark opens a line of its own (a mention inside a sentence is no mark).
 const MARK: &str = "\n<!-- sample: bwsim ";
+/// Closes an unfenced (Markdown) sample.
+const END: &str = "<!-- end sample -->";
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -64,12 +68,19 @@ fn samples(doc: &str) -> Vec<(String, std::ops::Range<usize>)> {
             .expect("mark closes with -->")
             .trim();
         let fence = line_end + 1;
-        assert!(
-            doc[fence..].starts_with("```"),
-            "a fenced block follows `{args}`"
-        );
-        let body = fence + doc[fence..].find('\n').expect("fence line") + 1;
-        let end = body + doc[body..].find("```").expect("the block closes");
+        let (body, end) = if doc[fence..].starts_with("```") {
+            let body = fence + doc[fence..].find('\n').expect("fence line") + 1;
+            (
+                body,
+                body + doc[body..].find("```").expect("the block closes"),
+            )
+        } else {
+            let end = fence
+                + doc[fence..].find(END).unwrap_or_else(|| {
+                    panic!("`{args}`: a fenced block or Markdown closed by {END} follows the mark")
+                });
+            (fence, end)
+        };
         found.push((args.to_string(), body..end));
         from = end;
     }

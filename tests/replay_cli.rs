@@ -338,12 +338,38 @@ fn repredict_simulates_the_overrides_the_replay_ran_with() {
     );
     assert!(predicted(&one_core) > predicted(&ran) * 1.1, "{one_core}");
 
-    // A calibration file is one of the inputs (read through an in-memory scenario that
-    // includes both, which is not itself a file to fingerprint).
+    // A calibration file is one of the inputs. It describes the host: replay.json
+    // records it with each host key it lacks and the typical value that key took, and
+    // the re-prediction says so.
+    assert!(same.get("calibration").is_none(), "{same}");
     let cal = dir.path().join("cal.toml");
-    std::fs::write(&cal, "[hardware]\ncpu_cores = 2\n").unwrap();
+    std::fs::write(
+        &cal,
+        "[hardware]\ncpu_cores = 2\n[hardware.dram]\ncapacity_gbps = 100\n\
+         latency_curve = [[0.0, 100.0], [1.0, 200.0]]\n",
+    )
+    .unwrap();
     let (with_cal, stderr) = repredict(&["--calibration", cal.to_str().unwrap()], "with-cal");
     assert!(stderr.contains("read differently"), "{stderr}");
+    assert!(
+        stderr.contains("cal.toml lacks") && stderr.contains("hardware.dram.latency_load = "),
+        "{stderr}"
+    );
+    let recorded = &with_cal["calibration"];
+    assert!(
+        recorded["file"]
+            .as_str()
+            .is_some_and(|f| f.ends_with("cal.toml")),
+        "{recorded}"
+    );
+    let missing = recorded["missing"].as_array().unwrap();
+    assert!(
+        missing
+            .iter()
+            .any(|m| m["key"] == "hardware.dram.lines_in_flight_per_thread"
+                && m["took"].as_str().is_some_and(|t| t.starts_with("24"))),
+        "{recorded}"
+    );
     let f = &with_cal["inputs_fingerprint"];
     assert!(
         f.as_str()

@@ -19,7 +19,7 @@ fn sweep_writes_csv_json_and_plots_then_plot_redraws_them() {
             "params.concurrency=2..6:2",
         ])
         .args([
-            "--seeds",
+            "--replications",
             "2",
             "--jobs",
             "2",
@@ -44,7 +44,9 @@ fn sweep_writes_csv_json_and_plots_then_plot_redraws_them() {
         assert!(out.join(f).is_file(), "{f} missing");
     }
     let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
-    assert!(csv.starts_with("scenario,params.concurrency,seeds,stalled,jobs_per_hour_mean,"));
+    assert!(csv.starts_with(
+        "scenario,job_name,params.concurrency,seeds,stalled,jobs_per_day_mean,jobs_per_day_ci95,jobs_per_hour_mean,"
+    ));
     assert_eq!(csv.lines().count(), 4);
 
     let again = dir.path().join("again");
@@ -148,7 +150,7 @@ fn sweep_warns_of_points_without_a_steady_state() {
     let dir = tempfile::tempdir().unwrap();
     bwsim()
         .args(["sweep", "scenarios/demo.toml", "--param"])
-        .args(["params.concurrency=4,1000", "--seeds", "1", "--out"])
+        .args(["params.concurrency=4,1000", "--replications", "1", "--out"])
         .arg(dir.path().join("sw"))
         .assert()
         .success()

@@ -254,12 +254,14 @@ fn analyse_serial(
         .max_by(|a, b| a.1.total_cmp(b.1))
         .map(|(k, v)| (k.clone(), *v));
     match top {
+        // The causes overlap in time (a stage slowed by DRAM while it waits on a pool), so
+        // each is given as its share of all the lost time blamed, which sums to 100%.
         Some((culprit, lost)) if share < PRODUCTIVE && lost > 0.0 => Bottleneck {
             reason: format!(
-                "{name} is held {:.0}% of the time but only {:.0}% of that is standalone work; {:.0}% of it is lost to {culprit}",
+                "{name} is held {:.0}% of the time but only {:.0}% of that is standalone work; {culprit} causes {:.0}% of the time lost in it",
                 occ * 100.0,
                 share * 100.0,
-                lost / held_s * 100.0
+                lost / blame.values().sum::<f64>() * 100.0
             ),
             resource: culprit,
             blame_s: blame,

@@ -118,6 +118,20 @@ impl Summary {
     }
 }
 
+/// A half-width (or any margin) at two significant digits: 61, 0.22, 1500.
+pub fn half_width_text(h: f64) -> String {
+    if !(h.is_finite() && h > 0.0) {
+        return "0".into();
+    }
+    let step = 10f64.powi(h.log10().floor() as i32 - 1);
+    let rounded = if step >= 1.0 {
+        (h / step).round() * step
+    } else {
+        h
+    };
+    format!("{rounded:.0$}", interval_decimals(h))
+}
+
 /// Decimal places that keep two significant digits of a half-width `h` > 0 (none for
 /// h >= 10: larger values are rounded to their second significant digit instead).
 pub fn interval_decimals(h: f64) -> usize {
@@ -193,6 +207,9 @@ mod tests {
         assert_eq!(one.display(3), "7.250");
         assert_eq!(s(-2.844, 0.91).display_signed(3), "-2.84 ± 0.91");
         assert_eq!(s(150.2, 48.0).display_signed(1), "+150 ± 48");
+        assert_eq!(half_width_text(61.19), "61");
+        assert_eq!(half_width_text(1473.0), "1500");
+        assert_eq!(half_width_text(0.2213), "0.22");
     }
 
     #[test]

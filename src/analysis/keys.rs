@@ -4,6 +4,8 @@
 
 pub const SCENARIO: &str = "scenario";
 pub const SEED: &str = "seed";
+/// What one job is called (`workload.job_name`: "job", "proof").
+pub const JOB_NAME: &str = "job_name";
 pub const JOBS_COMPLETED: &str = "jobs_completed";
 pub const JOBS_MEASURED: &str = "jobs_measured";
 pub const WARMUP_JOBS: &str = "warmup_jobs";
@@ -11,10 +13,13 @@ pub const SIM_TIME_S: &str = "sim_time_s";
 pub const WINDOW_S: &str = "window_s";
 pub const SECONDS_PER_JOB: &str = "seconds_per_job";
 pub const JOBS_PER_HOUR: &str = "jobs_per_hour";
+/// The throughput unit every report says: 24 x [`JOBS_PER_HOUR`].
+pub const JOBS_PER_DAY: &str = "jobs_per_day";
 pub const RESPONSE_MEAN_S: &str = "response.mean_s";
 pub const RESPONSE_MAX_S: &str = "response.max_s";
 pub const IDEAL_SECONDS_PER_JOB: &str = "ideal.seconds_per_job";
 pub const IDEAL_JOBS_PER_HOUR: &str = "ideal.jobs_per_hour";
+pub const IDEAL_JOBS_PER_DAY: &str = "ideal.jobs_per_day";
 pub const GPU_TRUE_BUSY_FRAC: &str = "gpu.true_busy_frac";
 pub const GPU_BRACKETED_BUSY_FRAC: &str = "gpu.bracketed_busy_frac";
 /// The nvidia-smi view: share of sample windows (`instrumentation.smi_sample_period_s`)
@@ -38,6 +43,14 @@ pub const DRAM_CAPACITY_GBPS: &str = "dram.capacity_gbps";
 pub const DRAM_MEAN_UTILIZATION: &str = "dram.mean_utilization";
 pub const DRAM_MEAN_GBPS: &str = "dram.mean_gbps";
 pub const DRAM_PEAK_GBPS: &str = "dram.peak_gbps";
+/// DRAM's usable capacity, GB/s, time-averaged: the nominal `capacity_gbps` less what
+/// interleaving streams lose.
+pub const DRAM_USABLE_GBPS: &str = "dram.usable_gbps";
+/// Mean share of the usable capacity drawn.
+pub const DRAM_USABLE_UTILIZATION: &str = "dram.usable_utilization";
+/// Time-averaged streams on DRAM (null when DRAM loses no efficiency per stream).
+pub const DRAM_MEAN_STREAMS: &str = "dram.mean_streams";
+pub const DRAM_EFFICIENCY_LOSS_PER_STREAM: &str = "dram.efficiency_loss_per_stream";
 pub const DRAM_MEAN_LATENCY_SLOWDOWN: &str = "dram.mean_latency_slowdown";
 pub const DRAM_MAX_LATENCY_SLOWDOWN: &str = "dram.max_latency_slowdown";
 /// Object: stage name -> the `STAGE_*` leaves.
@@ -60,6 +73,10 @@ pub const WHAT_IF: &str = "what_if";
 pub const LITTLE_L: &str = "little.l";
 pub const LITTLE_LAMBDA_W: &str = "little.lambda_w";
 pub const NOTES: &str = "notes";
+/// Object: the answer as the throughput line says it
+/// ([`crate::analysis::throughput::Throughput::to_json`]): `seconds_per_job` and
+/// `jobs_per_day` (`mean`, `ci95`), `replications`, `job_name`, `unit`, `line`.
+pub const THROUGHPUT: &str = "throughput";
 pub const ENGINE_EVENTS: &str = "engine.events";
 pub const ENGINE_WALL_S: &str = "engine.wall_s";
 
@@ -88,9 +105,10 @@ pub const STAGE_MEAN_WAIT_S: &str = "mean_wait_s";
 pub const STAGE_LOST_S: &str = "lost_s";
 
 /// Every fixed key the JSON report writes, in the order it writes them.
-pub const ALL: [&str; 43] = [
+pub const ALL: [&str; 51] = [
     SCENARIO,
     SEED,
+    JOB_NAME,
     JOBS_COMPLETED,
     JOBS_MEASURED,
     WARMUP_JOBS,
@@ -98,10 +116,12 @@ pub const ALL: [&str; 43] = [
     WINDOW_S,
     SECONDS_PER_JOB,
     JOBS_PER_HOUR,
+    JOBS_PER_DAY,
     RESPONSE_MEAN_S,
     RESPONSE_MAX_S,
     IDEAL_SECONDS_PER_JOB,
     IDEAL_JOBS_PER_HOUR,
+    IDEAL_JOBS_PER_DAY,
     GPU_TRUE_BUSY_FRAC,
     GPU_BRACKETED_BUSY_FRAC,
     GPU_BRACKETED_SECONDS_PER_JOB,
@@ -115,6 +135,10 @@ pub const ALL: [&str; 43] = [
     DRAM_MEAN_UTILIZATION,
     DRAM_MEAN_GBPS,
     DRAM_PEAK_GBPS,
+    DRAM_USABLE_GBPS,
+    DRAM_USABLE_UTILIZATION,
+    DRAM_MEAN_STREAMS,
+    DRAM_EFFICIENCY_LOSS_PER_STREAM,
     DRAM_MEAN_LATENCY_SLOWDOWN,
     DRAM_MAX_LATENCY_SLOWDOWN,
     STAGES,
@@ -130,6 +154,7 @@ pub const ALL: [&str; 43] = [
     LITTLE_L,
     LITTLE_LAMBDA_W,
     NOTES,
+    THROUGHPUT,
     ENGINE_EVENTS,
     ENGINE_WALL_S,
 ];

@@ -13,7 +13,7 @@ use super::few;
 use super::nonzero::NonZero;
 use super::run_stats::{
     DramTotals, GpuTotals, HoldTotals, RateTotals, RunStats, RunTotals, SpanTotals, StageTotals,
-    WindowTotals,
+    UsableTotals, WindowTotals,
 };
 use super::sampled::SampleWindows;
 use crate::engine::{
@@ -56,6 +56,22 @@ struct Rates {
     slowdown_max: f64,
     /// `usage` and `slowdown` were reported inside the window, so the peaks hold them.
     in_peaks: bool,
+}
+
+/// DRAM's usable capacity as it moves with the streams drawing on it (tracked only when
+/// DRAM loses efficiency per stream; otherwise it is the nominal capacity throughout).
+#[derive(Default)]
+struct Usable {
+    /// DRAM loses efficiency per stream: the engine reports the usable capacity.
+    tracked: bool,
+    /// Index of DRAM among the rate resources.
+    dram: Option<usize>,
+    streams: u32,
+    gbps: f64,
+    streams_integral: f64,
+    gbps_integral: f64,
+    /// Integral of DRAM draw / usable capacity.
+    share_integral: f64,
 }
 
 /// Holdable instances: units in use, their integral and peak.
@@ -105,8 +121,12 @@ struct Spans {
     from: Vec<Vec<usize>>,
     to: Vec<Vec<usize>>,
     /// (span, job, scope key) -> (GPU, opened at). Ordered, so spans closed together are
-    /// summed in the same order in every process (a HashMap's order is random).
-    open: BTreeMap<(usize, u64, Scope), (u32, SimTime)>,
+    /// summed in the same order in every process (a HashMap's order is random). The GPU
+    /// is None while not known: a marker fired before its partition is bound to a GPU
+    /// names none, and the bracket is on the GPU the partition then runs on.
+    open: BTreeMap<(usize, u64, Scope), (Option<u32>, SimTime)>,
+    /// Open gpu_busy brackets whose GPU is not known yet (none: binding is skipped).
+    unbound: usize,
     totals: Vec<SpanTotals>,
     gpu_busy_total_s: f64,
 }
@@ -118,6 +138,7 @@ pub struct Metrics<'m> {
     jobs: Jobs,
     stages: Vec<StageTotals>,
     rates: Rates,
+    usable: Usable,
     holds: Holds,
     gpus: Gpus,
     spans: Spans,
@@ -158,6 +179,11 @@ impl<'m> Metrics<'m> {
                 slowdown_max: 1.0,
                 in_peaks: false,
             },
+            usable: Usable {
+                tracked: model.hardware.dram.efficiency_loss_per_stream > 0.0,
+                gbps: model.hardware.dram.capacity_gbps,
+                ..Usable::default()
+            },
             holds: Holds::default(),
             gpus: Gpus {
                 kernels_running: vec![0; ngpu],
@@ -172,6 +198,7 @@ impl<'m> Metrics<'m> {
                 from,
                 to,
                 open: BTreeMap::new(),
+                unbound: 0,
                 totals: vec![SpanTotals::default(); model.instrumentation.spans.len()],
                 gpu_busy_total_s: 0.0,
             },
@@ -209,6 +236,13 @@ impl<'m> Metrics<'m> {
         let r = &mut self.rates;
         r.drawn.for_each(|i| r.usage_integral[i] += r.usage[i] * dt);
         r.slowdown_integral += r.slowdown * dt;
+        let u = &mut self.usable;
+        if u.tracked && u.gbps > 0.0 {
+            let drawn = u.dram.map_or(0.0, |d| r.usage[d]);
+            u.streams_integral += f64::from(u.streams) * dt;
+            u.gbps_integral += u.gbps * dt;
+            u.share_integral += drawn / u.gbps * dt;
+        }
         let h = &mut self.holds;
         h.used
             .for_each(|i| h.in_use_integral[i] += h.in_use[i] as f64 * dt);
@@ -259,7 +293,8 @@ impl<'m> Metrics<'m> {
         let still_open = (self.spans.open.iter())
             .filter(|((span, ..), _)| self.model.instrumentation.spans[*span].gpu_busy)
             .map(|(_, &(gpu, opened))| Bracket {
-                gpu,
+                // Never bound: on GPU 0, as the TIMELINE log names it.
+                gpu: self.gpu_index(gpu) as u32,
                 start: opened.as_secs(),
                 end: end.max(opened).as_secs(),
             });
@@ -282,6 +317,22 @@ impl<'m> Metrics<'m> {
         (gpu.unwrap_or(0) as usize).min(self.gpus.kernels_running.len() - 1)
     }
 
+    /// Partition `scope` of `job` is bound to GPU `g`: its brackets opened before are
+    /// that GPU's.
+    #[inline(never)]
+    fn bind(&mut self, job: u64, scope: Scope, g: u32) {
+        let g = self.gpu_index(Some(g)) as u32;
+        for span in 0..self.model.instrumentation.spans.len() {
+            if !self.model.instrumentation.spans[span].gpu_busy {
+                continue;
+            }
+            if let Some((gpu @ None, _)) = self.spans.open.get_mut(&(span, job, scope)) {
+                *gpu = Some(g);
+                self.spans.unbound -= 1;
+            }
+        }
+    }
+
     fn scope_key(&self, marker: MarkerId, scope: Scope) -> Scope {
         let stage = self.model.instrumentation.markers[marker].stage;
         if self.model.workload.stages[stage].per_partition {
@@ -291,11 +342,18 @@ impl<'m> Metrics<'m> {
         }
     }
 
-    /// Closes the spans `marker` ends for this job and partition key.
-    fn close_spans(&mut self, t: SimTime, marker: MarkerId, job: u64, key: Scope) {
+    /// Closes the spans `marker` (fired on `gpu`) ends for this job and partition key.
+    fn close_spans(
+        &mut self,
+        t: SimTime,
+        marker: MarkerId,
+        job: u64,
+        key: Scope,
+        gpu: Option<u32>,
+    ) {
         for i in 0..self.spans.to[marker].len() {
             let span = self.spans.to[marker][i];
-            let mut closed: Vec<(Scope, (u32, SimTime))> = Vec::new();
+            let mut closed: Vec<(Scope, (Option<u32>, SimTime))> = Vec::new();
             if let Some(v) = self.spans.open.remove(&(span, job, key)) {
                 closed.push((key, v));
             } else if key == Scope::Job {
@@ -314,8 +372,10 @@ impl<'m> Metrics<'m> {
             let gpu_busy = self.model.instrumentation.spans[span].gpu_busy;
             for (scope, (g, opened)) in closed {
                 if gpu_busy {
+                    self.spans.unbound -= usize::from(g.is_none());
+                    // Still unbound: it ran on the GPU its closing marker fired on.
                     self.gpus.brackets.push(Bracket {
-                        gpu: g,
+                        gpu: self.gpu_index(g.or(gpu)) as u32,
                         start: opened.as_secs(),
                         end: t.as_secs(),
                     });
@@ -395,6 +455,11 @@ impl<'m> Metrics<'m> {
                 rate_index: dram_index,
                 slowdown_integral: self.rates.slowdown_integral,
                 slowdown_max: self.rates.slowdown_max,
+                usable: self.usable.tracked.then_some(UsableTotals {
+                    gbps_integral: self.usable.gbps_integral,
+                    streams_integral: self.usable.streams_integral,
+                    share_integral: self.usable.share_integral,
+                }),
             },
             rates,
             holds,
@@ -413,6 +478,7 @@ impl Observer for Metrics<'_> {
         self.rates.usage_integral = vec![0.0; nr];
         self.rates.usage_peak = vec![0.0; nr];
         self.rates.in_peaks = false;
+        self.usable.dram = rates.iter().position(|r| r.kind == RateKind::Dram);
         for s in &mut self.stages {
             s.lost = Loss::zero(nr);
             s.wait_by_hold_s = vec![0.0; holds.len()];
@@ -434,6 +500,12 @@ impl Observer for Metrics<'_> {
     }
 
     fn stage_edge(&mut self, t: SimTime, stage: StageRef, edge: Edge, gpu: Option<u32>) {
+        if edge == Edge::Start
+            && let Some(g) = gpu
+            && self.spans.unbound > 0
+        {
+            self.bind(stage.job, stage.scope, g);
+        }
         if edge == Edge::Ready
             || !self.gpus.any_kernel_stage
             || !self.gpus.kernel_stage[stage.stage]
@@ -477,12 +549,21 @@ impl Observer for Metrics<'_> {
     fn marker(&mut self, t: SimTime, marker: MarkerId, job: u64, scope: Scope, gpu: Option<u32>) {
         self.advance(t);
         let key = self.scope_key(marker, scope);
-        let g = self.gpu_index(gpu) as u32;
+        // On one GPU every bracket is that GPU's, bound or not.
+        let g = match gpu {
+            None if self.gpus.kernels_running.len() > 1 => None,
+            _ => Some(self.gpu_index(gpu) as u32),
+        };
         for i in 0..self.spans.from[marker].len() {
             let span = self.spans.from[marker][i];
-            self.spans.open.insert((span, job, key), (g, t));
+            // Opened again before it closed: it counts from now, once.
+            let was = self.spans.open.insert((span, job, key), (g, t));
+            if self.model.instrumentation.spans[span].gpu_busy {
+                self.spans.unbound += usize::from(g.is_none());
+                self.spans.unbound -= usize::from(was.is_some_and(|(w, _)| w.is_none()));
+            }
         }
-        self.close_spans(t, marker, job, key);
+        self.close_spans(t, marker, job, key, gpu);
     }
 
     fn job_finished(&mut self, t: SimTime, job: u64, arrived: SimTime) {
@@ -521,6 +602,12 @@ impl Observer for Metrics<'_> {
             return;
         }
         self.store_rates(usage, latency_slowdown);
+    }
+
+    fn dram_usable(&mut self, t: SimTime, streams: u32, usable_gbps: f64) {
+        self.advance(t);
+        self.usable.streams = streams;
+        self.usable.gbps = usable_gbps;
     }
 
     fn hold_changed(&mut self, t: SimTime, resource: usize, in_use: u64, _waiting: usize) {

@@ -3,7 +3,8 @@
 //! renders the [`report::Report`]; [`keys`] names the report's metrics for JSON, plots
 //! and sweep tables alike; [`interval`] is the one mean and 95% interval every
 //! replicated answer (run, what-if, sweep, compare) is given with, [`median`] the one
-//! median.
+//! median, and [`throughput`] the one way a throughput is said (s/job and jobs/day with
+//! their intervals).
 
 pub mod bottleneck;
 pub mod bracket_chain;
@@ -19,6 +20,7 @@ mod nonzero;
 pub mod report;
 pub mod run_stats;
 pub mod sampled;
+pub mod throughput;
 
 #[cfg(test)]
 mod tests;

@@ -130,6 +130,20 @@ pub struct DramTotals {
     pub slowdown_integral: f64,
     /// Peak L(u)/L(0) inside the window.
     pub slowdown_max: f64,
+    /// How DRAM's usable capacity moved with its streams, when it loses efficiency per
+    /// stream (None: the nominal capacity was usable throughout).
+    pub usable: Option<UsableTotals>,
+}
+
+/// Integrals over the window of DRAM's usable capacity and what filled it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct UsableTotals {
+    /// Integral of the usable capacity, GB/s x seconds.
+    pub gbps_integral: f64,
+    /// Integral of the streams drawing on DRAM, streams x seconds.
+    pub streams_integral: f64,
+    /// Integral of DRAM draw / usable capacity, seconds.
+    pub share_integral: f64,
 }
 
 /// Use of one rate resource over the window.

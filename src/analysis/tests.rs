@@ -165,6 +165,7 @@ fn hand_made(util: f64, stalled: Option<Stall>) -> RunStats {
             rate_index: Some(0),
             slowdown_integral: 12.0,
             slowdown_max: 2.0,
+            usable: None,
         },
         rates: vec![RateTotals {
             info: dram(100.0),
@@ -333,6 +334,7 @@ fn a_what_if_reports_the_paired_change_and_refuses_unpaired_seeds() {
     }
     let w = WhatIf {
         changes: vec!["k=v".into()],
+        no_effect: vec![],
         baseline: baseline.clone(),
         changed: slower,
     };
@@ -342,13 +344,22 @@ fn a_what_if_reports_the_paired_change_and_refuses_unpaired_seeds() {
     assert!(w.to_text().contains("slower: resolved"), "{}", w.to_text());
     let unchanged = WhatIf {
         changes: vec!["k=v".into()],
+        no_effect: vec!["k has no effect here: j overrides it".into()],
         baseline: baseline.clone(),
         changed: baseline.clone(),
     };
-    assert!(!unchanged.difference().unwrap().resolved());
-    assert!(unchanged.to_text().contains("not resolved"));
+    let same = unchanged.difference().unwrap();
+    assert!(!same.resolved() && same.identical);
+    // Zero on every seed is no noise: it says so, with the scenario layer's reason.
+    let text = unchanged.to_text();
+    assert!(
+        text.contains("identical on every seed: k has no effect here: j overrides it"),
+        "{text}"
+    );
+    assert!(!text.contains("noise"), "{text}");
     let other_seeds = WhatIf {
         changes: vec![],
+        no_effect: vec![],
         baseline,
         changed: crate::analysis::report::Report::replicated(demo_on_seeds(&[4, 5, 6])),
     };

@@ -199,7 +199,7 @@ pub enum FileError {
     /// The DRAM capacity is not a rate.
     #[error("[hardware.dram] capacity_gbps = {0}: must be a finite number of GB/s greater than 0")]
     Capacity(f64),
-    /// The file, as a scenario's include, does not give a host.
+    /// The file, as the host of a scenario run with `--calibration`, does not give one.
     #[error("as a scenario's host: {0}")]
     NotAHost(crate::scenario::ScenarioError),
     /// The provenance could not be written as TOML.

@@ -192,6 +192,18 @@ impl Classify for crate::cuzk_log::LogInputError {
         Kind::Input
     }
 }
+/// A scenario or log that rules the run out is input; a failed or stalled run is not.
+impl Classify for crate::cuzk_log::model::ModelError {
+    fn kind(&self) -> Kind {
+        use crate::cuzk_log::model::ModelError as E;
+        match self {
+            E::Scenario(e) => e.kind(),
+            E::Engine(e) => e.kind(),
+            E::Input(e) => e.kind(),
+            E::Stalled { .. } => Kind::Run,
+        }
+    }
+}
 impl Classify for crate::replay::ReplayInputError {
     fn kind(&self) -> Kind {
         Kind::Input

@@ -7,17 +7,13 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use serde_json::json;
-
-use super::error::{CommandError, Result};
+use super::error::Result;
 use crate::cli::{Format, LogArgs};
-use crate::cuzk_log::correct::{FitStart, correct_durations};
-use crate::cuzk_log::fit::{FLAT_ELASTICITY, Fitted, fit_targets, render_include};
-use crate::cuzk_log::{AnalyseOptions, LogAnalysis, LogInputError, ParsedLog, WorkerLayout};
-use crate::cuzk_log::{against, analyse, read_and_analyse, report};
+use crate::cuzk_log::fit::{fit_json, fit_text, render_include, undetermined_warning};
+use crate::cuzk_log::model::{fit, model_concurrency, simulate, worker_layout};
+use crate::cuzk_log::{AnalyseOptions, LogAnalysis, LogInputError, ParsedLog};
+use crate::cuzk_log::{against, read_and_analyse, report};
 use crate::output::{check_file_target, print_stdout, write_atomic};
-use crate::run::{RunOptions, run_model_with};
-use crate::trace::{TraceRecorder, log_text};
 
 /// Reads the logs (garbled lines are counted, never fatal) and prints the analysis.
 pub fn log(args: LogArgs) -> Result<()> {
@@ -28,7 +24,7 @@ pub fn log(args: LogArgs) -> Result<()> {
     };
     let opts = AnalyseOptions {
         warmup_jobs: args.warmup_jobs,
-        workers: worker_layout(&args, scenario.as_ref()),
+        workers: worker_layout(args.gpu_workers_per_device, scenario.as_ref()),
     };
     let (log, analysis) = read_and_analyse(&args.files, &opts)?;
     let names: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
@@ -58,17 +54,8 @@ pub fn log(args: LogArgs) -> Result<()> {
                 .clone()
                 .unwrap_or_else(|| PathBuf::from("fit.toml"));
             let fitted = fit(path, &sets, &analysis)?;
-            for f in fitted.iter().filter(|f| f.is_flat(FLAT_ELASTICITY)) {
-                eprintln!(
-                    "warning: --fit: {} is flat: its {} p50 moves {:+.3}% per +1% of it, so \
-                     the log hardly determines it; the fit file keeps the scenario's {} (the \
-                     fit reached {:.6})",
-                    f.target.param,
-                    f.target.observable.describe(),
-                    f.elasticity.unwrap_or(0.0),
-                    f.was,
-                    f.value
-                );
+            for warning in fitted.iter().filter_map(undetermined_warning) {
+                eprintln!("warning: {warning}");
             }
             let include = relative_to(path, &folder_of(&out));
             let text = render_include(&include, &names.join(", "), concurrency, &fitted);
@@ -84,30 +71,7 @@ pub fn log(args: LogArgs) -> Result<()> {
                 text.push_str(&against::to_text(a));
             }
             if let Some((file, fitted)) = &fit_out {
-                text.push_str(&format!(
-                    "\nfit: wrote {} (sensitivity: ms of the observed p50 per unit of the \
-                     parameter; elasticity: % per +1%)\n",
-                    file.display()
-                ));
-                for f in fitted {
-                    text.push_str(&format!(
-                        "  {} = {:.6} (was {}; {} p50 {:.1} ms in the log, {:.1} in the model; \
-                         sensitivity {}, elasticity {}{})\n",
-                        f.target.param,
-                        f.value,
-                        f.was,
-                        f.target.observable.describe(),
-                        f.log_p50_ms,
-                        f.model_p50_ms,
-                        f.sensitivity_ms.map_or("-".into(), |x| format!("{x:.1}")),
-                        f.elasticity.map_or("-".into(), |x| format!("{x:.3}")),
-                        if f.is_flat(FLAT_ELASTICITY) {
-                            ", FLAT"
-                        } else {
-                            ""
-                        }
-                    ));
-                }
+                text.push_str(&fit_text(file, fitted));
             }
             print_stdout(&text)
         }
@@ -117,18 +81,7 @@ pub fn log(args: LogArgs) -> Result<()> {
                 doc["against"] = against::to_json(a);
             }
             if let Some((file, fitted)) = &fit_out {
-                doc["fit"] = json!({
-                    "file": file.display().to_string(),
-                    "params": fitted.iter().map(|f| json!({
-                        "name": f.target.param, "stage": f.target.stage,
-                        "observed_by": f.target.observable.describe(),
-                        "was": f.was, "value": f.value,
-                        "log_p50_ms": f.log_p50_ms, "model_p50_ms": f.model_p50_ms,
-                        "sensitivity_ms_per_unit": f.sensitivity_ms,
-                        "elasticity": f.elasticity,
-                        "flat": f.is_flat(FLAT_ELASTICITY),
-                    })).collect::<Vec<_>>(),
-                });
+                doc["fit"] = fit_json(file, fitted);
             }
             print_stdout(&format!("{doc:#}\n"))
         }
@@ -229,56 +182,6 @@ fn folder_of(file: &Path) -> PathBuf {
     }
 }
 
-/// Workers per GPU: `--gpu-workers-per-device`, else the scenario's
-/// `params.gpu_workers_per_device`, else cuzk's default (the log's own worker lines,
-/// when present, win over the last two in the analysis).
-fn worker_layout(args: &LogArgs, scenario: Option<&crate::scenario::Loaded>) -> WorkerLayout {
-    if let Some(n) = args.gpu_workers_per_device {
-        return WorkerLayout {
-            per_gpu: n,
-            source: "--gpu-workers-per-device".into(),
-            explicit: true,
-        };
-    }
-    let from_scenario = scenario.and_then(|l| {
-        let p = l
-            .params
-            .iter()
-            .find(|p| p.name == "gpu_workers_per_device")?;
-        let n = p.value.as_integer().filter(|n| (1..=1024).contains(n))?;
-        Some(WorkerLayout {
-            per_gpu: n as u32,
-            source: format!("{} params.gpu_workers_per_device", l.source.display()),
-            explicit: false,
-        })
-    });
-    from_scenario.unwrap_or_default()
-}
-
-/// The `--set`s the model runs with, its closed-loop concurrency and how it was chosen:
-/// the user's `--set arrivals.concurrency` when given, else the log's median in flight.
-fn model_concurrency(
-    user_sets: &[String],
-    loaded: &crate::scenario::Loaded,
-    log: &LogAnalysis,
-) -> (Vec<String>, usize, &'static str) {
-    let user_set = user_sets.iter().any(|s| {
-        s.split_once('=')
-            .is_some_and(|(k, _)| k.trim() == "arrivals.concurrency")
-    });
-    if user_set {
-        let n = match loaded.model.arrivals.kind {
-            crate::model::ArrivalKind::Closed { concurrency } => concurrency as usize,
-            _ => 0,
-        };
-        return (user_sets.to_vec(), n, against::CONCURRENCY_SET);
-    }
-    let n = log.jobs_in_flight.median.max(1);
-    let mut sets = user_sets.to_vec();
-    sets.push(format!("arrivals.concurrency={n}"));
-    (sets, n, against::CONCURRENCY_RULE)
-}
-
 /// Why the report that follows is empty: no line of `files` was a record.
 fn no_records(files: &[String], log: &ParsedLog) -> String {
     let garbled = match log.garbled.len() {
@@ -291,71 +194,6 @@ fn no_records(files: &[String], log: &ParsedLog) -> String {
         files.join(", "),
         log.lines
     )
-}
-
-/// Runs the scenario, writes its TIMELINE log in memory and analyses it as a real one
-/// (warm-up: the scenario's own).
-fn simulate(scenario: &Path, sets: &[String]) -> Result<LogAnalysis> {
-    let loaded = crate::scenario::load(scenario, sets)?;
-    let model = loaded.model;
-    let mut rec = TraceRecorder::new(&model);
-    let report = run_model_with(&model, RunOptions { ideal: false }, &mut rec)?;
-    if let Some(why) = report.stall() {
-        return Err(CommandError::run(format!(
-            "{}: the model stalled: {why}",
-            scenario.display()
-        )));
-    }
-    let mut log = ParsedLog::default();
-    log.add_text("model", &log_text(&rec));
-    Ok(analyse(
-        &log,
-        &AnalyseOptions {
-            warmup_jobs: model.arrivals.warmup_jobs as usize,
-            workers: WorkerLayout::default(),
-        },
-    ))
-}
-
-/// Corrects each fittable duration by log p50 / model p50 until they agree.
-fn fit(scenario: &Path, sets: &[String], real: &LogAnalysis) -> Result<Vec<Fitted>> {
-    let doc = crate::scenario::include::load_file(scenario)?;
-    let loaded = crate::scenario::load(scenario, sets)?;
-    let targets: Vec<FitStart> = fit_targets(&doc.table)
-        .into_iter()
-        .filter_map(|t| {
-            let p = loaded.params.iter().find(|p| p.name == t.param)?;
-            let v = p
-                .value
-                .as_float()
-                .or(p.value.as_integer().map(|i| i as f64))?;
-            let observed = t.observable.p50_ms(real)?;
-            Some((t, v, observed))
-        })
-        .filter(|(_, _, observed)| *observed > 0.0)
-        .collect();
-    if targets.is_empty() {
-        return Err(LogInputError::NothingToFit {
-            scenario: scenario.to_path_buf(),
-        }
-        .into());
-    }
-    let params: Vec<String> = targets.iter().map(|t| t.0.param.clone()).collect();
-    let observables: Vec<_> = targets.iter().map(|t| t.0.observable.clone()).collect();
-    correct_durations(targets, |values| {
-        let mut s = sets.to_vec();
-        s.extend(
-            params
-                .iter()
-                .zip(values)
-                .map(|(p, v)| format!("params.{p}={v}")),
-        );
-        let model = simulate(scenario, &s)?;
-        Ok(observables
-            .iter()
-            .map(|o| o.p50_ms(&model).unwrap_or(f64::NAN))
-            .collect())
-    })
 }
 
 /// `path` as seen from folder `from`, which need not exist yet (relative when both

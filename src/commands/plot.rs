@@ -23,6 +23,9 @@ pub fn plot_command(csv_path: &Path, out: Option<&Path>) -> Result<Vec<PathBuf>>
     if table.rows.is_empty() {
         return Err(input("no rows".into()).into());
     }
+    if let Some(why) = crate::plot::too_many_series(&table) {
+        return Err(input(format!("cannot chart {why}")).into());
+    }
     let dir = match out {
         Some(d) => d.to_path_buf(),
         None => csv_path

@@ -15,7 +15,11 @@ pub fn replay(a: ReplayCliArgs) -> Result<()> {
     opts.calibration = a.calibration;
     opts.dry_run = a.dry_run;
     opts.out = a.out;
-    opts.runs = a.runs;
+    let (runs, note) = crate::cli::replications(a.replications, a.runs, "--runs");
+    if let Some(note) = note {
+        eprintln!("warning: {note}");
+    }
+    opts.runs = runs;
     opts.gpu_harness = a.gpu_harness;
     opts.nvml_period_ms = a.nvml_period_ms;
     for (flag, value) in [

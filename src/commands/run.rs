@@ -71,11 +71,19 @@ fn what_if(args: RunArgs) -> Result<()> {
     changed_sets.extend(args.what_if.iter().cloned());
     let (base_model, _, _) = load(&args, &args.input.sets)?;
     let (changed_model, _, _) = load(&args, &changed_sets)?;
+    let changed = crate::scenario::load(&args.input.scenario, &changed_sets)?;
+    let no_effect: Vec<String> = (changed.no_effect_of(&args.what_if).into_iter())
+        .map(|(change, why)| {
+            eprintln!("warning: --what-if {change}: {why}");
+            why
+        })
+        .collect();
     let side =
         |model| replicate(&args, model, &mut NullObserver).map_err(|e| engine_error(e, &scenario));
     let (baseline, changed) = (side(&base_model)?, side(&changed_model)?);
     let report = WhatIf {
         changes: args.what_if.clone(),
+        no_effect,
         baseline,
         changed,
     };
@@ -94,20 +102,26 @@ fn what_if(args: RunArgs) -> Result<()> {
 }
 
 /// What [`load`] gives: the model, the report's notes from loading (overload, stage
-/// times scaled to this host) and the files it was read from.
+/// times scaled to this host, a `--set` that changes nothing) and the files it was read
+/// from.
 type Loaded = (crate::model::Model, Vec<String>, Vec<(String, PathBuf)>);
 
 /// The scenario with `sets`, seeded by `--seed` when given, its notes (the overload
-/// warning is also printed on stderr) and its input files (which no output may
-/// overwrite).
+/// warning and a `--set` that lands on a key another key overrides are also printed on
+/// stderr) and its input files (which no output may overwrite).
 fn load(args: &RunArgs, sets: &[String]) -> Result<Loaded> {
     let loaded = crate::scenario::load_with(&args.input.scenario, sets, &args.limits.limits())?;
     let inputs = super::scenario_inputs(&loaded.summary);
+    let mut notes = Vec::new();
+    for (set, why) in loaded.no_effect_of(&args.input.sets) {
+        eprintln!("warning: --set {set}: {why}");
+        notes.push(format!("--set {set}: {why}"));
+    }
     let overload = loaded.summary.overload;
     if let Some(w) = &overload {
         eprintln!("warning: {}: {w}", args.input.scenario.display());
     }
-    let mut notes: Vec<String> = overload.into_iter().collect();
+    notes.extend(overload);
     notes.extend(
         loaded
             .summary

@@ -5,7 +5,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::plot::plot_command;
-use super::sweep::{SweepOutcome, resume_with, start, sweep_with};
+use super::sweep::{resume_with, start, sweep_with};
 use crate::analysis::report::{Report, StageStats, SteadyState, stall_note};
 use crate::engine::Stall;
 use crate::input_file::InputError;
@@ -144,14 +144,15 @@ fn csv_has_param_metric_and_bottleneck_columns() {
     let text = std::fs::read_to_string(d.path().join("sweep.csv")).unwrap();
     let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
     assert_eq!(
-        &header[..6],
+        &header[..7],
         [
             "scenario",
+            "job_name",
             "arrivals.concurrency",
             "seeds",
             "stalled",
-            "jobs_per_hour_mean",
-            "jobs_per_hour_ci95"
+            "jobs_per_day_mean",
+            "jobs_per_day_ci95"
         ]
     );
     assert_eq!(header.last(), Some(&"bottleneck"));

@@ -117,8 +117,21 @@ pub struct GpuSpec {
     /// Pinned copy rate measured on the host, GB/s per direction; replaces the rate
     /// derived from generation and lanes.
     pub measured_pcie_gbps: Option<f64>,
-    /// Proving-kernel speed (NTT, MSM) relative to an RTX 5070 Ti (default 1).
+    /// Proving-kernel speed (NTT, MSM) relative to an RTX 5070 Ti running the same
+    /// kernels (default 1): one rule for every GPU, [`KERNEL_SPEED_RULE`].
     pub kernel_speed: Option<f64>,
+    /// The uncertainty of `kernel_speed`, as a relative standard deviation (from 0 up to,
+    /// not including, 1; default [`DEFAULT_KERNEL_SPEED_REL_SD`]): how far the GPU's
+    /// kernels may run from the speed stated, relative to the unit. 0 for the unit itself.
+    /// A stage timed on one GPU and carried to another is uncertain by both GPUs' (about
+    /// the root of the sum of their squares), and not at all when the two are one GPU.
+    /// Prediction intervals read it.
+    #[serde(default = "default_kernel_speed_rel_sd")]
+    pub kernel_speed_rel_sd: f64,
+}
+
+fn default_kernel_speed_rel_sd() -> f64 {
+    DEFAULT_KERNEL_SPEED_REL_SD
 }
 
 /// Purchase price and power, or an hourly rent (which includes power).
@@ -132,6 +145,24 @@ pub struct Cost {
     /// Rent, US dollars per hour (cloud), instead of price and power.
     pub hourly_usd: Option<f64>,
 }
+
+/// How every host profile rates its GPU's kernel speed: published SMs x boost clock,
+/// relative to the RTX 5070 Ti's 70 x 2.45 GHz. sppark's NTT and MSM, timed by `bwsim
+/// calibrate` on 4 H100 and 22 H200 calibrations (132 SMs at 1.98 GHz both), ran
+/// 1.0035x as long on the H100 over the sizes of a C2 proof, where the rule says 1
+/// (`runs/tools/kernel_speed.py`).
+pub const KERNEL_SPEED_RULE: &str =
+    "published SMs x boost clock, relative to the RTX 5070 Ti's 70 x 2.45 GHz";
+
+/// [E] The uncertainty of a kernel speed that a profile does not state one for, as a
+/// relative standard deviation: that of the rule across GPU architectures. The one pair
+/// measured (H100 and H200: the same SMs and clock, 1.4x the memory bandwidth) agrees
+/// with the rule to 0.35%, but it cannot test what differs between architectures: per SM
+/// and clock, Blackwell's GeForce SMs run 32-bit integer adds at twice Hopper's rate and
+/// multiplies at the same, with under a third of the H200's DRAM bandwidth. A kernel bound by any
+/// one of those would sit up to 2x from the rule; 0.25 puts that two to three standard
+/// deviations out.
+pub const DEFAULT_KERNEL_SPEED_REL_SD: f64 = 0.25;
 
 /// Sustained / theoretical DRAM bandwidth when a host file gives none: 0.75, the C2
 /// reference box's estimate (about 250 of 332.8 GB/s), inside the 70-90% that
@@ -309,6 +340,13 @@ impl HostProfile {
         if let Some(m) = self.gpu.measured_pcie_gbps {
             positive("gpu.measured_pcie_gbps", m)?;
         }
+        let sd = self.gpu.kernel_speed_rel_sd;
+        if !(0.0..1.0).contains(&sd) {
+            return Err(err(
+                "gpu.kernel_speed_rel_sd",
+                format!("{sd}; give a relative standard deviation from 0 up to (not) 1"),
+            ));
+        }
         match (self.cost.price_usd, self.cost.hourly_usd) {
             (Some(_), Some(_)) => {
                 return Err(err(
@@ -401,6 +439,18 @@ power_w = 400
     #[test]
     fn a_good_profile_gives_its_rates() {
         let h = load(GOOD).unwrap();
+        // No kernel speed stated: the unit's, as uncertain as the rule across GPUs.
+        assert_eq!(h.gpu.kernel_speed, None);
+        assert_eq!(h.gpu.kernel_speed_rel_sd, DEFAULT_KERNEL_SPEED_REL_SD);
+        let stated = load(&GOOD.replace(
+            "pcie_gen = 4",
+            "pcie_gen = 4\nkernel_speed = 1.5\nkernel_speed_rel_sd = 0.05",
+        ))
+        .unwrap();
+        assert_eq!(
+            (stated.gpu.kernel_speed, stated.gpu.kernel_speed_rel_sd),
+            (Some(1.5), 0.05)
+        );
         assert!((h.dram_gbps() - 2.0 * 4800.0 * 8.0 / 1000.0 * 0.75).abs() < 1e-9);
         assert!((h.pcie_gbps() - 16.0 * 16.0 * 128.0 / 130.0 / 8.0 * 0.85).abs() < 1e-9);
     }
@@ -440,6 +490,12 @@ power_w = 400
                 "give a number > 0",
             ),
             ("count = 1", "count = \"one\"", "gpu.count", "invalid type"),
+            (
+                "pcie_gen = 4",
+                "pcie_gen = 4\nkernel_speed_rel_sd = 1.5",
+                "gpu.kernel_speed_rel_sd",
+                "from 0 up to (not) 1",
+            ),
         ];
         for (from, to, key, allowed) in cases {
             let e = load(&GOOD.replace(from, to)).unwrap_err();

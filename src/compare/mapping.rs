@@ -8,7 +8,7 @@
 //! | `cpu.boost_ghz` x `cpu.ipc` | `hardware.cpu.core_speed` (GHz of a Zen 4 core) |
 //! | `dram.ram_gib` | `params.host_ram_gib` when the scenario declares that knob (it may reserve resident data from it), else `hardware.host_ram_gib` |
 //! | DRAM bandwidth | `hardware.dram.capacity_gbps` = channels x MT/s x 8 B x efficiency (or `measured_gbps`) |
-//! | `gpu.count`, `gpu.vram_gib`, `gpu.kernel_speed` | `hardware.gpu.count`, `vram_gib`, `kernel_speed` |
+//! | `gpu.count`, `gpu.vram_gib`, `gpu.kernel_speed` | `hardware.gpu.count` (and `params.gpus` when declared), `vram_gib`, `kernel_speed` (SMs x boost clock against the RTX 5070 Ti, one rule for every GPU: [`super::host::KERNEL_SPEED_RULE`]); `gpu.kernel_speed_rel_sd` maps onto nothing: prediction intervals read it from the profile |
 //! | PCIe generation x lanes | `params.pcie_gbps` when declared, else `hardware.gpu.pcie_h2d_gbps` and `pcie_d2h_gbps` |
 //!
 //! The work stays the scenario's; a scenario that states where its stage times were
@@ -35,9 +35,42 @@ pub struct ScenarioKnobs {
 }
 
 impl ScenarioKnobs {
+    /// What the loaded scenario offers: its knobs, pools, the stages on its `cpu` pool,
+    /// its SMT yield and whether it says where its stage times were measured.
+    pub fn of(loaded: &crate::scenario::Loaded) -> ScenarioKnobs {
+        let pools = &loaded.model.hardware.pools;
+        ScenarioKnobs {
+            params: loaded.params.iter().map(|p| p.name.clone()).collect(),
+            pools: pools.iter().map(|p| p.name.clone()).collect(),
+            cpu_pool_stages: cpu_pool_stages(&loaded.model),
+            smt_yield: pools
+                .iter()
+                .find_map(|p| p.cpu.as_ref().map(|c| c.smt_yield)),
+            measured_on: loaded.summary.measured_on.is_some(),
+        }
+    }
+
     fn has_param(&self, name: &str) -> bool {
         self.params.iter().any(|p| p == name)
     }
+}
+
+/// Stages drawing threads of the pool named `cpu`, with how many.
+fn cpu_pool_stages(model: &crate::model::Model) -> Vec<(String, f64)> {
+    let Some(cpu) = model.hardware.pools.iter().position(|p| p.name == "cpu") else {
+        return Vec::new();
+    };
+    model
+        .workload
+        .stages
+        .iter()
+        .filter_map(|s| {
+            s.demands
+                .iter()
+                .find(|d| d.target == crate::model::RateTarget::Pool(cpu))
+                .map(|d| (s.name.clone(), d.amount))
+        })
+        .collect()
 }
 
 /// Writes a number as a TOML value: integers without a fraction.
@@ -77,6 +110,11 @@ pub fn host_overrides(host: &HostProfile, knobs: &ScenarioKnobs) -> Vec<String> 
         "hardware.dram.capacity_gbps={}",
         num((host.dram_gbps() * 1000.0).round() / 1000.0)
     ));
+    // A scenario that sizes itself by a `gpus` knob (cores, RAM, proofs in flight per
+    // GPU) gets the host's count through it too.
+    if knobs.has_param("gpus") {
+        sets.push(format!("params.gpus={}", host.gpu.count));
+    }
     sets.push(format!("hardware.gpu.count={}", host.gpu.count));
     sets.push(format!("hardware.gpu.vram_gib={}", num(host.gpu.vram_gib)));
     if let Some(k) = host.gpu.kernel_speed {
@@ -163,6 +201,7 @@ mod tests {
                 pcie_lanes: None,
                 measured_pcie_gbps: Some(53.0),
                 kernel_speed: None,
+                kernel_speed_rel_sd: 0.0,
             },
             cost: Cost {
                 price_usd: Some(1.0),
@@ -218,5 +257,19 @@ mod tests {
         let sets = host_overrides(&no_smt, &knobs);
         assert!(sets.contains(&"hardware.cpu.threads_per_core=1".to_string()));
         assert!(sets.contains(&"hardware.cpu.smt_yield=1".to_string()));
+    }
+
+    #[test]
+    fn a_loaded_scenario_offers_its_knobs_pools_and_cpu_pool_stages() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/c2-32g-cuzk.toml");
+        let loaded = crate::scenario::load(&path, &[]).unwrap();
+        let knobs = ScenarioKnobs::of(&loaded);
+        assert!(knobs.has_param("synthesis_concurrency"));
+        assert!(knobs.pools.iter().any(|p| p == "cpu"));
+        assert!(knobs.measured_on);
+        assert!(knobs.smt_yield.is_some());
+        let spmv = knobs.cpu_pool_stages.iter().find(|(s, _)| s == "spmv");
+        assert!(spmv.is_some_and(|(_, threads)| *threads > 1.0), "{knobs:?}");
     }
 }

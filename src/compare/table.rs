@@ -8,12 +8,32 @@ use serde_json::{Value, json};
 use super::cost::{CostAssumptions, Target};
 use super::host::HostProfile;
 use crate::analysis::interval::{Summary, distinct};
+use crate::analysis::throughput::{JobName, Throughput, cell};
 use crate::scenario::host_scaling::{ScaledStage, StageWork};
 
-/// The best setting found for one host.
+/// Which setting a host's search named, and what else it found as good.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Setting {
+    /// The named setting: the smallest inside the best's interval, `KEY=VALUE`.
+    pub best: Vec<String>,
+    /// The setting with the highest mean.
+    pub best_mean: Vec<String>,
+    /// Every setting inside the best's interval, smallest first.
+    pub plateau: Vec<Vec<String>>,
+    /// Settings searched.
+    pub points: usize,
+    /// The named setting is the largest value searched of some knob: more might be better.
+    pub at_search_edge: bool,
+}
+
+/// The setting named for one host and its numbers there.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Outcome {
-    /// Proofs per day at the best setting (mean over its seeds).
+    /// Seconds per proof and proofs per day with their intervals, as every report says
+    /// them (JSON: `throughput`).
+    #[serde(serialize_with = "throughput_json")]
+    pub throughput: Throughput,
+    /// Proofs per day at the named setting (mean over its seeds).
     pub proofs_per_day: f64,
     /// Half-width of its 95% interval; `None` with one seed.
     pub proofs_per_day_ci95: Option<f64>,
@@ -21,10 +41,11 @@ pub struct Outcome {
     pub seconds_per_proof: f64,
     /// Half-width of its 95% interval; `None` with one seed.
     pub seconds_per_proof_ci95: Option<f64>,
-    /// Seeds the best setting was run on.
+    /// Seeds the setting was run on.
     pub seeds: usize,
-    /// The searched knobs at their best values, `KEY=VALUE`.
-    pub best: Vec<String>,
+    /// What was named and what else is as good.
+    #[serde(flatten)]
+    pub setting: Setting,
     /// The limiting resource there.
     pub bottleneck: String,
     /// Host RAM the run needs, GiB: the modelled peak plus what the scenario reserves.
@@ -33,27 +54,55 @@ pub struct Outcome {
     pub daily_usd: f64,
     /// US dollars per proof.
     pub usd_per_proof: f64,
-    /// Settings searched.
-    pub points: usize,
-    /// The best setting is the largest value searched of some knob: more might be better.
-    pub at_search_edge: bool,
+    /// Half-width of its 95% interval (from the proofs per day's, to first order).
+    pub usd_per_proof_ci95: Option<f64>,
+}
+
+fn throughput_json<S: serde::Serializer>(t: &Throughput, s: S) -> Result<S::Ok, S::Error> {
+    t.to_json().serialize(s)
 }
 
 impl Outcome {
-    /// Proofs per day with its interval.
-    pub fn proofs_per_day_summary(&self) -> Summary {
-        Summary {
-            n: self.seeds,
-            mean: self.proofs_per_day,
-            ci95: self.proofs_per_day_ci95,
+    /// The outcome of a named setting: its throughput, the host's cost per day, the
+    /// setting, the bottleneck there and the RAM it needs.
+    pub fn new(
+        throughput: Throughput,
+        daily_usd: f64,
+        setting: Setting,
+        bottleneck: String,
+        ram_needed_gib: f64,
+    ) -> Outcome {
+        let per_day = throughput.jobs_per_day;
+        let spj = throughput.seconds_per_job;
+        Outcome {
+            proofs_per_day: per_day.mean,
+            proofs_per_day_ci95: per_day.ci95,
+            seconds_per_proof: spj.mean,
+            seconds_per_proof_ci95: spj.ci95,
+            seeds: spj.n,
+            usd_per_proof: daily_usd / per_day.mean,
+            usd_per_proof_ci95: per_day
+                .ci95
+                .map(|h| daily_usd * h / (per_day.mean * per_day.mean)),
+            throughput,
+            setting,
+            bottleneck,
+            ram_needed_gib,
+            daily_usd,
         }
     }
 
-    fn seconds_per_proof_summary(&self) -> Summary {
+    /// Proofs per day with its interval.
+    pub fn proofs_per_day_summary(&self) -> Summary {
+        self.throughput.jobs_per_day
+    }
+
+    /// Dollars per proof with its interval.
+    pub fn usd_per_proof_summary(&self) -> Summary {
         Summary {
             n: self.seeds,
-            mean: self.seconds_per_proof,
-            ci95: self.seconds_per_proof_ci95,
+            mean: self.usd_per_proof,
+            ci95: self.usd_per_proof_ci95,
         }
     }
 }
@@ -120,113 +169,261 @@ fn scaling_line(scaling: &[ScaledStage]) -> String {
     parts.join(", ")
 }
 
-fn money(v: f64) -> String {
+/// Everything the comparison says: the scenario and its word for a job, each host's
+/// row, the target fleet, the money assumptions, what of the host model the scenario
+/// keeps on every host, and the notes.
+#[derive(Debug, Clone, Copy)]
+pub struct Comparison<'a> {
+    /// Scenario name.
+    pub scenario: &'a str,
+    /// What a job is called (a proof, for the C2 scenarios).
+    pub job: &'a JobName,
+    /// One row per host, in the order given.
+    pub rows: &'a [HostResult],
+    /// The cheapest fleet for the target, when one reaches it.
+    pub target: Option<&'a Target>,
+    /// The target asked for (`--target-proofs-per-day`).
+    pub target_asked: Option<f64>,
+    /// Amortisation and power price.
+    pub costs: &'a CostAssumptions,
+    /// The host model the scenario keeps on every host ([`super::kept::kept_host_model`]).
+    pub kept: &'a [String],
+    /// The notes under the table ([`super::assumptions::assumptions`]).
+    pub assumptions: &'a [String],
+}
+
+impl Comparison<'_> {
+    /// The Markdown table, the ranking, the target line (if any), the footnotes, the
+    /// host model kept and the assumptions.
+    pub fn markdown(&self) -> String {
+        let (job, rows) = (self.job, self.rows);
+        let mut s = format!("Scenario `{}`, best setting per host:\n\n", self.scenario);
+        s.push_str(&format!(
+            "| host | CPU | DRAM GB/s | GPUs | {} | {} | best setting | bottleneck | RAM needed (GiB) | $/{} |\n",
+            job.per_day(),
+            job.seconds_per(),
+            job.singular()
+        ));
+        s.push_str("|---|---|---:|---|---:|---:|---|---|---:|---:|\n");
+        for r in rows {
+            let h = &r.host;
+            let gpus = format!(
+                "{} x {} (PCIe {}.0)",
+                h.gpu.count, h.gpu.model, h.gpu.pcie_gen
+            );
+            let cpu = format!("{}C/{}T", h.cpu.cores, h.cpu.threads);
+            match &r.outcome {
+                Ok(o) => {
+                    let mut marks = String::new();
+                    if o.setting.at_search_edge {
+                        marks.push_str(" *");
+                    }
+                    if o.setting.plateau.len() > 1 {
+                        marks.push_str(" †");
+                    }
+                    s.push_str(&format!(
+                        "| {} | {cpu} | {:.0} | {gpus} | {} | {} | {}{marks} | {} | {:.0} | {} |\n",
+                        h.name,
+                        h.dram_gbps(),
+                        o.throughput.per_day_cell(),
+                        o.throughput.seconds_cell(),
+                        o.setting.best.join(", "),
+                        o.bottleneck,
+                        o.ram_needed_gib,
+                        money(&o.usd_per_proof_summary())
+                    ));
+                }
+                Err(why) => s.push_str(&format!(
+                    "| {} | {cpu} | {:.0} | {gpus} | - | - | - | does not run: {} | - | - |\n",
+                    h.name,
+                    h.dram_gbps(),
+                    why.to_string().replace('|', "/").replace('\n', " ")
+                )),
+            }
+        }
+        if let Some(line) = ranking_line(rows, job) {
+            s.push('\n');
+            s.push_str(&line);
+        }
+        if let Some(asked) = self.target_asked {
+            s.push('\n');
+            s.push_str(&self.target_line(asked));
+        }
+        let outcomes = || {
+            rows.iter()
+                .filter_map(|r| Some((r, r.outcome.as_ref().ok()?)))
+        };
+        if outcomes().any(|(_, o)| o.setting.at_search_edge) {
+            s.push_str(
+                "\n\\* the best setting is the largest value searched: widen the search (`--search`) to see whether more is better still.\n",
+            );
+        }
+        if outcomes().any(|(_, o)| o.setting.plateau.len() > 1) {
+            s.push_str(
+                "\n† a plateau: these settings are as good as the best (inside the 95% \
+                 interval of the difference from the highest mean); the smallest is named, \
+                 as `sweep` names its knee:\n",
+            );
+            for (r, o) in outcomes().filter(|(_, o)| o.setting.plateau.len() > 1) {
+                s.push_str(&format!(
+                    "- {}: {} (highest mean at {})\n",
+                    r.host.name,
+                    plateau_text(&o.setting.plateau),
+                    o.setting.best_mean.join(", ")
+                ));
+            }
+        }
+        s.push_str("\nStage times on each host (scaled from where the scenario measured them):\n");
+        for r in rows {
+            s.push_str(&format!(
+                "- {}: {}\n",
+                r.host.name,
+                scaling_line(&r.scaling)
+            ));
+        }
+        if !self.kept.is_empty() {
+            s.push_str(&format!(
+                "\nWhat `{}` keeps on every host (a host file does not set it; another \
+                 scenario that says it differently gives the same host another answer):\n",
+                self.scenario
+            ));
+            for k in self.kept {
+                s.push_str(&format!("- {k}\n"));
+            }
+        }
+        s.push_str("\nAssumptions:\n");
+        s.push_str(&format!(
+            "- $/{} = (price / ({} years x 365 days) + power_w x 24 h x ${}/kWh) / {} per day; a rented host: hourly rent x 24 / {} per day.\n",
+            job.singular(),
+            self.costs.amortise_years,
+            self.costs.power_price_per_kwh,
+            job.plural(),
+            job.plural()
+        ));
+        for a in self.assumptions {
+            s.push_str(&format!("- {a}\n"));
+        }
+        s
+    }
+
+    fn target_line(&self, asked: f64) -> String {
+        let (job, rows) = (self.job, self.rows);
+        match self.target {
+            Some(t) => {
+                let r = &rows[t.host];
+                let best = (r.outcome.as_ref())
+                    .map(|o| o.setting.best.join(", "))
+                    .unwrap_or_default();
+                format!(
+                    "Cheapest way to {asked:.0} {unit}: {} x {} ({best}): {:.0} {unit} for ${}/day (${}/{}).\n",
+                    t.count,
+                    r.host.name,
+                    t.total_proofs_per_day,
+                    plain_money(t.daily_usd),
+                    plain_money(t.daily_usd / t.total_proofs_per_day),
+                    job.singular(),
+                    unit = job.per_day(),
+                )
+            }
+            None if rows.iter().any(|r| r.outcome.is_ok()) => format!(
+                "No fleet reaches {asked:.0} {}: each host that runs would need more than {} \
+                 machines.\n",
+                job.per_day(),
+                super::cost::MAX_FLEET
+            ),
+            None => format!("No host reaches {asked:.0} {} (none ran).\n", job.per_day()),
+        }
+    }
+
+    /// The comparison as JSON.
+    pub fn to_json(&self) -> Value {
+        let rows = self.rows;
+        let hosts: Vec<Value> = rows
+            .iter()
+            .map(|r| {
+                let mut v = json!({
+                    "name": r.host.name,
+                    "file": r.file,
+                    "profile": r.host,
+                    "dram_gbps": r.host.dram_gbps(),
+                    "pcie_gbps": r.host.pcie_gbps(),
+                    "sets": r.sets,
+                    "stage_scaling": r.scaling.iter().map(|st| json!({
+                        "stage": st.stage,
+                        "measured_s": st.measured_s,
+                        "here_s": st.here_s,
+                        "factor": st.factor(),
+                        "why": st.to_string(),
+                    })).collect::<Vec<_>>(),
+                });
+                match &r.outcome {
+                    Ok(o) => v["result"] = json!(o),
+                    Err(why) => v["error"] = json!(why),
+                }
+                v
+            })
+            .collect();
+        let ranking: Vec<Value> = ranking(rows)
+            .into_iter()
+            .map(|(i, resolved)| json!({"host": rows[i].host.name, "resolved_against_next": resolved}))
+            .collect();
+        json!({
+            "scenario": self.scenario,
+            "job_name": self.job.singular(),
+            "ranking": ranking,
+            "amortise_years": self.costs.amortise_years,
+            "power_price_per_kwh": self.costs.power_price_per_kwh,
+            "hosts": hosts,
+            "target": self.target_asked.map(|asked| json!({
+                "proofs_per_day": asked,
+                "cheapest": self.target.map(|t| json!({
+                    "host": rows[t.host].host.name,
+                    "count": t.count,
+                    "total_proofs_per_day": t.total_proofs_per_day,
+                    "daily_usd": t.daily_usd,
+                })),
+            })),
+            "kept_host_model": self.kept,
+            "assumptions": self.assumptions,
+        })
+    }
+}
+
+/// The settings of a plateau, compactly: one knob's values listed after its name
+/// ("synthesis_concurrency = 13, 15, 17"), several knobs' settings one by one.
+fn plateau_text(plateau: &[Vec<String>]) -> String {
+    let one_knob = plateau.iter().all(|s| s.len() == 1);
+    let name = |s: &str| {
+        s.split_once('=')
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+    };
+    if one_knob && let Some((knob, _)) = plateau.first().and_then(|s| name(&s[0])) {
+        let values: Vec<String> = (plateau.iter())
+            .filter_map(|s| name(&s[0]).map(|(_, v)| v))
+            .collect();
+        return format!("{knob} = {}", values.join(", "));
+    }
+    (plateau.iter())
+        .map(|s| s.join(", "))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Dollars with the precision their interval allows (without one, at 4 significant
+/// digits).
+fn money(usd: &Summary) -> String {
+    cell(usd)
+}
+
+/// Dollars without an interval: cents above a dollar, else 4 significant digits.
+fn plain_money(v: f64) -> String {
     if v >= 100.0 {
         format!("{v:.0}")
     } else if v >= 1.0 {
         format!("{v:.2}")
     } else {
-        format!("{v:.3}")
+        crate::analysis::throughput::significant(v)
     }
-}
-
-/// The Markdown table, the target line (if any) and the assumptions.
-pub fn markdown(
-    scenario: &str,
-    rows: &[HostResult],
-    target: Option<&Target>,
-    target_asked: Option<f64>,
-    costs: &CostAssumptions,
-    assumptions: &[String],
-) -> String {
-    let mut s = format!("Scenario `{scenario}`, best setting per host:\n\n");
-    s.push_str("| host | CPU | DRAM GB/s | GPUs | proofs/day | s/proof | best setting | bottleneck | RAM needed (GiB) | $/proof |\n");
-    s.push_str("|---|---|---:|---|---:|---:|---|---|---:|---:|\n");
-    for r in rows {
-        let h = &r.host;
-        let gpus = format!(
-            "{} x {} (PCIe {}.0)",
-            h.gpu.count, h.gpu.model, h.gpu.pcie_gen
-        );
-        let cpu = format!("{}C/{}T", h.cpu.cores, h.cpu.threads);
-        match &r.outcome {
-            Ok(o) => s.push_str(&format!(
-                "| {} | {cpu} | {:.0} | {gpus} | {} | {} | {} | {} | {:.0} | {} |\n",
-                h.name,
-                h.dram_gbps(),
-                o.proofs_per_day_summary().display(0),
-                o.seconds_per_proof_summary().display(1),
-                o.best.join(", ") + if o.at_search_edge { " *" } else { "" },
-                o.bottleneck,
-                o.ram_needed_gib,
-                money(o.usd_per_proof)
-            )),
-            Err(why) => s.push_str(&format!(
-                "| {} | {cpu} | {:.0} | {gpus} | - | - | - | does not run: {} | - | - |\n",
-                h.name,
-                h.dram_gbps(),
-                why.to_string().replace('|', "/").replace('\n', " ")
-            )),
-        }
-    }
-    if let Some(line) = ranking_line(rows) {
-        s.push('\n');
-        s.push_str(&line);
-    }
-    if let Some(asked) = target_asked {
-        s.push('\n');
-        match target {
-            Some(t) => {
-                let r = &rows[t.host];
-                let best = r
-                    .outcome
-                    .as_ref()
-                    .map(|o| o.best.join(", "))
-                    .unwrap_or_default();
-                s.push_str(&format!(
-                    "Cheapest way to {asked:.0} proofs/day: {} x {} ({best}): {:.0} proofs/day for ${}/day (${}/proof).\n",
-                    t.count,
-                    r.host.name,
-                    t.total_proofs_per_day,
-                    money(t.daily_usd),
-                    money(t.daily_usd / t.total_proofs_per_day)
-                ));
-            }
-            None if rows.iter().any(|r| r.outcome.is_ok()) => s.push_str(&format!(
-                "No fleet reaches {asked:.0} proofs/day: each host that runs would need more \
-                 than {} machines.\n",
-                super::cost::MAX_FLEET
-            )),
-            None => s.push_str(&format!(
-                "No host reaches {asked:.0} proofs/day (none ran).\n"
-            )),
-        }
-    }
-    if rows
-        .iter()
-        .any(|r| r.outcome.as_ref().is_ok_and(|o| o.at_search_edge))
-    {
-        s.push_str(
-            "\n\\* the best setting is the largest value searched: widen the search (`--search`) to see whether more is better still.\n",
-        );
-    }
-    s.push_str("\nStage times on each host (scaled from where the scenario measured them):\n");
-    for r in rows {
-        s.push_str(&format!(
-            "- {}: {}\n",
-            r.host.name,
-            scaling_line(&r.scaling)
-        ));
-    }
-    s.push_str("\nAssumptions:\n");
-    s.push_str(&format!(
-        "- $/proof = (price / ({} years x 365 days) + power_w x 24 h x ${}/kWh) / proofs per day; a rented host: hourly rent x 24 / proofs per day.\n",
-        costs.amortise_years, costs.power_price_per_kwh
-    ));
-    for a in assumptions {
-        s.push_str(&format!("- {a}\n"));
-    }
-    s
 }
 
 /// The hosts that ran, most proofs per day first, each with whether it is told apart
@@ -251,12 +448,12 @@ pub fn ranking(rows: &[HostResult]) -> Vec<(usize, Option<bool>)> {
 
 /// `Ranking by proofs/day: a > b ~ c (not resolved) > d`, or `None` for fewer than two
 /// hosts that ran.
-fn ranking_line(rows: &[HostResult]) -> Option<String> {
+fn ranking_line(rows: &[HostResult], job: &JobName) -> Option<String> {
     let order = ranking(rows);
     if order.len() < 2 {
         return None;
     }
-    let mut line = String::from("Ranking by proofs/day (95% intervals): ");
+    let mut line = format!("Ranking by {} (95% intervals): ", job.per_day());
     let mut unresolved = Vec::new();
     for &(i, resolved) in &order {
         line.push_str(&rows[i].host.name);
@@ -277,68 +474,11 @@ fn ranking_line(rows: &[HostResult]) -> Option<String> {
             .collect();
         line.push_str(&format!(
             "`~`: not resolved, the difference is within the noise of the seeds ({}); \
-             more `--seeds` narrow the intervals.\n",
+             more `--replications` narrow the intervals.\n",
             pairs.join("; ")
         ));
     }
     Some(line)
-}
-
-/// The comparison as JSON.
-pub fn to_json(
-    scenario: &str,
-    rows: &[HostResult],
-    target: Option<&Target>,
-    target_asked: Option<f64>,
-    costs: &CostAssumptions,
-    assumptions: &[String],
-) -> Value {
-    let hosts: Vec<Value> = rows
-        .iter()
-        .map(|r| {
-            let mut v = json!({
-                "name": r.host.name,
-                "file": r.file,
-                "profile": r.host,
-                "dram_gbps": r.host.dram_gbps(),
-                "pcie_gbps": r.host.pcie_gbps(),
-                "sets": r.sets,
-                "stage_scaling": r.scaling.iter().map(|st| json!({
-                    "stage": st.stage,
-                    "measured_s": st.measured_s,
-                    "here_s": st.here_s,
-                    "factor": st.factor(),
-                    "why": st.to_string(),
-                })).collect::<Vec<_>>(),
-            });
-            match &r.outcome {
-                Ok(o) => v["result"] = json!(o),
-                Err(why) => v["error"] = json!(why),
-            }
-            v
-        })
-        .collect();
-    let ranking: Vec<Value> = ranking(rows)
-        .into_iter()
-        .map(|(i, resolved)| json!({"host": rows[i].host.name, "resolved_against_next": resolved}))
-        .collect();
-    json!({
-        "scenario": scenario,
-        "ranking": ranking,
-        "amortise_years": costs.amortise_years,
-        "power_price_per_kwh": costs.power_price_per_kwh,
-        "hosts": hosts,
-        "target": target_asked.map(|asked| json!({
-            "proofs_per_day": asked,
-            "cheapest": target.map(|t| json!({
-                "host": rows[t.host].host.name,
-                "count": t.count,
-                "total_proofs_per_day": t.total_proofs_per_day,
-                "daily_usd": t.daily_usd,
-            })),
-        })),
-        "assumptions": assumptions,
-    })
 }
 
 #[cfg(test)]

@@ -142,6 +142,7 @@ pub fn to_json(a: &Against) -> Value {
         "concurrency": a.concurrency,
         "concurrency_rule": a.concurrency_rule,
         "jobs_per_hour": {"log": a.jobs_per_hour.0, "model": a.jobs_per_hour.1},
+        "jobs_per_day": {"log": 24.0 * a.jobs_per_hour.0, "model": 24.0 * a.jobs_per_hour.1},
         "gpu_bracketed_busy_frac": {"log": a.bracketed_busy_frac.0, "model": a.bracketed_busy_frac.1},
         "stages": rows(&a.stages),
         "timers": rows(&a.timers),
@@ -169,7 +170,12 @@ pub fn to_text(a: &Against) -> String {
         };
         let _ = writeln!(o, "{name:<24} {l:>12.2} {m:>12.2} {ratio:>9}");
     };
-    line(&mut o, "jobs/hour", a.jobs_per_hour.0, a.jobs_per_hour.1);
+    line(
+        &mut o,
+        "jobs/day",
+        24.0 * a.jobs_per_hour.0,
+        24.0 * a.jobs_per_hour.1,
+    );
     line(
         &mut o,
         "GPU bracketed busy %",

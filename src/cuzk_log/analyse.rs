@@ -5,10 +5,22 @@
 //!
 //! One measurement window serves every figure: from the completion of the first
 //! `warmup_jobs` jobs (a job completes at its last record), or from the first record
-//! without warm-up, to the last record, as `bwsim run` measures. Records with equal
-//! offsets count ends before starts, so their order in the file changes nothing.
+//! without warm-up, to the last record, as `bwsim run` measures.
+//!
+//! The order of lines changes nothing (journald and multi-process logs interleave them):
+//! records are taken in [`record_order`], by offset, and at equal offsets by their
+//! content (ends before starts, then event, job, partition, worker, GPU, `gpu_ms`, the
+//! rest of the detail), so records that tie are told apart by what they say, never by
+//! where they stand. Stages are listed in that order of first appearance. An end closes
+//! the open start of its stage, job and partition that names the same worker, else the
+//! latest one. Only the timing lines, which carry no time, are placed by their position
+//! (see [`super::parse`]).
+//!
+//! GPUs are those the log names (in records or start-up lines), mapped sparsely by
+//! their number: a GPU numbered 4294967295 is one more GPU, not four billion.
 
-use std::collections::{BTreeMap, HashMap};
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::parse::{Marker, ParsedLog};
 use crate::analysis::bracket_measures::{self, Bracket, BracketSummary};
@@ -183,11 +195,11 @@ pub struct LogAnalysis {
     pub jobs: usize,
     /// Jobs skipped as warm-up.
     pub warmup_jobs: usize,
-    /// GPUs: the highest index seen + 1 (1 when none is named).
+    /// GPUs: those the log names (1 when none is named).
     pub gpus: usize,
     /// Workers to GPUs as used, and whether the log's own lines said so.
     pub workers: WorkerLayout,
-    /// Each GPU.
+    /// Each GPU the log names, by number.
     pub per_gpu: Vec<GpuUse>,
     /// Mean over GPUs of the bracketed busy share (the union: a bracket open), what
     /// cuzk's merged-interval analysis calls GPU utilisation.
@@ -319,6 +331,26 @@ fn bracket_of(event: &str) -> Option<(&str, bool)> {
 /// A bracket's job and partition.
 type BracketKey<'a> = (&'a str, Option<u32>);
 
+/// Where a record stands, whatever its line: whether it closes a bracket (ends first at
+/// one instant, so a worker that hands over is free at once), its offset, then what it
+/// says. Two records equal in this order are equal in every field the analysis reads.
+pub fn record_order(a: &Marker, b: &Marker) -> Ordering {
+    let ends_last = |m: &Marker| bracket_of(&m.event).is_some_and(|(_, start)| start);
+    a.t_ms
+        .total_cmp(&b.t_ms)
+        .then_with(|| ends_last(a).cmp(&ends_last(b)))
+        .then_with(|| a.event.cmp(&b.event))
+        .then_with(|| a.job.cmp(&b.job))
+        .then_with(|| a.partition.cmp(&b.partition))
+        .then_with(|| a.worker.cmp(&b.worker))
+        .then_with(|| a.gpu.cmp(&b.gpu))
+        .then_with(|| {
+            let ms = |m: &Marker| m.gpu_ms.unwrap_or(-1.0);
+            ms(a).total_cmp(&ms(b))
+        })
+        .then_with(|| a.details.cmp(&b.details))
+}
+
 /// A matched (or still open) bracket of one stage, job and partition.
 struct Pair<'a> {
     stage: usize,
@@ -326,8 +358,9 @@ struct Pair<'a> {
     end: Option<&'a Marker>,
 }
 
-/// Pairs starts and ends by (stage, job, partition) in time order, ends before starts
-/// at equal times; an end that finds no start waits for a start at its own instant (a
+/// Pairs starts and ends by (stage, job, partition), taking `markers` in
+/// [`record_order`]: an end closes the open start that names its worker, else the latest
+/// open one; an end that finds no start waits for a start at its own instant (a
 /// zero-length bracket logged end first).
 fn pair<'a>(markers: &[&'a Marker], stage_names: &mut Vec<String>) -> (Vec<Pair<'a>>, Vec<usize>) {
     let mut index: HashMap<&str, usize> = HashMap::new();
@@ -342,8 +375,8 @@ fn pair<'a>(markers: &[&'a Marker], stage_names: &mut Vec<String>) -> (Vec<Pair<
             Some((*m, id, is_start))
         })
         .collect();
-    sorted.sort_by(|a, b| a.0.t_ms.total_cmp(&b.0.t_ms).then(a.2.cmp(&b.2)));
-    let mut pairs = Vec::new();
+    sorted.sort_by(|a, b| record_order(a.0, b.0));
+    let mut pairs: Vec<Pair> = Vec::new();
     let mut open: HashMap<(usize, &str, Option<u32>), Vec<usize>> = HashMap::new();
     let mut waiting_ends: HashMap<(usize, &str, Option<u32>), Vec<&Marker>> = HashMap::new();
     let mut unmatched_ends = vec![0; stage_names.len()];
@@ -361,7 +394,15 @@ fn pair<'a>(markers: &[&'a Marker], stage_names: &mut Vec<String>) -> (Vec<Pair<
             if early_end.is_none() {
                 open.entry(key).or_default().push(pairs.len() - 1);
             }
-        } else if let Some(i) = open.get_mut(&key).and_then(Vec::pop) {
+        } else if let Some(stack) = open.get_mut(&key).filter(|v| !v.is_empty()) {
+            let same_worker = (m.worker.is_some())
+                .then(|| {
+                    stack
+                        .iter()
+                        .rposition(|&i| pairs[i].start.worker == m.worker)
+                })
+                .flatten();
+            let i = stack.remove(same_worker.unwrap_or(stack.len() - 1));
             pairs[i].end = Some(m);
         } else {
             waiting_ends.entry(key).or_default().push(m);
@@ -409,7 +450,8 @@ impl GpuMap {
 
 /// Analyses a parsed log.
 pub fn analyse(log: &ParsedLog, opts: &AnalyseOptions) -> LogAnalysis {
-    let markers: Vec<&Marker> = log.markers.iter().collect();
+    let mut markers: Vec<&Marker> = log.markers.iter().collect();
+    markers.sort_by(|a, b| record_order(a, b));
     let (layout, logged) = opts.workers.for_log(log);
     let map = GpuMap { layout, logged };
 
@@ -507,17 +549,24 @@ pub fn analyse(log: &ParsedLog, opts: &AnalyseOptions) -> LogAnalysis {
         .collect();
     gpu_brackets.sort_by(|a, b| a.start_ms.total_cmp(&b.start_ms));
 
-    let gpus = log
-        .markers
-        .iter()
+    let mut named: BTreeSet<u32> = (log.markers.iter())
         .filter_map(|m| map.gpu_of(m))
         .chain(map.logged.values().copied())
-        .max()
-        .map_or(1, |g| g as usize + 1);
+        .chain(gpu_brackets.iter().map(|b| b.gpu))
+        .collect();
+    if named.is_empty() {
+        named.insert(0);
+    }
+    let gpus = named.len();
+    // measure() indexes GPUs 0..gpus and folds a higher index into the last, so it is
+    // given each GPU's rank among those named, never its number (gpu=4294967295).
+    let rank: BTreeMap<u32, u32> = (named.iter().enumerate())
+        .map(|(r, &g)| (g, r as u32))
+        .collect();
     let records: Vec<Bracket> = gpu_brackets
         .iter()
         .map(|b| Bracket {
-            gpu: b.gpu,
+            gpu: rank[&b.gpu],
             start: b.start_ms,
             end: b.end_ms.unwrap_or(end),
         })
@@ -525,7 +574,7 @@ pub fn analyse(log: &ParsedLog, opts: &AnalyseOptions) -> LogAnalysis {
     let measured = bracket_measures::measure(&records, (w.start, w.end), gpus);
     let mut per_gpu = Vec::with_capacity(gpus);
     let mut busy_steps = Vec::new();
-    for g in 0..gpus as u32 {
+    for (r, g) in named.into_iter().enumerate() {
         let mine = || gpu_brackets.iter().filter(move |b| b.gpu == g);
         let spans = union(
             mine()
@@ -538,7 +587,7 @@ pub fn analyse(log: &ParsedLog, opts: &AnalyseOptions) -> LogAnalysis {
             .collect();
         per_gpu.push(GpuUse {
             gpu: g,
-            bracketed_busy_frac: w.frac(measured.per_gpu[g as usize].union, 1),
+            bracketed_busy_frac: w.frac(measured.per_gpu[r].union, 1),
             engine_busy_frac: (!engine.is_empty())
                 .then(|| w.frac(union(engine).iter().map(|s| w.clip(s.0, s.1)).sum(), 1)),
             brackets: mine()

@@ -7,6 +7,7 @@
 
 use std::fmt::Write as _;
 
+use serde_json::json;
 use toml::{Table, Value};
 
 use super::analyse::LogAnalysis;
@@ -149,6 +150,59 @@ impl Fitted {
     pub fn is_flat(&self, threshold: f64) -> bool {
         self.elasticity.is_none_or(|e| e.abs() < threshold)
     }
+
+    /// What the sensitivity run says of the fitted value.
+    pub fn determination(&self) -> Determination {
+        match self.elasticity {
+            None => Determination::Unmeasured,
+            Some(e) if e <= -FLAT_ELASTICITY => Determination::Impossible,
+            Some(e) if e < FLAT_ELASTICITY => Determination::Flat,
+            Some(_) => Determination::Determined,
+        }
+    }
+}
+
+/// Whether the log determines a fitted value, from its elasticity. Only a determined
+/// value goes into the fit file; the others keep the scenario's value, with a note.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Determination {
+    /// The observed median moves with the parameter, the right way.
+    Determined,
+    /// It hardly moves (|elasticity| < [`FLAT_ELASTICITY`]): the value is wherever the
+    /// other parameters left the figure.
+    Flat,
+    /// A longer duration gave a shorter observed median: no stage can do that, so the
+    /// medians moved with the run's noise (or contention), not with the parameter.
+    Impossible,
+    /// The moved run did not observe the median at all.
+    Unmeasured,
+}
+
+impl Determination {
+    /// The word the reports use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Determination::Determined => "determined",
+            Determination::Flat => "flat",
+            Determination::Impossible => "impossible",
+            Determination::Unmeasured => "unmeasured",
+        }
+    }
+
+    /// Why a value that is not determined is kept at the scenario's.
+    fn why(self) -> &'static str {
+        match self {
+            Determination::Determined => "",
+            Determination::Flat => "the log hardly determines it",
+            Determination::Impossible => {
+                "a longer duration gave a shorter observed median, which no stage can do: \
+                 the medians move with the run's noise, not with this parameter, so the log \
+                 does not determine it (fit a longer log, or hold the value from a \
+                 measurement)"
+            }
+            Determination::Unmeasured => "the moved run did not observe its median",
+        }
+    }
 }
 
 /// Below this elasticity (% of the observed p50 per +1% of the parameter) a parameter
@@ -194,21 +248,93 @@ pub fn render_include(
         if let Some(e) = f.elasticity {
             let _ = writeln!(o, "# elasticity {e:.3} (% of that p50 per +1% of it)");
         }
-        // A flat parameter's fitted value is wherever the others left its figure: the
-        // scenario's own value is the better guess.
-        let value = if f.is_flat(FLAT_ELASTICITY) {
+        // A value the log does not determine is wherever the others left its figure (or
+        // noise): the scenario's own value is the better guess.
+        let d = f.determination();
+        let value = if d == Determination::Determined {
+            f.value
+        } else {
             let _ = writeln!(
                 o,
-                "# flat: the log hardly determines it, so the scenario's value is kept (the fit reached {})",
+                "# {}: {}, so the scenario's value is kept (the fit reached {})",
+                d.as_str(),
+                d.why(),
                 f.value
             );
             f.was
-        } else {
-            f.value
         };
         let _ = writeln!(o, "{} = {{ default = {value:?} }}", f.target.param);
     }
     o
+}
+
+/// The fit as the text report ends: the file written, then one line per parameter.
+pub fn fit_text(file: &std::path::Path, fitted: &[Fitted]) -> String {
+    let mut text = format!(
+        "\nfit: wrote {} (sensitivity: ms of the observed p50 per unit of the \
+         parameter; elasticity: % per +1%)\n",
+        file.display()
+    );
+    for f in fitted {
+        text.push_str(&format!(
+            "  {} = {:.6} (was {}; {} p50 {:.1} ms in the log, {:.1} in the model; \
+             sensitivity {}, elasticity {}{})\n",
+            f.target.param,
+            f.value,
+            f.was,
+            f.target.observable.describe(),
+            f.log_p50_ms,
+            f.model_p50_ms,
+            f.sensitivity_ms.map_or("-".into(), |x| format!("{x:.1}")),
+            f.elasticity.map_or("-".into(), |x| format!("{x:.3}")),
+            match f.determination() {
+                Determination::Determined => String::new(),
+                d => format!(
+                    ", {}: not determined, the file keeps {}",
+                    d.as_str().to_uppercase(),
+                    f.was
+                ),
+            }
+        ));
+    }
+    text
+}
+
+/// The warning a parameter the log does not determine gets on stderr (None for a
+/// determined one).
+pub fn undetermined_warning(f: &Fitted) -> Option<String> {
+    let d = f.determination();
+    (d != Determination::Determined).then(|| {
+        format!(
+            "--fit: {} is {}: its {} p50 moves {:+.3}% per +1% of it; {}; the fit file \
+             keeps the scenario's {} (the fit reached {:.6})",
+            f.target.param,
+            d.as_str(),
+            f.target.observable.describe(),
+            f.elasticity.unwrap_or(0.0),
+            d.why(),
+            f.was,
+            f.value
+        )
+    })
+}
+
+/// The fit as the JSON report's `fit` object.
+pub fn fit_json(file: &std::path::Path, fitted: &[Fitted]) -> serde_json::Value {
+    json!({
+        "file": file.display().to_string(),
+        "params": fitted.iter().map(|f| json!({
+            "name": f.target.param, "stage": f.target.stage,
+            "observed_by": f.target.observable.describe(),
+            "was": f.was, "value": f.value,
+            "log_p50_ms": f.log_p50_ms, "model_p50_ms": f.model_p50_ms,
+            "sensitivity_ms_per_unit": f.sensitivity_ms,
+            "elasticity": f.elasticity,
+            "flat": f.is_flat(FLAT_ELASTICITY),
+            "determination": f.determination().as_str(),
+            "written": if f.determination() == Determination::Determined { f.value } else { f.was },
+        })).collect::<Vec<_>>(),
+    })
 }
 
 #[cfg(test)]
@@ -290,5 +416,57 @@ to = "d:end"
         let back: Table = toml::from_str(&text).unwrap();
         assert_eq!(back["params"]["a_s"]["default"].as_float(), Some(1.0));
         assert!(text.contains("the fit reached 0.03"), "{text}");
+    }
+
+    #[test]
+    fn the_fit_report_says_each_value_its_evidence_and_flags_a_flat_one() {
+        let target = FitTarget {
+            param: "a_s".into(),
+            stage: "a".into(),
+            observable: Observable::Bracket("A".into()),
+        };
+        let f = |elasticity| Fitted {
+            target: target.clone(),
+            was: 1.0,
+            value: 1.25,
+            log_p50_ms: 1250.0,
+            model_p50_ms: 1249.0,
+            sensitivity_ms: Some(1000.0),
+            elasticity: Some(elasticity),
+        };
+        let file = std::path::Path::new("fit.toml");
+        let text = fit_text(file, &[f(0.8), f(0.01)]);
+        assert!(text.starts_with("\nfit: wrote fit.toml "), "{text}");
+        assert!(text.contains("  a_s = 1.250000 (was 1; A_START..A_END p50 1250.0 ms in the log, 1249.0 in the model; sensitivity 1000.0, elasticity 0.800)\n"), "{text}");
+        assert!(
+            text.contains("elasticity 0.010, FLAT: not determined, the file keeps 1)"),
+            "{text}"
+        );
+        let doc = fit_json(file, &[f(0.8), f(0.01)]);
+        assert_eq!(doc["params"][0]["flat"], false);
+        assert_eq!(doc["params"][1]["flat"], true);
+        assert_eq!(doc["params"][1]["determination"], "flat");
+        assert_eq!(doc["params"][1]["written"], 1.0);
+        let flat = undetermined_warning(&f(0.01)).unwrap();
+        assert!(
+            flat.contains("a_s is flat: its A_START..A_END p50 moves +0.010%"),
+            "{flat}"
+        );
+        assert_eq!(undetermined_warning(&f(0.8)), None);
+        // A longer kernel giving a shorter observed stage is flagged, never written.
+        let impossible = f(-4.14);
+        assert_eq!(impossible.determination(), Determination::Impossible);
+        let text = fit_text(file, std::slice::from_ref(&impossible));
+        assert!(
+            text.contains("elasticity -4.140, IMPOSSIBLE: not determined"),
+            "{text}"
+        );
+        let warning = undetermined_warning(&impossible).unwrap();
+        assert!(warning.contains("which no stage can do"), "{warning}");
+        let toml = render_include("../s.toml", "x.log", 3, &[impossible]);
+        let back: Table = toml::from_str(&toml).unwrap();
+        assert_eq!(back["params"]["a_s"]["default"].as_float(), Some(1.0));
+        assert!(toml.contains("# impossible: "), "{toml}");
+        assert_eq!(fit_json(file, &[f(-4.14)])["params"][0]["written"], 1.0);
     }
 }

@@ -1,14 +1,16 @@
 //! `bwsim log`: reads cuzk daemon logs (TIMELINE records and CUZK_TIMING timer lines, as
 //! cuzk and SupraSeal print them and `bwsim run --timeline-log` writes them) and reports GPU
 //! utilisation, gaps, timer and stage statistics. Parsing ([`parse`]), analysis
-//! ([`analyse`]), output ([`report`]), the log beside a model run ([`against`]) and
-//! parameter fitting ([`fit`]) are separate; nothing here knows of clap or runs the model.
+//! ([`analyse`]), output ([`report`]), the log beside a model run ([`against`]),
+//! parameter fitting ([`fit`], its loop in [`correct`]) and running the model as a log
+//! ([`model`]) are separate; nothing here knows of clap.
 
 pub mod against;
 pub mod analyse;
 pub mod breakdown;
 pub mod correct;
 pub mod fit;
+pub mod model;
 pub mod parse;
 pub mod report;
 

@@ -12,8 +12,15 @@
 //! Records may follow a logger's or journald's prefix and carry ANSI colours; CRLF and a
 //! last line without newline are accepted. Other lines are counted and skipped, except
 //! cuzk's `GPU worker started worker_id=W gpu=G` lines, which say how workers map to GPUs.
-//! A line that looks like a record but does not parse is garbled; a record with a value
-//! that looks mis-split is kept with a warning. Neither is fatal.
+//! A line that looks like a record but does not parse is garbled; so is a record with a
+//! number that cannot be what it names: an offset, `gpu_ms=` or timer that is not
+//! finite, negative or beyond 2^53 ms, an id (`worker=`, `gpu=`, `partition=`, and the
+//! start-up lines' `worker_id=`, `gpu=`) that is not a whole number from 0 to 2^32 - 1.
+//! A record with a value that is no number at all, or looks mis-split, is kept with a
+//! warning. Neither is fatal, and each is counted and named by file and line.
+//!
+//! Ids are labels, not indices: nothing is sized by them (a GPU numbered 4294967295 is
+//! one GPU of the report).
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -149,8 +156,11 @@ pub enum GarbledRecord {
     /// The offset is not a number.
     #[error("offset '{0}' is not a number of milliseconds")]
     OffsetNotANumber(String),
-    /// The offset is negative, infinite or NaN.
-    #[error("offset '{0}' is not a finite, non-negative time")]
+    /// The offset is negative, infinite, NaN or beyond [`MAX_MS`].
+    #[error(
+        "offset '{0}' is not a time of the log: offsets are finite milliseconds from 0 to \
+         9007199254740992 (2^53)"
+    )]
     OffsetOutOfRange(String),
     /// The event is empty or has characters other than letters, digits and `_`.
     #[error("event '{0}' is not a marker name")]
@@ -158,17 +168,112 @@ pub enum GarbledRecord {
     /// No job id.
     #[error("the job id is empty")]
     EmptyJob,
+    /// A field's number cannot be what the field names.
+    #[error("{key}='{value}' {problem}; {allowed}")]
+    BadNumber {
+        /// The field.
+        key: String,
+        /// Its value, as logged.
+        value: String,
+        /// What is wrong with it.
+        problem: NumberProblem,
+        /// What the field holds.
+        allowed: &'static str,
+    },
+}
+
+/// What is wrong with a number in a record (a part of [`GarbledRecord::BadNumber`]'s
+/// message, not an error of its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NumberProblem {
+    /// NaN or an infinity.
+    NotFinite,
+    /// Below zero.
+    Negative,
+    /// An id with a fraction.
+    NotWhole,
+    /// Past the largest value the field holds.
+    TooLarge,
+}
+
+impl std::fmt::Display for NumberProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NumberProblem::NotFinite => "is not a finite number",
+            NumberProblem::Negative => "is negative",
+            NumberProblem::NotWhole => "is not a whole number",
+            NumberProblem::TooLarge => "is too large",
+        })
+    }
+}
+
+/// The largest time a record may carry, ms: 2^53, below which every whole millisecond
+/// is exact in the f64 arithmetic of the analysis (about 285,000 years).
+pub const MAX_MS: f64 = 9_007_199_254_740_992.0;
+
+/// What a time field holds.
+const TIMES: &str = "times are finite milliseconds from 0 to 9007199254740992 (2^53)";
+
+/// What an id field holds.
+const IDS: &str = "ids are whole numbers from 0 to 4294967295";
+
+/// A time in ms: Ok(None) when the value is no number at all (the caller decides), an
+/// error when it is a number no time can be.
+fn time_ms(key: &str, value: &str) -> Result<Option<f64>, GarbledRecord> {
+    let Ok(t) = value.trim().parse::<f64>() else {
+        return Ok(None);
+    };
+    let problem = if !t.is_finite() {
+        NumberProblem::NotFinite
+    } else if t < 0.0 {
+        NumberProblem::Negative
+    } else if t > MAX_MS {
+        NumberProblem::TooLarge
+    } else {
+        return Ok(Some(t + 0.0));
+    };
+    Err(GarbledRecord::BadNumber {
+        key: key.to_string(),
+        value: value.to_string(),
+        problem,
+        allowed: TIMES,
+    })
+}
+
+/// An id: Ok(None) when the value is no number at all, an error when it is a number no
+/// id can be.
+fn id(key: &str, value: &str) -> Result<Option<u32>, GarbledRecord> {
+    if let Ok(n) = value.parse::<u32>() {
+        return Ok(Some(n));
+    }
+    let Ok(x) = value.parse::<f64>() else {
+        return Ok(None);
+    };
+    let problem = if !x.is_finite() {
+        NumberProblem::NotFinite
+    } else if x < 0.0 {
+        NumberProblem::Negative
+    } else if x.fract() != 0.0 {
+        NumberProblem::NotWhole
+    } else if x > f64::from(u32::MAX) {
+        NumberProblem::TooLarge
+    } else {
+        return Ok(Some(x as u32)); // a whole number written as 1e3 or 7.0
+    };
+    Err(GarbledRecord::BadNumber {
+        key: key.to_string(),
+        value: value.to_string(),
+        problem,
+        allowed: IDS,
+    })
 }
 
 fn offset(text: &str) -> Result<f64, GarbledRecord> {
-    let t: f64 = text
-        .trim()
-        .parse()
-        .map_err(|_| GarbledRecord::OffsetNotANumber(text.to_string()))?;
-    if !t.is_finite() || t < 0.0 {
-        return Err(GarbledRecord::OffsetOutOfRange(text.to_string()));
+    match time_ms("offset", text) {
+        Ok(Some(t)) => Ok(t),
+        Ok(None) => Err(GarbledRecord::OffsetNotANumber(text.to_string())),
+        Err(_) => Err(GarbledRecord::OffsetOutOfRange(text.to_string())),
     }
-    Ok(t)
 }
 
 /// A TIMELINE record and its doubts.
@@ -198,13 +303,12 @@ fn parse_timeline(rest: &str) -> Result<(Marker, Vec<String>), GarbledRecord> {
         details: Vec::new(),
     };
     for (k, v) in &details {
-        let whole = |v: &str| v.parse::<u32>().ok();
         let slot = match k.as_str() {
             "partition" => &mut marker.partition,
             "worker" => &mut marker.worker,
             "gpu" => &mut marker.gpu,
             "gpu_ms" => {
-                match v.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0) {
+                match time_ms(k, v)? {
                     Some(ms) => marker.gpu_ms = Some(ms),
                     None => doubts.push(format!("gpu_ms='{v}' is not a number of ms")),
                 }
@@ -212,7 +316,7 @@ fn parse_timeline(rest: &str) -> Result<(Marker, Vec<String>), GarbledRecord> {
             }
             _ => continue,
         };
-        match whole(v) {
+        match id(k, v)? {
             Some(n) => *slot = Some(n),
             None => doubts.push(format!("{k}='{v}' is not a whole number; ignored")),
         }
@@ -232,12 +336,13 @@ struct TimingPairs {
     doubts: Vec<String>,
 }
 
-/// A timing line's pairs (none for a note in prose).
-fn parse_timing(rest: &str) -> TimingPairs {
+/// A timing line's pairs (none for a note in prose); garbled when a timer's number
+/// cannot be a time.
+fn parse_timing(rest: &str) -> Result<TimingPairs, GarbledRecord> {
     let mut out = TimingPairs::default();
     let has_pairs = rest.split_whitespace().any(|t| t.contains('='));
     if !has_pairs {
-        return out; // a note in prose, not a measurement
+        return Ok(out); // a note in prose, not a measurement
     }
     let TimingPairs {
         timers,
@@ -253,7 +358,7 @@ fn parse_timing(rest: &str) -> TimingPairs {
             continue;
         };
         if k.ends_with("_ms") {
-            match v.parse::<f64>().ok().filter(|x| x.is_finite()) {
+            match time_ms(k, v)? {
                 Some(ms) => timers.push((k.to_string(), ms)),
                 None => doubts.push(format!("timer {k}='{v}' is not a number; ignored")),
             }
@@ -261,7 +366,7 @@ fn parse_timing(rest: &str) -> TimingPairs {
             details.push((k.to_string(), v.to_string()));
         }
     }
-    out
+    Ok(out)
 }
 
 /// Which GPU bracket a timing line came from. SupraSeal's lines name no job: each goes
@@ -333,13 +438,54 @@ fn find_record(line: &str) -> Option<Tag<'_>> {
     Some(Tag::Timing(&line[at + "_TIMING:".len()..]))
 }
 
-/// A whole-number `key=value` field of a tracing line (fields follow the message).
-fn field(line: &str, key: &str) -> Option<u32> {
-    line.split_whitespace()
-        .find_map(|t| t.strip_prefix(key)?.strip_prefix('=')?.parse::<u32>().ok())
+/// A whole-number `key=value` field of a tracing line (fields follow the message): None
+/// when absent or no number, an error when a number no id can be.
+fn field(line: &str, key: &str) -> Result<Option<u32>, GarbledRecord> {
+    let value = line
+        .split_whitespace()
+        .find_map(|t| t.strip_prefix(key)?.strip_prefix('='));
+    match value {
+        Some(v) => id(key, v),
+        None => Ok(None),
+    }
 }
 
 impl ParsedLog {
+    /// Reads cuzk's start-up lines: "pipeline GPU worker started worker_id=W gpu=G
+    /// sub_id=S" per worker, "initializing GPU workers ... gpu_workers_per_device=N ..."
+    /// once (cuzk-core engine.rs). Lines that disagree (a restarted daemon, logs of two
+    /// hosts) keep the lower GPU and the larger count, whatever their order, with a doubt.
+    fn start_up_line(&mut self, line: &str) -> Result<Option<String>, GarbledRecord> {
+        if line.contains("GPU worker started") {
+            let (Some(w), Some(g)) = (field(line, "worker_id")?, field(line, "gpu")?) else {
+                return Ok(None);
+            };
+            let kept = self.worker_gpus.entry(w).or_insert(g);
+            if *kept != g {
+                let (a, b) = ((*kept).min(g), (*kept).max(g));
+                *kept = a;
+                return Ok(Some(format!(
+                    "worker {w} is on GPU {a} and on GPU {b} in the start-up lines; GPU {a} \
+                     is used"
+                )));
+            }
+        } else if line.contains("initializing GPU workers")
+            && let Some(n) = field(line, "gpu_workers_per_device")?.filter(|n| *n > 0)
+        {
+            let kept = *self.workers_per_gpu.get_or_insert(n);
+            if kept != n {
+                self.workers_per_gpu = Some(kept.max(n));
+                return Ok(Some(format!(
+                    "gpu_workers_per_device is {} and {} in the start-up lines; {} is used",
+                    kept.min(n),
+                    kept.max(n),
+                    kept.max(n)
+                )));
+            }
+        }
+        Ok(None)
+    }
+
     /// Adds the lines of one file (`name` is used in messages).
     pub fn add_text(&mut self, name: &str, text: &str) {
         if !text.is_empty() && !text.ends_with('\n') {
@@ -362,14 +508,13 @@ impl ParsedLog {
                     // cuzk-core engine.rs: "pipeline GPU worker started worker_id=W gpu=G
                     // sub_id=S" per worker, "initializing GPU workers ...
                     // gpu_workers_per_device=N ..." once.
-                    if line.contains("GPU worker started") {
-                        if let (Some(w), Some(g)) = (field(line, "worker_id"), field(line, "gpu")) {
-                            self.worker_gpus.insert(w, g);
+                    match self.start_up_line(line) {
+                        Ok(Some(doubt)) => self.warnings.push(note(doubt)),
+                        Ok(None) => {}
+                        Err(garbled) => {
+                            self.garbled.push(note(garbled.to_string()));
+                            continue;
                         }
-                    } else if line.contains("initializing GPU workers") {
-                        self.workers_per_gpu = field(line, "gpu_workers_per_device")
-                            .filter(|n| *n > 0)
-                            .or(self.workers_per_gpu);
                     }
                     self.other_lines += 1;
                 }
@@ -391,7 +536,13 @@ impl ParsedLog {
                         timers,
                         details,
                         doubts,
-                    } = parse_timing(rest);
+                    } = match parse_timing(rest) {
+                        Ok(pairs) => pairs,
+                        Err(garbled) => {
+                            self.garbled.push(note(garbled.to_string()));
+                            continue;
+                        }
+                    };
                     self.warnings.extend(doubts.into_iter().map(note));
                     let Some((first, _)) = timers.first() else {
                         self.timing_notes += 1;
@@ -505,6 +656,87 @@ mod tests {
             garbled("1,GPU END,j"),
             GarbledRecord::NotAnEvent("GPU END".into())
         );
+    }
+
+    #[test]
+    fn numbers_no_field_can_hold_are_garbled_records_named_by_key() {
+        let cases = [
+            (
+                "TIMELINE,5,GPU_END,j,gpu_ms=NaN",
+                "gpu_ms='NaN' is not a finite number",
+            ),
+            (
+                "TIMELINE,5,GPU_END,j,gpu_ms=inf",
+                "gpu_ms='inf' is not a finite number",
+            ),
+            ("TIMELINE,5,GPU_END,j,gpu_ms=-3", "gpu_ms='-3' is negative"),
+            (
+                "TIMELINE,5,GPU_END,j,gpu_ms=1e400",
+                "gpu_ms='1e400' is not a finite",
+            ),
+            (
+                "TIMELINE,5,GPU_END,j,gpu_ms=1e17",
+                "gpu_ms='1e17' is too large",
+            ),
+            ("TIMELINE,5,GPU_END,j,worker=-1", "worker='-1' is negative"),
+            (
+                "TIMELINE,5,GPU_END,j,worker=99999999999",
+                "worker='99999999999' is too large",
+            ),
+            (
+                "TIMELINE,5,GPU_END,j,partition=1.5",
+                "partition='1.5' is not a whole",
+            ),
+            ("TIMELINE,5,GPU_END,j,gpu=-0.5", "gpu='-0.5' is negative"),
+            (
+                "TIMELINE,1e17,GPU_END,j,",
+                "offset '1e17' is not a time of the log",
+            ),
+            (
+                "CUZK_TIMING: a_ms=3 gpu_total_ms=-4",
+                "gpu_total_ms='-4' is negative",
+            ),
+            (
+                "CUZK_TIMING: gpu_total_ms=NaN",
+                "gpu_total_ms='NaN' is not a finite",
+            ),
+            (
+                "INFO x: pipeline GPU worker started worker_id=1 gpu=-1 sub_id=0",
+                "gpu='-1' is negative",
+            ),
+        ];
+        for (line, want) in cases {
+            let log = parsed(&format!("{line}\n"));
+            assert_eq!(log.garbled.len(), 1, "{line}: {:?}", log.warnings);
+            assert!(
+                log.garbled[0].problem.contains(want),
+                "{line}: {:?}",
+                log.garbled
+            );
+            assert!(log.markers.is_empty() && log.timings.is_empty() && log.worker_gpus.is_empty());
+        }
+        // A whole number written otherwise is one; a value that is no number is a doubt.
+        let log = parsed("TIMELINE,5,GPU_END,j,worker=1e3,partition=2.0,gpu=x\n");
+        assert_eq!(
+            (log.markers[0].worker, log.markers[0].partition),
+            (Some(1000), Some(2))
+        );
+        assert_eq!(log.warnings.len(), 1);
+        assert!(log.garbled.is_empty());
+    }
+
+    #[test]
+    fn start_up_lines_that_disagree_give_the_same_layout_in_any_order() {
+        let a = "GPU worker started worker_id=2 gpu=1 sub_id=0\n\
+                 initializing GPU workers gpu_workers_per_device=2\n";
+        let b = "GPU worker started worker_id=2 gpu=0 sub_id=0\n\
+                 initializing GPU workers gpu_workers_per_device=3\n";
+        for text in [format!("{a}{b}"), format!("{b}{a}")] {
+            let log = parsed(&text);
+            assert_eq!(log.worker_gpus.get(&2), Some(&0));
+            assert_eq!(log.workers_per_gpu, Some(3));
+            assert_eq!(log.warnings.len(), 2, "{:?}", log.warnings);
+        }
     }
 
     #[test]

@@ -1,35 +1,62 @@
-//! The `bwsim compare` chart: proofs/day per host (top) and $/proof per host (bottom),
-//! one bar per host in the table's order and colour, the best setting under each name.
+//! The `bwsim compare` chart: jobs per day per host (top) and dollars per job per host
+//! (bottom), one bar per host in the table's order and colour with its 95% interval as a
+//! whisker and its value at the precision that interval allows. A $/job panel whose bars
+//! differ by more than [`LOG_RATIO`] (a rented GPU beside bought ones) is drawn on a log
+//! scale, so the cheap hosts are not flattened to nothing, and says so.
 
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::{Ranged, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::common::{axis_range, builder, house_mesh, layout};
 use super::legend::{Entry, Swatch};
 use super::render::Chart;
-use super::style::{color, fmt_tick, tick_font};
+use super::style::{INK, color, fmt_tick, tick_font};
+use crate::analysis::interval::Summary;
+use crate::analysis::throughput::{JobName, cell};
 use crate::plot::error::Result;
 
-/// Reads one panel's value off a bar.
-type Value = fn(&HostBar) -> Option<f64>;
+/// Above this ratio of the largest to the smallest $/job, that panel is drawn on a log
+/// scale.
+pub const LOG_RATIO: f64 = 10.0;
 
-/// One host's bar: name, proofs/day, $/proof (None where it does not run).
+/// One host's bar: name, jobs/day and $/job with their intervals (None where it does
+/// not run).
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostBar {
-    /// Host name (and its best setting), the x label.
+    /// Host name (and its named setting), the legend label.
     pub label: String,
-    /// Proofs per day.
-    pub proofs_per_day: Option<f64>,
-    /// US dollars per proof.
-    pub usd_per_proof: Option<f64>,
+    /// Host name alone, the x label.
+    pub name: String,
+    /// Jobs per day.
+    pub per_day: Option<Summary>,
+    /// US dollars per job.
+    pub usd_per_job: Option<Summary>,
 }
 
 /// The comparison chart.
 pub struct CompareChart<'a> {
     /// Scenario name (title).
     pub scenario: &'a str,
+    /// What a job is called.
+    pub job: &'a JobName,
     /// Hosts, in table order.
     pub hosts: &'a [HostBar],
+}
+
+/// One panel: its axis title and the value it reads off a bar.
+struct Panel {
+    desc: String,
+    value: fn(&HostBar) -> Option<Summary>,
+}
+
+/// Whether a panel's values spread over more than [`LOG_RATIO`].
+fn wants_log(values: &[Summary]) -> bool {
+    let lo = values.iter().map(|s| s.mean).fold(f64::INFINITY, f64::min);
+    let hi = values.iter().map(|s| s.mean).fold(0.0, f64::max);
+    lo > 0.0 && hi / lo > LOG_RATIO
 }
 
 impl Chart for CompareChart<'_> {
@@ -41,68 +68,169 @@ impl Chart for CompareChart<'_> {
     where
         DB::ErrorType: 'static,
     {
-        let legend: Vec<Entry> = self
-            .hosts
-            .iter()
-            .enumerate()
-            .map(|(i, h)| Entry::new(h.label.clone(), color(i), Swatch::Band))
+        let mut legend: Vec<Entry> = (self.hosts.iter().enumerate())
+            .map(|(i, h)| Entry::new(h.label.clone(), color(i), Swatch::Solid))
             .collect();
+        legend.push(Entry::new("95% interval", INK, Swatch::Line(0)));
         let title = format!("{}: hosts at their best setting", self.scenario);
         let area = layout(root, &title, &legend)?;
         let (top, bottom) = area.split_vertically(area.dim_in_pixel().1 / 2);
-        let n = self.hosts.len().max(1) as f64;
-        let panels: [(&DrawingArea<DB, Shift>, &str, Value); 2] = [
-            (&top, "proofs/day", |h| h.proofs_per_day),
-            (&bottom, "$/proof", |h| h.usd_per_proof),
+        let panels = [
+            Panel {
+                desc: self.job.per_day(),
+                value: |h| h.per_day,
+            },
+            Panel {
+                desc: format!("$/{}", self.job.singular()),
+                value: |h| h.usd_per_job,
+            },
         ];
-        for (panel, desc, value) in panels {
-            let hi = self.hosts.iter().filter_map(value).fold(0.0_f64, f64::max);
-            let (y0, y1) = axis_range(0.0, hi * 1.15);
-            let mut chart = builder(panel).build_cartesian_2d(-0.5..n - 0.5, y0..y1)?;
-            let names: Vec<String> = self
-                .hosts
-                .iter()
-                .map(|h| h.label.split(" (").next().unwrap_or("").to_string())
-                .collect();
-            let host_name = |x: &f64| {
-                let i = x.round();
-                if (x - i).abs() < 1e-6 && i >= 0.0 {
-                    names.get(i as usize).cloned().unwrap_or_default()
-                } else {
-                    String::new()
-                }
-            };
-            let mut m = chart.configure_mesh();
-            m.disable_x_mesh()
-                .x_labels(self.hosts.len().max(1))
-                .x_label_formatter(&host_name)
-                .y_desc(desc)
-                .y_label_formatter(&|v| fmt_tick(*v));
-            house_mesh(&mut m).draw()?;
-            for (i, h) in self.hosts.iter().enumerate() {
-                let x = i as f64;
-                match value(h) {
-                    Some(v) => {
-                        chart.draw_series(std::iter::once(Rectangle::new(
-                            [(x - 0.3, 0.0), (x + 0.3, v)],
-                            color(i).filled(),
-                        )))?;
-                        chart.draw_series(std::iter::once(Text::new(
-                            fmt_tick(v),
-                            (x - 0.1, v + (y1 - y0) * 0.04),
-                            tick_font(),
-                        )))?;
-                    }
-                    None => {
-                        chart.draw_series(std::iter::once(Text::new(
-                            "does not run",
-                            (x - 0.2, (y1 - y0) * 0.05),
-                            tick_font(),
-                        )))?;
-                    }
-                }
+        for (panel, p) in [&top, &bottom].into_iter().zip(panels) {
+            let values: Vec<Summary> = self.hosts.iter().filter_map(p.value).collect();
+            let hi = (values.iter())
+                .map(|s| s.mean + s.ci95.unwrap_or(0.0))
+                .fold(0.0_f64, f64::max);
+            let n = self.hosts.len().max(1) as f64;
+            let x = -0.5..n - 0.5;
+            if wants_log(&values) {
+                let lo = (values.iter())
+                    .map(|s| (s.mean - s.ci95.unwrap_or(0.0)).max(s.mean * 0.5))
+                    .fold(f64::INFINITY, f64::min);
+                let (lo, hi) = (lo / 2.0, hi * 3.0);
+                let mut chart = builder(panel).build_cartesian_2d(x, (lo..hi).log_scale())?;
+                let desc = format!("{} (log scale: they differ more than {LOG_RATIO}x)", p.desc);
+                self.bars(&mut chart, &desc, p.value, lo, hi)?;
+            } else {
+                let (y0, y1) = axis_range(0.0, hi * 1.15);
+                let mut chart = builder(panel).build_cartesian_2d(x, y0..y1)?;
+                self.bars(&mut chart, &p.desc, p.value, y0, y1)?;
             }
         }
         Ok(())
+    }
+}
+
+impl CompareChart<'_> {
+    /// One panel's bars from `floor`, whiskers and labels, on a linear or log axis.
+    fn bars<DB: DrawingBackend, Y>(
+        &self,
+        chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, Y>>,
+        desc: &str,
+        value: fn(&HostBar) -> Option<Summary>,
+        floor: f64,
+        top: f64,
+    ) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+        Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    {
+        let names: Vec<String> = self.hosts.iter().map(|h| h.name.clone()).collect();
+        let host_name = |x: &f64| {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 {
+                names.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        };
+        let mut m = chart.configure_mesh();
+        m.disable_x_mesh()
+            .x_labels(self.hosts.len().max(1))
+            .x_label_formatter(&host_name)
+            .y_desc(desc)
+            .y_label_formatter(&|v| fmt_tick(*v));
+        house_mesh(&mut m).draw()?;
+        for (i, h) in self.hosts.iter().enumerate() {
+            let x = i as f64;
+            let Some(v) = value(h) else {
+                chart.draw_series(std::iter::once(Text::new(
+                    "does not run",
+                    (x - 0.2, floor),
+                    tick_font(),
+                )))?;
+                continue;
+            };
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(x - 0.3, floor), (x + 0.3, v.mean)],
+                color(i).filled(),
+            )))?;
+            let upper = match v.ci95 {
+                Some(ci) if ci > 0.0 => {
+                    let (lo, up) = ((v.mean - ci).max(floor), v.mean + ci);
+                    let whisker = INK.stroke_width(2);
+                    chart.draw_series([
+                        PathElement::new(vec![(x, lo), (x, up)], whisker),
+                        PathElement::new(vec![(x - 0.08, lo), (x + 0.08, lo)], whisker),
+                        PathElement::new(vec![(x - 0.08, up), (x + 0.08, up)], whisker),
+                    ])?;
+                    up
+                }
+                _ => v.mean,
+            };
+            // The label sits centred just above the whisker, inside the axis.
+            let centred = tick_font().pos(Pos::new(HPos::Center, VPos::Bottom));
+            chart.draw_series(std::iter::once(
+                EmptyElement::at((x, upper.min(top))) + Text::new(cell(&v), (0, -6), centred),
+            ))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(mean: f64) -> Summary {
+        Summary {
+            n: 3,
+            mean,
+            ci95: Some(mean * 0.02),
+        }
+    }
+
+    #[test]
+    fn a_rented_host_ten_times_dearer_puts_dollars_on_a_log_scale() {
+        assert!(wants_log(&[s(0.009), s(0.008), s(0.235)]));
+        assert!(!wants_log(&[s(0.009), s(0.008), s(0.012)]));
+        assert!(!wants_log(&[]));
+    }
+
+    #[test]
+    fn the_chart_draws_whiskers_and_values_at_their_precision() {
+        let job = JobName::new("proof");
+        let bar = |name: &str, per_day: f64, usd: f64| HostBar {
+            label: format!("{name} (c=13)"),
+            name: name.into(),
+            per_day: Some(s(per_day)),
+            usd_per_job: Some(s(usd)),
+        };
+        let hosts = [
+            bar("a", 2127.0, 0.00927),
+            bar("b", 358.0, 0.235),
+            HostBar {
+                label: "c (does not run)".into(),
+                name: "c".into(),
+                per_day: None,
+                usd_per_job: None,
+            },
+        ];
+        let chart = CompareChart {
+            scenario: "s",
+            job: &job,
+            hosts: &hosts,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let files = crate::plot::render(&chart, dir.path(), "hosts").unwrap();
+        let svg = std::fs::read_to_string(&files[1]).unwrap();
+        for text in [
+            "2127 ± 43",
+            "0.00927 ± 0.00019",
+            "proofs/day",
+            "$/proof (log scale",
+            "does not run",
+        ] {
+            assert!(svg.contains(text), "no {text:?} in the chart");
+        }
     }
 }

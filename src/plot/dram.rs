@@ -1,5 +1,8 @@
 //! DRAM bandwidth utilisation vs the swept parameter, each point's marker coloured by
-//! the bottleneck resource the report named there.
+//! the bottleneck resource the report named there. Utilisation is of the usable capacity
+//! at each point's stream count (the nominal one less what interleaving streams lose),
+//! so a DRAM that is full at 60% of its nominal bandwidth reads full; a table written
+//! before that key existed is drawn against the nominal capacity, and the axis says which.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -14,7 +17,14 @@ use crate::analysis::keys;
 use crate::plot::error::Result;
 use crate::sweep::table::SweepTable;
 
-const UTIL: &str = keys::DRAM_MEAN_UTILIZATION;
+/// Share of the usable capacity drawn, or of the nominal one for an older table.
+fn util_key(t: &SweepTable) -> &'static str {
+    if t.metric_index(keys::DRAM_USABLE_UTILIZATION).is_some() {
+        keys::DRAM_USABLE_UTILIZATION
+    } else {
+        keys::DRAM_MEAN_UTILIZATION
+    }
+}
 
 /// The DRAM chart of a sweep.
 pub struct DramChart<'a>(pub &'a SweepTable);
@@ -29,6 +39,7 @@ impl Chart for DramChart<'_> {
         DB::ErrorType: 'static,
     {
         let t = self.0;
+        let util = util_key(t);
         let series = t.series();
         let mut resources: Vec<&str> = Vec::new();
         for r in &t.rows {
@@ -60,7 +71,7 @@ impl Chart for DramChart<'_> {
         let area = sweep_layout(root, t, &title, &legend)?;
         let (x0, x1) = x_range(t);
         let top = (0..t.rows.len())
-            .filter_map(|r| t.stat(r, UTIL))
+            .filter_map(|r| t.stat(r, util))
             .map(|s| ((s.mean + s.ci95.unwrap_or(0.0)) * 100.0).min(100.0))
             .fold(100.0f64, f64::max);
         let (y0, y1) = axis_range(0.0, top * 1.05);
@@ -68,11 +79,15 @@ impl Chart for DramChart<'_> {
         mesh(
             &mut chart,
             &key_label(t.x_key()),
-            "DRAM utilisation (% of achievable bandwidth)",
+            if util == keys::DRAM_USABLE_UTILIZATION {
+                "DRAM utilisation (% of usable bandwidth at the point's streams)"
+            } else {
+                "DRAM utilisation (% of nominal bandwidth)"
+            },
             &|v| format!("{v:.0}%"),
         )?;
         for (k, s) in series.iter().enumerate() {
-            let pts: Vec<(f64, f64, f64)> = points(t, s, UTIL)
+            let pts: Vec<(f64, f64, f64)> = points(t, s, util)
                 .into_iter()
                 .map(|(x, m, c)| (x, m * 100.0, c * 100.0))
                 .collect();
@@ -80,7 +95,7 @@ impl Chart for DramChart<'_> {
             let line: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.1)).collect();
             draw_line(&mut chart, &line, INK, k, false)?;
             for &r in &s.rows {
-                let Some(st) = t.stat(r, UTIL) else { continue };
+                let Some(st) = t.stat(r, util) else { continue };
                 let p = (t.x(r), st.mean * 100.0);
                 let c = if t.rows[r].bottleneck.is_empty() {
                     INK

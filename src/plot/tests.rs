@@ -90,6 +90,7 @@ fn a_grid_gpu_chart_is_small_multiples_with_the_sampled_view() {
     };
     let table = SweepTable {
         scenario: "grid".into(),
+        job_name: Default::default(),
         params: vec!["params.c".into(), "params.pinned".into()],
         metrics: metrics.map(str::to_string).to_vec(),
         rows: vec![row(1, true), row(1, false), row(2, true), row(2, false)],

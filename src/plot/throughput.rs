@@ -1,12 +1,13 @@
-//! Throughput vs the swept parameter: jobs/hour (top) and seconds/job (bottom), each
-//! with its 95% CI band and the ideal no-contention line; the knee is marked.
+//! Throughput vs the swept parameter: jobs/day (top) and seconds/job (bottom), in the
+//! scenario's word for a job, each with its 95% CI band and the ideal no-contention
+//! line; the knee is marked.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::common::{
-    axis_range, builder, draw_band, draw_line, mesh, padded, points, sweep_layout, x_range,
+    axis_range, builder, draw_band, draw_line, mesh, padded, sweep_layout, x_range,
 };
 use super::legend::{Entry, Swatch};
 use super::render::Chart;
@@ -14,26 +15,28 @@ use super::style::{INK, color, fmt_tick, key_label, legend_font};
 use crate::analysis::keys;
 use crate::plot::error::Result;
 use crate::sweep::knee::{KNEE_TOLERANCE, find_knees};
-use crate::sweep::table::SweepTable;
+use crate::sweep::table::{Stat, SweepTable};
 
 /// The throughput chart of a sweep.
 pub struct ThroughputChart<'a>(pub &'a SweepTable);
 
-/// Ideal (no contention) jobs/hour and seconds/job at a row, from `ideal.*` metrics.
+/// Ideal (no contention) jobs/day and seconds/job at a row, from `ideal.*` metrics.
 fn ideal(t: &SweepTable, row: usize) -> Option<(f64, f64)> {
     let spj = t.stat(row, keys::IDEAL_SECONDS_PER_JOB).map(|s| s.mean);
-    let jph = t.stat(row, keys::IDEAL_JOBS_PER_HOUR).map(|s| s.mean);
-    match (jph, spj) {
+    let jpd = (t.stat(row, keys::IDEAL_JOBS_PER_DAY).map(|s| s.mean))
+        .or_else(|| Some(t.stat(row, keys::IDEAL_JOBS_PER_HOUR)?.mean * 24.0));
+    match (jpd, spj) {
         (Some(j), Some(s)) => Some((j, s)),
-        (Some(j), None) if j > 0.0 => Some((j, 3600.0 / j)),
-        (None, Some(s)) if s > 0.0 => Some((3600.0 / s, s)),
+        (Some(j), None) if j > 0.0 => Some((j, 86_400.0 / j)),
+        (None, Some(s)) if s > 0.0 => Some((86_400.0 / s, s)),
         _ => None,
     }
 }
 
-struct Panel<'p> {
-    metric: &'p str,
-    y_desc: &'p str,
+struct Panel {
+    top: bool,
+    y_desc: String,
+    value: fn(&SweepTable, usize) -> Option<Stat>,
     ideal: fn(f64, f64) -> f64,
 }
 
@@ -78,20 +81,23 @@ impl Chart for ThroughputChart<'_> {
         let title = format!("{}: throughput vs {}", t.scenario, t.x_key());
         let area = sweep_layout(root, t, &title, &legend)?;
         let (top, bottom) = area.split_vertically(area.dim_in_pixel().1 / 2);
+        let job = &t.job_name;
         let panels = [
             (
                 &top,
                 Panel {
-                    metric: keys::JOBS_PER_HOUR,
-                    y_desc: "throughput (jobs/hour)",
+                    top: true,
+                    y_desc: format!("throughput ({})", job.per_day()),
+                    value: |t, r| t.per_day(r),
                     ideal: |j, _| j,
                 },
             ),
             (
                 &bottom,
                 Panel {
-                    metric: keys::SECONDS_PER_JOB,
-                    y_desc: "time per job (s/job)",
+                    top: false,
+                    y_desc: format!("time per {} ({})", job.singular(), job.seconds_per()),
+                    value: |t, r| t.stat(r, keys::SECONDS_PER_JOB),
                     ideal: |_, s| s,
                 },
             ),
@@ -100,7 +106,7 @@ impl Chart for ThroughputChart<'_> {
         for (panel_area, p) in panels {
             let ideal_of = |r: usize| ideal(t, r).map(|(j, s)| (p.ideal)(j, s));
             let ys = (0..t.rows.len()).flat_map(|r| {
-                let s = t.stat(r, p.metric);
+                let s = (p.value)(t, r);
                 [
                     s.map(|s| s.mean + s.ci95.unwrap_or(0.0)),
                     ideal_of(r),
@@ -110,11 +116,16 @@ impl Chart for ThroughputChart<'_> {
             let (_, y1) = padded(ys.flatten(), 0.08);
             let (y0, y1) = axis_range(0.0, y1);
             let mut chart = builder(panel_area).build_cartesian_2d(x0..x1, y0..y1)?;
-            mesh(&mut chart, &key_label(t.x_key()), p.y_desc, &|v| {
+            mesh(&mut chart, &key_label(t.x_key()), &p.y_desc, &|v| {
                 fmt_tick(*v)
             })?;
             for (i, s) in series.iter().enumerate() {
-                let pts = points(t, s, p.metric);
+                let pts: Vec<(f64, f64, f64)> = (s.rows.iter())
+                    .filter_map(|&r| {
+                        let st = (p.value)(t, r)?;
+                        Some((t.x(r), st.mean, st.ci95.unwrap_or(0.0)))
+                    })
+                    .collect();
                 draw_band(&mut chart, &pts, color(i), (0.0, f64::INFINITY))?;
                 let ideal_pts: Vec<(f64, f64)> = s
                     .rows
@@ -139,7 +150,7 @@ impl Chart for ThroughputChart<'_> {
                     4,
                     c.stroke_width(2),
                 ))?;
-                if p.metric == keys::JOBS_PER_HOUR && knees.len() == 1 {
+                if p.top && knees.len() == 1 {
                     let right_half = x > (x0 + x1) / 2.0;
                     let anchor = if right_half { HPos::Right } else { HPos::Left };
                     let dx = if right_half { -8 } else { 8 };

@@ -13,7 +13,7 @@ use super::render::Chart;
 use super::style::{GREY, INK, color, desc_font, fmt_tick, legend_font, tick_font, title_font};
 use crate::plot::error::Result;
 use crate::trace::{
-    LaneLayout, SteadyWindow, TraceRecorder, assign_lanes, steady_window, warmup_end,
+    LaneLayout, RateSample, SteadyWindow, TraceRecorder, assign_lanes, steady_window, warmup_end,
 };
 
 /// Most points drawn for the DRAM curve; longer runs are averaged into this many bins.
@@ -65,6 +65,29 @@ impl<'a> TimelineChart<'a> {
         let Some(d) = self.rec.dram_index() else {
             return Vec::new();
         };
+        self.step_curve(|smp| smp.usage.get(d).copied().unwrap_or(0.0))
+    }
+
+    /// DRAM's usable capacity over the time axis (the nominal less what interleaving
+    /// streams lose), when the run tracked it.
+    fn usable_curve(&self) -> Vec<(f64, f64)> {
+        if self
+            .rec
+            .samples
+            .iter()
+            .all(|s| s.dram_usable_gbps.is_none())
+        {
+            return Vec::new();
+        }
+        let nominal = (self.rec.dram_index())
+            .map(|d| self.rec.rates[d].capacity)
+            .unwrap_or(0.0);
+        self.step_curve(|smp| smp.dram_usable_gbps.unwrap_or(nominal))
+    }
+
+    /// `value` of each rate sample over the time axis as a step curve (time-averaged into
+    /// bins when long).
+    fn step_curve(&self, value: impl Fn(&RateSample) -> f64) -> Vec<(f64, f64)> {
         let (a, b) = self.span();
         let s = &self.rec.samples;
         let end = self.rec.end_s();
@@ -72,8 +95,7 @@ impl<'a> TimelineChart<'a> {
         let steps: Vec<(f64, f64, f64)> = (s.iter().enumerate())
             .map(|(i, smp)| {
                 let t1 = s.get(i + 1).map_or(end, |n| n.t.as_secs());
-                let v = smp.usage.get(d).copied().unwrap_or(0.0);
-                (smp.t.as_secs().max(a), t1.min(b), v)
+                (smp.t.as_secs().max(a), t1.min(b), value(smp))
             })
             .filter(|st| st.0 < st.1)
             .collect();
@@ -155,7 +177,15 @@ impl Chart for TimelineChart<'_> {
             legend.push(Entry::new("warm-up (not measured)", INK, Swatch::Band));
         }
         legend.push(Entry::new("DRAM GB/s", color(0), Swatch::Line(0)));
-        legend.push(Entry::new("DRAM capacity", INK, Swatch::Line(1)));
+        legend.push(Entry::new("DRAM capacity (nominal)", INK, Swatch::Line(1)));
+        let usable = self.usable_curve();
+        if !usable.is_empty() {
+            legend.push(Entry::new(
+                "DRAM usable at the streams drawing",
+                color(1),
+                Swatch::Line(1),
+            ));
+        }
 
         let title = match &self.window {
             None => format!("{}: timeline of one run", rec.scenario),
@@ -316,6 +346,14 @@ impl Chart for TimelineChart<'_> {
             AreaSeries::new(curve.iter().copied(), 0.0, color(0).mix(0.25))
                 .border_style(color(0).stroke_width(2)),
         )?;
+        if !usable.is_empty() {
+            dram.draw_series(DashedLineSeries::new(
+                usable.iter().copied(),
+                12,
+                6,
+                color(1).stroke_width(2),
+            ))?;
+        }
         Ok(())
     }
 }

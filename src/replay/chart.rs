@@ -1,4 +1,4 @@
-//! The replay chart: throughput (jobs per hour) vs the swept parameter, the simulator's
+//! The replay chart: throughput (jobs per day, the unit every report says) vs the swept parameter, the simulator's
 //! predicted curve as a line and the measured points with their spread over runs as
 //! whiskers, in the sweep charts' style.
 
@@ -32,21 +32,21 @@ impl Chart for ReplayChart<'_> {
     where
         DB::ErrorType: 'static,
     {
-        let jph = |spj: f64| if spj > 0.0 { 3600.0 / spj } else { f64::NAN };
+        let per_day = |spj: f64| if spj > 0.0 { 86_400.0 / spj } else { f64::NAN };
         let predicted: Vec<(f64, f64)> = self
             .points
             .iter()
-            .map(|p| (p.x, jph(p.predicted.seconds_per_job)))
+            .map(|p| (p.x, per_day(p.predicted.seconds_per_job)))
             .filter(|p| p.1.is_finite())
             .collect();
-        // (x, median, low, high) in jobs/hour: the slowest run is the lowest throughput.
+        // (x, median, low, high) in jobs/day: the slowest run is the lowest throughput.
         let measured: Vec<(f64, f64, f64, f64)> = self
             .points
             .iter()
             .filter_map(|p| {
                 let (lo, hi) = p.measured_spread();
-                let m = jph(p.measured_spj());
-                m.is_finite().then(|| (p.x, m, jph(hi), jph(lo)))
+                let m = per_day(p.measured_spj());
+                m.is_finite().then(|| (p.x, m, per_day(hi), per_day(lo)))
             })
             .collect();
         let legend = vec![
@@ -66,9 +66,12 @@ impl Chart for ReplayChart<'_> {
             0.08,
         );
         let mut chart = builder(&area).build_cartesian_2d(xs.0..xs.1, 0f64.max(ys.0)..ys.1)?;
-        mesh(&mut chart, &key_label(self.x_key), "jobs per hour", &|v| {
-            fmt_tick(*v)
-        })?;
+        mesh(
+            &mut chart,
+            &key_label(self.x_key),
+            "throughput (jobs/day)",
+            &|v| fmt_tick(*v),
+        )?;
         draw_line(&mut chart, &predicted, color(0), 0, true)?;
         let c = color(1);
         for &(x, _, lo, hi) in &measured {

@@ -36,6 +36,10 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
     let points = plan_points(opts)?;
     let first = &points[0];
     let model = &first.loaded.model;
+    let calibration = first.loaded.summary.calibration.as_ref();
+    if let Some(note) = calibration.and_then(|c| c.note()) {
+        eprintln!("{note}");
+    }
     let gpu_stages: Vec<&str> = first
         .stages
         .iter()
@@ -114,6 +118,7 @@ pub fn replay_command(opts: &ReplayOptions) -> Result<ReplayOutcome> {
         &RecordedInputs {
             overrides: &opts.sets,
             fingerprint: inputs_fingerprint(&first.loaded),
+            calibration,
             repredicted_from: None,
         },
     )?);

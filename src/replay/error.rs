@@ -45,7 +45,7 @@ pub enum ReplayInputError {
         points_counted: usize,
         /// The points of `--param`.
         points_total: usize,
-        /// `--runs`.
+        /// `--replications`.
         runs: u32,
     },
     /// The results folder holds another replay's results, which bwsim cannot make again.

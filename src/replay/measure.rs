@@ -275,7 +275,8 @@ pub fn measure(model: &Model, rec: &Recording, nvml: Option<&NvmlTrace>) -> Meas
 
 /// The `gpu_busy` spans' brackets, pairing each span's markers by job and partition (a
 /// job-level marker pairs with every partition's), each on the GPU its opening marker
-/// named. None: no such span.
+/// named, or, when the partition was not bound to a GPU yet as the span opened, the GPU
+/// its closing marker named (where the partition ran). None: no such span.
 fn bracketed(model: &Model, rec: &Recording) -> Option<Vec<Bracket>> {
     let spans: Vec<_> = model
         .instrumentation
@@ -286,9 +287,9 @@ fn bracketed(model: &Model, rec: &Recording) -> Option<Vec<Bracket>> {
     if spans.is_empty() {
         return None;
     }
-    let mut at: HashMap<(usize, u64, Scope), f64> = HashMap::new();
+    let mut at: HashMap<(usize, u64, Scope), (f64, Option<u32>)> = HashMap::new();
     for m in &rec.markers {
-        at.insert((m.marker, m.job, m.scope), m.t.as_secs());
+        at.insert((m.marker, m.job, m.scope), (m.t.as_secs(), m.gpu));
     }
     let mut out = Vec::new();
     for span in spans {
@@ -296,11 +297,11 @@ fn bracketed(model: &Model, rec: &Recording) -> Option<Vec<Bracket>> {
             let end = at
                 .get(&(span.to, m.job, m.scope))
                 .or_else(|| at.get(&(span.to, m.job, Scope::Job)));
-            if let Some(&e) = end
+            if let Some(&(e, end_gpu)) = end
                 && e >= m.t.as_secs()
             {
                 out.push(Bracket {
-                    gpu: m.gpu.unwrap_or(0),
+                    gpu: m.gpu.or(end_gpu).unwrap_or(0),
                     start: m.t.as_secs(),
                     end: e,
                 });

@@ -1,9 +1,7 @@
 //! The points of a replay, planned: the scenario loaded at each point of `--param`
-//! (with the calibration merged over it), simulated for the prediction, and turned
+//! (on the host `--calibration` describes, if given), simulated for the prediction, and turned
 //! into a [`PointPlan`]: its stages' plan and the memory its replay takes. Planning stops as soon as the
 //! points so far already run past `--max-hours`.
-
-use std::path::Path;
 
 use serde_json::Value;
 
@@ -95,7 +93,7 @@ pub(crate) fn predict_point(
     .to_json())
 }
 
-/// Loads the scenario with `sets`, the calibration file (if any) merged over it.
+/// Loads the scenario with `sets`, on the host the calibration file (if any) describes.
 fn load(opts: &ReplayOptions, sets: &[String]) -> Result<Loaded> {
     Ok(load_scenario(opts, sets)?)
 }
@@ -105,34 +103,17 @@ pub(crate) fn load_scenario(
     opts: &ReplayOptions,
     sets: &[String],
 ) -> std::result::Result<Loaded, scenario::ScenarioError> {
-    let Some(cal) = &opts.calibration else {
-        return scenario::load(&opts.scenario, sets);
-    };
-    // TOML strings, quoted by TOML's own rules: Rust's `{:?}` escapes characters such
-    // as a combining accent as `\u{301}`, which TOML does not read, so a scenario in a
-    // folder named with one could not be replayed with a calibration.
-    let quoted = |p: &Path| {
-        let abs = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-        toml::Value::String(abs.display().to_string()).to_string()
-    };
-    let text = format!("include = [{}, {}]\n", quoted(&opts.scenario), quoted(cal));
-    let dir = opts.scenario.parent().unwrap_or(Path::new("."));
-    let origin = dir.join(WITH_CALIBRATION);
-    scenario::load_str(&text, &origin, sets)
+    match &opts.calibration {
+        Some(cal) => scenario::load_with_calibration(&opts.scenario, cal, sets),
+        None => scenario::load(&opts.scenario, sets),
+    }
 }
-
-/// The name of the in-memory scenario that includes the scenario and `--calibration`
-/// (never written to disk).
-const WITH_CALIBRATION: &str = ".bwsim-replay-with-calibration.toml";
 
 /// The fingerprint of every file a replay's scenario was read from (the scenario, its
 /// includes, `--calibration`, data files), so that `--repredict` can tell whether it reads
 /// the same inputs; None when a file cannot be read back.
 pub(crate) fn inputs_fingerprint(loaded: &Loaded) -> Option<String> {
     let s = &loaded.summary;
-    let files: Vec<std::path::PathBuf> = (s.files.iter().chain(&s.data_files))
-        .filter(|f| f.file_name() != Some(std::ffi::OsStr::new(WITH_CALIBRATION)))
-        .cloned()
-        .collect();
+    let files: Vec<std::path::PathBuf> = s.files.iter().chain(&s.data_files).cloned().collect();
     scenario::fingerprint_files(&files).ok()
 }

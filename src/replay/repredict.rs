@@ -167,6 +167,7 @@ pub fn repredict_command(opts: &ReplayOptions, dir: &Path) -> Result<ReplayOutco
     let mut after = Vec::new();
     let mut name = String::new();
     let mut fingerprint = None;
+    let mut calibration = None;
     for (i, p) in old.into_iter().enumerate() {
         let mut sets = overrides.clone();
         sets.extend(p.sets.iter().cloned());
@@ -205,6 +206,10 @@ pub fn repredict_command(opts: &ReplayOptions, dir: &Path) -> Result<ReplayOutco
         name.clone_from(&loaded.model.name);
         if i == 0 {
             fingerprint = inputs_fingerprint(&loaded);
+            calibration = loaded.summary.calibration.clone();
+            if let Some(note) = calibration.as_ref().and_then(|c| c.note()) {
+                eprintln!("{note}");
+            }
         }
         let report = predict_point(opts, &loaded, &sets)?;
         before.push(PointResult {
@@ -243,6 +248,7 @@ pub fn repredict_command(opts: &ReplayOptions, dir: &Path) -> Result<ReplayOutco
     let inputs = RecordedInputs {
         overrides: &overrides,
         fingerprint,
+        calibration: calibration.as_ref(),
         repredicted_from: Some(&source),
     };
     let files = write_results(&out, &name, host, &after, &x_key, &inputs)?;

@@ -80,12 +80,25 @@ pub const OVERRIDES: &str = "overrides";
 /// The key of replay.json with the fingerprint of the files the scenario was read from.
 pub const INPUTS_FINGERPRINT: &str = "inputs_fingerprint";
 
+/// The key of replay.json recording `--calibration`: `file`, and `missing`, each key the
+/// file lacks with what the run took (`key`, `took`).
+pub const CALIBRATION: &str = "calibration";
+
+fn calibration_json(c: &crate::scenario::CalibrationUse) -> Value {
+    serde_json::json!({
+        "file": c.file.display().to_string(),
+        "missing": c.missing,
+    })
+}
+
 /// What a replay.json records of the inputs beside its points.
 pub(crate) struct RecordedInputs<'a> {
     /// The `--set` overrides applied at every point.
     pub overrides: &'a [String],
     /// [`super::points::inputs_fingerprint`] of the scenario as read.
     pub fingerprint: Option<String>,
+    /// `--calibration`: the file and what the run took for each key it lacks.
+    pub calibration: Option<&'a crate::scenario::CalibrationUse>,
     /// The replay a re-prediction was made from.
     pub repredicted_from: Option<&'a Path>,
 }
@@ -110,6 +123,9 @@ pub(crate) fn write_results(
             INPUTS_FINGERPRINT.into(),
             Value::from(inputs.fingerprint.clone()),
         );
+        if let Some(c) = inputs.calibration {
+            o.insert(CALIBRATION.into(), calibration_json(c));
+        }
         if let Some(src) = inputs.repredicted_from {
             o.insert(
                 REPREDICTED_FROM.into(),

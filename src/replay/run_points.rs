@@ -1,4 +1,4 @@
-//! The point loop: every point replayed `--runs` times, each run's TIMELINE log written
+//! The point loop: every point replayed `--replications` times, each run's TIMELINE log written
 //! beside the results, and what each run measured (with a look at the host's memory just
 //! before it) set beside the point's prediction.
 

@@ -15,6 +15,7 @@ use crate::model::{
 use super::cpu_load::KernelCpuLoad;
 use super::error::{ErrorKind, Locator, ScenarioError, join_key};
 use super::host_scaling;
+use super::ignored::IgnoredKey;
 use super::rules::Rules;
 use super::schema::{DmaShareSpec, DramSpec, HardwareSpec, ScenarioSpec};
 use super::stages;
@@ -24,12 +25,14 @@ use arrivals::arrivals;
 use gpu::gpus;
 use instrumentation::instrumentation;
 
-/// Builds the model; `warnings` collects keys that were accepted but have no effect, and
-/// `scaled` each stage whose time was scaled from `[workload.measured_on]` to this host.
+/// Builds the model; `warnings` collects keys that were accepted but have no effect (and
+/// `ignored` the same, typed, with the key that overrides each), and `scaled` each stage
+/// whose time was scaled from `[workload.measured_on]` to this host.
 pub fn build(
     spec: &ScenarioSpec,
     loc: &Locator,
     warnings: &mut Vec<String>,
+    ignored: &mut Vec<IgnoredKey>,
     scaled: &mut Vec<host_scaling::ScaledStage>,
 ) -> Result<Model, ScenarioError> {
     let rules = match spec.rules.as_deref() {
@@ -42,7 +45,7 @@ pub fn build(
             )
         })?,
     };
-    let hardware = hardware(&spec.hardware, rules, loc, warnings)?;
+    let hardware = hardware(&spec.hardware, rules, loc, warnings, ignored)?;
     let running_cpu = hardware.pools.iter().find_map(|p| p.cpu.as_ref());
     let scaling = host_scaling::from_spec(
         spec.workload.measured_on.as_ref(),
@@ -65,7 +68,7 @@ pub fn build(
         loc,
         scaled,
     )?;
-    let arrivals = arrivals(&spec.arrivals, loc, warnings)?;
+    let arrivals = arrivals(&spec.arrivals, loc, warnings, ignored)?;
     let instrumentation = instrumentation(&spec.instrumentation, &workload, loc)?;
     let name = spec.name.clone().unwrap_or_else(|| {
         loc.root
@@ -88,6 +91,7 @@ fn hardware(
     rules: Rules,
     loc: &Locator,
     warnings: &mut Vec<String>,
+    ignored: &mut Vec<IgnoredKey>,
 ) -> Result<Hardware, ScenarioError> {
     if h.cpu_cores == 0 {
         return Err(loc.error(
@@ -113,7 +117,7 @@ fn hardware(
         }
     };
 
-    let dram = dram(h, rules, loc, warnings)?;
+    let dram = dram(h, rules, loc, warnings, ignored)?;
     let gpus = match &h.gpu {
         Some(g) => gpus(g, rules, loc)?,
         None => Vec::new(),
@@ -231,6 +235,7 @@ fn dram(
     rules: Rules,
     loc: &Locator,
     warnings: &mut Vec<String>,
+    ignored: &mut Vec<IgnoredKey>,
 ) -> Result<Dram, ScenarioError> {
     let Some(d) = &h.dram else {
         return Ok(Dram {
@@ -242,17 +247,32 @@ fn dram(
     };
     let p = "hardware.dram";
     let derived = [
-        d.channels.is_some(),
-        d.mts.is_some(),
-        d.bus_bytes.is_some(),
-        d.efficiency.is_some(),
+        ("channels", d.channels.is_some()),
+        ("mts", d.mts.is_some()),
+        ("bus_bytes", d.bus_bytes.is_some()),
+        ("efficiency", d.efficiency.is_some()),
     ];
     let capacity_gbps = match &d.capacity_gbps {
         Some(q) => {
-            if derived.iter().any(|x| *x) {
+            if derived.iter().any(|x| x.1) {
                 warnings.push(format!(
                     "{p}: capacity_gbps is given, so channels/mts/bus_bytes/efficiency are ignored"
                 ));
+                let by = join_key(p, "capacity_gbps");
+                let from = loc
+                    .file_of(&by)
+                    .map(|f| format!(" (in {})", f.display()))
+                    .unwrap_or_default();
+                for (key, _) in derived.iter().filter(|x| x.1) {
+                    ignored.push(IgnoredKey {
+                        key: join_key(p, key),
+                        by: by.clone(),
+                        why: format!(
+                            "{by} is given{from}, so channels, mts, bus_bytes and efficiency \
+                             are ignored; change {by} instead"
+                        ),
+                    });
+                }
             }
             qty(q, Dim::Rate, 1.0, &join_key(p, "capacity_gbps"), loc)?
         }

@@ -35,9 +35,12 @@ pub mod cpu_load;
 mod dag;
 mod error;
 mod fingerprint;
+pub mod host_keys;
 pub mod host_scaling;
+pub mod ignored;
 pub mod include;
 pub mod limits;
+mod offered_load;
 pub mod overrides;
 pub mod params;
 pub mod replay_info;
@@ -48,6 +51,7 @@ mod summary;
 pub mod trace_csv;
 pub mod units;
 mod values;
+mod with_calibration;
 
 use std::path::{Path, PathBuf};
 
@@ -58,6 +62,9 @@ pub use fingerprint::{fingerprint, fingerprint_files};
 pub use limits::Limits;
 pub use params::ParamInfo;
 pub use values::{UNLIMITED_DRAM, UNLIMITED_RAM};
+pub use with_calibration::{
+    CalibrationUse, MissingKey, load_str_with_calibration, load_with_calibration,
+};
 
 use error::{Locator, join_key};
 use include::Document;
@@ -90,6 +97,10 @@ pub struct Summary {
     pub sets: Vec<String>,
     /// Accepted keys that have no effect (e.g. `concurrency` with Poisson arrivals).
     pub warnings: Vec<String>,
+    /// The same keys typed, each with the key that overrides it.
+    pub ignored: Vec<ignored::IgnoredKey>,
+    /// Which scenario keys each `[params]` knob feeds (before substitution).
+    pub param_uses: std::collections::BTreeMap<String, Vec<String>>,
     /// The scenario's `description`, if any.
     pub description: Option<String>,
     /// Open arrivals offer more work than the busiest resource serves (also in
@@ -101,9 +112,30 @@ pub struct Summary {
     /// The scenario states where its stage times were measured
     /// (`[workload.measured_on]`): that host's `host` text, or "" when unnamed.
     pub measured_on: Option<String>,
+    /// Loaded with `--calibration` ([`load_with_calibration`]): the file, and what the
+    /// run took for each key it lacks.
+    pub calibration: Option<CalibrationUse>,
 }
 
 impl Loaded {
+    /// Why setting `key` (a dotted key as `--set` takes it) changes nothing here: it is a
+    /// key another key overrides, or a knob that only feeds such keys. None when it may
+    /// have an effect.
+    pub fn no_effect(&self, key: &str) -> Option<String> {
+        ignored::no_effect(key, &self.summary.ignored, &self.summary.param_uses)
+    }
+
+    /// `no_effect` for the key of each `KEY=VALUE` (or `KEY=SPEC`) argument: (argument,
+    /// why), in order.
+    pub fn no_effect_of(&self, args: &[String]) -> Vec<(String, String)> {
+        (args.iter())
+            .filter_map(|a| {
+                let key = a.split_once('=').map_or(a.as_str(), |(k, _)| k);
+                Some((a.clone(), self.no_effect(key)?))
+            })
+            .collect()
+    }
+
     /// A short human summary for `bwsim check`: hardware, stages with standalone means,
     /// arrivals, instrumentation and knobs with defaults and docs.
     pub fn summary(&self) -> String {
@@ -171,16 +203,18 @@ fn finish(
         params::set_value(&mut params, &name, set.value, &loc)?;
     }
     params::resolve(&mut params, &loc)?;
+    let param_uses = ignored::param_uses(&doc.table);
     params::substitute(&mut doc.table, &params, &mut loc)?;
 
     let spec: schema::ScenarioSpec =
         serde_path_to_error::deserialize(toml::Value::Table(doc.table))
             .map_err(|e| serde_error(e, &loc))?;
     let mut warnings = Vec::new();
+    let mut ignored = Vec::new();
     let mut host_scaling = Vec::new();
-    let model = build::build(&spec, &loc, &mut warnings, &mut host_scaling)?;
+    let model = build::build(&spec, &loc, &mut warnings, &mut ignored, &mut host_scaling)?;
     limits::check(&model, limits, &loc)?;
-    let overload = limits::overload_warning(&model);
+    let overload = offered_load::overload_warning(&model);
     warnings.extend(overload.clone());
     // The run's report carries the same note; `check` shows it before anything runs.
     warnings.extend(crate::analysis::report::first_wave_note(&model.arrivals));
@@ -206,11 +240,14 @@ fn finish(
             data_files,
             sets: sets.to_vec(),
             warnings,
+            ignored,
+            param_uses,
             description: spec.description.clone(),
             overload,
             host_scaling,
             measured_on: (spec.workload.measured_on.as_ref())
                 .map(|m| m.host.clone().unwrap_or_default()),
+            calibration: None,
         },
     })
 }
@@ -266,8 +303,14 @@ fn serde_error(e: serde_path_to_error::Error<toml::de::Error>, loc: &Locator) ->
     let msg = msg
         .replace("invalid type: ", "wrong type: got ")
         .replace(", expected ", "; expected ")
-        .replace("expected u32", "expected a whole number >= 0")
-        .replace("expected u64", "expected a whole number >= 0")
+        .replace(
+            "expected u32",
+            "expected a whole number from 0 to 4294967295 (2^32 - 1)",
+        )
+        .replace(
+            "expected u64",
+            "expected a whole number from 0 to 18446744073709551615 (2^64 - 1)",
+        )
         .replace("expected f64", "expected a number")
         .replace("integer `", "`")
         .replace("expected a boolean", "expected true or false");

@@ -137,6 +137,10 @@ pub fn set_value(
             format!("unknown parameter {name:?}; this scenario declares: {names}"),
         ));
     };
+    // An expression default ("= 128 * $gpus") stands for the number it evaluates to, so
+    // a number replaces it (compare sets host RAM this way).
+    let expression_default =
+        matches!(&p.default, Value::String(s) if s.trim_start().starts_with('='));
     let compatible = matches!(
         (&p.default, &value),
         (
@@ -144,7 +148,8 @@ pub fn set_value(
             Value::Integer(_) | Value::Float(_)
         ) | (Value::Boolean(_), Value::Boolean(_))
             | (Value::String(_), Value::String(_))
-    ) || matches!(&value, Value::String(s) if s.starts_with('='));
+    ) || matches!(&value, Value::String(s) if s.starts_with('='))
+        || (expression_default && matches!(&value, Value::Integer(_) | Value::Float(_)));
     if !compatible {
         return Err(loc.error(
             ErrorKind::Type,
@@ -268,6 +273,26 @@ fn resolve_one(
 
 fn is_reference(s: &str) -> bool {
     s.starts_with('$') || s.starts_with('=')
+}
+
+/// Every parameter the document's values refer to (`"$name"` and `"= expression"` strings
+/// outside the keys never substituted, and the knobs' own defaults).
+pub fn referenced(doc: &toml::Table) -> std::collections::BTreeSet<String> {
+    fn walk(v: &Value, out: &mut std::collections::BTreeSet<String>) {
+        match v {
+            Value::String(s) if is_reference(s) => out.extend(references(s)),
+            Value::Table(t) => t.values().for_each(|v| walk(v, out)),
+            Value::Array(a) => a.iter().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = std::collections::BTreeSet::new();
+    for (k, v) in doc {
+        if k == "params" || !VERBATIM.contains(&k.as_str()) {
+            walk(v, &mut out);
+        }
+    }
+    out
 }
 
 /// `$name` occurrences in a string.

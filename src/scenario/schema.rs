@@ -219,6 +219,7 @@ impl<'de> Deserialize<'de> for LockSpec {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSpec {
+    pub job_name: Option<String>,
     pub partitions: Option<u32>,
     pub measured_on: Option<MeasuredOnSpec>,
     pub stages: Vec<StageSpec>,

@@ -19,6 +19,32 @@ use super::error::{ErrorKind, Locator, ScenarioError, join_index, join_key};
 use super::host_scaling::{HostScaling, ScaledStage};
 use super::schema::WorkloadSpec;
 
+/// The longest job name accepted (a word, as reports print it: "s/proof", "proofs/day").
+pub const MAX_JOB_NAME_CHARS: usize = 24;
+
+/// `workload.job_name`: what one job is called in reports, a lowercase word (default
+/// "job"); its plural adds an "s".
+fn job_name(name: Option<&str>, loc: &Locator) -> Result<String, ScenarioError> {
+    let Some(name) = name else {
+        return Ok("job".into());
+    };
+    let word = !name.is_empty()
+        && name.len() <= MAX_JOB_NAME_CHARS
+        && name.chars().all(|c| c.is_ascii_lowercase() || c == '_');
+    if !word {
+        return Err(loc.error(
+            ErrorKind::Value,
+            "workload.job_name",
+            format!(
+                "{name:?} is not a job name; give one lowercase word of 1 to \
+                 {MAX_JOB_NAME_CHARS} letters (a-z, _), e.g. \"proof\" (reports then say \
+                 s/proof and proofs/day)"
+            ),
+        ));
+    }
+    Ok(name.to_string())
+}
+
 /// Builds the workload; stages come out in topological order.
 /// Stage times are carried from `[workload.measured_on]` to `hw` by `scaling`; each
 /// stage it changes is listed in `scaled`.
@@ -45,6 +71,7 @@ pub fn workload(
             "no stages; declare at least one [[workload.stages]]",
         ));
     }
+    let job_name = job_name(w.job_name.as_deref(), loc)?;
     let key = |i: usize| join_index("workload.stages", i);
 
     // Names and `after` references, in file order.
@@ -140,7 +167,11 @@ pub fn workload(
         built[new_of[i]] = Some(st);
     }
     let stages: Vec<Stage> = built.into_iter().flatten().collect();
-    let wl = Workload { partitions, stages };
+    let wl = Workload {
+        job_name,
+        partitions,
+        stages,
+    };
     check_live_holds(&wl, hw, &order, loc)?;
     Ok(wl)
 }

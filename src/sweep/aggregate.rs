@@ -11,9 +11,11 @@ use super::runner::PointRun;
 use super::table::{Row, Stat, SweepTable};
 use crate::analysis::interval::summarize;
 use crate::analysis::keys;
+use crate::analysis::throughput::JobName;
 
 /// Metrics listed first in the CSV, when present; the rest follow in report order.
-const HEADLINE: [&str; 4] = [
+const HEADLINE: [&str; 5] = [
+    keys::JOBS_PER_DAY,
     keys::JOBS_PER_HOUR,
     keys::SECONDS_PER_JOB,
     keys::JOBS_COMPLETED,
@@ -22,9 +24,10 @@ const HEADLINE: [&str; 4] = [
 
 /// Leaves that are not metrics of the simulated system: wall-clock times measure the
 /// host running the simulator (they differ between identical runs, and the table must
-/// not), and `seed` is an input (sweep.json lists the seeds).
+/// not), `seed` is an input (sweep.json lists the seeds), and the `throughput` object
+/// repeats `seconds_per_job` and `jobs_per_day` as one run's answer.
 pub fn is_excluded(key: &str) -> bool {
-    key == "wall_s" || key.ends_with(".wall_s") || key == "seed"
+    key == "wall_s" || key.ends_with(".wall_s") || key == "seed" || key.starts_with("throughput.")
 }
 
 /// Numeric leaves of a JSON value as (dotted path, value); array items are indexed
@@ -162,8 +165,13 @@ pub fn aggregate(scenario: &str, keys: &[String], runs: &[PointRun]) -> SweepTab
             }
         })
         .collect();
+    let job_name = (runs.iter().flat_map(|p| &p.reports))
+        .find_map(|r| r.json.get(keys::JOB_NAME)?.as_str())
+        .map(JobName::new)
+        .unwrap_or_default();
     SweepTable {
         scenario: scenario.to_string(),
+        job_name,
         params: keys.to_vec(),
         metrics,
         rows,
@@ -209,6 +217,7 @@ mod tests {
     fn wall_clock_and_seed_are_excluded() {
         assert!(is_excluded("engine.wall_s"));
         assert!(is_excluded("seed"));
+        assert!(is_excluded("throughput.jobs_per_day.mean"));
         assert!(!is_excluded("sim_time_s"));
     }
 }

@@ -1,4 +1,6 @@
-//! sweep.csv: one row per point. Columns: `scenario`, one column per swept key, `seeds`,
+//! sweep.csv: one row per point. Columns: `scenario`, `job_name` (what a job is called;
+//! files written before it lack the column and read as "job"), one column per swept
+//! key, `seeds`,
 //! `stalled` (how many seeds stalled), then `<metric>_mean` and `<metric>_ci95` for every metric, then `bottleneck`. The
 //! columns between `scenario` and `seeds` are the swept keys, so the file alone is
 //! enough to redraw every plot (`bwsim plot sweep.csv`).
@@ -7,13 +9,15 @@ use std::fmt::{Display, Write as _};
 
 use super::table::{Row, Stat, SweepTable};
 use super::value::ParamValue;
+use crate::analysis::keys::JOB_NAME;
+use crate::analysis::throughput::JobName;
 use crate::input_file::InputError;
 
 /// Writes the table as CSV text. Numbers use Rust's shortest round-trip form, so the
 /// bytes are a pure function of the values; a missing value is an empty cell.
 pub fn to_csv(t: &SweepTable) -> String {
     let mut out = String::new();
-    let mut header = vec!["scenario".to_string()];
+    let mut header = vec!["scenario".to_string(), JOB_NAME.to_string()];
     header.extend(t.params.iter().cloned());
     header.push("seeds".into());
     header.push("stalled".into());
@@ -24,7 +28,7 @@ pub fn to_csv(t: &SweepTable) -> String {
     header.push("bottleneck".into());
     write_record(&mut out, &header);
     for row in &t.rows {
-        let mut rec = vec![t.scenario.clone()];
+        let mut rec = vec![t.scenario.clone(), t.job_name.singular().to_string()];
         rec.extend(row.values.iter().map(|v| v.to_string()));
         rec.push(row.seeds.to_string());
         rec.push(row.stalled.to_string());
@@ -124,7 +128,13 @@ pub fn from_csv(text: &str) -> Result<SweepTable, InputError> {
             "line 1: the last column must be 'bottleneck'",
         ));
     }
-    let params: Vec<String> = header[1..seeds_col].to_vec();
+    // `job_name` was added later; sweeps written before it have none ("job").
+    let first_param = if header.get(1).map(String::as_str) == Some(JOB_NAME) {
+        2
+    } else {
+        1
+    };
+    let params: Vec<String> = header[first_param.min(seeds_col)..seeds_col].to_vec();
     // `stalled` was added later; sweeps written before it have none (and no stalls known).
     let stalled_col =
         (header.get(seeds_col + 1).map(String::as_str) == Some("stalled")).then_some(seeds_col + 1);
@@ -149,6 +159,7 @@ pub fn from_csv(text: &str) -> Result<SweepTable, InputError> {
         metrics.push(m.to_string());
     }
     let mut scenario = String::new();
+    let mut job_name = JobName::default();
     let mut rows = Vec::new();
     for (i, rec) in body.iter().enumerate() {
         let line = i + 2;
@@ -163,7 +174,10 @@ pub fn from_csv(text: &str) -> Result<SweepTable, InputError> {
             )));
         }
         scenario = rec[0].clone();
-        let values = rec[1..seeds_col]
+        if first_param == 2 {
+            job_name = JobName::new(rec[1].clone());
+        }
+        let values = rec[first_param.min(seeds_col)..seeds_col]
             .iter()
             .zip(&params)
             .map(|(v, p)| {
@@ -212,6 +226,7 @@ pub fn from_csv(text: &str) -> Result<SweepTable, InputError> {
     }
     Ok(SweepTable {
         scenario,
+        job_name,
         params,
         metrics,
         rows,
@@ -242,6 +257,7 @@ mod tests {
     fn table() -> SweepTable {
         SweepTable {
             scenario: "demo, \"quoted\"".into(),
+            job_name: JobName::new("proof"),
             params: vec!["arrivals.concurrency".into(), "params.pinned".into()],
             metrics: vec!["jobs_per_hour".into(), "stages.synth.inflation".into()],
             rows: vec![
@@ -284,12 +300,12 @@ mod tests {
         let header = csv.lines().next().unwrap();
         assert_eq!(
             header,
-            "scenario,arrivals.concurrency,params.pinned,seeds,stalled,jobs_per_hour_mean,jobs_per_hour_ci95,\
+            "scenario,job_name,arrivals.concurrency,params.pinned,seeds,stalled,jobs_per_hour_mean,jobs_per_hour_ci95,\
              stages.synth.inflation_mean,stages.synth.inflation_ci95,bottleneck"
         );
         assert_eq!(
             csv.lines().nth(1).unwrap(),
-            "\"demo, \"\"quoted\"\"\",1,true,3,1,100.5,2.25,1,,gpu0"
+            "\"demo, \"\"quoted\"\"\",proof,1,true,3,1,100.5,2.25,1,,gpu0"
         );
     }
 
@@ -305,6 +321,9 @@ mod tests {
         let t = from_csv("scenario,x,seeds,m_mean,m_ci95,bottleneck\ns,1,3,2.5,,dram\n").unwrap();
         assert_eq!((t.rows[0].seeds, t.rows[0].stalled), (3, 0));
         assert_eq!(t.metrics, ["m"]);
+        // Nor a job_name column: its jobs are "job"s and its first swept key is x.
+        assert_eq!(t.job_name, JobName::default());
+        assert_eq!(t.params, ["x"]);
     }
 
     #[test]

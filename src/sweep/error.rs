@@ -17,7 +17,7 @@ use super::spec_error::SpecError;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SweepError {
-    /// A flag out of range (`--seeds 0`) or no `--param`.
+    /// A flag out of range (`--replications 0`) or no `--param`.
     #[error(transparent)]
     Input(#[from] InputError),
     /// A bad `--param` SPEC or grid.

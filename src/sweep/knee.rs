@@ -11,6 +11,8 @@ use serde_json::{Value, json};
 
 use super::table::SweepTable;
 use super::value::is_top_of_range;
+use crate::analysis::interval::half_width_text;
+use crate::analysis::throughput::significant;
 
 /// The practical tolerance: a setting within 2% of the best throughput is as good.
 pub const KNEE_TOLERANCE: f64 = 0.02;
@@ -19,8 +21,9 @@ pub const KNEE_TOLERANCE: f64 = 0.02;
 /// sweeps and charts warn.
 pub const FEW_SEEDS: usize = 3;
 
-/// The metric the knee is found on.
-pub const THROUGHPUT: &str = "jobs_per_hour";
+/// The metric the knee is found on (read through [`SweepTable::per_day`], so a sweep.csv
+/// from before it existed gives 24 x `jobs_per_hour`).
+pub const THROUGHPUT: &str = "jobs_per_day";
 
 /// One point of a throughput curve.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -99,12 +102,12 @@ pub struct Knee {
     pub row: usize,
     /// Row of the best throughput.
     pub best_row: usize,
-    /// Throughput at the knee, jobs/hour.
-    pub jobs_per_hour: f64,
-    /// Best throughput, jobs/hour.
-    pub best_jobs_per_hour: f64,
-    /// How far below the best the knee may lie, jobs/hour (see [`KneeFit::margin`]).
-    pub margin_jobs_per_hour: f64,
+    /// Throughput at the knee, jobs/day.
+    pub jobs_per_day: f64,
+    /// Best throughput, jobs/day.
+    pub best_jobs_per_day: f64,
+    /// How far below the best the knee may lie, jobs/day (see [`KneeFit::margin`]).
+    pub margin_jobs_per_day: f64,
     /// The margin is the 95% interval (not the tolerance).
     pub by_interval: bool,
     /// The fewest seeds behind any point of the series.
@@ -123,11 +126,11 @@ pub fn find_knees(table: &SweepTable, tol: f64) -> Vec<Knee> {
         .into_iter()
         .filter_map(|s| {
             let rows: Vec<usize> = (s.rows.iter().copied())
-                .filter(|&r| table.stat(r, THROUGHPUT).is_some())
+                .filter(|&r| table.per_day(r).is_some())
                 .collect();
             let pts: Vec<CurvePoint> = (rows.iter())
                 .map(|&r| {
-                    let st = table.stat(r, THROUGHPUT).expect("filtered on it");
+                    let st = table.per_day(r).expect("filtered on it");
                     CurvePoint {
                         x: table.x(r),
                         mean: st.mean,
@@ -144,9 +147,9 @@ pub fn find_knees(table: &SweepTable, tol: f64) -> Vec<Knee> {
                 series: s.label,
                 row: rows[fit.knee],
                 best_row: rows[fit.best],
-                jobs_per_hour: pts[fit.knee].mean,
-                best_jobs_per_hour: pts[fit.best].mean,
-                margin_jobs_per_hour: fit.margin,
+                jobs_per_day: pts[fit.knee].mean,
+                best_jobs_per_day: pts[fit.best].mean,
+                margin_jobs_per_day: fit.margin,
                 by_interval: fit.by_interval,
                 seeds: s
                     .rows
@@ -160,12 +163,14 @@ pub fn find_knees(table: &SweepTable, tol: f64) -> Vec<Knee> {
         .collect()
 }
 
-/// One line for the terminal, e.g. `knee: params.synthesis_concurrency = 12 (1180.0
-/// jobs/h; best 1200.0 at 20; within 35.0 jobs/h of it, the 95% interval of the
-/// difference)`, then what to distrust: one seed, a knee at the top of the range.
+/// One line for the terminal, e.g. `knee: params.synthesis_concurrency = 13: 40.7 ± 0.4
+/// s/proof   2124 ± 20 proofs/day (best 2127 at 14; within 31 proofs/day of it, the 95%
+/// interval of the difference)`, then what to distrust: one seed, a knee at the top of
+/// the range.
 pub fn describe(table: &SweepTable, k: &Knee, tol: f64) -> String {
     let v = &table.rows[k.row].values[0];
     let bv = &table.rows[k.best_row].values[0];
+    let unit = table.job_name.per_day();
     let series = k
         .series
         .as_ref()
@@ -175,8 +180,8 @@ pub fn describe(table: &SweepTable, k: &Knee, tol: f64) -> String {
         format!("within {}% of it; one seed, so no interval", tol * 100.0)
     } else if k.by_interval {
         format!(
-            "within {:.1} jobs/h of it, the 95% interval of the difference",
-            k.margin_jobs_per_hour
+            "within {} {unit} of it, the 95% interval of the difference",
+            half_width_text(k.margin_jobs_per_day)
         )
     } else {
         format!(
@@ -189,11 +194,17 @@ pub fn describe(table: &SweepTable, k: &Knee, tol: f64) -> String {
     } else {
         ""
     };
+    let at_knee = match table.throughput(k.row) {
+        Some(t) => t.line(),
+        None => format!("{} {unit}", significant(k.jobs_per_day)),
+    };
+    let best = match table.throughput(k.best_row) {
+        Some(t) => t.per_day_cell(),
+        None => significant(k.best_jobs_per_day),
+    };
     format!(
-        "knee{series}: {} = {v} ({:.1} jobs/h; best {:.1} at {bv}; {why}){edge}",
+        "knee{series}: {} = {v}: {at_knee} (best {best} at {bv}; {why}){edge}",
         table.x_key(),
-        k.jobs_per_hour,
-        k.best_jobs_per_hour,
     )
 }
 
@@ -203,11 +214,12 @@ pub fn few_seeds_warning(table: &SweepTable) -> Option<String> {
     (seeds < FEW_SEEDS).then(|| match seeds {
         0 | 1 => format!(
             "1 seed per point: no confidence intervals, the knee rests on the {}% tolerance \
-             alone; use --seeds {FEW_SEEDS} or more",
+             alone; use --replications {FEW_SEEDS} or more",
             KNEE_TOLERANCE * 100.0
         ),
         n => format!(
-            "{n} seeds per point: the 95% intervals are wide; use --seeds {FEW_SEEDS} or more"
+            "{n} seeds per point: the 95% intervals are wide; use --replications {FEW_SEEDS} or \
+             more"
         ),
     })
 }
@@ -218,10 +230,11 @@ pub fn to_json(table: &SweepTable, k: &Knee, tol: f64) -> Value {
         "param": table.x_key(),
         "series": k.series,
         "value": table.rows[k.row].values[0].to_json(),
-        "jobs_per_hour": k.jobs_per_hour,
+        "jobs_per_day": k.jobs_per_day,
+        "throughput": table.throughput(k.row).map(|t| t.to_json()),
         "best_value": table.rows[k.best_row].values[0].to_json(),
-        "best_jobs_per_hour": k.best_jobs_per_hour,
-        "margin_jobs_per_hour": k.margin_jobs_per_hour,
+        "best_jobs_per_day": k.best_jobs_per_day,
+        "margin_jobs_per_day": k.margin_jobs_per_day,
         "margin_from": if k.by_interval { "interval" } else { "tolerance" },
         "tolerance": tol,
         "seeds": k.seeds,
@@ -303,6 +316,7 @@ mod tests {
     fn table(points: &[(i64, f64, Option<f64>)], seeds: usize) -> SweepTable {
         SweepTable {
             scenario: "t".into(),
+            job_name: Default::default(),
             params: vec!["params.c".into()],
             metrics: vec![THROUGHPUT.into()],
             rows: (points.iter())

@@ -5,8 +5,10 @@
 //! The steps are separate, as in hyperfine: parse ([`spec`], [`range`]) -> expand
 //! ([`grid`], [`seeds`]) -> run ([`runner`], [`progress`]) -> aggregate ([`aggregate`]
 //! with [`crate::analysis::interval`], [`knee`]) -> export ([`csv`], [`json`]).
-//! [`session`] strings the steps together; output folders and plots are the
-//! `bwsim sweep` command's business.
+//! [`session`] strings the steps together. [`folder`] keeps a sweep's output folder whole
+//! or absent: a [`manifest`], a [`journal`] of finished points that a resume reads back,
+//! and for a `--shard` sweep a [`shard`] file that [`merge`] joins with the others'. Plots
+//! and printing are the `bwsim sweep` command's business.
 //!
 //! ```
 //! use bwsim::sweep::{Grid, parse_param};
@@ -26,9 +28,14 @@
 pub mod aggregate;
 pub mod csv;
 pub mod error;
+pub mod folder;
 pub mod grid;
+pub mod journal;
 pub mod json;
 pub mod knee;
+pub mod manifest;
+pub mod merge;
+pub mod no_effect;
 pub mod progress;
 pub mod range;
 pub mod runner;
@@ -43,8 +50,10 @@ pub mod table;
 pub mod value;
 
 pub use error::SweepError;
+pub use folder::{RanSweep, SweepFolder, SweepOutcome};
 pub use grid::{Grid, Point};
 pub use knee::{KNEE_TOLERANCE, Knee, find_knees, knee_index};
+pub use manifest::{MANIFEST, Manifest};
 pub use progress::{Progress, ProgressMode};
 pub use runner::{PointRun, PointSink, RunFn, RunOptions, run_sweep};
 pub use scenario_sim::ScenarioSimulator;

@@ -32,7 +32,7 @@ pub const MAX_JOBS: usize = 1024;
 /// How to run a sweep.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
-    /// Replicates per point (`--seeds`).
+    /// Replicates per point (`--replications`).
     pub seeds: usize,
     /// The scenario's own seed, from which per-point seeds are derived.
     pub base_seed: u64,
@@ -82,7 +82,7 @@ pub fn run_points(
     sink: &PointSink,
 ) -> Result<Vec<PointRun>> {
     if opts.seeds < 1 {
-        return Err(InputError::new("--seeds must be at least 1").into());
+        return Err(InputError::new("--replications must be at least 1").into());
     }
     if opts.jobs < 1 {
         return Err(InputError::new("--jobs must be at least 1").into());

@@ -13,7 +13,7 @@ use super::json::{self, SweepMeta};
 use super::progress::{Progress, ProgressMode};
 use super::runner::{PointRun, PointSink, RunOptions, run_points};
 use super::seed_report::SeedReport;
-use super::shard::ShardSpec;
+use super::shard::{MAX_SHARDS, ShardSpec};
 use super::spec::parse_param;
 use super::table::SweepTable;
 use crate::analysis::report::Report;
@@ -27,7 +27,7 @@ pub struct SweepArgs {
     pub scenario: PathBuf,
     /// `--param KEY=SPEC`, in order (the first is the plots' x axis).
     pub params: Vec<String>,
-    /// `--seeds N`: replicates per point (default 3).
+    /// `--replications N`: replicates per point (default 3).
     pub seeds: usize,
     /// `--jobs N`: worker threads (default: all cores).
     pub jobs: Option<usize>,
@@ -110,12 +110,11 @@ pub fn plan(args: &SweepArgs, sim: &dyn Simulator) -> Result<SweepPlan> {
     let grid = Grid::new(params)?;
     grid.check_runs(args.seeds)?;
     if let Some(shard) = args.shard
-        && shard.count > grid.len()
+        && shard.count > MAX_SHARDS
     {
         return Err(InputError::new(format!(
-            "the grid has {} points, so N of --shard I/N is at most {} (every shard runs at \
-             least one point)",
-            grid.len(),
+            "at most {MAX_SHARDS} shards (as many as the largest grid has points); shards \
+             past the grid's {} points run none and write an empty shard.json",
             grid.len()
         ))
         .key(format!("--shard {shard}"))

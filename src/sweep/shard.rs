@@ -5,9 +5,12 @@
 //!
 //! Point `k` of the grid belongs to shard `k mod N` (round robin, so every shard gets a
 //! share of the cheap and the expensive points). Seeds are those of the full grid, so a
-//! point's results do not depend on how the grid was cut.
+//! point's results do not depend on how the grid was cut. N may exceed the grid's points
+//! (a cluster job sized once for many grids): the shards past them run no point and
+//! write a valid, empty shard file, which the merge takes like any other.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -16,9 +19,15 @@ use super::grid::{Grid, Point};
 use super::seeds::point_seeds;
 use super::spec_error::SpecError;
 use crate::input_file::InputError;
+use crate::output::{OutputError, write_atomic};
 
 /// The file a shard writes into its output folder.
 pub const SHARD_FILE: &str = "shard.json";
+
+/// The most shards a sweep may be cut into: as many as the largest grid has points
+/// ([`super::grid::MAX_POINTS`]). A bound, so that a shard count read from a file sizes
+/// nothing and names a merge that can be given.
+pub const MAX_SHARDS: usize = super::grid::MAX_POINTS as usize;
 
 /// What a shard file says it is (checked on merge).
 pub const SHARD_FORMAT: &str = "bwsim-sweep-shard/1";
@@ -129,6 +138,34 @@ pub struct ShardFile {
     pub points: Vec<ShardPoint>,
 }
 
+impl ShardFile {
+    /// Writes it as `shard.json` (one line of JSON) into `dir`; the file's path.
+    pub fn write_into(&self, dir: &Path) -> Result<PathBuf, OutputError> {
+        let path = dir.join(SHARD_FILE);
+        let text = serde_json::to_string(self).expect("a shard file serializes");
+        write_atomic(&path, format!("{text}\n").as_bytes())?;
+        Ok(path)
+    }
+
+    /// Reads the `shard.json` of a folder written by `bwsim sweep --shard I/N`.
+    pub fn read_from(dir: &Path) -> Result<ShardFile, InputError> {
+        let path = dir.join(SHARD_FILE);
+        let text = crate::input_file::read_text(&path, crate::input_file::MAX_JSON_BYTES).map_err(
+            |e| {
+                merge_error(format!("cannot read ({e})"))
+                    .file(&path)
+                    .allowed("give the folders written by `bwsim sweep --shard I/N`")
+            },
+        )?;
+        serde_json::from_str(&text).map_err(|e| {
+            merge_error(format!(
+                "not a shard file written by `bwsim sweep --shard`: {e}"
+            ))
+            .file(&path)
+        })
+    }
+}
+
 /// Shards that cannot be merged: the user's input.
 pub fn merge_error(problem: impl Into<String>) -> InputError {
     InputError::new(problem).action("sweep merge")
@@ -158,15 +195,13 @@ pub fn merge(
             )));
         }
     }
-    // N comes from a file: bounded by the grid before anything is sized by it, and only
-    // the shards given are stored (never one slot per possible shard).
+    // N comes from a file: bounded before anything is sized by it, and only the shards
+    // given are stored (never one slot per possible shard).
     let count = first.sweep.shards;
-    if count == 0 || count > grid.len() {
+    if count == 0 || count > MAX_SHARDS {
         return Err(merge_error(format!(
-            "{}: a sweep of {count} shards over {} points; N of --shard I/N is between 1 \
-             and the number of points",
+            "{}: a sweep of {count} shards; N of --shard I/N is between 1 and {MAX_SHARDS}",
             names[0],
-            grid.len()
         )));
     }
     let mut seen_shard: BTreeMap<usize, &str> = BTreeMap::new();
@@ -347,7 +382,10 @@ fn identity_difference(a: &SweepIdentity, b: &SweepIdentity) -> String {
     } else if a.base_seed != b.base_seed {
         format!("base seed {} vs {}", a.base_seed, b.base_seed)
     } else if a.seeds_per_point != b.seeds_per_point {
-        format!("--seeds {} vs {}", a.seeds_per_point, b.seeds_per_point)
+        format!(
+            "--replications {} vs {}",
+            a.seeds_per_point, b.seeds_per_point
+        )
     } else {
         format!("N of --shard I/N: {} vs {}", a.shards, b.shards)
     }
@@ -449,7 +487,7 @@ mod tests {
         assert!(err(&other).contains("differ in content"));
         let mut other = all.clone();
         other[2].sweep.seeds_per_point = 3;
-        assert!(err(&other).contains("--seeds 2 vs 3"));
+        assert!(err(&other).contains("--replications 2 vs 3"));
         let mut cut = all.clone();
         cut[0].points.pop();
         assert!(err(&cut).contains("1 of 15 points are missing"));
@@ -459,5 +497,24 @@ mod tests {
         let mut fmt = all;
         fmt[0].format = "nope".into();
         assert!(err(&fmt).contains("expected 'bwsim-sweep-shard/1'"));
+    }
+
+    #[test]
+    fn more_shards_than_points_merge_with_their_empty_slices() {
+        let g = grid();
+        let all: Vec<ShardFile> = (0..20).map(|i| shard(i, 20, &g)).collect();
+        assert!(all[15..].iter().all(|s| s.points.is_empty()));
+        let merged = merge(&all, &names(20), &g).unwrap();
+        let order: Vec<Value> = merged.iter().map(|r| r[0].clone()).collect();
+        assert_eq!(order, (0..15).map(Value::from).collect::<Vec<_>>());
+        // An empty shard is still a shard the merge needs.
+        let e = merge(&all[..19], &names(19), &g).unwrap_err().to_string();
+        assert!(e.contains("shard(s) 19/20 of 20 not given"), "{e}");
+        // A count no sweep can have is refused before anything is sized by it.
+        let mut huge = shard(0, 3, &g);
+        huge.sweep.shards = MAX_SHARDS + 1;
+        huge.shard.count = MAX_SHARDS + 1;
+        let e = merge(&[huge], &names(1), &g).unwrap_err().to_string();
+        assert!(e.contains("between 1 and 100000"), "{e}");
     }
 }

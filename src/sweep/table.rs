@@ -2,7 +2,12 @@
 //! live sweep and `bwsim plot sweep.csv` build this table, so plots drawn either way
 //! are the same.
 
+use std::collections::HashMap;
+
 use super::value::ParamValue;
+use crate::analysis::interval::Summary;
+use crate::analysis::keys;
+use crate::analysis::throughput::{JobName, Throughput};
 
 /// Mean and 95% CI half-width of one metric at one point.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -34,6 +39,8 @@ pub struct Row {
 pub struct SweepTable {
     /// Scenario name (plot titles, output folder).
     pub scenario: String,
+    /// What one job is called (`workload.job_name`), for units and axis titles.
+    pub job_name: JobName,
     /// Swept keys; the first is the x axis, the others split series.
     pub params: Vec<String>,
     /// Metric names: dotted paths of numeric leaves of the run report.
@@ -64,6 +71,33 @@ impl SweepTable {
             .filter(|s| s.mean.is_finite())
     }
 
+    /// Jobs per day at a row: the `jobs_per_day` metric, or 24 x `jobs_per_hour` in a
+    /// sweep.csv written before it existed.
+    pub fn per_day(&self, row: usize) -> Option<Stat> {
+        self.stat(row, keys::JOBS_PER_DAY).or_else(|| {
+            let h = self.stat(row, keys::JOBS_PER_HOUR)?;
+            Some(Stat {
+                mean: h.mean * 24.0,
+                ci95: h.ci95.map(|c| c * 24.0),
+            })
+        })
+    }
+
+    /// The throughput at a row as every report says it (None when nothing finished).
+    pub fn throughput(&self, row: usize) -> Option<Throughput> {
+        let n = self.rows[row].seeds;
+        let summary = |s: Stat| Summary {
+            n,
+            mean: s.mean,
+            ci95: s.ci95,
+        };
+        Some(Throughput {
+            seconds_per_job: summary(self.stat(row, keys::SECONDS_PER_JOB)?),
+            jobs_per_day: summary(self.per_day(row)?),
+            job: self.job_name.clone(),
+        })
+    }
+
     /// The x value (first parameter) of a row; 0 for a sweep without parameters.
     pub fn x(&self, row: usize) -> f64 {
         self.rows[row]
@@ -79,11 +113,14 @@ impl SweepTable {
 
     /// Groups rows into series by the values of the second and later parameters.
     pub fn series(&self) -> Vec<Series> {
-        let mut out: Vec<(Vec<String>, Series)> = Vec::new();
+        // Series in order of first appearance, found by key (not by a scan of every
+        // series: a grid of thousands of series).
+        let mut series: Vec<Series> = Vec::new();
+        let mut index: HashMap<Vec<String>, usize> = HashMap::new();
         for (i, row) in self.rows.iter().enumerate() {
             let key: Vec<String> = row.values.iter().skip(1).map(|v| v.to_string()).collect();
-            match out.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, s)) => s.rows.push(i),
+            match index.get(&key) {
+                Some(&k) => series[k].rows.push(i),
                 None => {
                     let label = (!key.is_empty()).then(|| {
                         self.params[1..]
@@ -93,17 +130,14 @@ impl SweepTable {
                             .collect::<Vec<_>>()
                             .join(", ")
                     });
-                    out.push((
-                        key,
-                        Series {
-                            label,
-                            rows: vec![i],
-                        },
-                    ));
+                    index.insert(key, series.len());
+                    series.push(Series {
+                        label,
+                        rows: vec![i],
+                    });
                 }
             }
         }
-        let mut series: Vec<Series> = out.into_iter().map(|(_, s)| s).collect();
         for s in &mut series {
             s.rows.sort_by(|&a, &b| self.x(a).total_cmp(&self.x(b)));
         }

@@ -7,17 +7,17 @@
 //! VRAM in GiB, cores, locks: in use and waiting) as a counter ("C") track. Open it
 //! in ui.perfetto.dev or chrome://tracing.
 
+use std::collections::BTreeMap;
+use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use serde_json::{Value, json};
-
-use std::collections::BTreeMap;
 
 use super::lanes::{LaneKind, assign_lanes};
 use super::recorder::TraceRecorder;
 use crate::engine::observer::RateKind;
 use crate::model::HoldResource;
-use crate::output::{OutputError, write_atomic};
+use crate::output::{OutputError, write_atomic_with};
 use crate::time::SimTime;
 
 const PID: u64 = 1;
@@ -44,10 +44,62 @@ fn hold_unit(r: HoldResource) -> (&'static str, f64) {
     }
 }
 
-/// Builds the trace document.
+/// Writes a trace's JSON as its events are made, so that a run of many jobs never holds
+/// them all as JSON values (a burst of 20,000 jobs took 3.6 GB that way). The first
+/// write error is kept and returned by [`Emitter::finish`].
+struct Emitter<W: Write> {
+    out: W,
+    first: bool,
+    error: Option<io::Error>,
+}
+
+impl<W: Write> Emitter<W> {
+    fn new(mut out: W) -> Self {
+        let error = out.write_all(b"{\"traceEvents\":[").err();
+        Self {
+            out,
+            first: true,
+            error,
+        }
+    }
+
+    fn push(&mut self, event: Value) {
+        if self.error.is_some() {
+            return;
+        }
+        let comma: &[u8] = if self.first { b"" } else { b"," };
+        self.first = false;
+        self.error = (self.out.write_all(comma))
+            .and_then(|()| serde_json::to_writer(&mut self.out, &event).map_err(io::Error::from))
+            .err();
+    }
+
+    /// Closes the document (the keys after the events, as `json!` orders them).
+    fn finish(mut self, rec: &TraceRecorder) -> io::Result<()> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        let other = json!({"scenario": rec.scenario, "generator": "bwsim"});
+        write!(
+            self.out,
+            "],\"displayTimeUnit\":\"ms\",\"otherData\":{other}}}"
+        )?;
+        self.out.flush()
+    }
+}
+
+/// The trace document as one JSON value (tests read it so; the file is written by
+/// [`write_chrome_trace`] without holding it).
 pub fn chrome_trace(rec: &TraceRecorder) -> Value {
+    let mut bytes = Vec::new();
+    write_trace(rec, &mut bytes).expect("writing to memory");
+    serde_json::from_slice(&bytes).expect("bwsim writes valid JSON")
+}
+
+/// Writes the trace document to `out`, event by event.
+fn write_trace(rec: &TraceRecorder, out: impl Write) -> io::Result<()> {
     let layout = assign_lanes(rec);
-    let mut ev = Vec::new();
+    let mut ev = Emitter::new(out);
     ev.push(json!({"ph": "M", "pid": PID, "name": "process_name",
                    "args": {"name": format!("bwsim: {}", rec.scenario)}}));
     let marker_tid = layout.lanes.len() as u64 + 1;
@@ -111,7 +163,7 @@ pub fn chrome_trace(rec: &TraceRecorder) -> Value {
                        "ts": us(b.end)}),
         );
     }
-    ev.extend(flows(rec, &layout.lane_of));
+    flows(rec, &layout.lane_of, &mut ev);
     for m in &rec.markers {
         let mut args = json!({"job": m.job});
         if let Some(p) = m.scope.partition() {
@@ -163,17 +215,13 @@ pub fn chrome_trace(rec: &TraceRecorder) -> Value {
             );
         }
     }
-    json!({
-        "traceEvents": ev,
-        "displayTimeUnit": "ms",
-        "otherData": {"scenario": rec.scenario, "generator": "bwsim"},
-    })
+    ev.finish(rec)
 }
 
 /// Flow events linking a job's stages in start order: per partition, the job-level
 /// stages and that partition's own (a job without partitions: one flow of its stages).
 /// Each flow step binds to the stage slice it starts in.
-fn flows(rec: &TraceRecorder, lane_of: &[usize]) -> Vec<Value> {
+fn flows(rec: &TraceRecorder, lane_of: &[usize], ev: &mut Emitter<impl Write>) {
     // job -> (job-level instances, partition -> its instances)
     type Chains = (Vec<usize>, BTreeMap<u32, Vec<usize>>);
     let mut jobs: BTreeMap<u64, Chains> = BTreeMap::new();
@@ -184,7 +232,6 @@ fn flows(rec: &TraceRecorder, lane_of: &[usize]) -> Vec<Value> {
             None => entry.0.push(i),
         }
     }
-    let mut ev = Vec::new();
     let mut id = 0u64;
     for (job, (shared, parts)) in jobs {
         let chains: Vec<(Option<u32>, Vec<usize>)> = if parts.is_empty() {
@@ -221,11 +268,12 @@ fn flows(rec: &TraceRecorder, lane_of: &[usize]) -> Vec<Value> {
             }
         }
     }
-    ev
 }
 
 /// Writes the trace to `path` atomically.
 pub fn write_chrome_trace(rec: &TraceRecorder, path: &Path) -> Result<(), OutputError> {
-    // A `Value` always serialises (its map keys are strings); Display is the compact form.
-    write_atomic(path, chrome_trace(rec).to_string().as_bytes())
+    write_atomic_with(path, |tmp| {
+        let file = std::fs::File::create(tmp)?;
+        write_trace(rec, BufWriter::new(file))
+    })
 }

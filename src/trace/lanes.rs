@@ -4,6 +4,9 @@
 //! lane). Within a group, intervals are packed greedily onto the lowest free lane, so
 //! the group has as many lanes as it has peak concurrency.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use super::phases::{Bracket, brackets};
 use super::recorder::{StageKind, TraceRecorder};
 use crate::time::SimTime;
@@ -73,6 +76,38 @@ fn sort_key(g: GroupKey) -> (u8, usize, LaneKind) {
     }
 }
 
+/// Packs intervals, in start order, greedily onto the lowest free lane (one whose last
+/// interval ended by this one's start), telling `place` each interval's lane; returns
+/// the lanes used. Free lanes wait in a heap, so a group of many lanes (a burst of
+/// brackets waiting for a GPU) costs n log n, not n x lanes.
+fn pack(
+    intervals: impl Iterator<Item = (SimTime, SimTime)>,
+    mut place: impl FnMut(usize, usize),
+) -> usize {
+    let mut busy: BinaryHeap<Reverse<(SimTime, usize)>> = BinaryHeap::new();
+    let mut free: BinaryHeap<Reverse<usize>> = BinaryHeap::new();
+    let mut lanes = 0;
+    for (k, (start, end)) in intervals.enumerate() {
+        while let Some(&Reverse((e, lane))) = busy.peek() {
+            if e > start {
+                break;
+            }
+            busy.pop();
+            free.push(Reverse(lane));
+        }
+        let lane = match free.pop() {
+            Some(Reverse(lane)) => lane,
+            None => {
+                lanes += 1;
+                lanes - 1
+            }
+        };
+        busy.push(Reverse((end, lane)));
+        place(k, lane);
+    }
+    lanes
+}
+
 /// Assigns every stage instance and bracket of `rec` to a lane.
 pub fn assign_lanes(rec: &TraceRecorder) -> LaneLayout {
     let brackets = brackets(rec);
@@ -89,29 +124,21 @@ pub fn assign_lanes(rec: &TraceRecorder) -> LaneLayout {
         .map(|i| (stage_group(i), rec.stages[i].start, rec.stages[i].end))
         .collect();
     items.extend((brackets.iter()).map(|b| ((LaneKind::Bracket, b.gpu as usize), b.start, b.end)));
-    let mut groups: Vec<GroupKey> = items.iter().map(|it| it.0).collect();
-    groups.sort_unstable_by_key(|&g| sort_key(g));
-    groups.dedup();
+    // Every item once, by group (in display order), then start, end and index.
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_unstable_by_key(|&i| (sort_key(items[i].0), items[i].1, items[i].2, i));
 
     let mut lanes = Vec::new();
     let mut lane_of_item = vec![0; items.len()];
-    for g in groups {
-        let mut members: Vec<usize> = (0..items.len()).filter(|&i| items[i].0 == g).collect();
-        members.sort_by_key(|&i| (items[i].1, items[i].2, i));
-        let mut ends: Vec<SimTime> = Vec::new();
+    for members in order.chunk_by(|&a, &b| items[a].0 == items[b].0) {
+        let g = items[members[0]].0;
         let base = lanes.len();
-        for &i in &members {
-            let (_, start, end) = items[i];
-            let slot = match ends.iter().position(|&e| e <= start) {
-                Some(k) => k,
-                None => {
-                    ends.push(end);
-                    ends.len() - 1
-                }
-            };
-            ends[slot] = end;
-            lane_of_item[i] = base + slot;
-        }
+        let count = pack(
+            members.iter().map(|&i| (items[i].1, items[i].2)),
+            |k, slot| {
+                lane_of_item[members[k]] = base + slot;
+            },
+        );
         let group = match g {
             (LaneKind::Host, st) => rec
                 .stage_names
@@ -127,11 +154,11 @@ pub fn assign_lanes(rec: &TraceRecorder) -> LaneLayout {
                 format!("{} {what}", rec.gpu_name(gpu as u32))
             }
         };
-        for slot in 0..ends.len() {
+        for slot in 0..count {
             lanes.push(Lane {
                 group: group.clone(),
                 slot,
-                group_lanes: ends.len(),
+                group_lanes: count,
                 kind: g.0,
             });
         }
@@ -142,5 +169,57 @@ pub fn assign_lanes(rec: &TraceRecorder) -> LaneLayout {
         lane_of: lane_of_item,
         brackets,
         bracket_lane_of,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The greedy rule the heaps keep: the lowest lane whose last interval has ended,
+    /// found by scanning every lane.
+    fn by_scan(intervals: &[(SimTime, SimTime)]) -> Vec<usize> {
+        let mut ends: Vec<SimTime> = Vec::new();
+        let mut lanes = Vec::new();
+        for &(start, end) in intervals {
+            let lane = match ends.iter().position(|&e| e <= start) {
+                Some(k) => k,
+                None => {
+                    ends.push(SimTime::ZERO);
+                    ends.len() - 1
+                }
+            };
+            ends[lane] = end;
+            lanes.push(lane);
+        }
+        lanes
+    }
+
+    #[test]
+    fn heaps_pick_the_lanes_a_scan_of_every_lane_picks() {
+        let mut x: u64 = 7;
+        let mut next = |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        for case in 0..300 {
+            // Short and long, tied and zero-length intervals, in start order.
+            let n = 1 + case % 60;
+            let mut intervals: Vec<(SimTime, SimTime)> = (0..n)
+                .map(|_| {
+                    let start = next(20) * 1_000_000;
+                    let len = next(4) * next(15) * 1_000_000;
+                    (SimTime(start), SimTime(start + len))
+                })
+                .collect();
+            intervals.sort();
+            let mut lanes = vec![usize::MAX; n as usize];
+            let count = pack(intervals.iter().copied(), |k, lane| lanes[k] = lane);
+            let want = by_scan(&intervals);
+            assert_eq!(lanes, want, "{intervals:?}");
+            assert_eq!(count, want.iter().max().unwrap() + 1);
+        }
     }
 }

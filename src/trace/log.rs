@@ -8,8 +8,9 @@
 //! - `<PREFIX>: name=ms ...` (SupraSeal's `CUZK_TIMING:`), one line per partition and
 //!   instant at which timers stop, in whole milliseconds, with no job or offset: the
 //!   reader places it by its position in the file;
-//! - cuzk's `pipeline GPU worker started worker_id=W gpu=G sub_id=S` lines first, so the
-//!   log says how its workers map to GPUs;
+//! - cuzk's `pipeline GPU worker started worker_id=W gpu=G sub_id=S` lines first, for
+//!   every GPU of the host as cuzk prints them at start-up (an idle GPU included), so the
+//!   log says how its workers map to GPUs and how many GPUs share the work;
 //! - one event cuzk does not print, `TIMELINE,<offset_ms>,JOB_DONE,<job>,` when the job's
 //!   last stage ends, so that the log's window (which opens when the warm-up jobs have
 //!   completed, a job completing at its last record) is the run's. cuzk's own last
@@ -214,7 +215,8 @@ pub fn timeline_records(rec: &TraceRecorder) -> Vec<LogRecord> {
     let workers = assign_workers(rec, &name);
     let mut out = Vec::new();
     if !workers.slot.is_empty() {
-        let gpus = workers.gpu.values().copied().max().unwrap_or(0) + 1;
+        let used = workers.gpu.values().copied().max().unwrap_or(0) + 1;
+        let gpus = used.max(rec.gpu_names.len() as u32);
         for g in 0..gpus {
             for s in 0..workers.per_gpu {
                 out.push(LogRecord::WorkerStarted {

@@ -51,6 +51,9 @@ pub struct RateSample {
     pub usage: Vec<f64>,
     /// DRAM latency slowdown L(u)/L(0).
     pub latency_slowdown: f64,
+    /// DRAM's usable capacity, GB/s, when it loses efficiency per stream (None: the
+    /// nominal capacity is usable).
+    pub dram_usable_gbps: Option<f64>,
 }
 
 /// Use and queue of a holdable resource from `t` until its next sample.
@@ -255,11 +258,28 @@ impl Observer for TraceRecorder {
         {
             return;
         }
+        let dram_usable_gbps = self.samples.last().and_then(|s| s.dram_usable_gbps);
         self.samples.push(RateSample {
             t,
             usage: usage.to_vec(),
             latency_slowdown,
+            dram_usable_gbps,
         });
+    }
+
+    fn dram_usable(&mut self, t: SimTime, _streams: u32, usable_gbps: f64) {
+        let Some(last) = self.samples.last_mut() else {
+            return;
+        };
+        if last.t == t {
+            last.dram_usable_gbps = Some(usable_gbps);
+        } else if last.dram_usable_gbps != Some(usable_gbps) {
+            // The draw stayed the same but the stream count moved.
+            let mut next = last.clone();
+            next.t = t;
+            next.dram_usable_gbps = Some(usable_gbps);
+            self.samples.push(next);
+        }
     }
 
     fn hold_changed(&mut self, t: SimTime, resource: usize, in_use: u64, waiting: usize) {

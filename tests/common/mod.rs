@@ -47,6 +47,7 @@ pub fn model(hardware: Hardware, stages: Vec<Stage>, arrivals: Arrivals, seed: u
         seed,
         hardware,
         workload: Workload {
+            job_name: "job".into(),
             partitions: 1,
             stages,
         },

@@ -61,6 +61,7 @@ impl Report {
         let r = &mut o;
         put(r, k::SCENARIO, json!(self.scenario));
         put(r, k::SEED, json!(self.seed));
+        put(r, k::JOB_NAME, json!(self.job_name.singular()));
         put(r, k::JOBS_COMPLETED, json!(self.jobs_completed));
         put(r, k::JOBS_MEASURED, json!(self.jobs_measured));
         put(r, k::WARMUP_JOBS, json!(self.warmup_jobs));
@@ -68,12 +69,15 @@ impl Report {
         put(r, k::WINDOW_S, num(self.window_s));
         put(r, k::SECONDS_PER_JOB, num(self.seconds_per_job));
         put(r, k::JOBS_PER_HOUR, num(self.jobs_per_hour));
+        put(r, k::JOBS_PER_DAY, num(self.jobs_per_hour * 24.0));
         put(r, k::RESPONSE_MEAN_S, num(self.response_mean_s));
         put(r, k::RESPONSE_MAX_S, num(self.response_max_s));
         let ideal = self.ideal_seconds_per_job;
         put(r, k::IDEAL_SECONDS_PER_JOB, ideal.map_or(Value::Null, num));
         let ideal_jph = ideal.map_or(Value::Null, |s| num(3600.0 / s));
         put(r, k::IDEAL_JOBS_PER_HOUR, ideal_jph);
+        let ideal_jpd = ideal.map_or(Value::Null, |s| num(86_400.0 / s));
+        put(r, k::IDEAL_JOBS_PER_DAY, ideal_jpd);
         self.put_gpu(r);
         self.put_dram(r);
         put(r, k::STAGES, self.stages_json());
@@ -90,6 +94,7 @@ impl Report {
         put(r, k::LITTLE_LAMBDA_W, num(self.little_lambda_w));
         put(r, k::NOTES, json!(self.notes));
         self.put_replications(r);
+        put(r, k::THROUGHPUT, self.throughput().to_json());
         put(r, k::ENGINE_EVENTS, json!(self.engine_events));
         put(r, k::ENGINE_WALL_S, json!(self.engine_wall_s));
         Value::Object(o)
@@ -203,6 +208,16 @@ impl Report {
         let mean_gbps = self.dram_mean_utilization * self.dram_capacity_gbps;
         put(r, k::DRAM_MEAN_GBPS, num(mean_gbps));
         put(r, k::DRAM_PEAK_GBPS, num(self.dram_peak_gbps));
+        put(r, k::DRAM_USABLE_GBPS, num(self.dram_usable_gbps));
+        put(
+            r,
+            k::DRAM_USABLE_UTILIZATION,
+            num(self.dram_usable_utilization),
+        );
+        let streams = self.dram_mean_streams.map_or(Value::Null, num);
+        put(r, k::DRAM_MEAN_STREAMS, streams);
+        let loss = num(self.dram_efficiency_loss_per_stream);
+        put(r, k::DRAM_EFFICIENCY_LOSS_PER_STREAM, loss);
         let mean_slowdown = num(self.dram_mean_latency_slowdown);
         put(r, k::DRAM_MEAN_LATENCY_SLOWDOWN, mean_slowdown);
         let max_slowdown = num(self.dram_max_latency_slowdown);

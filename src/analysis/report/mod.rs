@@ -20,6 +20,7 @@ use super::bracket_measures::BracketSummary;
 use super::gap::{GapPart, GapTotals};
 use super::knob::Knobs;
 use super::run_stats::{RunStats, StageTotals};
+use super::throughput::{JobName, Throughput};
 use crate::engine::{RateKind, Stall};
 use crate::model::{ArrivalKind, Arrivals, HoldResource, Model, Stage};
 
@@ -81,6 +82,8 @@ pub struct Report {
     pub scenario: String,
     /// Seed used.
     pub seed: u64,
+    /// What one job is called (`workload.job_name`).
+    pub job_name: JobName,
     /// Jobs that finished (warm-up included).
     pub jobs_completed: u64,
     /// Jobs counted in statistics.
@@ -118,10 +121,19 @@ pub struct Report {
     pub gpu_breakdown: GapTotals,
     /// Mean length of each instrumentation span, seconds.
     pub spans_mean_s: BTreeMap<String, f64>,
-    /// DRAM capacity, GB/s.
+    /// DRAM capacity, GB/s: nominal, what one stream alone could draw.
     pub dram_capacity_gbps: f64,
-    /// Mean DRAM utilisation (0..1).
+    /// Mean DRAM utilisation (0..1) of the nominal capacity.
     pub dram_mean_utilization: f64,
+    /// DRAM's usable capacity, GB/s, time-averaged over the window: the nominal one less
+    /// what interleaving streams lose (`efficiency_loss_per_stream`).
+    pub dram_usable_gbps: f64,
+    /// Mean share of the usable capacity drawn (0..1).
+    pub dram_usable_utilization: f64,
+    /// Time-averaged streams drawing on DRAM, when it loses efficiency per stream.
+    pub dram_mean_streams: Option<f64>,
+    /// Capacity lost per stream beyond the first (0: none).
+    pub dram_efficiency_loss_per_stream: f64,
     /// Peak DRAM draw, GB/s.
     pub dram_peak_gbps: f64,
     /// Time-averaged L(u)/L(0).
@@ -179,6 +191,7 @@ impl Report {
         Report {
             scenario: model.name.clone(),
             seed: model.seed,
+            job_name: JobName::new(model.workload.job_name.clone()),
             jobs_completed: m.run.jobs_completed,
             jobs_measured: w.measured_jobs,
             warmup_jobs: model.arrivals.warmup_jobs,
@@ -208,6 +221,16 @@ impl Report {
                 .collect(),
             dram_capacity_gbps: model.hardware.dram.capacity_gbps,
             dram_mean_utilization: dram.map_or(0.0, |i| util[i]),
+            dram_usable_gbps: match m.dram.usable {
+                Some(u) if w.window_s > 0.0 => w.per_window(u.gbps_integral),
+                _ => model.hardware.dram.capacity_gbps,
+            },
+            dram_usable_utilization: match m.dram.usable {
+                Some(u) => w.per_window(u.share_integral),
+                None => dram.map_or(0.0, |i| util[i]),
+            },
+            dram_mean_streams: m.dram.usable.map(|u| w.per_window(u.streams_integral)),
+            dram_efficiency_loss_per_stream: model.hardware.dram.efficiency_loss_per_stream,
             dram_peak_gbps: m.dram_rate().map_or(0.0, |r| r.peak),
             dram_mean_latency_slowdown: if w.window_s > 0.0 {
                 m.dram.slowdown_integral / w.window_s
@@ -244,6 +267,29 @@ impl Report {
             engine_events: m.run.events,
             engine_wall_s: wall_s,
             replications: None,
+        }
+    }
+
+    /// The answer: seconds per job and jobs per day over the replications, with their
+    /// intervals (one run: without).
+    pub fn throughput(&self) -> Throughput {
+        match &self.replications {
+            Some(r) => Throughput::new(r.seconds_per_job, r.jobs_per_hour, self.job_name.clone()),
+            None => Throughput::single(self.seconds_per_job, self.job_name.clone()),
+        }
+    }
+
+    /// The contention-free counterpart, when computed: over the replications when there
+    /// are several.
+    pub fn ideal_throughput(&self) -> Option<Throughput> {
+        let job = self.job_name.clone();
+        match self
+            .replications
+            .as_ref()
+            .and_then(|r| r.ideal_seconds_per_job)
+        {
+            Some(s) => Some(Throughput::from_seconds_per_job(s, job)),
+            None => (self.ideal_seconds_per_job).map(|s| Throughput::single(s, job)),
         }
     }
 
@@ -319,6 +365,7 @@ impl Report {
         Report {
             scenario: scenario.into(),
             seed,
+            job_name: JobName::default(),
             jobs_completed: 0,
             jobs_measured: 0,
             warmup_jobs: 0,
@@ -338,6 +385,10 @@ impl Report {
             spans_mean_s: BTreeMap::new(),
             dram_capacity_gbps: 0.0,
             dram_mean_utilization: 0.0,
+            dram_usable_gbps: 0.0,
+            dram_usable_utilization: 0.0,
+            dram_mean_streams: None,
+            dram_efficiency_loss_per_stream: 0.0,
             dram_peak_gbps: 0.0,
             dram_mean_latency_slowdown: 1.0,
             dram_max_latency_slowdown: 1.0,
@@ -491,11 +542,14 @@ fn notes(model: &Model, m: &RunStats, holds: &[HoldStats]) -> Vec<String> {
                     h.name
                 )
             };
-            let per_job = h.wait_s / m.window.measured_jobs.max(1) as f64;
-            let digits = if per_job < 1.0 { 3 } else { 1 };
+            // The waits of stages that wait at once add up past the wall time, so their
+            // sum is said as what it is: stage-seconds, i.e. stages waiting on average.
+            let waiting = h.wait_s / m.window.window_s.max(f64::MIN_POSITIVE);
             notes.push(format!(
-                "{short}: stages waited {:.1} s for it, summed over every measured stage instance ({per_job:.digits$} s per measured job), so the requested concurrency is not reached",
-                h.wait_s
+                "{short}: {} stages waited for it on average over the window ({} stage-seconds of waiting in {} s), so the requested concurrency is not reached",
+                crate::analysis::throughput::significant(waiting),
+                crate::analysis::throughput::significant(h.wait_s),
+                crate::analysis::throughput::significant(m.window.window_s)
             ));
         }
     }

@@ -2,8 +2,9 @@
 
 use std::fmt::Write;
 
-use super::{Replications, Report};
+use super::Report;
 use crate::analysis::gap::GapPart;
+use crate::analysis::throughput::{cell, significant};
 
 fn pct(x: f64) -> String {
     format!("{:5.1}%", x * 100.0)
@@ -62,12 +63,14 @@ impl Report {
         for x in &k.what_ifs {
             // Below half a permille the change prints as 0, never as -0.0.
             let change = if x.gain.abs() < 5e-4 { 0.0 } else { -x.gain };
+            // One seed's run: 4 significant digits, no more than it can carry.
             let _ = writeln!(
                 w,
-                "             {:<15} {:>4}  {:>10.3} s/job {:>+6.1}%   share {:>4.0}%",
+                "             {:<15} {:>4}  {:>10} {} {:>+6.1}%   share {:>4.0}%",
                 x.resource.label(),
                 x.resource.step(),
-                x.seconds_per_job,
+                crate::analysis::throughput::significant(x.seconds_per_job),
+                self.job_name.seconds_per(),
                 change * 100.0,
                 k.share(x) * 100.0
             );
@@ -82,6 +85,51 @@ impl Report {
             );
         }
         let _ = writeln!(w, "knob         {}", k.verdict());
+    }
+
+    /// DRAM: what was drawn against what was usable at the run's stream count (the
+    /// nominal capacity less what interleaving streams lose), the nominal beside it, and
+    /// the loaded latency.
+    fn write_dram(&self, w: &mut String) {
+        if !self.dram_capacity_gbps.is_finite() {
+            let _ = writeln!(
+                w,
+                "DRAM         not modelled (the scenario declares no DRAM bandwidth)"
+            );
+            return;
+        }
+        let mean_gbps = self.dram_mean_utilization * self.dram_capacity_gbps;
+        let latency = format!(
+            "loaded latency x{:.2} mean / x{:.2} max (latency-bound work runs that much slower)",
+            self.dram_mean_latency_slowdown, self.dram_max_latency_slowdown
+        );
+        match self.dram_mean_streams {
+            Some(streams) => {
+                let _ = writeln!(
+                    w,
+                    "DRAM         mean {mean_gbps:.1} GB/s, {} of the {:.0} GB/s usable at {streams:.0} streams on average ({:.0} GB/s nominal, {:.1}% lost per extra stream)",
+                    pct(self.dram_usable_utilization).trim_start(),
+                    self.dram_usable_gbps,
+                    self.dram_capacity_gbps,
+                    self.dram_efficiency_loss_per_stream * 100.0
+                );
+                let _ = writeln!(
+                    w,
+                    "             peak {:.1} GB/s; {latency}",
+                    self.dram_peak_gbps
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    w,
+                    "DRAM         mean {mean_gbps:.1} GB/s, {} of {:.0} GB/s usable, peak {:.1} GB/s",
+                    pct(self.dram_mean_utilization).trim_start(),
+                    self.dram_capacity_gbps,
+                    self.dram_peak_gbps
+                );
+                let _ = writeln!(w, "             {latency}");
+            }
+        }
     }
 
     /// Renders the report for a terminal.
@@ -99,37 +147,38 @@ impl Report {
             self.window_s
         );
         let _ = writeln!(w);
-        if let Some(reps) = self
-            .replications
-            .as_ref()
-            .filter(|_| self.seconds_per_job.is_finite())
-        {
-            write_replicated_throughput(w, reps, self.seed);
-        } else if self.seconds_per_job.is_finite() {
-            let _ = writeln!(
-                w,
-                "throughput   {:.3} s/job   {:.1} jobs/hour   (mean response {:.3} s)",
-                self.seconds_per_job, self.jobs_per_hour, self.response_mean_s
-            );
-        } else {
+        if !self.seconds_per_job.is_finite() {
             let _ = writeln!(w, "throughput   unknown: no measured job finished");
-        }
-        let ideal_interval = (self.replications.as_ref())
-            .and_then(|r| r.ideal_seconds_per_job)
-            .filter(|i| i.mean.is_finite());
-        if let Some(ideal) = ideal_interval {
+        } else {
+            let response = match &self.replications {
+                Some(r) => cell(&r.response_mean_s),
+                None => significant(self.response_mean_s),
+            };
             let _ = writeln!(
                 w,
-                "ideal        {} s/job   {} jobs/day   (no DRAM/PCIe/pool contention)",
-                ideal.display(3),
-                jobs_per_day_of(ideal.mean)
+                "throughput   {}   (mean response {response} s)",
+                self.throughput().line()
             );
-        } else if let Some(ideal) = self.ideal_seconds_per_job.filter(|x| x.is_finite()) {
+            if let Some(reps) = &self.replications {
+                let last = reps.seeds.last().copied().unwrap_or(self.seed);
+                let _ = writeln!(
+                    w,
+                    "             mean ± 95% interval over {} replications (seeds {} to \
+                     {last}); the tables below are seed {}'s run",
+                    reps.count(),
+                    self.seed,
+                    self.seed
+                );
+            }
+        }
+        if let Some(ideal) = self
+            .ideal_throughput()
+            .filter(|t| t.seconds_per_job.mean.is_finite())
+        {
             let _ = writeln!(
                 w,
-                "ideal        {:.3} s/job   {:.1} jobs/hour   (no DRAM/PCIe/pool contention)",
-                ideal,
-                3600.0 / ideal
+                "ideal        {}   (no DRAM/PCIe/pool contention)",
+                ideal.line()
             );
         }
         let _ = writeln!(
@@ -148,22 +197,7 @@ impl Report {
         }
         self.write_bracket_sums(w);
         self.write_breakdown(w);
-        if self.dram_capacity_gbps.is_finite() {
-            let _ = writeln!(
-                w,
-                "DRAM         mean {} of {:.0} GB/s, peak {:.1} GB/s, latency x{:.2} mean / x{:.2} max",
-                pct(self.dram_mean_utilization),
-                self.dram_capacity_gbps,
-                self.dram_peak_gbps,
-                self.dram_mean_latency_slowdown,
-                self.dram_max_latency_slowdown
-            );
-        } else {
-            let _ = writeln!(
-                w,
-                "DRAM         not modelled (the scenario declares no DRAM bandwidth)"
-            );
-        }
+        self.write_dram(w);
         for r in self.pcie() {
             let _ = writeln!(
                 w,
@@ -231,31 +265,6 @@ impl Report {
         );
         o
     }
-}
-
-/// The throughput of several replications: mean ± 95% interval of seconds per job, jobs
-/// per day beside it, and which seed the rest of the report shows.
-fn write_replicated_throughput(w: &mut String, reps: &Replications, seed: u64) {
-    let per_day = reps.jobs_per_hour.scaled(24.0);
-    let _ = writeln!(
-        w,
-        "throughput   {} s/job   {} jobs/day   (mean response {} s)",
-        reps.seconds_per_job.display(3),
-        per_day.display(1),
-        reps.response_mean_s.display(3)
-    );
-    let last = reps.seeds.last().copied().unwrap_or(seed);
-    let _ = writeln!(
-        w,
-        "             mean ± 95% interval over {} replications (seeds {seed} to {last}); \
-         the tables below are seed {seed}'s run",
-        reps.count()
-    );
-}
-
-/// Jobs per day at `seconds_per_job`, to the job.
-fn jobs_per_day_of(seconds_per_job: f64) -> String {
-    format!("{:.0}", 86_400.0 / seconds_per_job)
 }
 
 /// The seed's reading of the markers, kept apart from the rest of the text report.

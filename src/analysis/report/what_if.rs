@@ -9,12 +9,16 @@ use serde_json::{Value, json};
 
 use super::Report;
 use crate::analysis::interval::{Summary, paired_difference, summarize};
+use crate::analysis::throughput::decimals_for;
 
 /// The baseline and the changed run, each over the same seeds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WhatIf {
     /// The changes, `KEY=VALUE` as given.
     pub changes: Vec<String>,
+    /// Why a change has no effect on this scenario, when the scenario layer knows (a key
+    /// another key overrides), one per such change.
+    pub no_effect: Vec<String>,
     /// The scenario without the changes.
     pub baseline: Report,
     /// The scenario with them.
@@ -30,6 +34,9 @@ pub struct Difference {
     pub jobs_per_day: Summary,
     /// The mean change in seconds per job, percent of the baseline's.
     pub seconds_per_job_pct: f64,
+    /// Every seed gave the changed run exactly the baseline's time: the change did not
+    /// reach anything the scenario simulates (no noise to speak of).
+    pub identical: bool,
 }
 
 impl Difference {
@@ -56,7 +63,9 @@ impl WhatIf {
         }
         let spj = |r: &Report| by_seed(r, |x| &x.seconds_per_job_by_seed, r.seconds_per_job);
         let jph = |r: &Report| by_seed(r, |x| &x.jobs_per_hour_by_seed, r.jobs_per_hour);
-        let seconds_per_job = paired_difference(&spj(&self.baseline), &spj(&self.changed))?;
+        let (base_spj, changed_spj) = (spj(&self.baseline), spj(&self.changed));
+        let identical = base_spj.iter().zip(&changed_spj).all(|(b, c)| b == c);
+        let seconds_per_job = paired_difference(&base_spj, &changed_spj)?;
         let jobs_per_day =
             paired_difference(&jph(&self.baseline), &jph(&self.changed))?.scaled(24.0);
         let base = summarize(&spj(&self.baseline))?.mean;
@@ -64,6 +73,7 @@ impl WhatIf {
             seconds_per_job,
             jobs_per_day,
             seconds_per_job_pct: 100.0 * seconds_per_job.mean / base,
+            identical,
         })
     }
 
@@ -82,25 +92,26 @@ impl WhatIf {
             self.baseline.seed.wrapping_add(seeds as u64 - 1)
         );
         for (label, r) in [("baseline", &self.baseline), ("changed", &self.changed)] {
-            let (spj, per_day) = throughput(r);
             let _ = writeln!(
                 w,
-                "{label:<12} {} s/job   {} jobs/day   bottleneck {}",
-                spj.display(3),
-                per_day.display(1),
+                "{label:<12} {}   bottleneck {}",
+                r.throughput().line(),
                 r.bottleneck.resource
             );
         }
+        let job = &self.baseline.job_name;
         match self.difference() {
             Some(d) => {
                 let _ = writeln!(
                     w,
-                    "difference   {} s/job ({:+.1}%)   {} jobs/day",
-                    d.seconds_per_job.display_signed(3),
+                    "difference   {} {} ({:+.1}%)   {} {}",
+                    signed_cell(&d.seconds_per_job),
+                    job.seconds_per(),
                     d.seconds_per_job_pct,
-                    d.jobs_per_day.display_signed(1)
+                    signed_cell(&d.jobs_per_day),
+                    job.per_day()
                 );
-                let _ = writeln!(w, "             {}", verdict(&d, seeds));
+                let _ = writeln!(w, "             {}", verdict(&d, seeds, &self.no_effect));
             }
             None => {
                 let _ = writeln!(w, "difference   unknown: the two runs used different seeds");
@@ -125,10 +136,12 @@ impl WhatIf {
                 "jobs_per_day": d.jobs_per_day.mean,
                 "jobs_per_day_ci95": ci(d.jobs_per_day),
                 "resolved": d.resolved(),
+                "identical": d.identical,
             })
         });
         json!({
             "changes": self.changes,
+            "no_effect": self.no_effect,
             "baseline": self.baseline.to_json(),
             "changed": self.changed.to_json(),
             "difference": difference,
@@ -136,23 +149,22 @@ impl WhatIf {
     }
 }
 
-/// Seconds per job and jobs per day of one side, with intervals when replicated.
-fn throughput(r: &Report) -> (Summary, Summary) {
-    match &r.replications {
-        Some(x) => (x.seconds_per_job, x.jobs_per_hour.scaled(24.0)),
-        None => {
-            let one = |mean| Summary {
-                n: 1,
-                mean,
-                ci95: None,
-            };
-            (one(r.seconds_per_job), one(r.jobs_per_hour * 24.0))
-        }
-    }
+/// A difference at the precision of its interval, with its sign.
+fn signed_cell(s: &Summary) -> String {
+    s.display_signed(decimals_for(s.mean))
 }
 
-/// Faster, slower, or not resolved (never a sign the replications do not settle).
-fn verdict(d: &Difference, seeds: usize) -> String {
+/// Faster, slower, not resolved (never a sign the replications do not settle), or
+/// identical on every seed: then the change has no effect, which is no noise.
+fn verdict(d: &Difference, seeds: usize, no_effect: &[String]) -> String {
+    if d.identical {
+        return match no_effect {
+            [] => "identical on every seed: the change has no effect here (it reaches nothing \
+                   this scenario simulates)"
+                .to_string(),
+            reasons => format!("identical on every seed: {}", reasons.join("; ")),
+        };
+    }
     if seeds < 2 {
         return "not resolved: one replication gives no interval; use --replications 2 or more"
             .into();

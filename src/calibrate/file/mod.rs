@@ -16,6 +16,8 @@ mod from_fit;
 mod read;
 mod render;
 mod tables;
+#[cfg(test)]
+mod written_keys_tests;
 
 pub use render::check_finite;
 pub use tables::{

@@ -46,14 +46,14 @@ mod tests {
         .unwrap()
     }
 
-    /// The host of a scenario that includes `text` as a calibration file beside it.
+    /// The host of a scenario run with `--calibration` on `text`.
     fn read_as_host(text: &str) -> Result<Hardware, ScenarioError> {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("cal.toml"), text).unwrap();
-        let scenario = "include = [\"cal.toml\"]\n\
-            [[workload.stages]]\nname = \"probe\"\nduration_s = 1\n\
+        let cal = dir.path().join("cal.toml");
+        std::fs::write(&cal, text).unwrap();
+        let scenario = "[[workload.stages]]\nname = \"probe\"\nduration_s = 1\n\
             [arrivals]\nkind = \"closed\"\nconcurrency = 1\njobs = 1\n";
-        crate::scenario::load_str(scenario, &dir.path().join("s.toml"), &[])
+        crate::scenario::load_str_with_calibration(scenario, &dir.path().join("s.toml"), &cal, &[])
             .map(|loaded| loaded.model.hardware)
     }
 

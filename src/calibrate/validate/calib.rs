@@ -1,5 +1,5 @@
-//! What validate knows about the host: the host model exactly as a scenario that
-//! includes the calibration file gets it (the scenario layer's reader, with the default
+//! What validate knows about the host: the host model exactly as a scenario run with
+//! `--calibration` on the file gets it (the scenario layer's reader, with the default
 //! rule set), plus the raw measurements and kernel fits that size the experiments.
 
 use crate::calibrate::error::{FileError, Result};
@@ -7,6 +7,7 @@ use crate::calibrate::file::CalibrationFile;
 use crate::calibrate::fit::KernelFit;
 use crate::calibrate::measurements::Measurements;
 use crate::model::{Hardware, PcieLink};
+use crate::scenario::MissingKey;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -20,6 +21,8 @@ pub struct Calib {
     pub meas: Measurements,
     /// NTT models per variant.
     pub ntt: BTreeMap<String, KernelFit>,
+    /// Host keys the file lacks, with the typical value each took.
+    pub missing: Vec<MissingKey>,
 }
 
 impl Calib {
@@ -35,7 +38,8 @@ impl Calib {
 }
 
 /// Reads the calibration file at `path`: the host through the scenario layer (a
-/// scenario that only includes the file), the measurements and fits from the file.
+/// scenario of one trivial stage run with `--calibration` on the file), the measurements
+/// and fits from the file.
 pub fn load_calib(path: &Path) -> Result<Calib> {
     let text =
         crate::input_file::read_text(path, crate::input_file::MAX_TOML_BYTES).map_err(|error| {
@@ -45,31 +49,28 @@ pub fn load_calib(path: &Path) -> Result<Calib> {
             }
         })?;
     let file = CalibrationFile::parse(&text)?;
-    let name = path
-        .file_name()
-        .ok_or_else(|| FileError::NoFileName(path.to_path_buf()))?
-        .to_string_lossy()
-        .into_owned();
-    let host = host_of(&name, &path.with_file_name("validate-host.toml"))?;
+    let (host, missing) = host_of(path)?;
     let prov = file.calibration;
     Ok(Calib {
         host,
         meas: prov.measurements,
         ntt: prov.fitted.ntt,
+        missing,
     })
 }
 
-/// The host of a scenario at `origin` that includes `calibration` (a file name beside it)
-/// and runs one trivial stage: what any scenario including the file gets.
-pub fn host_of(calibration: &str, origin: &Path) -> Result<Hardware> {
-    let include = toml::Value::String(calibration.to_string());
-    let text = format!(
-        "include = [{include}]\n\
-         [[workload.stages]]\nname = \"probe\"\nduration_s = 1\n\
-         [arrivals]\nkind = \"closed\"\nconcurrency = 1\njobs = 1\n"
-    );
-    let loaded = crate::scenario::load_str(&text, origin, &[]).map_err(FileError::NotAHost)?;
-    Ok(loaded.model.hardware)
+/// The host a scenario run with `--calibration calibration` gets, and the keys the file
+/// lacks with what each took.
+pub fn host_of(calibration: &Path) -> Result<(Hardware, Vec<MissingKey>)> {
+    const ONE_STAGE: &str = "[[workload.stages]]\nname = \"probe\"\nduration_s = 1\n\
+                             [arrivals]\nkind = \"closed\"\nconcurrency = 1\njobs = 1\n";
+    let origin = calibration.with_file_name("validate-host.toml");
+    let loaded = crate::scenario::load_str_with_calibration(ONE_STAGE, &origin, calibration, &[])
+        .map_err(FileError::NotAHost)?;
+    let missing = (loaded.summary.calibration)
+        .map(|c| c.missing)
+        .unwrap_or_default();
+    Ok((loaded.model.hardware, missing))
 }
 
 #[cfg(test)]

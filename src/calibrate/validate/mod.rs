@@ -71,7 +71,14 @@ pub fn validate_command(args: ValidateArgs) -> Result<()> {
         ))
     })?;
     let name = args.calibration.display().to_string();
-    let table = if let Some(path) = &args.remeasured {
+    let used = crate::scenario::CalibrationUse {
+        file: args.calibration.clone(),
+        missing: calib.missing.clone(),
+    };
+    if let Some(note) = used.note() {
+        eprintln!("{note}");
+    }
+    let mut table = if let Some(path) = &args.remeasured {
         let old: Table = serde_json::from_str(
             &read_text(path, MAX_JSON_BYTES)
                 .map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?,
@@ -92,6 +99,7 @@ pub fn validate_command(args: ValidateArgs) -> Result<()> {
     } else {
         run_experiments(&args, &calib, &name)?
     };
+    table.calibration_missing = used.missing;
     let mut text = markdown(&table);
     for s in &table.skipped {
         text.push_str(&format!("skipped: {s}\n"));
@@ -343,6 +351,7 @@ mod tests {
     fn a_remeasured_table_without_experiments_or_with_a_bad_chase_is_refused() {
         let mut t = Table {
             calibration: "cal.toml".into(),
+            calibration_missing: Vec::new(),
             rows: Vec::new(),
             median_abs_error_pct: 0.0,
             max_abs_error_pct: 0.0,

@@ -97,6 +97,7 @@ impl Calib {
             seed: 1,
             hardware,
             workload: Workload {
+                job_name: "job".into(),
                 partitions: gpus.max(1),
                 stages,
             },

@@ -266,6 +266,7 @@ pub(crate) mod fixtures {
             },
             meas,
             ntt: BTreeMap::new(),
+            missing: Vec::new(),
         }
     }
 }

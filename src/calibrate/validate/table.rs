@@ -26,6 +26,9 @@ pub struct Row {
 pub struct Table {
     /// Calibration file used.
     pub calibration: String,
+    /// Host keys the calibration file lacks, with the typical value each took.
+    #[serde(default)]
+    pub calibration_missing: Vec<crate::scenario::MissingKey>,
     /// Rows.
     pub rows: Vec<Row>,
     /// Median of |error %|.
@@ -189,6 +192,7 @@ pub fn summarise(
     let abs: Vec<f64> = rows.iter().map(|r| r.error_pct.abs()).collect();
     Table {
         calibration: calibration.into(),
+        calibration_missing: Vec::new(),
         median_abs_error_pct: median(&abs).unwrap_or(0.0),
         max_abs_error_pct: abs.iter().copied().fold(0.0, f64::max),
         rows,

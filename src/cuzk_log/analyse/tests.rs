@@ -66,8 +66,10 @@ fn workers_map_to_gpus_by_the_layout_and_busy_is_per_gpu() {
             },
         },
     );
-    assert_eq!(one.gpus, 3);
-    assert_eq!(one.per_gpu[0].bracketed_busy_frac, 0.0);
+    // GPUs are those the log names: 1 and 2 (no GPU 0 is made up).
+    assert_eq!(one.gpus, 2);
+    let ids: Vec<u32> = one.per_gpu.iter().map(|g| g.gpu).collect();
+    assert_eq!(ids, [1, 2]);
     // The log's own worker lines win over the layout.
     let mut log = ParsedLog::default();
     log.add_text(
@@ -217,4 +219,112 @@ fn timing_lines_of_the_stderr_fixture_land_on_their_brackets() {
         assert_eq!(timer(b, "b_g2_msm_ms"), [1700.0], "{}", b.job);
     }
     assert_eq!(a.gpu_brackets[1].gpu_ms, Some(3790.0));
+}
+
+/// A log of tied and interleaved records: per job and partition, brackets of GPU work
+/// (some retried under the same key, some zero-length, some never closed or opened, on
+/// workers that tie), synthesis and job-level records, at offsets that often coincide.
+fn tangled_records(seed: u64) -> Vec<String> {
+    use rand::Rng;
+    let mut r = rand_pcg::Pcg64::new(seed.into(), 0xa02b_dbf7);
+    let mut out = Vec::new();
+    for j in 0..r.gen_range(2..6) {
+        for p in 0..r.gen_range(1..4) {
+            let mut t: u32 = r.gen_range(0..20);
+            for _ in 0..r.gen_range(1..4) {
+                let d: u32 = [0, 0, 1, 2, 5][r.gen_range(0..5)];
+                let w: u32 = r.gen_range(0..4);
+                let part = if r.gen_bool(0.8) {
+                    format!(",partition={p}")
+                } else {
+                    String::new()
+                };
+                let (open, close) = match r.gen_range(0..8) {
+                    0 => (true, false),
+                    1 => (false, true),
+                    _ => (true, true),
+                };
+                if open {
+                    out.push(format!("TIMELINE,{t},GPU_START,j{j},worker={w}{part}"));
+                }
+                if close {
+                    let end = t + d;
+                    out.push(format!(
+                        "TIMELINE,{end},GPU_END,j{j},worker={w}{part},gpu_ms={d}"
+                    ));
+                }
+                let stage = ["SYNTH", "PREP"][r.gen_range(0..2)];
+                let a: u32 = r.gen_range(0..20);
+                let b = a + [0, 1, 3][r.gen_range(0..3)];
+                out.push(format!("TIMELINE,{a},{stage}_START,j{j},partition={p}"));
+                out.push(format!("TIMELINE,{b},{stage}_END,j{j},partition={p}"));
+                t += r.gen_range(0..3);
+            }
+        }
+        out.push(format!("TIMELINE,{},JOB_DONE,j{j},", r.gen_range(20..30)));
+    }
+    out
+}
+
+#[test]
+fn any_order_of_the_same_records_gives_the_same_analysis() {
+    use rand::seq::SliceRandom;
+    for seed in 0..200 {
+        let mut lines = tangled_records(seed);
+        let mut r = rand_pcg::Pcg64::new(seed.into(), 7);
+        let first = analysed(&(lines.join("\n") + "\n"), 1);
+        for _ in 0..3 {
+            lines.shuffle(&mut r);
+            let again = analysed(&(lines.join("\n") + "\n"), 1);
+            assert_eq!(first, again, "seed {seed}: {lines:#?}");
+        }
+    }
+}
+
+#[test]
+fn interleaved_files_read_as_one_log() {
+    // Two processes' records, in two files or in one file line by line alternating.
+    let lines = tangled_records(3);
+    let (a, b): (Vec<_>, Vec<_>) = lines.iter().enumerate().partition(|(i, _)| i % 2 == 0);
+    let text = |v: Vec<(usize, &String)>| {
+        let lines: Vec<&str> = v.into_iter().map(|(_, l)| l.as_str()).collect();
+        lines.join("\n") + "\n"
+    };
+    let mut two = ParsedLog::default();
+    two.add_text("a.log", &text(a));
+    two.add_text("b.log", &text(b));
+    let opts = AnalyseOptions::default();
+    assert_eq!(
+        analyse(&two, &opts),
+        analysed(&(lines.join("\n") + "\n"), 0)
+    );
+}
+
+#[test]
+fn an_end_closes_the_start_of_its_own_worker() {
+    // Two brackets of one job and partition (a retry) open at once on workers 0 and 2 (two
+    // GPUs by cuzk's default layout); the end on worker 0 closes worker 0's.
+    let a = analysed(
+        "TIMELINE,0,GPU_START,j,worker=0,partition=0\n\
+         TIMELINE,0,GPU_START,j,worker=2,partition=0\n\
+         TIMELINE,10,GPU_END,j,worker=0,partition=0\n\
+         TIMELINE,40,GPU_END,j,worker=2,partition=0\n",
+        0,
+    );
+    let spans: Vec<(u32, Option<f64>)> =
+        (a.gpu_brackets.iter()).map(|b| (b.gpu, b.end_ms)).collect();
+    assert_eq!(spans, [(0, Some(10.0)), (1, Some(40.0))]);
+}
+
+#[test]
+fn a_gpu_numbered_past_any_host_is_one_gpu_not_a_table_of_them() {
+    let a = analysed(
+        "TIMELINE,0,GPU_START,j,gpu=4294967295\nTIMELINE,10,GPU_END,j,gpu=4294967295\n\
+         TIMELINE,0,GPU_START,k,worker=4294967295\nTIMELINE,5,GPU_END,k,worker=4294967295\n",
+        0,
+    );
+    let ids: Vec<u32> = a.per_gpu.iter().map(|g| g.gpu).collect();
+    assert_eq!(ids, [2147483647, 4294967295]);
+    assert_eq!(a.gpus, 2);
+    assert!((a.gpu_bracketed_busy_frac - 0.75).abs() < 1e-12);
 }

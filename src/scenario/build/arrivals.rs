@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::model::{ArrivalKind, Arrivals};
 
 use crate::scenario::error::{ErrorKind, Locator, ScenarioError, join_key};
+use crate::scenario::ignored::IgnoredKey;
 use crate::scenario::schema::ArrivalsSpec;
 use crate::scenario::trace_csv;
 use crate::scenario::units::Qty;
@@ -15,15 +16,19 @@ pub(super) fn arrivals(
     a: &ArrivalsSpec,
     loc: &Locator,
     warnings: &mut Vec<String>,
+    ignored: &mut Vec<IgnoredKey>,
 ) -> Result<Arrivals, ScenarioError> {
     let p = "arrivals";
     let k = |s: &str| join_key(p, s);
     let mut unused = |present: bool, key: &str, kind: &str| {
         if present {
-            warnings.push(format!(
-                "{}: not used when arrivals.kind = {kind:?}",
-                join_key(p, key)
-            ));
+            let why = format!("not used when arrivals.kind = {kind:?}");
+            warnings.push(format!("{}: {why}", join_key(p, key)));
+            ignored.push(IgnoredKey {
+                key: join_key(p, key),
+                by: k("kind"),
+                why,
+            });
         }
     };
     let (kind, trace_len) = match a.kind.as_str() {

@@ -70,6 +70,9 @@ pub(super) struct Fluid {
     free_classes: Vec<ClassId>,
     /// `C_r`, per rate resource (DRAM's moves with the number of streams).
     capacities: Vec<f64>,
+    /// Streams drawing on DRAM at the last solve (counted only when DRAM loses
+    /// efficiency per stream).
+    dram_streams: u32,
     dram: RateId,
     pools: Vec<PoolRule>,
     solver: Solver,
@@ -94,6 +97,7 @@ impl Fluid {
             demands: Vec::new(),
             free_classes: Vec::new(),
             capacities,
+            dram_streams: 0,
             dram,
             pools,
             solver: Solver::default(),
@@ -223,6 +227,12 @@ impl Fluid {
         out.reset(self.capacities.len());
     }
 
+    /// Streams drawing on DRAM and its usable capacity, GB/s, at the last solve (the
+    /// stream count is kept only when DRAM loses efficiency per stream).
+    pub fn dram_usable(&self) -> (u32, f64) {
+        (self.dram_streams, self.capacities[self.dram.index()])
+    }
+
     /// Whether a class's membership changed since the last [`Fluid::resolve`].
     pub fn needs_resolve(&self) -> bool {
         self.dirty
@@ -245,6 +255,7 @@ impl Fluid {
                 .map(|c| c.count)
                 .sum();
             self.capacities[d] = dram.effective_capacity_gbps(streams);
+            self.dram_streams = streams;
         }
         let system = System {
             capacities: &self.capacities,

@@ -160,8 +160,13 @@ impl<'m> Engine<'m> {
     fn settle_classes<O: Observer>(&mut self, obs: &mut O) -> bool {
         let now = self.core.now;
         if self.fluid.needs_resolve() {
-            let (usage, latency_slowdown) = self.fluid.resolve(now, &self.core.model.hardware.dram);
+            let dram = &self.core.model.hardware.dram;
+            let (usage, latency_slowdown) = self.fluid.resolve(now, dram);
             obs.rates_changed(now, usage, latency_slowdown);
+            if dram.efficiency_loss_per_stream > 0.0 {
+                let (streams, usable) = self.fluid.dram_usable();
+                obs.dram_usable(now, streams, usable);
+            }
         }
         let queue = &mut self.core.queue;
         let mut beyond = None;

@@ -19,6 +19,7 @@
 //!         pools: vec![],
 //!     },
 //!     workload: Workload {
+//!         job_name: "job".into(),
 //!         partitions: 1,
 //!         stages: vec![Stage {
 //!             name: "stream".into(),

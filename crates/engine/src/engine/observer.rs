@@ -195,6 +195,10 @@ pub trait Observer {
     /// Rates were recomputed: current draw on each rate resource (same order as
     /// [`Observer::resources`]) and the DRAM latency slowdown L(u)/L(0).
     fn rates_changed(&mut self, _t: SimTime, _usage: &[f64], _latency_slowdown: f64) {}
+    /// DRAM's usable capacity after a re-solve, GB/s, with the number of streams drawing
+    /// on it (reported only when the DRAM loses efficiency per stream, right after
+    /// [`Observer::rates_changed`]; otherwise the usable capacity is the nominal one).
+    fn dram_usable(&mut self, _t: SimTime, _streams: u32, _usable_gbps: f64) {}
     /// A holdable resource's use or queue changed.
     fn hold_changed(&mut self, _t: SimTime, _resource: usize, _in_use: u64, _waiting: usize) {}
     /// The run ended at `t` (last event).
@@ -245,6 +249,11 @@ impl<A: Observer, B: Observer> Observer for Tee<'_, A, B> {
     fn rates_changed(&mut self, t: SimTime, usage: &[f64], latency_slowdown: f64) {
         self.0.rates_changed(t, usage, latency_slowdown);
         self.1.rates_changed(t, usage, latency_slowdown);
+    }
+    #[inline]
+    fn dram_usable(&mut self, t: SimTime, streams: u32, usable_gbps: f64) {
+        self.0.dram_usable(t, streams, usable_gbps);
+        self.1.dram_usable(t, streams, usable_gbps);
     }
     #[inline]
     fn hold_changed(&mut self, t: SimTime, resource: usize, in_use: u64, waiting: usize) {

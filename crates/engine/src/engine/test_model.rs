@@ -32,7 +32,11 @@ pub(super) fn host_model(
             }],
             pools: vec![],
         },
-        workload: Workload { partitions, stages },
+        workload: Workload {
+            job_name: "job".into(),
+            partitions,
+            stages,
+        },
         arrivals: Arrivals {
             kind: ArrivalKind::Closed { concurrency },
             jobs,

@@ -8,6 +8,9 @@ use super::pcie::StagedCopy;
 /// What one job does: a DAG of stages, some repeated per partition.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Workload {
+    /// What one job is called in reports ("job", or "proof" where a job is a proof); the
+    /// engine never reads it.
+    pub job_name: String,
     /// How many partitions a job has (stages with `per_partition` run once for each).
     pub partitions: u32,
     /// Stages in topological order (every stage's `after` points to earlier stages).

@@ -28,6 +28,8 @@ pub(super) struct LaneClass {
     dram: usize,
     /// The class draws on DRAM (its members are DRAM streams).
     draws_dram: bool,
+    /// Streams on DRAM at the last solve (kept only when DRAM loses efficiency).
+    dram_streams: u32,
     /// Solutions of the class alone by member count (index 0: nothing running). The
     /// capacities are a function of the count, so the count alone determines a solution.
     solved: Vec<Option<Solution>>,
@@ -84,6 +86,7 @@ impl LaneClass {
             draws_dram: key.weights.iter().any(|&(r, _)| r == dram),
             capacities,
             dram,
+            dram_streams: 0,
             solved: Vec::new(),
             current: 0,
             live: false,
@@ -169,6 +172,7 @@ impl LaneClass {
         if dram.efficiency_loss_per_stream > 0.0 {
             let streams = if self.draws_dram { n } else { 0 };
             self.capacities[self.dram] = dram.effective_capacity_gbps(streams);
+            self.dram_streams = streams;
         }
         let i = n as usize;
         let speed = match self.solved.get(i) {
@@ -181,6 +185,13 @@ impl LaneClass {
         {
             self.touched = true;
         }
+    }
+
+    /// Streams drawing on DRAM and its usable capacity, GB/s, at the last
+    /// [`LaneClass::resolve`] (streams are counted only when DRAM loses efficiency).
+    #[inline]
+    pub fn dram_usable(&self) -> (u32, f64) {
+        (self.dram_streams, self.capacities[self.dram])
     }
 
     /// The draw on each rate resource and the DRAM latency slowdown L(u)/L(0) of the

@@ -186,6 +186,10 @@ impl<'m> LaneEngine<'m> {
         if resolved && let Some(class) = &self.run.class {
             let (usage, latency_slowdown) = class.reported();
             obs.rates_changed(now, usage, latency_slowdown);
+            if self.core.model.hardware.dram.efficiency_loss_per_stream > 0.0 {
+                let (streams, usable) = class.dram_usable();
+                obs.dram_usable(now, streams, usable);
+            }
         }
     }
 

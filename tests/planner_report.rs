@@ -1,0 +1,239 @@
+//! What a capacity planner reads, run as the planner runs it: a key another key overrides
+//! says so wherever it is changed (`run --set`, `--what-if`, `sweep --param`, `compare`),
+//! and DRAM is shown at its usable capacity beside the nominal one.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn bwsim() -> Command {
+    Command::cargo_bin("bwsim").expect("the bwsim binary is built")
+}
+
+fn scenario(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenarios")
+        .join(rel)
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The calibrated H200's measured capacity overrides the DRAM geometry.
+const OVERRIDDEN: &str = "hardware.dram.capacity_gbps is given (in ";
+
+#[test]
+fn a_what_if_on_an_overridden_key_says_identical_on_every_seed_and_why() {
+    let out = bwsim()
+        .arg("run")
+        .arg(scenario("c2-32g-h200.toml"))
+        .args([
+            "--what-if",
+            "hardware.dram.channels=12",
+            "--replications",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(
+        stderr.contains("warning: --what-if hardware.dram.channels=12: hardware.dram.channels has no effect here")
+            && stderr.contains(OVERRIDDEN),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("identical on every seed: hardware.dram.channels has no effect here"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("noise"), "{stdout}");
+}
+
+#[test]
+fn run_warns_of_a_set_that_changes_nothing_and_notes_it_in_the_report() {
+    let out = bwsim()
+        .arg("run")
+        .arg(scenario("c2-32g-h200.toml"))
+        .args(["--set", "hardware.dram.mts=4800"])
+        .args(["--replications", "1", "--no-what-if"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let why = "--set hardware.dram.mts=4800: hardware.dram.mts has no effect here";
+    assert!(text(&out.stderr).contains(why), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains(why), "{}", text(&out.stdout));
+    // A key that decides gets no such warning.
+    let out = bwsim()
+        .arg("run")
+        .arg(scenario("c2-32g-h200.toml"))
+        .args(["--set", "hardware.dram.capacity_gbps=150"])
+        .args(["--replications", "1", "--no-what-if"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("no effect"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn sweeping_an_overridden_key_is_refused_unless_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("sweep");
+    let sweep = |extra: &[&str]| {
+        bwsim()
+            .arg("sweep")
+            .arg(scenario("c2-32g-h200.toml"))
+            .args(["--param", "hardware.dram.channels=4,12"])
+            .args(["--replications", "1"])
+            .arg("--out")
+            .arg(&out_dir)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let refused = sweep(&[]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+    let stderr = text(&refused.stderr);
+    assert!(
+        stderr.contains("cannot sweep a key that changes nothing")
+            && stderr.contains(OVERRIDDEN)
+            && stderr.contains("--allow-ignored"),
+        "{stderr}"
+    );
+    assert!(!out_dir.exists(), "nothing is written before the refusal");
+
+    let allowed = sweep(&["--allow-ignored"]);
+    assert!(allowed.status.success(), "{}", text(&allowed.stderr));
+    let stderr = text(&allowed.stderr);
+    assert!(
+        stderr.contains("warning: --param hardware.dram.channels=4,12: hardware.dram.channels has no effect here"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn compare_warns_of_a_searched_key_that_changes_nothing() {
+    let out = bwsim()
+        .arg("compare")
+        .arg(scenario("c2-32g-h200.toml"))
+        .arg("--host")
+        .arg(scenario("hosts/h200-host.toml"))
+        .args(["--search", "hardware.dram.channels=4,12"])
+        .args(["--replications", "1"])
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning: --search hardware.dram.channels=4,12: hardware.dram.channels has no effect here")
+            && stderr.contains("every setting runs the same scenario"),
+        "{stderr}"
+    );
+}
+
+fn run_json(file: &Path) -> Value {
+    let out = bwsim()
+        .arg("run")
+        .arg(file)
+        .args(["--format", "json", "--replications", "1", "--no-what-if"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn dram_is_shown_at_its_usable_capacity_beside_the_nominal_one() {
+    // The flagship loses 3.1% of DRAM's capacity per extra stream.
+    let cuzk = scenario("c2-32g-cuzk.toml");
+    let r = run_json(&cuzk);
+    let dram = &r["dram"];
+    let nominal = dram["capacity_gbps"].as_f64().unwrap();
+    let usable = dram["usable_gbps"].as_f64().unwrap();
+    let streams = dram["mean_streams"].as_f64().unwrap();
+    assert!(streams > 2.0, "{dram}");
+    assert!(usable < 0.8 * nominal, "{dram}");
+    let peak = dram["peak_gbps"].as_f64().unwrap();
+    assert!(peak <= nominal, "{dram}");
+    // The share of what is usable is the larger one, and no share passes 100%.
+    let of_usable = dram["usable_utilization"].as_f64().unwrap();
+    let of_nominal = dram["mean_utilization"].as_f64().unwrap();
+    assert!(of_usable > of_nominal && of_usable <= 1.0, "{dram}");
+
+    let out = bwsim()
+        .arg("run")
+        .arg(&cuzk)
+        .args(["--replications", "1", "--no-what-if"])
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    let line = stdout.lines().find(|l| l.starts_with("DRAM")).unwrap();
+    assert!(
+        line.contains("GB/s usable at") && line.contains("GB/s nominal"),
+        "{line}"
+    );
+    let next = stdout.lines().skip_while(|l| !l.starts_with("DRAM")).nth(1);
+    assert!(next.unwrap().contains("loaded latency x"), "{stdout}");
+
+    // A DRAM that loses nothing per stream: usable is nominal and no stream count.
+    let demo = run_json(&scenario("demo.toml"));
+    let d = &demo["dram"];
+    assert_eq!(d["usable_gbps"], d["capacity_gbps"], "{d}");
+    assert!(d["mean_streams"].is_null(), "{d}");
+}
+
+#[test]
+fn the_bottleneck_shares_of_lost_time_cannot_pass_100_percent() {
+    // Two GPUs on one DRAM: its synthesis slots are a serial section DRAM slows.
+    let r = run_json(&scenario("c2-32g-h200-multi.toml"));
+    let reason = r["bottleneck"]["reason"].as_str().unwrap().to_string();
+    assert!(reason.contains("of the time lost in it"), "{reason}");
+    let percents: Vec<f64> = reason
+        .split('%')
+        .filter_map(|p| p.rsplit(' ').next()?.parse().ok())
+        .collect();
+    assert!(percents.iter().all(|p| *p <= 100.0), "{reason}");
+}
+
+#[test]
+fn one_seed_is_said_at_four_significant_digits_and_a_sum_of_waits_is_no_time_per_job() {
+    let out = bwsim()
+        .arg("run")
+        .arg(scenario("c2-32g-h200.toml"))
+        .args(["--replications", "1"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    // The automatic what-if steps: one seed each, in the scenario's word for a job.
+    let steps: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("what if"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert_eq!(steps.len(), 5, "{stdout}");
+    for step in steps {
+        let value = step
+            .split(" s/proof")
+            .next()
+            .unwrap()
+            .rsplit(' ')
+            .next()
+            .unwrap();
+        let digits = value.chars().filter(char::is_ascii_digit).count();
+        assert_eq!(digits, 4, "{step}");
+    }
+    // host RAM's waits overlap: their sum is said as stages waiting, not as s per job.
+    let note = stdout.lines().find(|l| l.contains("host_ram has")).unwrap();
+    assert!(
+        note.contains("stages waited for it on average over the window"),
+        "{note}"
+    );
+    assert!(!note.contains("per measured job"), "{note}");
+}
