@@ -7,6 +7,7 @@
 
 pub use bwsim_engine::{engine, model, time};
 
+pub mod accuracy;
 pub mod analysis;
 pub mod calibrate;
 pub mod cli;
@@ -16,6 +17,7 @@ pub mod cuzk_log;
 pub mod input_file;
 pub mod output;
 pub mod plot;
+pub mod prediction;
 pub mod replay;
 pub mod run;
 pub mod scenario;

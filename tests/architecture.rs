@@ -17,6 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["run"],
     &["input_file"],
     &["scenario"],
+    &["prediction"],
     &["output"],
     &["trace"],
     &["sweep"],
@@ -25,6 +26,7 @@ const LAYERS: &[&[&str]] = &[
     &["cuzk_log"],
     &["compare"],
     &["replay"],
+    &["accuracy"],
     &["cli"],
     &["commands"],
 ];

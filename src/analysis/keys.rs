@@ -70,6 +70,7 @@ pub const BOTTLENECK_BLAME_S: &str = "bottleneck.blame_s";
 /// key, or null), `verdict`, and per resource `<resource>.{step, seconds_per_job, gain,
 /// share}`.
 pub const WHAT_IF: &str = "what_if";
+pub const PREDICTION: &str = "prediction";
 pub const LITTLE_L: &str = "little.l";
 pub const LITTLE_LAMBDA_W: &str = "little.lambda_w";
 pub const NOTES: &str = "notes";
@@ -105,7 +106,7 @@ pub const STAGE_MEAN_WAIT_S: &str = "mean_wait_s";
 pub const STAGE_LOST_S: &str = "lost_s";
 
 /// Every fixed key the JSON report writes, in the order it writes them.
-pub const ALL: [&str; 51] = [
+pub const ALL: [&str; 52] = [
     SCENARIO,
     SEED,
     JOB_NAME,
@@ -151,6 +152,7 @@ pub const ALL: [&str; 51] = [
     BOTTLENECK_REASON,
     BOTTLENECK_BLAME_S,
     WHAT_IF,
+    PREDICTION,
     LITTLE_L,
     LITTLE_LAMBDA_W,
     NOTES,

@@ -16,6 +16,7 @@ pub mod keys;
 pub mod knob;
 pub mod median;
 pub mod metrics;
+pub mod prediction;
 mod nonzero;
 pub mod report;
 pub mod run_stats;

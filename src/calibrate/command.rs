@@ -75,31 +75,42 @@ pub fn utc_now() -> String {
     )
 }
 
+/// The measurements saved with `--json` at `path` (its text `json`), fitted again by
+/// today's fits: the measurements, the fit and the calibration file's text. Errors name
+/// the file; nothing is written.
+pub fn refit(
+    path: &std::path::Path,
+    json: &str,
+) -> Result<(measurements::Measurements, fit::Fitted, String)> {
+    let m: measurements::Measurements = serde_json::from_str(json).map_err(|e| {
+        input_err(format!(
+            "{} is not a measurements file: {e}",
+            path.display()
+        ))
+    })?;
+    m.check()
+        .map_err(|e| input_err(format!("{}: {e}", path.display())))?;
+    let fitted = fit::fit(&m)
+        .map_err(|e| input_err(format!("{}: cannot fit: {e:#}", path.display())))?;
+    let text = CalibrationFile::new(&m, &fitted)
+        .render()
+        .map_err(|e| input_err(format!("{}: {e:#}", path.display())))?;
+    check_loadable(&text).map_err(|why| {
+        input_err(format!(
+            "{}: the fit gives a calibration bwsim would refuse ({why})",
+            path.display()
+        ))
+    })?;
+    Ok((m, fitted, text))
+}
+
 /// Runs all probes, fits, and writes the calibration file. Prints what was skipped.
 pub fn calibrate_command(args: CalibrateArgs) -> Result<()> {
     if let Some(path) = &args.refit {
-        let text = crate::input_file::read_text(path, crate::input_file::MAX_JSON_BYTES)
+        let json = crate::input_file::read_text(path, crate::input_file::MAX_JSON_BYTES)
             .map_err(|e| input_err(format!("cannot read {}: {e}", path.display())))?;
-        let m: measurements::Measurements = serde_json::from_str(&text).map_err(|e| {
-            input_err(format!(
-                "{} is not a measurements file: {e}",
-                path.display()
-            ))
-        })?;
-        m.check()
-            .map_err(|e| input_err(format!("{}: {e}", path.display())))?;
-        let fitted = fit::fit(&m)
-            .map_err(|e| input_err(format!("{}: cannot fit: {e:#}", path.display())))?;
-        let text = CalibrationFile::new(&m, &fitted)
-            .render()
-            .map_err(|e| input_err(format!("{}: {e:#}", path.display())))?;
-        check_loadable(&text).map_err(|why| {
-            input_err(format!(
-                "{}: the fit gives a calibration bwsim would refuse ({why}); nothing was \
-                 written to {}",
-                path.display(),
-                args.out.display()
-            ))
+        let (m, fitted, text) = refit(path, &json).map_err(|e| {
+            input_err(format!("{e}; nothing was written to {}", args.out.display()))
         })?;
         crate::output::write_atomic(&args.out, text.as_bytes())?;
         print_stdout(&format!(

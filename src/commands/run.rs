@@ -23,7 +23,8 @@ pub fn run(args: RunArgs) -> Result<()> {
         return what_if(args);
     }
     let scenario = args.input.scenario.display().to_string();
-    let (model, notes, inputs) = load(&args, &args.input.sets)?;
+    let (loaded, notes, inputs) = load(&args, &args.input.sets)?;
+    let model = loaded.model.clone();
     let plot_dir = check_exports(&args.exports, &model.name, &inputs)?;
     let mut recorder = args.exports.any().then(|| TraceRecorder::new(&model));
     let report = match recorder.as_mut() {
@@ -32,10 +33,13 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     .map_err(|e| engine_error(e, &scenario))?;
     let mut report = report;
+    let limits = EngineLimits {
+        max_events: args.limits.max_events,
+    };
+    if report.stall().is_none() {
+        report.prediction = prediction_interval(&args, &loaded, &report, limits);
+    }
     if !args.no_what_if && report.stall().is_none() {
-        let limits = EngineLimits {
-            max_events: args.limits.max_events,
-        };
         let knobs = crate::run::what_if::what_ifs(&model, report.seconds_per_job, limits);
         for f in &knobs.failed {
             eprintln!(
@@ -112,12 +116,7 @@ type Loaded = (crate::model::Model, Vec<String>, Vec<(String, PathBuf)>);
 fn load(args: &RunArgs, sets: &[String]) -> Result<Loaded> {
     let loaded = crate::scenario::load_with(&args.input.scenario, sets, &args.limits.limits())?;
     let inputs = super::scenario_inputs(&loaded.summary);
-    let mut notes = Vec::new();
-    for (set, why) in loaded.no_effect_of(&args.input.sets) {
-        eprintln!("warning: --set {set}: {why}");
-        notes.push(format!("--set {set}: {why}"));
-    }
-    let overload = loaded.summary.overload;
+    let overload = loaded.summary.overload.clone();
     if let Some(w) = &overload {
         eprintln!("warning: {}: {w}", args.input.scenario.display());
     }
@@ -129,11 +128,11 @@ fn load(args: &RunArgs, sets: &[String]) -> Result<Loaded> {
             .iter()
             .map(|l| format!("stage time scaled from [workload.measured_on] to this host: {l}")),
     );
-    let mut model = loaded.model;
+    let mut loaded = loaded;
     if let Some(seed) = args.seed {
-        model.seed = seed;
+        loaded.model.seed = seed;
     }
-    Ok((model, notes, inputs))
+    Ok((loaded, notes, inputs))
 }
 
 /// The run's replications, combined.

@@ -337,15 +337,16 @@ fn dram(
             ));
         }
     };
-    let latency = match &d.latency_curve {
-        Some(points) if offered => LatencyCurve::offered(points.clone()).map_err(|m| {
+    let scaled = latency_scaling(d, loc)?;
+    let latency = match d.latency_curve.as_ref().map(|c| scaled(c)) {
+        Some(points) if offered => LatencyCurve::offered(points).map_err(|m| {
             loc.error(
                 ErrorKind::Value,
                 &join_key(p, "latency_curve"),
                 format!("{m}; write [[offered_load, ns], ...] with offered load ascending, >= 0"),
             )
         })?,
-        Some(points) => LatencyCurve::new(points.clone()).map_err(|m| {
+        Some(points) => LatencyCurve::new(points).map_err(|m| {
             loc.error(
                 ErrorKind::Value,
                 &join_key(p, "latency_curve"),
@@ -354,7 +355,7 @@ fn dram(
         })?,
         None => LatencyCurve::flat(),
     };
-    let latency = latency_axes(d, latency, offered, loc)?;
+    let latency = latency_axes(d, latency, offered, &scaled, loc)?;
     let policy = |spec: &Option<DmaShareSpec>,
                   key: &str,
                   default: DramPolicy|
@@ -406,12 +407,53 @@ fn dram(
     })
 }
 
+/// `latency_scale` and `latency_rise_scale` as one map of a curve's points: each
+/// latency becomes `scale x (L0 + rise x (L - L0))`, L0 the curve's first point (what-if
+/// knobs, and how a prediction interval varies a host's latency).
+fn latency_scaling(
+    d: &DramSpec,
+    loc: &Locator,
+) -> Result<impl Fn(&[(f64, f64)]) -> Vec<(f64, f64)>, ScenarioError> {
+    let p = "hardware.dram";
+    let check = |v: Option<f64>, name: &str, ok: fn(f64) -> bool, allowed: &str| match v {
+        None => Ok(1.0),
+        Some(x) if x.is_finite() && ok(x) => Ok(x),
+        Some(x) => Err(loc.error(
+            ErrorKind::Value,
+            &join_key(p, name),
+            format!("{x} is out of range; {allowed}"),
+        )),
+    };
+    let scale = check(
+        d.latency_scale,
+        "latency_scale",
+        |x| x > 0.0,
+        "a factor on every latency of the curve, > 0 (default 1)",
+    )?;
+    let rise = check(
+        d.latency_rise_scale,
+        "latency_rise_scale",
+        |x| x >= 0.0,
+        "a factor on each latency's rise above the idle latency, >= 0 (default 1)",
+    )?;
+    Ok(move |points: &[(f64, f64)]| {
+        if scale == 1.0 && rise == 1.0 {
+            return points.to_vec();
+        }
+        let idle = points.first().map_or(0.0, |p| p.1);
+        (points.iter())
+            .map(|&(u, l)| (u, scale * (idle + rise * (l - idle))))
+            .collect()
+    })
+}
+
 /// The latency curve's write-fraction axis (`latency_curve_write_fraction` and
 /// `latency_mixes`) and 4 KiB-page factor (`page_factor`), when given.
 fn latency_axes(
     d: &DramSpec,
     mut latency: LatencyCurve,
     offered: bool,
+    scaled: &impl Fn(&[(f64, f64)]) -> Vec<(f64, f64)>,
     loc: &Locator,
 ) -> Result<LatencyCurve, ScenarioError> {
     let p = "hardware.dram";
@@ -436,9 +478,9 @@ fn latency_axes(
             for (i, m) in d.latency_mixes.iter().enumerate() {
                 let key = join_key(p, &format!("latency_mixes[{i}].curve"));
                 let c = if offered {
-                    LatencyCurve::offered(m.curve.clone())
+                    LatencyCurve::offered(scaled(&m.curve))
                 } else {
-                    LatencyCurve::new(m.curve.clone())
+                    LatencyCurve::new(scaled(&m.curve))
                 }
                 .map_err(|e| {
                     loc.error(

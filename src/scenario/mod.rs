@@ -115,6 +115,11 @@ pub struct Summary {
     /// Loaded with `--calibration` ([`load_with_calibration`]): the file, and what the
     /// run took for each key it lacks.
     pub calibration: Option<CalibrationUse>,
+    /// `hardware.dram.latency_scale` and `latency_rise_scale` in effect (1, 1 unset).
+    pub latency_scaling: (f64, f64),
+    /// The summary line of the calibration the host keys come from (`[calibration]
+    /// summary`, written by `bwsim calibrate`); None when the scenario includes none.
+    pub calibration_summary: Option<String>,
 }
 
 impl Loaded {
@@ -248,6 +253,16 @@ fn finish(
             measured_on: (spec.workload.measured_on.as_ref())
                 .map(|m| m.host.clone().unwrap_or_default()),
             calibration: None,
+            latency_scaling: spec.hardware.dram.as_ref().map_or((1.0, 1.0), |d| {
+                (
+                    d.latency_scale.unwrap_or(1.0),
+                    d.latency_rise_scale.unwrap_or(1.0),
+                )
+            }),
+            calibration_summary: (spec.calibration.as_ref())
+                .and_then(|c| c.get("summary"))
+                .and_then(|s| s.as_str())
+                .map(str::to_string),
         },
     })
 }

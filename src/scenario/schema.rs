@@ -21,8 +21,8 @@ pub struct ScenarioSpec {
     /// Handled by `params` before deserialization.
     #[allow(dead_code)]
     pub params: Option<toml::Value>,
-    /// Free-form provenance written by `bwsim calibrate` (measurements, fits); not read.
-    #[allow(dead_code)]
+    /// Free-form provenance written by `bwsim calibrate` (measurements, fits): only its
+    /// `summary` is read, to say which calibration a prediction rests on.
     pub calibration: Option<toml::Value>,
     pub hardware: HardwareSpec,
     pub workload: WorkloadSpec,
@@ -77,6 +77,8 @@ pub struct DramSpec {
     #[serde(default)]
     pub latency_mixes: Vec<LatencyMixSpec>,
     pub page_factor: Option<(f64, f64)>,
+    pub latency_scale: Option<f64>,
+    pub latency_rise_scale: Option<f64>,
 }
 
 /// One more read/write mix's latency curve (`hardware.dram.latency_mixes`).

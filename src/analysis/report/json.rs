@@ -90,6 +90,7 @@ impl Report {
         put(r, k::BOTTLENECK_REASON, json!(self.bottleneck.reason));
         put(r, k::BOTTLENECK_BLAME_S, numbers(&self.bottleneck.blame_s));
         put(r, k::WHAT_IF, self.knobs_json());
+        put(r, k::PREDICTION, self.prediction_json());
         put(r, k::LITTLE_L, num(self.little_l));
         put(r, k::LITTLE_LAMBDA_W, num(self.little_lambda_w));
         put(r, k::NOTES, json!(self.notes));
@@ -158,6 +159,30 @@ impl Report {
         let over_span = b.summed_span_frac.map_or(Value::Null, num);
         put(r, k::GPU_BRACKETS_SUMMED_SPAN_FRAC, over_span);
         put(r, k::GPU_MEAN_GAP_S, b.mean_gap.map_or(Value::Null, num));
+    }
+
+    fn prediction_json(&self) -> Value {
+        let Some(p) = &self.prediction else {
+            return Value::Null;
+        };
+        let (lo, mid, hi) = p.jobs_per_day();
+        json!({
+            "coverage": 0.95,
+            "seconds_per_job": num(p.seconds_per_job),
+            "seconds_per_job_low": num(p.low_s),
+            "seconds_per_job_high": num(p.high_s),
+            "jobs_per_day": num(mid),
+            "jobs_per_day_low": num(lo),
+            "jobs_per_day_high": num(hi),
+            "host": p.knowledge.name(),
+            "why": p.knowledge.why(),
+            "log_spread": {
+                "model": num(p.model_log_sd),
+                "host_keys": num(p.host_log_sd),
+                "seeds": num(p.sim_log_sd),
+            },
+            "largest_host_key": p.largest.map(|(k, sd)| json!({"key": k, "log_spread": num(sd)})),
+        })
     }
 
     fn knobs_json(&self) -> Value {

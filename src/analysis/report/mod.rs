@@ -13,6 +13,7 @@ pub use replicated::Replications;
 pub use verdict::{SteadyState, UnreadStall, Verdicts, stall_note, stall_why};
 pub use what_if::WhatIf;
 
+use crate::analysis::prediction::PredictionInterval;
 use std::collections::BTreeMap;
 
 use super::bottleneck::{self, Bottleneck};
@@ -162,6 +163,8 @@ pub struct Report {
     pub ideal_seconds_per_job: Option<f64>,
     /// What one step more of each resource buys, if computed (`bwsim run` does).
     pub knobs: Option<Knobs>,
+    /// What the host will do: the prediction interval, if computed (`bwsim run` does).
+    pub prediction: Option<PredictionInterval>,
     /// Warnings a user should see (capacity limits, and the notes of the two verdicts
     /// below).
     pub notes: Vec<String>,
@@ -260,6 +263,7 @@ impl Report {
             },
             ideal_seconds_per_job: None,
             knobs: None,
+            prediction: None,
             notes: notes(model, m, &holds),
             stalled: m.stalled,
             steady_state: steady_state(&model.arrivals),
@@ -407,6 +411,7 @@ impl Report {
             little_lambda_w: 0.0,
             ideal_seconds_per_job: None,
             knobs: None,
+            prediction: None,
             notes: Vec::new(),
             stalled: None,
             steady_state: SteadyState::Reached,

@@ -132,6 +132,37 @@ impl Report {
         }
     }
 
+    /// The prediction interval (what the host will do) and what makes it, before the
+    /// simulation's own interval.
+    fn write_prediction(&self, w: &mut String) {
+        let Some(p) = self.prediction.as_ref().filter(|p| p.seconds_per_job.is_finite()) else {
+            return;
+        };
+        let (lo, mid, hi) = p.jobs_per_day();
+        let _ = writeln!(
+            w,
+            "prediction   {} jobs/day, 95% prediction interval {}-{}   ({} s/job, {}-{})",
+            sig3(mid),
+            sig3(lo),
+            sig3(hi),
+            sig3(p.seconds_per_job),
+            sig3(p.low_s),
+            sig3(p.high_s),
+        );
+        let largest = p
+            .largest
+            .map(|(k, sd)| format!(" (most: {k} {:.1}%)", sd * 100.0))
+            .unwrap_or_default();
+        let _ = writeln!(
+            w,
+            "             log spread: model {:.1}%, host keys {:.1}%{largest}, seeds {:.1}%; {}",
+            p.model_log_sd * 100.0,
+            p.host_log_sd * 100.0,
+            p.sim_log_sd * 100.0,
+            p.knowledge.why()
+        );
+    }
+
     /// Renders the report for a terminal.
     pub fn to_text(&self) -> String {
         let mut o = String::new();
@@ -147,6 +178,7 @@ impl Report {
             self.window_s
         );
         let _ = writeln!(w);
+        self.write_prediction(w);
         if !self.seconds_per_job.is_finite() {
             let _ = writeln!(w, "throughput   unknown: no measured job finished");
         } else {
@@ -285,5 +317,19 @@ impl Report {
             pct(b.summed_frac),
             pct(over_span)
         );
+    }
+}
+
+/// A number to three significant digits, with no more decimals than that needs.
+fn sig3(x: f64) -> String {
+    if !x.is_finite() || x == 0.0 {
+        return format!("{x}");
+    }
+    let digits = 2 - x.abs().log10().floor() as i32;
+    if digits <= 0 {
+        let step = 10f64.powi(-digits);
+        format!("{:.0}", (x / step).round() * step)
+    } else {
+        format!("{:.*}", digits as usize, x)
     }
 }

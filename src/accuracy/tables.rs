@@ -1,0 +1,255 @@
+//! The study as Markdown (`docs/accuracy/coverage.md`) and as the data file the
+//! prediction intervals read (`data/prediction-intervals.toml`).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use crate::analysis::prediction::ErrorModel;
+use crate::prediction::{HostKey, HostSpread};
+
+use super::fit::{Fitted, Row, median};
+use super::study::Study;
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+/// Points, held share, median half-width, median and 95th-percentile |error| of `rows`
+/// under `f`, as a table row's cells.
+fn cells(rows: &[&Row], f: &Fitted) -> String {
+    let mut err: Vec<f64> = rows.iter().map(|r| r.error().abs()).collect();
+    err.sort_by(f64::total_cmp);
+    let p95 = err
+        .get(((err.len() as f64 * 0.95).ceil() as usize).saturating_sub(1))
+        .copied()
+        .unwrap_or(f64::NAN);
+    format!(
+        "{} | {} | {} | {} | {}",
+        rows.len(),
+        pct(f.coverage()),
+        pct(f.median_half_width()),
+        pct(median(&err)),
+        pct(p95)
+    )
+}
+
+fn model_line(e: &ErrorModel) -> String {
+    format!(
+        "floor {:.2}, contention {:.2} per ln(largest stage inflation), host-key weight {:.1}, quantile {:.2}",
+        e.floor, e.contention, e.weight, e.quantile
+    )
+}
+
+/// The whole page.
+pub fn coverage_page(s: &Study, command: &str) -> String {
+    let mut o = String::new();
+    let w = &mut o;
+    let own: Vec<&Row> = s.own.iter().collect();
+    let _ = writeln!(w, "# Coverage of the prediction intervals, and transfer between boots\n");
+    let _ = writeln!(
+        w,
+        "Written by `{command}` from the committed evidence ({} boots, {} points pooled over their repeats); do not edit by hand. Every point is predicted again by today's model with its calibration fitted again from its raw measurements. Each interval is the 95% prediction interval `bwsim run` would print for it, its quantile fitted without the point's own run (leave-one-run-out).\n",
+        s.boots.len(),
+        s.own.len()
+    );
+    let _ = writeln!(w, "## Summary\n");
+    let _ = writeln!(
+        w,
+        "| case | points | held by the 95% interval | median half-width | median \\|error\\| | 95th pct \\|error\\| |"
+    );
+    let _ = writeln!(w, "|---|---:|---:|---:|---:|---:|");
+    let _ = writeln!(w, "| own boot's calibration | {} |", cells(&own, &s.calibrated));
+    let others = |same: bool| -> Vec<&Row> {
+        (s.others.iter())
+            .filter(|r| (r.card == r.calibration_card) == same)
+            .collect()
+    };
+    if let Some(f) = &s.same_card {
+        let _ = writeln!(
+            w,
+            "| another boot of the same host type, the calibrated interval | {} |",
+            cells(&others(true), f)
+        );
+    }
+    if let Some(f) = &s.other_card {
+        let _ = writeln!(
+            w,
+            "| the other host type (H100 <-> H200), the calibrated interval | {} |",
+            cells(&others(false), f)
+        );
+    }
+    if let Some(f) = &s.transferred {
+        let all: Vec<&Row> = s.others.iter().collect();
+        let _ = writeln!(
+            w,
+            "| any other boot, an interval fitted to transfer | {} |",
+            cells(&all, f)
+        );
+    }
+    if let Some(f) = &s.typical_fit {
+        let t: Vec<&Row> = s.typical.iter().collect();
+        let _ = writeln!(w, "| typical values, no calibration | {} |", cells(&t, f));
+    }
+    let _ = writeln!(w);
+    let _ = writeln!(w, "Error models (`data/prediction-intervals.toml`):\n");
+    let _ = writeln!(w, "- calibrated: {}", model_line(&s.calibrated.error));
+    if let Some(f) = &s.transferred {
+        let _ = writeln!(w, "- fitted to transfer: {}", model_line(&f.error));
+    }
+    if let Some(f) = &s.typical_fit {
+        let _ = writeln!(w, "- typical values: {}", model_line(&f.error));
+    }
+    let _ = writeln!(w);
+    let _ = writeln!(w, "## Per run and shape, own boot's calibration\n");
+    let _ = writeln!(
+        w,
+        "| run | boot | card | shape | points | held | median half-width | median \\|error\\| | max \\|error\\| |"
+    );
+    let _ = writeln!(w, "|---|---|---|---|---:|---:|---:|---:|---:|");
+    let mut groups: BTreeMap<(String, String, String), Vec<usize>> = BTreeMap::new();
+    for (i, r) in s.own.iter().enumerate() {
+        groups
+            .entry((r.run.clone(), r.boot.clone(), r.shape.clone()))
+            .or_default()
+            .push(i);
+    }
+    for ((run, boot, shape), idx) in &groups {
+        let held = idx.iter().filter(|&&i| s.calibrated.held[i]).count();
+        let hw: Vec<f64> = idx.iter().map(|&i| s.calibrated.half_width[i]).collect();
+        let err: Vec<f64> = idx.iter().map(|&i| s.own[i].error().abs()).collect();
+        let _ = writeln!(
+            w,
+            "| {run} | {boot} | {} | {shape} | {} | {held}/{} | {} | {} | {} |",
+            s.own[idx[0]].card,
+            idx.len(),
+            idx.len(),
+            pct(median(&hw)),
+            pct(median(&err)),
+            pct(err.iter().copied().fold(0.0, f64::max))
+        );
+    }
+    if !s.others.is_empty() {
+        let _ = writeln!(w);
+        let _ = writeln!(
+            w,
+            "## Transfer matrix: median |error| of each boot's points (rows) under each boot's calibration (columns)\n"
+        );
+        let names: Vec<&String> = s.boots.iter().map(|b| &b.0).collect();
+        let _ = write!(w, "| measured on \\ calibration |");
+        for n in &names {
+            let _ = write!(w, " {n} |");
+        }
+        let _ = writeln!(w);
+        let _ = writeln!(w, "|---|{}", "---:|".repeat(names.len()));
+        for (b, card) in &s.boots {
+            let _ = write!(w, "| {b} ({card}) |");
+            for c in &names {
+                let err: Vec<f64> = (s.own.iter().chain(&s.others))
+                    .filter(|r| &r.boot == b && &r.calibration == *c)
+                    .map(|r| r.error().abs())
+                    .collect();
+                let _ = write!(w, " {} |", pct(median(&err)));
+            }
+            let _ = writeln!(w);
+        }
+    }
+    let _ = writeln!(w);
+    let _ = writeln!(w, "## The host keys' spreads between boots\n");
+    let _ = writeln!(w, "{}\n", s.spread.basis);
+    let _ = writeln!(w, "| key | spread used | per card: boots, median, min..max |");
+    let _ = writeln!(w, "|---|---:|---|");
+    for sp in &s.spread.spreads {
+        let per_card: Vec<String> = (s.key_values.iter())
+            .filter(|((k, _), _)| *k == sp.key)
+            .map(|((_, card), v)| {
+                let shown: Vec<f64> = if sp.key == HostKey::MemcpyExponent {
+                    v.clone()
+                } else {
+                    v.iter().map(|x| x.exp()).collect()
+                };
+                let (lo, hi) = shown
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+                        (a.min(x), b.max(x))
+                    });
+                format!(
+                    "{card}: {}, {:.4}, {:.4}..{:.4}",
+                    v.len(),
+                    median(&shown),
+                    lo,
+                    hi
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            w,
+            "| {} | {:.3} | {} |",
+            sp.key.name(),
+            sp.sd,
+            per_card.join("; ")
+        );
+    }
+    o
+}
+
+fn spread_table(w: &mut String, name: &str, sp: &HostSpread) {
+    let _ = writeln!(w, "spread_basis = {}", toml::Value::String(sp.basis.clone()));
+    let _ = writeln!(w, "[{name}.spread]");
+    for s in &sp.spreads {
+        let _ = writeln!(w, "{} = {:.4}", s.key.name(), s.sd);
+    }
+}
+
+fn error_table(w: &mut String, name: &str, e: &ErrorModel, provenance: &str) {
+    let _ = writeln!(w, "[{name}.error]");
+    let _ = writeln!(w, "floor = {:.4}", e.floor);
+    let _ = writeln!(w, "contention = {:.4}", e.contention);
+    let _ = writeln!(w, "weight = {:.4}", e.weight);
+    let _ = writeln!(w, "quantile = {:.4}", e.quantile);
+    let _ = writeln!(w, "bias = {:.4}", e.bias);
+    let _ = writeln!(w, "provenance = {}", toml::Value::String(provenance.into()));
+}
+
+/// The data file the prediction intervals read.
+pub fn data_file(s: &Study, command: &str) -> String {
+    let mut o = String::new();
+    let w = &mut o;
+    let _ = writeln!(
+        w,
+        "# The spreads and error models of bwsim's prediction intervals. Written by\n# `{command}` from the committed evidence (docs/accuracy/evidence.toml);\n# rebuild it after a new run is added there. See docs/accuracy.md.\n"
+    );
+    let fitted_on = |rows: &[Row], what: &str| {
+        let boots: std::collections::BTreeSet<&str> = rows.iter().map(|r| r.boot.as_str()).collect();
+        format!(
+            "fitted to {} points of {} boots ({}), {what}; leave-one-run-out coverage and half-widths in docs/accuracy/coverage.md",
+            rows.len(),
+            boots.len(),
+            boots.into_iter().collect::<Vec<_>>().join(", ")
+        )
+    };
+    let _ = writeln!(w, "[calibrated]");
+    spread_table(w, "calibrated", &s.spread);
+    error_table(
+        w,
+        "calibrated",
+        &s.calibrated.error,
+        &fitted_on(&s.own, "each predicted with its own boot's calibration"),
+    );
+    let _ = writeln!(w, "\n[typical]");
+    spread_table(w, "typical", &s.typical_spread);
+    match &s.typical_fit {
+        Some(t) => error_table(
+            w,
+            "typical",
+            &t.error,
+            &fitted_on(&s.typical, "each predicted with typical values (no calibration)"),
+        ),
+        None => error_table(
+            w,
+            "typical",
+            &s.calibrated.error,
+            "the calibrated error model (the study was run without typical values)",
+        ),
+    }
+    o
+}

@@ -1,0 +1,177 @@
+//! The prediction interval: what the host will do, not only what the seeds do. Three
+//! sources of doubt add on a log scale: the simulation's own noise (the seeds), the
+//! calibration's (each host key off by its measured spread, propagated through the
+//! engine), and the model's (what it gets wrong with a perfect calibration, measured on
+//! committed replays). The combination's scale is set so that the interval covers the
+//! share of measured points it claims (normalised conformal prediction: the quantile of
+//! the measured residuals over their predicted spread).
+
+/// How well the host under a prediction is known: it picks the spreads and error model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HostKnowledge {
+    /// A calibration `bwsim calibrate` wrote; the prediction is for another boot of that
+    /// host (the spreads between boots of one host type).
+    Calibrated,
+    /// Typical values: no calibration, so every host key may be off by what separates
+    /// host types, and the interval is wider.
+    Typical,
+}
+
+impl HostKnowledge {
+    /// Its name in reports and in the data file.
+    pub fn name(self) -> &'static str {
+        match self {
+            HostKnowledge::Calibrated => "calibrated",
+            HostKnowledge::Typical => "typical",
+        }
+    }
+
+    /// Why the interval is as wide as it is, for the report.
+    pub fn why(self) -> &'static str {
+        match self {
+            HostKnowledge::Calibrated => {
+                "host keys from a calibration, each off by its spread between boots of one host type"
+            }
+            HostKnowledge::Typical => {
+                "no calibration: host keys are typical values, each off by what separates host types, so the interval is wider; calibrate the host to narrow it"
+            }
+        }
+    }
+}
+
+/// What the model gets wrong, as measured. A prediction's log spread is
+/// `sqrt(floor^2 + (contention x ln c)^2 + (weight x host)^2 + sim^2)`, where `c` is the
+/// largest stage inflation the prediction itself shows (the model errs more where it
+/// predicts more contention), `host` the host keys' propagated log spread and `sim` the
+/// seeds'; the interval is that spread times `quantile`, around the prediction times
+/// `exp(bias)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ErrorModel {
+    /// Log spread of the model error where nothing contends.
+    pub floor: f64,
+    /// Log spread per unit of ln(largest stage inflation).
+    pub contention: f64,
+    /// The weight of the host keys' propagated spread.
+    pub weight: f64,
+    /// |log(measured / predicted) - bias| / spread at the coverage claimed (95%): the
+    /// quantile of the committed points' normalised residuals.
+    pub quantile: f64,
+    /// Mean log(measured / predicted).
+    pub bias: f64,
+}
+
+impl ErrorModel {
+    /// The log spread (before the quantile) of a prediction whose largest stage
+    /// inflation is `inflation`, host keys move it by `host_log_sd` and seeds by
+    /// `sim_rel_se`.
+    pub fn spread(&self, inflation: f64, host_log_sd: f64, sim_rel_se: f64) -> f64 {
+        let c = self.contention * inflation.max(1.0).ln();
+        (self.floor.powi(2) + c.powi(2) + (self.weight * host_log_sd).powi(2) + sim_rel_se.powi(2))
+            .sqrt()
+    }
+}
+
+/// A prediction with its interval, in seconds per job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PredictionInterval {
+    /// The prediction (the simulation's mean, corrected by the bias).
+    pub seconds_per_job: f64,
+    /// The 95% prediction interval's bounds.
+    pub low_s: f64,
+    pub high_s: f64,
+    /// The log spreads that make it: the seeds', the host keys' (weighted), the model's
+    /// (floor and contention together).
+    pub sim_log_sd: f64,
+    pub host_log_sd: f64,
+    pub model_log_sd: f64,
+    /// How the host is known.
+    pub knowledge: HostKnowledge,
+    /// The host key that moves the answer most, and its log spread.
+    pub largest: Option<(&'static str, f64)>,
+}
+
+impl PredictionInterval {
+    /// The interval of a prediction `seconds_per_job` whose largest stage inflation is
+    /// `inflation`, whose replications' mean has the relative standard error
+    /// `sim_rel_se` and whose host keys move it by `host_log_sd`.
+    pub fn new(
+        seconds_per_job: f64,
+        inflation: f64,
+        sim_rel_se: f64,
+        host_log_sd: f64,
+        err: &ErrorModel,
+        knowledge: HostKnowledge,
+        largest: Option<(&'static str, f64)>,
+    ) -> Self {
+        let spread = err.spread(inflation, host_log_sd, sim_rel_se) * err.quantile;
+        let center = seconds_per_job * err.bias.exp();
+        let model = err.spread(inflation, 0.0, 0.0);
+        Self {
+            seconds_per_job: center,
+            low_s: center * (-spread).exp(),
+            high_s: center * spread.exp(),
+            sim_log_sd: sim_rel_se,
+            host_log_sd: err.weight * host_log_sd,
+            model_log_sd: model,
+            knowledge,
+            largest,
+        }
+    }
+
+    /// Jobs per day at the prediction and the interval's bounds (low, mid, high).
+    pub fn jobs_per_day(&self) -> (f64, f64, f64) {
+        let per_day = |s: f64| 86_400.0 / s;
+        (
+            per_day(self.high_s),
+            per_day(self.seconds_per_job),
+            per_day(self.low_s),
+        )
+    }
+
+    /// The interval's half-width relative to the prediction (the larger side).
+    pub fn relative_half_width(&self) -> f64 {
+        (self.high_s / self.seconds_per_job - 1.0).max(1.0 - self.low_s / self.seconds_per_job)
+    }
+
+    /// Whether `seconds_per_job` lies inside it.
+    pub fn holds(&self, seconds_per_job: f64) -> bool {
+        (self.low_s..=self.high_s).contains(&seconds_per_job)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spreads_add_in_quadrature_on_a_log_scale() {
+        let err = ErrorModel {
+            floor: 0.03,
+            contention: 0.0,
+            weight: 1.0,
+            quantile: 2.0,
+            bias: 0.0,
+        };
+        let pi =
+            PredictionInterval::new(10.0, 1.0, 0.0, 0.04, &err, HostKnowledge::Calibrated, None);
+        // sqrt(0.03^2 + 0.04^2) = 0.05; x 2 = 0.1 on the log scale.
+        assert!((pi.high_s - 10.0 * 0.1f64.exp()).abs() < 1e-12);
+        assert!((pi.low_s - 10.0 * (-0.1f64).exp()).abs() < 1e-12);
+        assert!(pi.holds(10.5) && !pi.holds(11.2));
+        let (lo, mid, hi) = pi.jobs_per_day();
+        assert!(lo < mid && mid < hi && (mid - 8640.0).abs() < 1e-9);
+        // A bias moves the centre: the model predicts 5% fast, so the host is slower.
+        let biased = ErrorModel { bias: 0.05, ..err };
+        let pi =
+            PredictionInterval::new(10.0, 1.0, 0.0, 0.0, &biased, HostKnowledge::Typical, None);
+        assert!((pi.seconds_per_job - 10.0 * 0.05f64.exp()).abs() < 1e-12);
+        // Contention widens it: a stage 2x its standalone time adds 0.1 x ln 2.
+        let contended = ErrorModel {
+            contention: 0.1,
+            ..err
+        };
+        let s = contended.spread(2.0, 0.04, 0.0);
+        assert!((s - (0.03f64.powi(2) + (0.1 * 2f64.ln()).powi(2) + 0.04f64.powi(2)).sqrt()).abs() < 1e-12);
+        assert_eq!(contended.spread(0.5, 0.0, 0.0), 0.03, "inflation below 1 adds nothing");
+    }
+}
