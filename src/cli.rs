@@ -49,6 +49,38 @@ pub enum Command {
     /// Run a scenario's pipeline for real on this host (synthetic CPU kernels, real
     /// copies and GPU kernels) and compare it with the simulation, point by point.
     Replay(ReplayCliArgs),
+    /// Rebuild the accuracy tables and the prediction intervals' data from the committed
+    /// device runs: every replay predicted again by today's model, under its own boot's
+    /// calibration, every other boot's, and typical values.
+    Accuracy(AccuracyArgs),
+}
+
+/// Arguments of `bwsim accuracy`.
+#[derive(Debug, clap::Args)]
+pub struct AccuracyArgs {
+    /// The evidence manifest (boots, calibrations, replay calls).
+    #[arg(long, value_name = "FILE", default_value = "runs/evidence.toml")]
+    pub evidence: PathBuf,
+    /// The repository root the manifest's scenarios are relative to.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+    /// Where to write the coverage and transfer tables (Markdown).
+    #[arg(long, value_name = "FILE", default_value = "docs/accuracy/coverage.md")]
+    pub out: PathBuf,
+    /// Where to write every predicted point (CSV): the coverage test fits the error
+    /// models again from it.
+    #[arg(long, value_name = "FILE", default_value = "docs/accuracy/points.csv")]
+    pub points: PathBuf,
+    /// Also write the prediction intervals' data file here (it is built into bwsim:
+    /// rebuild after writing `data/prediction-intervals.toml`).
+    #[arg(long, value_name = "FILE")]
+    pub write_data: Option<PathBuf>,
+    /// Predict each point under its own boot's calibration only (no transfer matrix).
+    #[arg(long)]
+    pub own_only: bool,
+    /// Leave out the predictions with typical values.
+    #[arg(long)]
+    pub no_typical: bool,
 }
 
 /// Arguments of `bwsim replay`.

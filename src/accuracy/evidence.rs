@@ -52,6 +52,21 @@ pub struct Replay {
     /// The `--set` flags it ran with.
     pub sets: Vec<String>,
     pub points: Vec<MeasuredPoint>,
+    /// What the replay's own probes measured of the boot before it ran.
+    pub probes: Probes,
+    /// The CPU stages it sized to run their stated time alone on the boot, with that time.
+    pub sized: Vec<(String, f64)>,
+}
+
+/// The replay harness's probes of a boot's CPU: what its stage sizing rested on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Probes {
+    /// One thread's streaming DRAM bandwidth, GB/s.
+    pub stream_gbps: f64,
+    /// One dependent DRAM load (a pointer chase step), ns.
+    pub chase_ns: f64,
+    /// One core's arithmetic rate, iterations per second.
+    pub compute_per_s: f64,
 }
 
 /// One measured point of a replay.
@@ -130,7 +145,7 @@ impl Evidence {
                     .map_err(|e| AccuracyError::file(call, format!("cannot list it: {e}")))?;
                 let mut dirs: Vec<PathBuf> = entries
                     .filter_map(|e| e.ok().map(|e| e.path()))
-                    .filter(|p| p.join("replay.json").is_file())
+                    .filter(|p| kept(&p.join("replay.json")).is_some())
                     .collect();
                 dirs.sort();
                 for dir in dirs {
@@ -143,8 +158,7 @@ impl Evidence {
 
     fn replay(&self, boot: usize, dir: &Path) -> Result<Replay, AccuracyError> {
         let path = dir.join("replay.json");
-        let text = crate::input_file::read_text(&path, crate::input_file::MAX_JSON_BYTES)
-            .map_err(|e| AccuracyError::file(&path, format!("cannot read it: {e}")))?;
+        let text = read_kept(&path)?;
         let doc: Value =
             serde_json::from_str(&text).map_err(|e| AccuracyError::file(&path, e.to_string()))?;
         let bad = |key: &str| AccuracyError::file(&path, format!("{key}: missing or malformed"));
@@ -186,6 +200,23 @@ impl Evidence {
                 runs,
             });
         }
+        let host = &doc["host"];
+        let one_thread = (host["stream_gbps_per_thread"].as_array())
+            .and_then(|a| a.first())
+            .and_then(|p| p[1].as_f64());
+        let probes = Probes {
+            stream_gbps: one_thread.ok_or_else(|| bad("host.stream_gbps_per_thread"))?,
+            chase_ns: (host["chase_ns_per_step"].as_f64())
+                .ok_or_else(|| bad("host.chase_ns_per_step"))?,
+            compute_per_s: (host["compute_iters_per_s"].as_f64())
+                .ok_or_else(|| bad("host.compute_iters_per_s"))?,
+        };
+        let sized = (host["stage_sizing"].as_array())
+            .ok_or_else(|| bad("host.stage_sizing"))?
+            .iter()
+            .map(|s| Some((s["stage"].as_str()?.to_string(), s["stated_s"].as_f64()?)))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| bad("host.stage_sizing[].stage, stated_s"))?;
         Ok(Replay {
             boot,
             dir: dir.to_path_buf(),
@@ -193,6 +224,40 @@ impl Evidence {
             scenario,
             sets,
             points,
+            probes,
+            sized,
         })
     }
+}
+
+/// Where a run file is: as named, or gzipped beside (`NAME.gz`, as `runs/` keeps JSON
+/// and TOML); None when neither is there.
+pub fn kept(path: &Path) -> Option<PathBuf> {
+    if path.is_file() {
+        return Some(path.to_path_buf());
+    }
+    let mut gz = path.as_os_str().to_owned();
+    gz.push(".gz");
+    let gz = PathBuf::from(gz);
+    gz.is_file().then_some(gz)
+}
+
+/// A run file's text, gzipped or not (see [`kept`]), at most
+/// [`crate::input_file::MAX_JSON_BYTES`] of it.
+pub fn read_kept(path: &Path) -> Result<String, AccuracyError> {
+    use std::io::Read as _;
+    let found = kept(path)
+        .ok_or_else(|| AccuracyError::file(path, "neither it nor NAME.gz is there"))?;
+    if found == path {
+        return crate::input_file::read_text(path, crate::input_file::MAX_JSON_BYTES)
+            .map_err(|e| AccuracyError::file(path, format!("cannot read it: {e}")));
+    }
+    let file = std::fs::File::open(&found)
+        .map_err(|e| AccuracyError::file(&found, format!("cannot read it: {e}")))?;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(file)
+        .take(crate::input_file::MAX_JSON_BYTES)
+        .read_to_string(&mut text)
+        .map_err(|e| AccuracyError::file(&found, format!("not gzipped text: {e}")))?;
+    Ok(text)
 }

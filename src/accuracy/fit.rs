@@ -18,9 +18,12 @@ pub struct Row {
     pub run: String,
     pub boot: String,
     pub card: String,
-    /// The boot whose calibration predicted it.
+    /// The boot whose calibration predicted it (`typical` for none).
     pub calibration: String,
-    pub calibration_card: String,
+    /// The boot its stage times were profiled on: its own, or another whose stage times
+    /// were carried to it ([`super::moved`]).
+    pub profile: String,
+    pub profile_card: String,
     pub shape: String,
     pub x: f64,
     /// Mean seconds per job over its repeats and their runs.
@@ -115,8 +118,8 @@ fn left_out(rows: &[&Row], floor: f64, contention: f64, weight: f64) -> Fitted {
 }
 
 /// The grid the error model's spreads are chosen on.
-const FLOORS: [f64; 7] = [0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08];
-const CONTENTIONS: [f64; 5] = [0.0, 0.05, 0.1, 0.2, 0.3];
+const FLOORS: [f64; 9] = [0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.10, 0.12];
+const CONTENTIONS: [f64; 7] = [0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5];
 const WEIGHTS: [f64; 6] = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0];
 
 /// The error model for `rows`: of the grid's spreads whose intervals, left out run by
@@ -158,19 +161,9 @@ pub fn apply(rows: &[&Row], error: &ErrorModel) -> Fitted {
     }
 }
 
-/// The median of `v` (NaN when empty).
+/// The median of `v` (NaN when empty), for tables.
 pub fn median(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    }
+    crate::analysis::median::median(v).unwrap_or(f64::NAN)
 }
 
 #[cfg(test)]
@@ -183,7 +176,8 @@ mod tests {
             boot: run.into(),
             card: "H200".into(),
             calibration: run.into(),
-            calibration_card: "H200".into(),
+            profile: run.into(),
+            profile_card: "H200".into(),
             shape: "s".into(),
             x: 1.0,
             measured: ratio,

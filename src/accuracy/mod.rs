@@ -1,7 +1,8 @@
 //! How accurate bwsim is, from the committed evidence: every replay measured on a GPU
 //! host (runs 8 on, each boot with its own calibration) predicted again by today's
-//! model, under its own boot's calibration and under every other boot's (the transfer a
-//! buyer makes), and with typical values. From the points it fits the error model of the
+//! model, under its own boot's calibration, with stage times profiled on every other
+//! boot and carried to it by host scaling (the transfer a buyer makes), and with typical
+//! values. From the points it fits the error model of the
 //! prediction intervals, measures their coverage leaving each run out, and writes the
 //! tables of `docs/accuracy/` and the data file the intervals read
 //! (`data/prediction-intervals.toml`).
@@ -9,11 +10,15 @@
 //! - [`evidence`]: the manifest and the replays it lists.
 //! - [`predict`]: one point predicted again, with its host keys' spread.
 //! - [`spreads`]: the host keys' spreads between boots, from the calibrations.
+//! - [`moved`]: stage times profiled on one boot carried to another.
 //! - [`fit`]: the error model, its conformal quantile, coverage left out by run.
-//! - [`study`]: all of it end to end; [`tables`]: Markdown and the data file.
+//! - [`study`]: all of it end to end; [`tables`]: Markdown and the data file;
+//!   [`points`]: every point as CSV, for the coverage test.
 
 pub mod evidence;
 pub mod fit;
+pub mod moved;
+pub mod points;
 pub mod predict;
 pub mod spreads;
 pub mod study;

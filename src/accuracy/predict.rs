@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use crate::engine::{EngineLimits, NullObserver};
-use crate::prediction::{HostSpread, largest_inflation, sensitivity::sensitivity};
+use crate::prediction::{HostSpread, work_inflation, sensitivity::sensitivity};
 use crate::run::{RunOptions, run_model_within};
 use crate::scenario::{self, Loaded, ScenarioError};
 
@@ -15,7 +15,7 @@ use super::AccuracyError;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Prediction {
     pub seconds_per_job: f64,
-    /// The largest stage inflation the prediction shows.
+    /// The work inflation the prediction shows ([`crate::prediction::work_inflation`]).
     pub inflation: f64,
     /// The host keys' spread carried to log seconds per job.
     pub host_log_sd: f64,
@@ -40,6 +40,25 @@ pub fn load(scenario: &Path, calibration: &Path, sets: &[String]) -> Result<Load
     scenario::load_str(&text, &origin, sets)
 }
 
+/// Predicts `scenario` under `calibration` with `sets`: one run on its seed.
+fn run_once(
+    scenario: &Path,
+    calibration: &Path,
+    sets: &[String],
+) -> Result<(Loaded, crate::analysis::report::Report), AccuracyError> {
+    let what = || format!("{} with {}", scenario.display(), sets.join(" "));
+    let loaded =
+        load(scenario, calibration, sets).map_err(|e| AccuracyError::predict(what(), e))?;
+    let report = run_model_within(
+        &loaded.model,
+        RunOptions { ideal: false },
+        EngineLimits::default(),
+        &mut NullObserver,
+    )
+    .map_err(|e| AccuracyError::predict(what(), e))?;
+    Ok((loaded, report))
+}
+
 /// Predicts `scenario` under `calibration` with `sets`, and propagates `spread`.
 pub fn predict(
     scenario: &Path,
@@ -47,27 +66,34 @@ pub fn predict(
     sets: &[String],
     spread: &HostSpread,
 ) -> Result<Prediction, AccuracyError> {
-    let what = || format!("{} with {}", scenario.display(), sets.join(" "));
-    let loaded =
-        load(scenario, calibration, sets).map_err(|e| AccuracyError::predict(what(), e))?;
-    let limits = EngineLimits::default();
-    let report = run_model_within(
-        &loaded.model,
-        RunOptions { ideal: false },
-        limits,
-        &mut NullObserver,
-    )
-    .map_err(|e| AccuracyError::predict(what(), e))?;
+    let (loaded, report) = run_once(scenario, calibration, sets)?;
     let reload = |extra: &[String]| {
         let mut all = sets.to_vec();
         all.extend(extra.iter().cloned());
         load(scenario, calibration, &all)
     };
-    let sens = sensitivity(&loaded, reload, spread, limits)
-        .map_err(|e| AccuracyError::predict(what(), e))?;
+    let sens = sensitivity(&loaded, reload, spread, EngineLimits::default()).map_err(|e| {
+        AccuracyError::predict(format!("{} with {}", scenario.display(), sets.join(" ")), e)
+    })?;
     Ok(Prediction {
         seconds_per_job: report.seconds_per_job,
-        inflation: largest_inflation(&report),
+        inflation: work_inflation(&report),
         host_log_sd: sens.log_sd(),
+    })
+}
+
+/// Predicts as [`predict`] does, with the host keys' spread already known (that of the
+/// same point under the same calibration).
+pub fn predict_once(
+    scenario: &Path,
+    calibration: &Path,
+    sets: &[String],
+    host_log_sd: f64,
+) -> Result<Prediction, AccuracyError> {
+    let (_, report) = run_once(scenario, calibration, sets)?;
+    Ok(Prediction {
+        seconds_per_job: report.seconds_per_job,
+        inflation: work_inflation(&report),
+        host_log_sd,
     })
 }

@@ -103,7 +103,7 @@ pub fn host_of_text(text: &str, dir: &Path, name: &str) -> Result<Hardware, Accu
     .map_err(|e| AccuracyError::file(&path, e.to_string()))
 }
 
-fn sample_sd(v: &[f64]) -> f64 {
+pub fn sample_sd(v: &[f64]) -> f64 {
     let n = v.len() as f64;
     let mean = v.iter().sum::<f64>() / n;
     (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()

@@ -6,21 +6,22 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::analysis::prediction::ErrorModel;
+use crate::analysis::prediction::HostKnowledge;
 use crate::model::Hardware;
 use crate::prediction::HostSpread;
 
-use super::evidence::{Evidence, Replay};
+use super::evidence::{Evidence, Probes, Replay};
 use super::fit::{self, Fitted, Row};
-use super::predict::predict;
+use super::moved::{BootProfile, CoreMemory, Leans, median_probes, stage_factor};
+use super::predict::{predict, predict_once};
 use super::spreads;
 use super::AccuracyError;
 
 /// Which predictions to make.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Scope {
-    /// Every boot's points under every other boot's calibration too (the transfer
-    /// matrix), not only under their own.
+    /// Every boot's points with stage times profiled on every other boot too (the
+    /// transfer matrix), not only with their own.
     pub matrix: bool,
     /// The points with typical values (no calibration) too.
     pub typical: bool,
@@ -37,21 +38,27 @@ pub struct Study {
     pub typical_spread: HostSpread,
     /// Each key's values, by (key, card).
     pub key_values: BTreeMap<(crate::prediction::HostKey, String), Vec<f64>>,
-    /// Every point under its own boot's calibration.
+    /// Every point under its own boot's calibration, stage times as its boot ran them.
     pub own: Vec<Row>,
-    /// Every point under each other boot's calibration (empty unless asked).
-    pub others: Vec<Row>,
-    /// Every point with typical values (empty unless asked).
+    /// Every point under its own boot's calibration, stage times profiled on each other
+    /// boot and carried by host scaling (empty unless asked).
+    pub moved: Vec<Row>,
+    /// Every point with typical values (empty unless asked), stage times its own...
     pub typical: Vec<Row>,
-    /// The error model for a calibrated host, fitted on `own`, and its intervals.
+    /// ... and profiled on each other boot (empty unless the matrix is asked too).
+    pub typical_moved: Vec<Row>,
+    /// The error model of each way of knowing the host, fitted on its rows, and its
+    /// intervals left out by run.
     pub calibrated: Fitted,
-    /// The same model on the other boots' calibrations (same card, other card).
-    pub same_card: Option<Fitted>,
-    pub other_card: Option<Fitted>,
-    /// The error model fitted on the transferred points themselves.
-    pub transferred: Option<Fitted>,
-    /// The error model for typical values, fitted on `typical`.
+    pub calibrated_stages_moved: Option<Fitted>,
     pub typical_fit: Option<Fitted>,
+    pub typical_stages_moved: Option<Fitted>,
+    /// The calibrated error model (stage times not moved) on the moved rows: what a
+    /// planner who forgot the move would be told.
+    pub moved_under_own_model: Option<Fitted>,
+    /// The stage factors the transfer gave, by what the stage leans on: (lean, log sd,
+    /// smallest, largest).
+    pub stage_factors: Vec<(Leans, f64, f64, f64)>,
 }
 
 /// A point group: the repeats of one point of one shape on one boot, pooled.
@@ -62,6 +69,10 @@ struct Group {
     sets: Vec<String>,
     x: f64,
     runs: Vec<f64>,
+    /// The probes of the replays pooled in it.
+    probes: Vec<Probes>,
+    /// Its CPU stages sized alone, with their stated times.
+    sized: Vec<(String, f64)>,
 }
 
 /// Pools the repeats: the points of the replays of one shape on one boot with the same
@@ -75,7 +86,10 @@ fn groups(replays: &[Replay]) -> Vec<Group> {
             match (out.iter_mut()).find(|g| {
                 g.boot == r.boot && g.shape == r.shape && g.sets == sets && g.scenario == r.scenario
             }) {
-                Some(g) => g.runs.extend(p.runs.iter().copied()),
+                Some(g) => {
+                    g.runs.extend(p.runs.iter().copied());
+                    g.probes.push(r.probes);
+                }
                 None => out.push(Group {
                     boot: r.boot,
                     shape: r.shape.clone(),
@@ -83,6 +97,8 @@ fn groups(replays: &[Replay]) -> Vec<Group> {
                     sets,
                     x: p.x,
                     runs: p.runs.clone(),
+                    probes: vec![r.probes],
+                    sized: r.sized.clone(),
                 }),
             }
         }
@@ -90,16 +106,19 @@ fn groups(replays: &[Replay]) -> Vec<Group> {
     out
 }
 
+/// A calibration fitted again: its file, the host it gives, its card (the GPU's model:
+/// `H100`, `H200`, else the GPU's name) and what it says of one core's memory.
+pub struct Refitted {
+    pub path: PathBuf,
+    pub host: Hardware,
+    pub card: String,
+    pub memory: CoreMemory,
+}
+
 /// Fits `raw` (a calibration's raw measurements) again and writes the calibration into
-/// `dir` as `name.toml`; its path, the host it gives and its card (the GPU's model: `H100`,
-/// `H200`, else the GPU's name).
-fn refit(
-    raw: &Path,
-    dir: &Path,
-    name: &str,
-) -> Result<(PathBuf, Hardware, String), AccuracyError> {
-    let json = crate::input_file::read_text(raw, crate::input_file::MAX_JSON_BYTES)
-        .map_err(|e| AccuracyError::file(raw, format!("cannot read it: {e}")))?;
+/// `dir` as `name.toml`.
+pub fn refit(raw: &Path, dir: &Path, name: &str) -> Result<Refitted, AccuracyError> {
+    let json = super::evidence::read_kept(raw)?;
     let (m, _, text) = crate::calibrate::command::refit(raw, &json)
         .map_err(|e| AccuracyError::file(raw, e.to_string()))?;
     let host = spreads::host_of_text(&text, dir, name)?;
@@ -108,7 +127,42 @@ fn refit(
         .into_iter()
         .find(|c| gpu.contains(c))
         .map_or(gpu.clone(), str::to_string);
-    Ok((dir.join(format!("{name}.toml")), host, card))
+    Ok(Refitted {
+        path: dir.join(format!("{name}.toml")),
+        host,
+        card,
+        memory: CoreMemory::of_calibration(&text, raw)?,
+    })
+}
+
+/// One prediction to make: a group, the calibration (None: typical values) and the
+/// boot its stage times were profiled on.
+#[derive(Debug, Clone, Copy)]
+struct Job {
+    group: usize,
+    calibrated: bool,
+    profile: usize,
+}
+
+/// The `--set`s that give `group`'s stages the times profiled on `profile` carried to
+/// its boot, and the factors.
+fn moved_stages(
+    group: &Group,
+    profiles: &[BootProfile],
+    profile: usize,
+) -> Option<(Vec<String>, Vec<(Leans, f64)>)> {
+    if profile == group.boot {
+        return Some((Vec::new(), Vec::new()));
+    }
+    let probes = median_probes(&group.probes)?;
+    let (mut sets, mut factors) = (Vec::new(), Vec::new());
+    for (stage, stated) in &group.sized {
+        let leans = Leans::of_stage(stage);
+        let f = stage_factor(leans, &probes, &profiles[profile], &profiles[group.boot]);
+        sets.push(format!("workload.stages.{stage}.duration_s={}", stated * f));
+        factors.push((leans, f));
+    }
+    Some((sets, factors))
 }
 
 /// Runs the study on `evidence`, writing scratch files into `scratch`.
@@ -116,16 +170,28 @@ pub fn run(evidence: Evidence, scope: Scope, scratch: &Path) -> Result<Study, Ac
     // The spreads, from every calibration listed.
     let mut hosts = Vec::new();
     for (i, (_, raw)) in evidence.spread_calibrations.iter().enumerate() {
-        let (_, host, card) = refit(raw, scratch, &format!("spread-{i}"))?;
-        hosts.push((card, host));
+        let r = refit(raw, scratch, &format!("spread-{i}"))?;
+        hosts.push((r.card, r.host));
     }
     let (spread, key_values) = spreads::measure(&hosts);
     let typical_spread = spreads::typical(&spread);
-    // Each boot's own calibration.
+    let replays = evidence.replays()?;
+    // Each boot's own calibration, and what its replays' probes saw.
     let mut calibrations = Vec::new();
-    for boot in &evidence.boots {
-        let (path, _, _) = refit(&boot.calibration, scratch, &boot.name)?;
-        calibrations.push(path);
+    let mut profiles = Vec::new();
+    for (b, boot) in evidence.boots.iter().enumerate() {
+        let r = refit(&boot.calibration, scratch, &boot.name)?;
+        let probes: Vec<Probes> = (replays.iter())
+            .filter(|p| p.boot == b)
+            .map(|p| p.probes)
+            .collect();
+        let probes = median_probes(&probes)
+            .ok_or_else(|| AccuracyError::file(&boot.calibration, "its boot has no replay"))?;
+        profiles.push(BootProfile {
+            probes,
+            memory: r.memory,
+        });
+        calibrations.push(r.path);
     }
     let typical_cal = scratch.join("typical.toml");
     std::fs::write(
@@ -133,74 +199,107 @@ pub fn run(evidence: Evidence, scope: Scope, scratch: &Path) -> Result<Study, Ac
         "[calibration]\nsummary = \"typical values: no host key measured\"\n",
     )
     .map_err(|e| AccuracyError::file(&typical_cal, e.to_string()))?;
-    let replays = evidence.replays()?;
     let groups = groups(&replays);
-    // (group, calibration index or None for typical)
-    let mut jobs: Vec<(usize, Option<usize>)> = Vec::new();
+    // The points as their boots ran them, with the host keys' spread carried through the
+    // engine; the moved ones reuse that spread (it is the calibration's, not the stages').
+    let mut base_jobs: Vec<Job> = Vec::new();
     for (g, group) in groups.iter().enumerate() {
-        jobs.push((g, Some(group.boot)));
-        if scope.matrix {
-            jobs.extend((0..evidence.boots.len()).filter(|c| *c != group.boot).map(|c| (g, Some(c))));
-        }
+        let job = |calibrated| Job {
+            group: g,
+            calibrated,
+            profile: group.boot,
+        };
+        base_jobs.push(job(true));
         if scope.typical {
-            jobs.push((g, None));
+            base_jobs.push(job(false));
         }
     }
-    let rows: Vec<(Option<usize>, Row)> = (jobs.par_iter())
-        .map(|&(g, cal)| {
-            let group = &groups[g];
-            let (path, spread) = match cal {
-                Some(c) => (&calibrations[c], &spread),
-                None => (&typical_cal, &typical_spread),
-            };
-            let predicted = predict(&group.scenario, path, &group.sets, spread)?;
-            let boot = &evidence.boots[group.boot];
-            let (calibration, calibration_card) = match cal {
-                Some(c) => (evidence.boots[c].name.clone(), evidence.boots[c].card.clone()),
-                None => ("typical".to_string(), String::new()),
-            };
-            Ok((
-                cal,
-                Row {
-                    run: boot.run.clone(),
-                    boot: boot.name.clone(),
-                    card: boot.card.clone(),
-                    calibration,
-                    calibration_card,
-                    shape: group.shape.clone(),
-                    x: group.x,
-                    measured: group.runs.iter().sum::<f64>() / group.runs.len() as f64,
-                    runs: group.runs.len(),
-                    predicted,
-                },
-            ))
+    let predict_job = |job: &Job, host_log_sd: Option<f64>| -> Result<Option<Row>, AccuracyError> {
+        let group = &groups[job.group];
+        let Some((stage_sets, _)) = moved_stages(group, &profiles, job.profile) else {
+            return Ok(None);
+        };
+        let (path, spread) = if job.calibrated {
+            (&calibrations[group.boot], &spread)
+        } else {
+            (&typical_cal, &typical_spread)
+        };
+        let mut sets = group.sets.clone();
+        sets.extend(stage_sets);
+        let predicted = match host_log_sd {
+            None => predict(&group.scenario, path, &sets, spread)?,
+            Some(sd) => predict_once(&group.scenario, path, &sets, sd)?,
+        };
+        let boot = &evidence.boots[group.boot];
+        let profile = &evidence.boots[job.profile];
+        Ok(Some(Row {
+            run: boot.run.clone(),
+            boot: boot.name.clone(),
+            card: boot.card.clone(),
+            calibration: if job.calibrated {
+                boot.name.clone()
+            } else {
+                "typical".to_string()
+            },
+            profile: profile.name.clone(),
+            profile_card: profile.card.clone(),
+            shape: group.shape.clone(),
+            x: group.x,
+            measured: group.runs.iter().sum::<f64>() / group.runs.len() as f64,
+            runs: group.runs.len(),
+            predicted,
+        }))
+    };
+    let base: Vec<(Job, Row)> = (base_jobs.par_iter())
+        .map(|j| Ok(predict_job(j, None)?.map(|r| (*j, r))))
+        .collect::<Result<Vec<_>, AccuracyError>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+    let mut moved_jobs: Vec<(Job, f64)> = Vec::new();
+    if scope.matrix {
+        for (job, row) in &base {
+            for p in (0..evidence.boots.len()).filter(|p| *p != job.profile) {
+                let moved = Job { profile: p, ..*job };
+                moved_jobs.push((moved, row.predicted.host_log_sd));
+            }
+        }
+    }
+    let moved: Vec<(Job, Row)> = (moved_jobs.par_iter())
+        .map(|(j, sd)| Ok(predict_job(j, Some(*sd))?.map(|r| (*j, r))))
+        .collect::<Result<Vec<_>, AccuracyError>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+    let mut factors: BTreeMap<&'static str, (Leans, Vec<f64>)> = BTreeMap::new();
+    for (job, _) in moved.iter().filter(|(j, _)| j.calibrated) {
+        let group = &groups[job.group];
+        for (leans, f) in moved_stages(group, &profiles, job.profile).map(|m| m.1).unwrap_or_default() {
+            factors.entry(leans.name()).or_insert((leans, Vec::new())).1.push(f.ln());
+        }
+    }
+    let stage_factors = (factors.into_values())
+        .map(|(leans, logs)| {
+            let (lo, hi) = logs.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(*x), b.max(*x)));
+            (leans, spreads::sample_sd(&logs), lo.exp(), hi.exp())
         })
-        .collect::<Result<_, AccuracyError>>()?;
-    let (mut own, mut others, mut typical) = (Vec::new(), Vec::new(), Vec::new());
-    for (cal, row) in rows {
-        match cal {
-            None => typical.push(row),
-            Some(_) if row.calibration == row.boot => own.push(row),
-            Some(_) => others.push(row),
+        .collect();
+    let split = |rows: Vec<(Job, Row)>| -> (Vec<Row>, Vec<Row>) {
+        let (mut c, mut t) = (Vec::new(), Vec::new());
+        for (j, r) in rows {
+            if j.calibrated { c.push(r) } else { t.push(r) }
         }
+        (c, t)
+    };
+    let (own, typical) = split(base);
+    let (moved, typical_moved) = split(moved);
+    fn refs(rows: &[Row]) -> Vec<&Row> {
+        rows.iter().collect()
     }
-    let calibrated = fit::fit(&own.iter().collect::<Vec<_>>());
-    let select = |same: bool| -> Vec<&Row> {
-        (others.iter())
-            .filter(|r| (r.card == r.calibration_card) == same)
-            .collect()
-    };
-    let (same_card, other_card, transferred) = if others.is_empty() {
-        (None, None, None)
-    } else {
-        (
-            Some(fit::apply(&select(true), &calibrated.error)),
-            Some(fit::apply(&select(false), &calibrated.error)),
-            Some(fit::fit(&others.iter().collect::<Vec<_>>())),
-        )
-    };
-    let typical_fit =
-        (!typical.is_empty()).then(|| fit::fit(&typical.iter().collect::<Vec<_>>()));
+    let fit_some = |rows: &[Row]| (!rows.is_empty()).then(|| fit::fit(&refs(rows)));
+    let calibrated = fit::fit(&refs(&own));
+    let moved_under_own_model =
+        (!moved.is_empty()).then(|| fit::apply(&refs(&moved), &calibrated.error));
     Ok(Study {
         boots: (evidence.boots.iter())
             .map(|b| (b.name.clone(), b.card.clone()))
@@ -209,23 +308,39 @@ pub fn run(evidence: Evidence, scope: Scope, scratch: &Path) -> Result<Study, Ac
         spread,
         typical_spread,
         key_values,
+        calibrated_stages_moved: fit_some(&moved),
+        typical_fit: fit_some(&typical),
+        typical_stages_moved: fit_some(&typical_moved),
+        moved_under_own_model,
+        stage_factors,
         own,
-        others,
+        moved,
         typical,
+        typical_moved,
         calibrated,
-        same_card,
-        other_card,
-        transferred,
-        typical_fit,
     })
 }
 
 impl Study {
-    /// The error model the intervals of a host known as `typical` or calibrated read.
-    pub fn error_model(&self, typical: bool) -> ErrorModel {
-        match (&self.typical_fit, typical) {
-            (Some(t), true) => t.error,
-            _ => self.calibrated.error,
+    /// The fitted error model of a host known as `k` (the calibrated one where the study
+    /// did not make that case's points).
+    pub fn fitted(&self, k: HostKnowledge) -> &Fitted {
+        let case = match k {
+            HostKnowledge::Calibrated => None,
+            HostKnowledge::CalibratedStagesMoved => self.calibrated_stages_moved.as_ref(),
+            HostKnowledge::Typical => self.typical_fit.as_ref(),
+            HostKnowledge::TypicalStagesMoved => self.typical_stages_moved.as_ref(),
+        };
+        case.unwrap_or(&self.calibrated)
+    }
+
+    /// The rows behind `k`'s error model.
+    pub fn rows(&self, k: HostKnowledge) -> &[Row] {
+        match k {
+            HostKnowledge::Calibrated => &self.own,
+            HostKnowledge::CalibratedStagesMoved => &self.moved,
+            HostKnowledge::Typical => &self.typical,
+            HostKnowledge::TypicalStagesMoved => &self.typical_moved,
         }
     }
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::analysis::prediction::ErrorModel;
+use crate::analysis::prediction::{ErrorModel, HostKnowledge};
 use crate::prediction::{HostKey, HostSpread};
 
 use super::fit::{Fitted, Row, median};
@@ -14,9 +14,16 @@ fn pct(x: f64) -> String {
     format!("{:.1}%", x * 100.0)
 }
 
-/// Points, held share, median half-width, median and 95th-percentile |error| of `rows`
-/// under `f`, as a table row's cells.
-fn cells(rows: &[&Row], f: &Fitted) -> String {
+/// Points, held share, median half-width, median and 95th-percentile |error| of the
+/// `rows` (fitted as `f`) that `pick` keeps, as a table row's cells.
+fn cells(rows: &[Row], f: &Fitted, pick: impl Fn(&Row) -> bool) -> String {
+    let idx: Vec<usize> = (0..rows.len()).filter(|&i| pick(&rows[i])).collect();
+    let sub = Fitted {
+        error: f.error,
+        held: idx.iter().map(|&i| f.held[i]).collect(),
+        half_width: idx.iter().map(|&i| f.half_width[i]).collect(),
+    };
+    let (rows, f) = (idx.iter().map(|&i| &rows[i]).collect::<Vec<_>>(), &sub);
     let mut err: Vec<f64> = rows.iter().map(|r| r.error().abs()).collect();
     err.sort_by(f64::total_cmp);
     let p95 = err
@@ -35,7 +42,7 @@ fn cells(rows: &[&Row], f: &Fitted) -> String {
 
 fn model_line(e: &ErrorModel) -> String {
     format!(
-        "floor {:.2}, contention {:.2} per ln(largest stage inflation), host-key weight {:.1}, quantile {:.2}",
+        "floor {:.2}, contention {:.2} per ln(work inflation), host-key weight {:.1}, quantile {:.2}",
         e.floor, e.contention, e.weight, e.quantile
     )
 }
@@ -44,7 +51,6 @@ fn model_line(e: &ErrorModel) -> String {
 pub fn coverage_page(s: &Study, command: &str) -> String {
     let mut o = String::new();
     let w = &mut o;
-    let own: Vec<&Row> = s.own.iter().collect();
     let _ = writeln!(w, "# Coverage of the prediction intervals, and transfer between boots\n");
     let _ = writeln!(
         w,
@@ -58,46 +64,52 @@ pub fn coverage_page(s: &Study, command: &str) -> String {
         "| case | points | held by the 95% interval | median half-width | median \\|error\\| | 95th pct \\|error\\| |"
     );
     let _ = writeln!(w, "|---|---:|---:|---:|---:|---:|");
-    let _ = writeln!(w, "| own boot's calibration | {} |", cells(&own, &s.calibrated));
-    let others = |same: bool| -> Vec<&Row> {
-        (s.others.iter())
-            .filter(|r| (r.card == r.calibration_card) == same)
-            .collect()
-    };
-    if let Some(f) = &s.same_card {
-        let _ = writeln!(
-            w,
-            "| another boot of the same host type, the calibrated interval | {} |",
-            cells(&others(true), f)
-        );
+    let all = |_: &Row| true;
+    let _ = writeln!(
+        w,
+        "| calibrated, stage times its own | {} |",
+        cells(&s.own, &s.calibrated, all)
+    );
+    let same = |r: &Row| r.card == r.profile_card;
+    if let Some(f) = &s.calibrated_stages_moved {
+        for (what, pick) in [
+            ("profiled on another boot of the same host type", true),
+            ("profiled on the other host type (H100 <-> H200)", false),
+        ] {
+            let _ = writeln!(
+                w,
+                "| calibrated, stage times {what} | {} |",
+                cells(&s.moved, f, |r| same(r) == pick)
+            );
+        }
     }
-    if let Some(f) = &s.other_card {
+    if let Some(f) = &s.moved_under_own_model {
         let _ = writeln!(
             w,
-            "| the other host type (H100 <-> H200), the calibrated interval | {} |",
-            cells(&others(false), f)
-        );
-    }
-    if let Some(f) = &s.transferred {
-        let all: Vec<&Row> = s.others.iter().collect();
-        let _ = writeln!(
-            w,
-            "| any other boot, an interval fitted to transfer | {} |",
-            cells(&all, f)
+            "| the same, any other boot, under the calibrated error model (stages not moved) | {} |",
+            cells(&s.moved, f, all)
         );
     }
     if let Some(f) = &s.typical_fit {
-        let t: Vec<&Row> = s.typical.iter().collect();
-        let _ = writeln!(w, "| typical values, no calibration | {} |", cells(&t, f));
+        let _ = writeln!(
+            w,
+            "| typical values (no calibration), stage times its own | {} |",
+            cells(&s.typical, f, all)
+        );
+    }
+    if let Some(f) = &s.typical_stages_moved {
+        let _ = writeln!(
+            w,
+            "| typical values, stage times profiled on another boot | {} |",
+            cells(&s.typical_moved, f, all)
+        );
     }
     let _ = writeln!(w);
     let _ = writeln!(w, "Error models (`data/prediction-intervals.toml`):\n");
-    let _ = writeln!(w, "- calibrated: {}", model_line(&s.calibrated.error));
-    if let Some(f) = &s.transferred {
-        let _ = writeln!(w, "- fitted to transfer: {}", model_line(&f.error));
-    }
-    if let Some(f) = &s.typical_fit {
-        let _ = writeln!(w, "- typical values: {}", model_line(&f.error));
+    for k in HostKnowledge::ALL {
+        if !s.rows(k).is_empty() {
+            let _ = writeln!(w, "- {}: {}", k.name(), model_line(&s.fitted(k).error));
+        }
     }
     let _ = writeln!(w);
     let _ = writeln!(w, "## Per run and shape, own boot's calibration\n");
@@ -128,14 +140,14 @@ pub fn coverage_page(s: &Study, command: &str) -> String {
             pct(err.iter().copied().fold(0.0, f64::max))
         );
     }
-    if !s.others.is_empty() {
+    if !s.moved.is_empty() {
         let _ = writeln!(w);
         let _ = writeln!(
             w,
-            "## Transfer matrix: median |error| of each boot's points (rows) under each boot's calibration (columns)\n"
+            "## Transfer matrix: median |error| of each boot's points (rows, each under its own calibration) with stage times profiled on each boot (columns)\n"
         );
         let names: Vec<&String> = s.boots.iter().map(|b| &b.0).collect();
-        let _ = write!(w, "| measured on \\ calibration |");
+        let _ = write!(w, "| measured on \\ profiled on |");
         for n in &names {
             let _ = write!(w, " {n} |");
         }
@@ -143,14 +155,24 @@ pub fn coverage_page(s: &Study, command: &str) -> String {
         let _ = writeln!(w, "|---|{}", "---:|".repeat(names.len()));
         for (b, card) in &s.boots {
             let _ = write!(w, "| {b} ({card}) |");
-            for c in &names {
-                let err: Vec<f64> = (s.own.iter().chain(&s.others))
-                    .filter(|r| &r.boot == b && &r.calibration == *c)
+            for p in &names {
+                let err: Vec<f64> = (s.own.iter().chain(&s.moved))
+                    .filter(|r| &r.boot == b && &r.profile == *p)
                     .map(|r| r.error().abs())
                     .collect();
                 let _ = write!(w, " {} |", pct(median(&err)));
             }
             let _ = writeln!(w);
+        }
+        let _ = writeln!(w);
+        let _ = writeln!(
+            w,
+            "How far the carried stage times landed from the times the measured boot ran (the factor's log standard deviation, smallest and largest factor), by what the stage leans on:\n"
+        );
+        let _ = writeln!(w, "| stage leans on | log sd | smallest | largest |");
+        let _ = writeln!(w, "|---|---:|---:|---:|");
+        for (leans, sd, lo, hi) in &s.stage_factors {
+            let _ = writeln!(w, "| {} | {:.3} | {:.3} | {:.3} |", leans.name(), sd, lo, hi);
         }
     }
     let _ = writeln!(w);
@@ -216,7 +238,7 @@ pub fn data_file(s: &Study, command: &str) -> String {
     let w = &mut o;
     let _ = writeln!(
         w,
-        "# The spreads and error models of bwsim's prediction intervals. Written by\n# `{command}` from the committed evidence (docs/accuracy/evidence.toml);\n# rebuild it after a new run is added there. See docs/accuracy.md.\n"
+        "# The spreads and error models of bwsim's prediction intervals. Written by\n# `{command}` from the committed evidence (runs/evidence.toml);\n# rebuild it after a new run is added there. See docs/accuracy.md.\n"
     );
     let fitted_on = |rows: &[Row], what: &str| {
         let boots: std::collections::BTreeSet<&str> = rows.iter().map(|r| r.boot.as_str()).collect();
@@ -227,29 +249,29 @@ pub fn data_file(s: &Study, command: &str) -> String {
             boots.into_iter().collect::<Vec<_>>().join(", ")
         )
     };
-    let _ = writeln!(w, "[calibrated]");
-    spread_table(w, "calibrated", &s.spread);
-    error_table(
-        w,
-        "calibrated",
-        &s.calibrated.error,
-        &fitted_on(&s.own, "each predicted with its own boot's calibration"),
-    );
-    let _ = writeln!(w, "\n[typical]");
-    spread_table(w, "typical", &s.typical_spread);
-    match &s.typical_fit {
-        Some(t) => error_table(
-            w,
-            "typical",
-            &t.error,
-            &fitted_on(&s.typical, "each predicted with typical values (no calibration)"),
-        ),
-        None => error_table(
-            w,
-            "typical",
-            &s.calibrated.error,
-            "the calibrated error model (the study was run without typical values)",
-        ),
+    for k in HostKnowledge::ALL {
+        let (spread, what) = match k {
+            HostKnowledge::Calibrated => (&s.spread, "each predicted with its own boot's calibration"),
+            HostKnowledge::CalibratedStagesMoved => (
+                &s.spread,
+                "each predicted with its own boot's calibration and stage times profiled on another boot",
+            ),
+            HostKnowledge::Typical => (&s.typical_spread, "each predicted with typical values (no calibration)"),
+            HostKnowledge::TypicalStagesMoved => (
+                &s.typical_spread,
+                "each predicted with typical values and stage times profiled on another boot",
+            ),
+        };
+        let rows = s.rows(k);
+        let provenance = if rows.is_empty() {
+            "the calibrated error model (the study was run without these points)".to_string()
+        } else {
+            fitted_on(rows, what)
+        };
+        let _ = writeln!(w, "[{}]", k.name());
+        spread_table(w, k.name(), spread);
+        error_table(w, k.name(), &s.fitted(k).error, &provenance);
+        let _ = writeln!(w);
     }
     o
 }

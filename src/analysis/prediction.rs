@@ -10,19 +10,54 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HostKnowledge {
     /// A calibration `bwsim calibrate` wrote; the prediction is for another boot of that
-    /// host (the spreads between boots of one host type).
+    /// host (the spreads between boots of one host type). The stage times are this
+    /// host's own.
     Calibrated,
+    /// Calibrated, but the stage times were measured on another host
+    /// (`[workload.measured_on]`) and carried here by host scaling.
+    CalibratedStagesMoved,
     /// Typical values: no calibration, so every host key may be off by what separates
     /// host types, and the interval is wider.
     Typical,
+    /// Typical values, and stage times measured on another host.
+    TypicalStagesMoved,
 }
 
 impl HostKnowledge {
+    /// Every way, in the data file's order.
+    pub const ALL: [HostKnowledge; 4] = [
+        HostKnowledge::Calibrated,
+        HostKnowledge::CalibratedStagesMoved,
+        HostKnowledge::Typical,
+        HostKnowledge::TypicalStagesMoved,
+    ];
+
+    /// How a host is known from whether it was calibrated and whether its stage times
+    /// were measured elsewhere.
+    pub fn of(calibrated: bool, stages_moved: bool) -> Self {
+        match (calibrated, stages_moved) {
+            (true, false) => HostKnowledge::Calibrated,
+            (true, true) => HostKnowledge::CalibratedStagesMoved,
+            (false, false) => HostKnowledge::Typical,
+            (false, true) => HostKnowledge::TypicalStagesMoved,
+        }
+    }
+
+    /// Whether the host keys come from a calibration.
+    pub fn calibrated(self) -> bool {
+        matches!(
+            self,
+            HostKnowledge::Calibrated | HostKnowledge::CalibratedStagesMoved
+        )
+    }
+
     /// Its name in reports and in the data file.
     pub fn name(self) -> &'static str {
         match self {
             HostKnowledge::Calibrated => "calibrated",
+            HostKnowledge::CalibratedStagesMoved => "calibrated_stages_moved",
             HostKnowledge::Typical => "typical",
+            HostKnowledge::TypicalStagesMoved => "typical_stages_moved",
         }
     }
 
@@ -32,8 +67,14 @@ impl HostKnowledge {
             HostKnowledge::Calibrated => {
                 "host keys from a calibration, each off by its spread between boots of one host type"
             }
+            HostKnowledge::CalibratedStagesMoved => {
+                "host keys from a calibration; stage times measured on another host and carried here by host scaling, off by what that scaling missed between measured boots"
+            }
             HostKnowledge::Typical => {
                 "no calibration: host keys are typical values, each off by what separates host types, so the interval is wider; calibrate the host to narrow it"
+            }
+            HostKnowledge::TypicalStagesMoved => {
+                "no calibration: host keys are typical values, and stage times were measured on another host, so the interval is wider; calibrate the host to narrow it"
             }
         }
     }
@@ -41,15 +82,15 @@ impl HostKnowledge {
 
 /// What the model gets wrong, as measured. A prediction's log spread is
 /// `sqrt(floor^2 + (contention x ln c)^2 + (weight x host)^2 + sim^2)`, where `c` is the
-/// largest stage inflation the prediction itself shows (the model errs more where it
-/// predicts more contention), `host` the host keys' propagated log spread and `sim` the
+/// work inflation the prediction itself shows (its stages' summed time over their summed
+/// standalone time: the model errs more where it predicts more contention), `host` the host keys' propagated log spread and `sim` the
 /// seeds'; the interval is that spread times `quantile`, around the prediction times
 /// `exp(bias)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ErrorModel {
     /// Log spread of the model error where nothing contends.
     pub floor: f64,
-    /// Log spread per unit of ln(largest stage inflation).
+    /// Log spread per unit of ln(work inflation).
     pub contention: f64,
     /// The weight of the host keys' propagated spread.
     pub weight: f64,
@@ -91,7 +132,7 @@ pub struct PredictionInterval {
 }
 
 impl PredictionInterval {
-    /// The interval of a prediction `seconds_per_job` whose largest stage inflation is
+    /// The interval of a prediction `seconds_per_job` whose work inflation is
     /// `inflation`, whose replications' mean has the relative standard error
     /// `sim_rel_se` and whose host keys move it by `host_log_sd`.
     pub fn new(

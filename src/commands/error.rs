@@ -178,6 +178,15 @@ impl Classify for crate::engine::DistributionError {
         Kind::Run
     }
 }
+impl Classify for crate::accuracy::AccuracyError {
+    fn kind(&self) -> Kind {
+        if self.is_input() {
+            Kind::Input
+        } else {
+            Kind::Run
+        }
+    }
+}
 impl Classify for crate::output::OutputError {
     fn kind(&self) -> Kind {
         if self.is_input() {

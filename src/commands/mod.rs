@@ -2,6 +2,7 @@
 //! library calls, checking output locations before any work, and printing results. The
 //! exit code is decided in [`exit`] from the error's kind alone.
 
+pub mod accuracy;
 pub mod calibrate;
 pub mod check;
 pub mod compare;
@@ -57,6 +58,7 @@ pub fn dispatch(command: Command) -> Result<()> {
         Command::Calibrate(args) => calibrate::calibrate(args),
         Command::Validate(args) => validate::validate(args),
         Command::Replay(args) => replay::replay(args),
+        Command::Accuracy(args) => accuracy::accuracy(args),
     }
 }
 

@@ -27,7 +27,9 @@ pub struct Basis {
 #[derive(Debug, Clone, PartialEq)]
 pub struct IntervalData {
     pub calibrated: Basis,
+    pub calibrated_stages_moved: Basis,
     pub typical: Basis,
+    pub typical_stages_moved: Basis,
 }
 
 impl IntervalData {
@@ -35,7 +37,9 @@ impl IntervalData {
     pub fn basis(&self, k: HostKnowledge) -> &Basis {
         match k {
             HostKnowledge::Calibrated => &self.calibrated,
+            HostKnowledge::CalibratedStagesMoved => &self.calibrated_stages_moved,
             HostKnowledge::Typical => &self.typical,
+            HostKnowledge::TypicalStagesMoved => &self.typical_stages_moved,
         }
     }
 
@@ -79,7 +83,12 @@ impl IntervalData {
         };
         Ok(Self {
             calibrated: basis("calibrated", file.calibrated)?,
+            calibrated_stages_moved: basis(
+                "calibrated_stages_moved",
+                file.calibrated_stages_moved,
+            )?,
             typical: basis("typical", file.typical)?,
+            typical_stages_moved: basis("typical_stages_moved", file.typical_stages_moved)?,
         })
     }
 }
@@ -97,7 +106,9 @@ pub fn intervals() -> &'static IntervalData {
 #[serde(deny_unknown_fields)]
 struct FileSpec {
     calibrated: BasisSpec,
+    calibrated_stages_moved: BasisSpec,
     typical: BasisSpec,
+    typical_stages_moved: BasisSpec,
 }
 
 #[derive(Deserialize)]
@@ -131,6 +142,8 @@ mod tests {
             let (c, t) = (sd(&d.calibrated), sd(&d.typical));
             assert!(c.is_some() && t.is_some(), "{key:?}");
             assert!(t >= c, "{key:?}: typical {t:?} < calibrated {c:?}");
+            assert_eq!(c, sd(&d.calibrated_stages_moved), "{key:?}");
+            assert_eq!(t, sd(&d.typical_stages_moved), "{key:?}");
         }
     }
 

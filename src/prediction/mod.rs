@@ -18,13 +18,13 @@ pub use sensitivity::{Sensitivity, SensitivityError};
 pub use spread::{HostKey, HostSpread, Spread};
 
 /// How the host under `loaded` is known: calibrated when a calibration file is among
-/// its includes.
+/// its includes; its stages moved when it states they were measured elsewhere
+/// (`[workload.measured_on]`).
 pub fn knowledge(loaded: &Loaded) -> HostKnowledge {
-    if loaded.summary.calibration.is_some() {
-        HostKnowledge::Calibrated
-    } else {
-        HostKnowledge::Typical
-    }
+    HostKnowledge::of(
+        loaded.summary.calibration.is_some(),
+        loaded.summary.measured_on.is_some(),
+    )
 }
 
 /// The relative standard error of a report's seconds per job over its replications (0
@@ -40,13 +40,17 @@ pub fn sim_relative_se(report: &Report) -> f64 {
     }
 }
 
-/// The largest stage inflation (mean time over standalone) a report shows, at least 1.
-pub fn largest_inflation(report: &Report) -> f64 {
-    (report.stages.iter())
-        .filter(|s| s.count > 0 && s.standalone_mean_s > 0.0)
-        .map(|s| s.mean_s / s.standalone_mean_s)
-        .filter(|x| x.is_finite())
-        .fold(1.0, f64::max)
+/// How far contention stretches the work as a whole: the stages' summed time over their
+/// summed standalone time, at least 1. A stage that is short but badly slowed weighs
+/// little, as it does in the answer.
+pub fn work_inflation(report: &Report) -> f64 {
+    let (mut loaded, mut alone) = (0.0, 0.0);
+    for s in (report.stages.iter()).filter(|s| s.count > 0 && s.standalone_mean_s > 0.0) {
+        loaded += s.count as f64 * s.mean_s;
+        alone += s.count as f64 * s.standalone_mean_s;
+    }
+    let x = loaded / alone;
+    if x.is_finite() { x.max(1.0) } else { 1.0 }
 }
 
 /// The mean seconds per job of a report (over its replications, when it has them).
@@ -69,7 +73,7 @@ pub fn predict(
     let largest = sens.largest().map(|e| (e.key.name(), e.log_sd()));
     let pi = PredictionInterval::new(
         mean_seconds_per_job(report),
-        largest_inflation(report),
+        work_inflation(report),
         sim_relative_se(report),
         sens.log_sd(),
         &basis.error,
