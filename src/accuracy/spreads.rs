@@ -96,11 +96,9 @@ pub fn typical(calibrated: &HostSpread) -> HostSpread {
 pub fn host_of_text(text: &str, dir: &Path, name: &str) -> Result<Hardware, AccuracyError> {
     let path = dir.join(format!("{name}.toml"));
     std::fs::write(&path, text).map_err(|e| AccuracyError::file(&path, e.to_string()))?;
-    crate::calibrate::validate::calib::host_of(
-        &format!("{name}.toml"),
-        &dir.join("accuracy-host.toml"),
-    )
-    .map_err(|e| AccuracyError::file(&path, e.to_string()))
+    let (host, _missing) = crate::calibrate::validate::calib::host_of(&path)
+        .map_err(|e| AccuracyError::file(&path, e.to_string()))?;
+    Ok(host)
 }
 
 pub fn sample_sd(v: &[f64]) -> f64 {

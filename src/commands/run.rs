@@ -73,8 +73,8 @@ fn what_if(args: RunArgs) -> Result<()> {
     let scenario = args.input.scenario.display().to_string();
     let mut changed_sets = args.input.sets.clone();
     changed_sets.extend(args.what_if.iter().cloned());
-    let (base_model, _, _) = load(&args, &args.input.sets)?;
-    let (changed_model, _, _) = load(&args, &changed_sets)?;
+    let base_model = load(&args, &args.input.sets)?.0.model;
+    let changed_model = load(&args, &changed_sets)?.0.model;
     let changed = crate::scenario::load(&args.input.scenario, &changed_sets)?;
     let no_effect: Vec<String> = (changed.no_effect_of(&args.what_if).into_iter())
         .map(|(change, why)| {
@@ -105,10 +105,37 @@ fn what_if(args: RunArgs) -> Result<()> {
     Ok(())
 }
 
-/// What [`load`] gives: the model, the report's notes from loading (overload, stage
-/// times scaled to this host, a `--set` that changes nothing) and the files it was read
-/// from.
-type Loaded = (crate::model::Model, Vec<String>, Vec<(String, PathBuf)>);
+/// What [`load`] gives: the scenario (seeded by `--seed`), the report's notes from
+/// loading (overload, stage times scaled to this host, a `--set` that changes nothing)
+/// and the files it was read from.
+type Loaded = (crate::scenario::Loaded, Vec<String>, Vec<(String, PathBuf)>);
+
+/// The prediction interval of `report`, the answer of `loaded`; None (with a warning)
+/// when a sensitivity run fails, which leaves the simulation's answer standing.
+fn prediction_interval(
+    args: &RunArgs,
+    loaded: &crate::scenario::Loaded,
+    report: &Report,
+    limits: EngineLimits,
+) -> Option<crate::analysis::prediction::PredictionInterval> {
+    let reload = |extra: &[String]| {
+        let mut sets = args.input.sets.clone();
+        sets.extend(extra.iter().cloned());
+        let mut l = crate::scenario::load_with(&args.input.scenario, &sets, &args.limits.limits())?;
+        l.model.seed = loaded.model.seed;
+        Ok(l)
+    };
+    match crate::prediction::predict(loaded, reload, report, limits) {
+        Ok((pi, _)) => Some(pi),
+        Err(e) => {
+            eprintln!(
+                "warning: {}: no prediction interval: {e}",
+                args.input.scenario.display()
+            );
+            None
+        }
+    }
+}
 
 /// The scenario with `sets`, seeded by `--seed` when given, its notes (the overload
 /// warning and a `--set` that lands on a key another key overrides are also printed on
@@ -116,6 +143,11 @@ type Loaded = (crate::model::Model, Vec<String>, Vec<(String, PathBuf)>);
 fn load(args: &RunArgs, sets: &[String]) -> Result<Loaded> {
     let loaded = crate::scenario::load_with(&args.input.scenario, sets, &args.limits.limits())?;
     let inputs = super::scenario_inputs(&loaded.summary);
+    let mut notes = Vec::new();
+    for (set, why) in loaded.no_effect_of(&args.input.sets) {
+        eprintln!("warning: --set {set}: {why}");
+        notes.push(format!("--set {set}: {why}"));
+    }
     let overload = loaded.summary.overload.clone();
     if let Some(w) = &overload {
         eprintln!("warning: {}: {w}", args.input.scenario.display());

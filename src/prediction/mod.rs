@@ -18,11 +18,11 @@ pub use sensitivity::{Sensitivity, SensitivityError};
 pub use spread::{HostKey, HostSpread, Spread};
 
 /// How the host under `loaded` is known: calibrated when a calibration file is among
-/// its includes; its stages moved when it states they were measured elsewhere
+/// its includes or given with `--calibration`; its stages moved when it states they were measured elsewhere
 /// (`[workload.measured_on]`).
 pub fn knowledge(loaded: &Loaded) -> HostKnowledge {
     HostKnowledge::of(
-        loaded.summary.calibration.is_some(),
+        loaded.summary.calibration_summary.is_some() || loaded.summary.calibration.is_some(),
         loaded.summary.measured_on.is_some(),
     )
 }
