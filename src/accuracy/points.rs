@@ -10,7 +10,7 @@ use super::fit::Row;
 use super::predict::Prediction;
 use super::study::Study;
 
-const HEADER: &str = "case,run,boot,card,calibration,profile,profile_card,shape,x,measured_s,runs,predicted_s,work_inflation,host_log_sd";
+const HEADER: &str = "case,run,boot,card,calibration,profile,profile_card,shape,x,measured_s,runs,predicted_s,contention_stretch,host_log_sd";
 
 /// The study's points, one line each, under the name of the way the host was known.
 pub fn write(s: &Study) -> String {

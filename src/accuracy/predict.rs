@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use crate::engine::{EngineLimits, NullObserver};
-use crate::prediction::{HostSpread, work_inflation, sensitivity::sensitivity};
+use crate::prediction::{HostSpread, contention_stretch, sensitivity::sensitivity};
 use crate::run::{RunOptions, run_model_within};
 use crate::scenario::{self, Loaded, ScenarioError};
 
@@ -15,7 +15,7 @@ use super::AccuracyError;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Prediction {
     pub seconds_per_job: f64,
-    /// The work inflation the prediction shows ([`crate::prediction::work_inflation`]).
+    /// How far contention moves the prediction ([`crate::prediction::contention_stretch`]).
     pub inflation: f64,
     /// The host keys' spread carried to log seconds per job.
     pub host_log_sd: f64,
@@ -51,7 +51,7 @@ fn run_once(
         load(scenario, calibration, sets).map_err(|e| AccuracyError::predict(what(), e))?;
     let report = run_model_within(
         &loaded.model,
-        RunOptions { ideal: false },
+        RunOptions { ideal: true },
         EngineLimits::default(),
         &mut NullObserver,
     )
@@ -77,7 +77,7 @@ pub fn predict(
     })?;
     Ok(Prediction {
         seconds_per_job: report.seconds_per_job,
-        inflation: work_inflation(&report),
+        inflation: contention_stretch(&report),
         host_log_sd: sens.log_sd(),
     })
 }
@@ -93,7 +93,7 @@ pub fn predict_once(
     let (_, report) = run_once(scenario, calibration, sets)?;
     Ok(Prediction {
         seconds_per_job: report.seconds_per_job,
-        inflation: work_inflation(&report),
+        inflation: contention_stretch(&report),
         host_log_sd,
     })
 }

@@ -42,7 +42,7 @@ fn cells(rows: &[Row], f: &Fitted, pick: impl Fn(&Row) -> bool) -> String {
 
 fn model_line(e: &ErrorModel) -> String {
     format!(
-        "floor {:.2}, contention {:.2} per ln(work inflation), host-key weight {:.1}, quantile {:.2}",
+        "floor {:.2}, contention {:.2} per ln(contention stretch), host-key weight {:.1}, quantile {:.2}",
         e.floor, e.contention, e.weight, e.quantile
     )
 }

@@ -82,15 +82,15 @@ impl HostKnowledge {
 
 /// What the model gets wrong, as measured. A prediction's log spread is
 /// `sqrt(floor^2 + (contention x ln c)^2 + (weight x host)^2 + sim^2)`, where `c` is the
-/// work inflation the prediction itself shows (its stages' summed time over their summed
-/// standalone time: the model errs more where it predicts more contention), `host` the host keys' propagated log spread and `sim` the
+/// contention stretch of the prediction itself (its seconds per job over the same run's
+/// without contention: the model errs more where contention decides the answer), `host` the host keys' propagated log spread and `sim` the
 /// seeds'; the interval is that spread times `quantile`, around the prediction times
 /// `exp(bias)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ErrorModel {
     /// Log spread of the model error where nothing contends.
     pub floor: f64,
-    /// Log spread per unit of ln(work inflation).
+    /// Log spread per unit of ln(contention stretch).
     pub contention: f64,
     /// The weight of the host keys' propagated spread.
     pub weight: f64,
@@ -132,7 +132,7 @@ pub struct PredictionInterval {
 }
 
 impl PredictionInterval {
-    /// The interval of a prediction `seconds_per_job` whose work inflation is
+    /// The interval of a prediction `seconds_per_job` whose contention stretch is
     /// `inflation`, whose replications' mean has the relative standard error
     /// `sim_rel_se` and whose host keys move it by `host_log_sd`.
     pub fn new(

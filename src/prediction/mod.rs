@@ -40,17 +40,30 @@ pub fn sim_relative_se(report: &Report) -> f64 {
     }
 }
 
-/// How far contention stretches the work as a whole: the stages' summed time over their
-/// summed standalone time, at least 1. A stage that is short but badly slowed weighs
-/// little, as it does in the answer.
-pub fn work_inflation(report: &Report) -> f64 {
+/// How far contention moves the answer: seconds per job over the same run's without
+/// DRAM, PCIe or pool contention (the `ideal` run), at least 1. The model errs where its
+/// contention rules decide the answer, not where stages inflate behind a bottleneck that
+/// hides them. Without an ideal run (`--no-ideal`), the stages' summed time over their
+/// summed standalone time stands in.
+pub fn contention_stretch(report: &Report) -> f64 {
+    let ideal = (report.replications.as_ref())
+        .and_then(|r| r.ideal_seconds_per_job)
+        .map(|s| s.mean)
+        .or(report.ideal_seconds_per_job);
+    let x = match ideal {
+        Some(i) if i > 0.0 => mean_seconds_per_job(report) / i,
+        _ => work_inflation(report),
+    };
+    if x.is_finite() { x.max(1.0) } else { 1.0 }
+}
+
+fn work_inflation(report: &Report) -> f64 {
     let (mut loaded, mut alone) = (0.0, 0.0);
     for s in (report.stages.iter()).filter(|s| s.count > 0 && s.standalone_mean_s > 0.0) {
         loaded += s.count as f64 * s.mean_s;
         alone += s.count as f64 * s.standalone_mean_s;
     }
-    let x = loaded / alone;
-    if x.is_finite() { x.max(1.0) } else { 1.0 }
+    loaded / alone
 }
 
 /// The mean seconds per job of a report (over its replications, when it has them).
@@ -69,11 +82,20 @@ pub fn predict(
 ) -> Result<(PredictionInterval, Sensitivity), SensitivityError> {
     let k = knowledge(loaded);
     let basis = data::intervals().basis(k);
-    let sens = sensitivity::sensitivity(loaded, reload, &basis.spread, limits)?;
+    // Where the fitted error model gives the host keys no weight (their spread between
+    // boots did not add to the measured errors), the sensitivity runs would change
+    // nothing: skip them.
+    let sens = if basis.error.weight > 0.0 {
+        sensitivity::sensitivity(loaded, reload, &basis.spread, limits)?
+    } else {
+        Sensitivity {
+            effects: Vec::new(),
+        }
+    };
     let largest = sens.largest().map(|e| (e.key.name(), e.log_sd()));
     let pi = PredictionInterval::new(
         mean_seconds_per_job(report),
-        work_inflation(report),
+        contention_stretch(report),
         sim_relative_se(report),
         sens.log_sd(),
         &basis.error,

@@ -139,27 +139,37 @@ impl Report {
             return;
         };
         let (lo, mid, hi) = p.jobs_per_day();
+        let job = &self.job_name;
         let _ = writeln!(
             w,
-            "prediction   {} jobs/day, 95% prediction interval {}-{}   ({} s/job, {}-{})",
+            "prediction   {} {}, 95% prediction interval {}-{}   ({} {}, {}-{})",
             sig3(mid),
+            job.per_day(),
             sig3(lo),
             sig3(hi),
             sig3(p.seconds_per_job),
+            job.seconds_per(),
             sig3(p.low_s),
             sig3(p.high_s),
         );
-        let largest = p
-            .largest
-            .map(|(k, sd)| format!(" (most: {k} {:.1}%)", sd * 100.0))
-            .unwrap_or_default();
+        let host = match p.largest {
+            Some((k, sd)) => format!(
+                ", host keys {:.1}% (most: {k} {:.1}%)",
+                p.host_log_sd * 100.0,
+                sd * 100.0
+            ),
+            None => String::new(),
+        };
         let _ = writeln!(
             w,
-            "             log spread: model {:.1}%, host keys {:.1}%{largest}, seeds {:.1}%; {}",
+            "             log spread: model {:.1}%{host}, seeds {:.1}%; {}",
             p.model_log_sd * 100.0,
-            p.host_log_sd * 100.0,
             p.sim_log_sd * 100.0,
             p.knowledge.why()
+        );
+        let _ = writeln!(
+            w,
+            "             (how the interval was measured: docs/accuracy.md; the ± below is the seeds' alone)"
         );
     }
 
