@@ -20,7 +20,10 @@ fn committed() -> Vec<(HostKnowledge, Row)> {
 }
 
 fn rows(all: &[(HostKnowledge, Row)], k: HostKnowledge) -> Vec<&Row> {
-    all.iter().filter(|(c, _)| *c == k).map(|(_, r)| r).collect()
+    all.iter()
+        .filter(|(c, _)| *c == k)
+        .map(|(_, r)| r)
+        .collect()
 }
 
 #[test]
@@ -51,7 +54,12 @@ fn every_way_of_knowing_a_host_is_covered_and_the_shipped_models_are_the_fitted_
         let r = rows(&all, k);
         assert!(!r.is_empty(), "{}: no points", k.name());
         let f = fit::fit(&r);
-        assert!((0.90..=0.99).contains(&f.coverage()), "{}: {}", k.name(), f.coverage());
+        assert!(
+            (0.90..=0.99).contains(&f.coverage()),
+            "{}: {}",
+            k.name(),
+            f.coverage()
+        );
         let e = &shipped.basis(k).error;
         for (what, a, b) in [
             ("floor", e.floor, f.error.floor),
@@ -89,7 +97,12 @@ fn todays_binary_predicts_the_committed_points() {
         let row = rows(&all, HostKnowledge::Calibrated)
             .into_iter()
             .find(|r| r.boot == boot.name && r.shape == replay.shape && r.x == point.x)
-            .unwrap_or_else(|| panic!("{} {} x={} not in points.csv", boot.name, replay.shape, point.x));
+            .unwrap_or_else(|| {
+                panic!(
+                    "{} {} x={} not in points.csv",
+                    boot.name, replay.shape, point.x
+                )
+            });
         let rel = (now.seconds_per_job / row.predicted.seconds_per_job - 1.0).abs();
         assert!(
             rel < 1e-9,

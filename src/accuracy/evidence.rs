@@ -246,8 +246,8 @@ pub fn kept(path: &Path) -> Option<PathBuf> {
 /// [`crate::input_file::MAX_JSON_BYTES`] of it.
 pub fn read_kept(path: &Path) -> Result<String, AccuracyError> {
     use std::io::Read as _;
-    let found = kept(path)
-        .ok_or_else(|| AccuracyError::file(path, "neither it nor NAME.gz is there"))?;
+    let found =
+        kept(path).ok_or_else(|| AccuracyError::file(path, "neither it nor NAME.gz is there"))?;
     if found == path {
         return crate::input_file::read_text(path, crate::input_file::MAX_JSON_BYTES)
             .map_err(|e| AccuracyError::file(path, format!("cannot read it: {e}")));

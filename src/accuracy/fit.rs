@@ -106,7 +106,10 @@ fn left_out(rows: &[&Row], floor: f64, contention: f64, weight: f64) -> Fitted {
             half_width[i] = s.exp() - 1.0;
         }
     }
-    let scores = rows.iter().map(|r| r.log_ratio().abs() / r.spread(&e)).collect();
+    let scores = rows
+        .iter()
+        .map(|r| r.log_ratio().abs() / r.spread(&e))
+        .collect();
     Fitted {
         error: ErrorModel {
             quantile: quantile(scores, COVERAGE),
@@ -216,7 +219,11 @@ mod tests {
         }
         let refs: Vec<&Row> = rows.iter().collect();
         let f = fit(&refs);
-        assert!(f.coverage() >= 0.94 && f.coverage() <= 0.99, "{}", f.coverage());
+        assert!(
+            f.coverage() >= 0.94 && f.coverage() <= 0.99,
+            "{}",
+            f.coverage()
+        );
         assert!(f.error.weight > 0.0, "{:?}", f.error);
         let narrow = f.half_width.iter().step_by(2).sum::<f64>();
         let wide = f.half_width.iter().skip(1).step_by(2).sum::<f64>();

@@ -62,7 +62,13 @@ pub fn read(text: &str) -> Result<Vec<(HostKnowledge, Row)>, String> {
         let num = |j: usize| -> Result<f64, String> {
             (f[j].parse::<f64>().ok())
                 .filter(|v| v.is_finite())
-                .ok_or_else(|| at(&format!("field {} ({:?}) is not a finite number", j + 1, f[j])))
+                .ok_or_else(|| {
+                    at(&format!(
+                        "field {} ({:?}) is not a finite number",
+                        j + 1,
+                        f[j]
+                    ))
+                })
         };
         out.push((
             k,
@@ -76,7 +82,9 @@ pub fn read(text: &str) -> Result<Vec<(HostKnowledge, Row)>, String> {
                 shape: f[7].into(),
                 x: num(8)?,
                 measured: num(9)?,
-                runs: f[10].parse().map_err(|_| at("field 11 (runs) is not a count"))?,
+                runs: f[10]
+                    .parse()
+                    .map_err(|_| at("field 11 (runs) is not a count"))?,
                 predicted: Prediction {
                     seconds_per_job: num(11)?,
                     inflation: num(12)?,

@@ -44,7 +44,9 @@ pub fn key_value(host: &Hardware, key: HostKey) -> Option<f64> {
 /// Each key's value in each calibration (`(card, host)` pairs), and its spread: the
 /// sample standard deviation between the calibrations of one card (at least 3), the
 /// largest over cards.
-pub fn measure(hosts: &[(String, Hardware)]) -> (HostSpread, BTreeMap<(HostKey, String), Vec<f64>>) {
+pub fn measure(
+    hosts: &[(String, Hardware)],
+) -> (HostSpread, BTreeMap<(HostKey, String), Vec<f64>>) {
     let mut values: BTreeMap<(HostKey, String), Vec<f64>> = BTreeMap::new();
     for (card, host) in hosts {
         for key in HostKey::ALL {

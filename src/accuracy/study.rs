@@ -10,12 +10,12 @@ use crate::analysis::prediction::HostKnowledge;
 use crate::model::Hardware;
 use crate::prediction::HostSpread;
 
+use super::AccuracyError;
 use super::evidence::{Evidence, Probes, Replay};
 use super::fit::{self, Fitted, Row};
 use super::moved::{BootProfile, CoreMemory, Leans, median_probes, stage_factor};
 use super::predict::{predict, predict_once};
 use super::spreads;
-use super::AccuracyError;
 
 /// Which predictions to make.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -274,13 +274,24 @@ pub fn run(evidence: Evidence, scope: Scope, scratch: &Path) -> Result<Study, Ac
     let mut factors: BTreeMap<&'static str, (Leans, Vec<f64>)> = BTreeMap::new();
     for (job, _) in moved.iter().filter(|(j, _)| j.calibrated) {
         let group = &groups[job.group];
-        for (leans, f) in moved_stages(group, &profiles, job.profile).map(|m| m.1).unwrap_or_default() {
-            factors.entry(leans.name()).or_insert((leans, Vec::new())).1.push(f.ln());
+        for (leans, f) in moved_stages(group, &profiles, job.profile)
+            .map(|m| m.1)
+            .unwrap_or_default()
+        {
+            factors
+                .entry(leans.name())
+                .or_insert((leans, Vec::new()))
+                .1
+                .push(f.ln());
         }
     }
     let stage_factors = (factors.into_values())
         .map(|(leans, logs)| {
-            let (lo, hi) = logs.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(*x), b.max(*x)));
+            let (lo, hi) = logs
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+                    (a.min(*x), b.max(*x))
+                });
             (leans, spreads::sample_sd(&logs), lo.exp(), hi.exp())
         })
         .collect();

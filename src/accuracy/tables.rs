@@ -51,7 +51,10 @@ fn model_line(e: &ErrorModel) -> String {
 pub fn coverage_page(s: &Study, command: &str) -> String {
     let mut o = String::new();
     let w = &mut o;
-    let _ = writeln!(w, "# Coverage of the prediction intervals, and transfer between boots\n");
+    let _ = writeln!(
+        w,
+        "# Coverage of the prediction intervals, and transfer between boots\n"
+    );
     let _ = writeln!(
         w,
         "Written by `{command}` from the committed evidence ({} boots, {} points pooled over their repeats); do not edit by hand. Every point is predicted again by today's model with its calibration fitted again from its raw measurements. Each interval is the 95% prediction interval `bwsim run` would print for it, its quantile fitted without the point's own run (leave-one-run-out).\n",
@@ -172,13 +175,23 @@ pub fn coverage_page(s: &Study, command: &str) -> String {
         let _ = writeln!(w, "| stage leans on | log sd | smallest | largest |");
         let _ = writeln!(w, "|---|---:|---:|---:|");
         for (leans, sd, lo, hi) in &s.stage_factors {
-            let _ = writeln!(w, "| {} | {:.3} | {:.3} | {:.3} |", leans.name(), sd, lo, hi);
+            let _ = writeln!(
+                w,
+                "| {} | {:.3} | {:.3} | {:.3} |",
+                leans.name(),
+                sd,
+                lo,
+                hi
+            );
         }
     }
     let _ = writeln!(w);
     let _ = writeln!(w, "## The host keys' spreads between boots\n");
     let _ = writeln!(w, "{}\n", s.spread.basis);
-    let _ = writeln!(w, "| key | spread used | per card: boots, median, min..max |");
+    let _ = writeln!(
+        w,
+        "| key | spread used | per card: boots, median, min..max |"
+    );
     let _ = writeln!(w, "|---|---:|---|");
     for sp in &s.spread.spreads {
         let per_card: Vec<String> = (s.key_values.iter())
@@ -215,7 +228,11 @@ pub fn coverage_page(s: &Study, command: &str) -> String {
 }
 
 fn spread_table(w: &mut String, name: &str, sp: &HostSpread) {
-    let _ = writeln!(w, "spread_basis = {}", toml::Value::String(sp.basis.clone()));
+    let _ = writeln!(
+        w,
+        "spread_basis = {}",
+        toml::Value::String(sp.basis.clone())
+    );
     let _ = writeln!(w, "[{name}.spread]");
     for s in &sp.spreads {
         let _ = writeln!(w, "{} = {:.4}", s.key.name(), s.sd);
@@ -241,7 +258,8 @@ pub fn data_file(s: &Study, command: &str) -> String {
         "# The spreads and error models of bwsim's prediction intervals. Written by\n# `{command}` from the committed evidence (runs/evidence.toml);\n# rebuild it after a new run is added there. See docs/accuracy.md.\n"
     );
     let fitted_on = |rows: &[Row], what: &str| {
-        let boots: std::collections::BTreeSet<&str> = rows.iter().map(|r| r.boot.as_str()).collect();
+        let boots: std::collections::BTreeSet<&str> =
+            rows.iter().map(|r| r.boot.as_str()).collect();
         format!(
             "fitted to {} points of {} boots ({}), {what}; leave-one-run-out coverage and half-widths in docs/accuracy/coverage.md",
             rows.len(),
@@ -251,12 +269,17 @@ pub fn data_file(s: &Study, command: &str) -> String {
     };
     for k in HostKnowledge::ALL {
         let (spread, what) = match k {
-            HostKnowledge::Calibrated => (&s.spread, "each predicted with its own boot's calibration"),
+            HostKnowledge::Calibrated => {
+                (&s.spread, "each predicted with its own boot's calibration")
+            }
             HostKnowledge::CalibratedStagesMoved => (
                 &s.spread,
                 "each predicted with its own boot's calibration and stage times profiled on another boot",
             ),
-            HostKnowledge::Typical => (&s.typical_spread, "each predicted with typical values (no calibration)"),
+            HostKnowledge::Typical => (
+                &s.typical_spread,
+                "each predicted with typical values (no calibration)",
+            ),
             HostKnowledge::TypicalStagesMoved => (
                 &s.typical_spread,
                 "each predicted with typical values and stage times profiled on another boot",

@@ -155,7 +155,7 @@ impl PredictionInterval {
             host_log_sd: err.weight * host_log_sd,
             model_log_sd: model,
             knowledge,
-            largest,
+            largest: largest.map(|(k, sd)| (k, err.weight * sd)),
         }
     }
 
@@ -212,7 +212,14 @@ mod tests {
             ..err
         };
         let s = contended.spread(2.0, 0.04, 0.0);
-        assert!((s - (0.03f64.powi(2) + (0.1 * 2f64.ln()).powi(2) + 0.04f64.powi(2)).sqrt()).abs() < 1e-12);
-        assert_eq!(contended.spread(0.5, 0.0, 0.0), 0.03, "inflation below 1 adds nothing");
+        assert!(
+            (s - (0.03f64.powi(2) + (0.1 * 2f64.ln()).powi(2) + 0.04f64.powi(2)).sqrt()).abs()
+                < 1e-12
+        );
+        assert_eq!(
+            contended.spread(0.5, 0.0, 0.0),
+            0.03,
+            "inflation below 1 adds nothing"
+        );
     }
 }

@@ -336,7 +336,8 @@ fn a_what_if_reports_the_paired_change_and_refuses_unpaired_seeds() {
         changes: vec!["k=v".into()],
         no_effect: vec![],
         baseline: baseline.clone(),
-        changed: slower,
+        changed: slower.clone(),
+        unshared_error: None,
     };
     let d = w.difference().expect("same seeds");
     assert!((d.seconds_per_job.mean - 0.002).abs() < 1e-12);
@@ -347,6 +348,7 @@ fn a_what_if_reports_the_paired_change_and_refuses_unpaired_seeds() {
         no_effect: vec!["k has no effect here: j overrides it".into()],
         baseline: baseline.clone(),
         changed: baseline.clone(),
+        unshared_error: Some(0.05),
     };
     let same = unchanged.difference().unwrap();
     assert!(!same.resolved() && same.identical);
@@ -360,8 +362,30 @@ fn a_what_if_reports_the_paired_change_and_refuses_unpaired_seeds() {
     let other_seeds = WhatIf {
         changes: vec![],
         no_effect: vec![],
-        baseline,
+        baseline: baseline.clone(),
         changed: crate::analysis::report::Report::replicated(demo_on_seeds(&[4, 5, 6])),
+        unshared_error: None,
     };
     assert!(other_seeds.difference().is_none());
+    // Against the model's unshared error: a resolved change smaller than it is resolved
+    // by the seeds only; one larger, by the prediction intervals too.
+    for (error, beyond) in [(1e-6, true), (0.5, false)] {
+        let judged = WhatIf {
+            unshared_error: Some(error),
+            ..w.clone()
+        };
+        let d = judged.difference().unwrap();
+        assert_eq!(judged.beyond_model_error(&d), Some(beyond));
+        let text = judged.to_text();
+        let said = if beyond {
+            "resolved by the prediction intervals too"
+        } else {
+            "resolved by the seeds, not by the prediction intervals"
+        };
+        assert!(text.contains(said), "{text}");
+    }
+    assert_eq!(
+        same.identical,
+        unchanged.beyond_model_error(&same).is_none()
+    );
 }

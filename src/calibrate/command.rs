@@ -90,8 +90,8 @@ pub fn refit(
     })?;
     m.check()
         .map_err(|e| input_err(format!("{}: {e}", path.display())))?;
-    let fitted = fit::fit(&m)
-        .map_err(|e| input_err(format!("{}: cannot fit: {e:#}", path.display())))?;
+    let fitted =
+        fit::fit(&m).map_err(|e| input_err(format!("{}: cannot fit: {e:#}", path.display())))?;
     let text = CalibrationFile::new(&m, &fitted)
         .render()
         .map_err(|e| input_err(format!("{}: {e:#}", path.display())))?;
@@ -110,7 +110,10 @@ pub fn calibrate_command(args: CalibrateArgs) -> Result<()> {
         let json = crate::input_file::read_text(path, crate::input_file::MAX_JSON_BYTES)
             .map_err(|e| input_err(format!("cannot read {}: {e}", path.display())))?;
         let (m, fitted, text) = refit(path, &json).map_err(|e| {
-            input_err(format!("{e}; nothing was written to {}", args.out.display()))
+            input_err(format!(
+                "{e}; nothing was written to {}",
+                args.out.display()
+            ))
         })?;
         crate::output::write_atomic(&args.out, text.as_bytes())?;
         print_stdout(&format!(

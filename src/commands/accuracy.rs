@@ -19,11 +19,9 @@ pub fn accuracy(args: AccuracyArgs) -> Result<()> {
     }
     check_outputs(&outputs, &[])?;
     let evidence = Evidence::read(&args.evidence, &args.repo)?;
-    let scratch = tempfile::tempdir().map_err(|e| {
-        crate::accuracy::AccuracyError::File {
-            file: std::env::temp_dir(),
-            problem: format!("cannot make a scratch folder: {e}"),
-        }
+    let scratch = tempfile::tempdir().map_err(|e| crate::accuracy::AccuracyError::File {
+        file: std::env::temp_dir(),
+        problem: format!("cannot make a scratch folder: {e}"),
     })?;
     let scope = Scope {
         matrix: !args.own_only,

@@ -73,7 +73,8 @@ fn what_if(args: RunArgs) -> Result<()> {
     let scenario = args.input.scenario.display().to_string();
     let mut changed_sets = args.input.sets.clone();
     changed_sets.extend(args.what_if.iter().cloned());
-    let base_model = load(&args, &args.input.sets)?.0.model;
+    let base_loaded = load(&args, &args.input.sets)?.0;
+    let base_model = base_loaded.model.clone();
     let changed_model = load(&args, &changed_sets)?.0.model;
     let changed = crate::scenario::load(&args.input.scenario, &changed_sets)?;
     let no_effect: Vec<String> = (changed.no_effect_of(&args.what_if).into_iter())
@@ -88,6 +89,7 @@ fn what_if(args: RunArgs) -> Result<()> {
     let report = WhatIf {
         changes: args.what_if.clone(),
         no_effect,
+        unshared_error: Some(unshared_error(&base_loaded, &baseline, &changed)),
         baseline,
         changed,
     };
@@ -103,6 +105,17 @@ fn what_if(args: RunArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The model error the two arms of a what-if do not share: both run on the same host
+/// keys, stage times and rules, so the error model's floor and host-key spread move them
+/// alike; its contention term differs by how far contention moves each (95% half-width
+/// on the log of their ratio).
+fn unshared_error(loaded: &crate::scenario::Loaded, baseline: &Report, changed: &Report) -> f64 {
+    let basis = crate::prediction::data::intervals().basis(crate::prediction::knowledge(loaded));
+    let stretch = crate::prediction::contention_stretch;
+    let e = &basis.error;
+    e.quantile * e.contention * (stretch(changed).ln() - stretch(baseline).ln()).abs()
 }
 
 /// What [`load`] gives: the scenario (seeded by `--seed`), the report's notes from

@@ -85,9 +85,7 @@ pub fn sensitivity(
 ) -> Result<Sensitivity, SensitivityError> {
     let steps: Vec<(HostKey, f64, f64, Vec<String>)> = (spread.spreads.iter())
         .filter(|s| s.sd > 0.0)
-        .flat_map(|s| {
-            [-1.0, 1.0].map(|dir| (s.key, s.sd, dir, s.key.step(loaded, s.sd, dir)))
-        })
+        .flat_map(|s| [-1.0, 1.0].map(|dir| (s.key, s.sd, dir, s.key.step(loaded, s.sd, dir))))
         .filter(|(_, _, _, sets)| !sets.is_empty())
         .collect();
     let seconds: Vec<f64> = (steps.par_iter())

@@ -107,8 +107,14 @@ impl HostKey {
                 })
                 .collect(),
             HostKey::DmaFactor => vec![
-                format!("hardware.gpu.h2d_dram_factor={}", link.h2d_dram_factor * factor),
-                format!("hardware.gpu.d2h_dram_factor={}", link.d2h_dram_factor * factor),
+                format!(
+                    "hardware.gpu.h2d_dram_factor={}",
+                    link.h2d_dram_factor * factor
+                ),
+                format!(
+                    "hardware.gpu.d2h_dram_factor={}",
+                    link.d2h_dram_factor * factor
+                ),
             ],
         }
     }
@@ -126,10 +132,7 @@ impl HostKey {
                     dram.capacity_gbps * factor
                 )]
             }
-            HostKey::LatencyIdle => vec![format!(
-                "hardware.dram.latency_scale={}",
-                scale * factor
-            )],
+            HostKey::LatencyIdle => vec![format!("hardware.dram.latency_scale={}", scale * factor)],
             HostKey::LatencyRise => vec![format!(
                 "hardware.dram.latency_rise_scale={}",
                 rise * factor

@@ -135,7 +135,11 @@ impl Report {
     /// The prediction interval (what the host will do) and what makes it, before the
     /// simulation's own interval.
     fn write_prediction(&self, w: &mut String) {
-        let Some(p) = self.prediction.as_ref().filter(|p| p.seconds_per_job.is_finite()) else {
+        let Some(p) = self
+            .prediction
+            .as_ref()
+            .filter(|p| p.seconds_per_job.is_finite())
+        else {
             return;
         };
         let (lo, mid, hi) = p.jobs_per_day();

@@ -23,6 +23,9 @@ pub struct WhatIf {
     pub baseline: Report,
     /// The scenario with them.
     pub changed: Report,
+    /// The part of the model's error the two arms do not share, as a 95% half-width on
+    /// the log of their ratio; None when unknown (the verdict then rests on the seeds).
+    pub unshared_error: Option<f64>,
 }
 
 /// What the replications say about one metric's change.
@@ -112,6 +115,9 @@ impl WhatIf {
                     job.per_day()
                 );
                 let _ = writeln!(w, "             {}", verdict(&d, seeds, &self.no_effect));
+                if let Some(line) = self.model_verdict(&d) {
+                    let _ = writeln!(w, "             {line}");
+                }
             }
             None => {
                 let _ = writeln!(w, "difference   unknown: the two runs used different seeds");
@@ -137,6 +143,8 @@ impl WhatIf {
                 "jobs_per_day_ci95": ci(d.jobs_per_day),
                 "resolved": d.resolved(),
                 "identical": d.identical,
+                "unshared_model_error": self.unshared_error.map(|e| e.exp() - 1.0),
+                "resolved_beyond_model_error": self.beyond_model_error(&d),
             })
         });
         json!({
@@ -145,6 +153,36 @@ impl WhatIf {
             "baseline": self.baseline.to_json(),
             "changed": self.changed.to_json(),
             "difference": difference,
+        })
+    }
+}
+
+impl WhatIf {
+    /// Whether a difference the seeds resolve also exceeds the model's error that the two
+    /// arms do not share; None when that error is unknown or the seeds do not resolve it.
+    pub fn beyond_model_error(&self, d: &Difference) -> Option<bool> {
+        let e = self.unshared_error?;
+        if !d.resolved() || d.identical {
+            return None;
+        }
+        let base = self.baseline.throughput().seconds_per_job.mean;
+        let ratio = (base + d.seconds_per_job.mean) / base;
+        Some(ratio.ln().abs() > e)
+    }
+
+    /// The difference against the prediction intervals: the model's error is mostly
+    /// shared by the two arms (same host keys, same stage times, same rules), and only
+    /// the part that grows with contention differs between them.
+    fn model_verdict(&self, d: &Difference) -> Option<String> {
+        let e = self.unshared_error?;
+        let pct = (e.exp() - 1.0) * 100.0;
+        Some(match self.beyond_model_error(d)? {
+            true => format!(
+                "and beyond the model's error the two arms do not share (±{pct:.1}%): resolved by the prediction intervals too"
+            ),
+            false => format!(
+                "but within the model's error the two arms do not share (±{pct:.1}%): resolved by the seeds, not by the prediction intervals"
+            ),
         })
     }
 }
