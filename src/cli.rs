@@ -67,9 +67,13 @@ pub struct AccuracyArgs {
     /// Where to write the coverage and transfer tables (Markdown).
     #[arg(long, value_name = "FILE", default_value = "docs/accuracy/coverage.md")]
     pub out: PathBuf,
-    /// Where to write every predicted point (CSV): the coverage test fits the error
-    /// models again from it.
-    #[arg(long, value_name = "FILE", default_value = "docs/accuracy/points.csv")]
+    /// Where to write every predicted point (CSV, gzipped when the name ends in `.gz`):
+    /// the coverage test fits the error models again from it.
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "docs/accuracy/points.csv.gz"
+    )]
     pub points: PathBuf,
     /// Also write the prediction intervals' data file here (it is built into bwsim:
     /// rebuild after writing `data/prediction-intervals.toml`).

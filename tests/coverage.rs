@@ -1,5 +1,5 @@
 //! The prediction intervals cover what the hosts did: the committed points
-//! (docs/accuracy/points.csv, written by `bwsim accuracy`) fitted again, each run left out,
+//! (docs/accuracy/points.csv.gz, written by `bwsim accuracy`) fitted again, each run left out,
 //! hold 90-99% of the measured points with a median half-width of at most 10%; the shipped
 //! data file holds the error models that fit gives; and today's binary still predicts the
 //! committed points it is asked about.
@@ -15,8 +15,9 @@ use bwsim::analysis::prediction::HostKnowledge;
 use bwsim::prediction::data::intervals;
 
 fn committed() -> Vec<(HostKnowledge, Row)> {
-    let text = std::fs::read_to_string("docs/accuracy/points.csv").expect("points.csv");
-    points::read(&text).unwrap_or_else(|e| panic!("docs/accuracy/points.csv: {e}"))
+    let text = bwsim::accuracy::evidence::read_kept(Path::new("docs/accuracy/points.csv"))
+        .expect("docs/accuracy/points.csv.gz");
+    points::read(&text).unwrap_or_else(|e| panic!("docs/accuracy/points.csv.gz: {e}"))
 }
 
 fn rows(all: &[(HostKnowledge, Row)], k: HostKnowledge) -> Vec<&Row> {

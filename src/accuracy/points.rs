@@ -1,4 +1,4 @@
-//! Every predicted point of the study as a CSV (`docs/accuracy/points.csv`): what the
+//! Every predicted point of the study as a CSV (`docs/accuracy/points.csv.gz`): what the
 //! error models were fitted to, committed so that a test can fit them again and check the
 //! coverage claimed without running the engine over every replay.
 
@@ -39,6 +39,19 @@ pub fn write(s: &Study) -> String {
         }
     }
     o
+}
+
+/// The bytes to store `text` at `path`: gzipped when the name ends in `.gz` (as the
+/// committed copy is: it is read back through [`super::evidence::read_kept`]).
+pub fn encode(path: &std::path::Path, text: &str) -> Vec<u8> {
+    use std::io::Write as _;
+    if path.extension().is_some_and(|e| e == "gz") {
+        let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        z.write_all(text.as_bytes()).expect("writing to memory");
+        z.finish().expect("writing to memory")
+    } else {
+        text.as_bytes().to_vec()
+    }
 }
 
 /// Reads what [`write`] wrote: each row under its way of knowing the host. The error

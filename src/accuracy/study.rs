@@ -144,13 +144,12 @@ struct Job {
     profile: usize,
 }
 
+/// The `--set`s of a group's carried stage times, and each stage's factor.
+type MovedStages = (Vec<String>, Vec<(Leans, f64)>);
+
 /// The `--set`s that give `group`'s stages the times profiled on `profile` carried to
 /// its boot, and the factors.
-fn moved_stages(
-    group: &Group,
-    profiles: &[BootProfile],
-    profile: usize,
-) -> Option<(Vec<String>, Vec<(Leans, f64)>)> {
+fn moved_stages(group: &Group, profiles: &[BootProfile], profile: usize) -> Option<MovedStages> {
     if profile == group.boot {
         return Some((Vec::new(), Vec::new()));
     }

@@ -30,7 +30,10 @@ pub fn accuracy(args: AccuracyArgs) -> Result<()> {
     let s = study::run(evidence, scope, scratch.path())?;
     let command = "bwsim accuracy --write-data data/prediction-intervals.toml";
     write_atomic(&args.out, tables::coverage_page(&s, command).as_bytes())?;
-    write_atomic(&args.points, points::write(&s).as_bytes())?;
+    write_atomic(
+        &args.points,
+        &points::encode(&args.points, &points::write(&s)),
+    )?;
     if let Some(d) = &args.write_data {
         write_atomic(d, tables::data_file(&s, command).as_bytes())?;
     }

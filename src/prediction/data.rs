@@ -59,8 +59,11 @@ impl IntervalData {
             spreads.sort_by_key(|s| s.key);
             let e = &b.error;
             let ok = |x: f64| x.is_finite() && x >= 0.0;
-            if !(ok(e.floor) && ok(e.contention) && ok(e.weight) && e.quantile > 0.0)
-                || !e.bias.is_finite()
+            if !(ok(e.floor)
+                && ok(e.contention)
+                && ok(e.weight)
+                && e.quantile > 0.0
+                && e.bias.is_finite())
             {
                 return Err(format!(
                     "{name}.error: floor, contention and weight >= 0, quantile > 0, bias finite"

@@ -63,7 +63,7 @@ pub enum SensitivityError {
     Load {
         key: &'static str,
         sets: String,
-        source: ScenarioError,
+        source: Box<ScenarioError>,
     },
     /// The scenario with one key stepped did not run.
     #[error("the scenario with {key} stepped by its spread ({sets}): {source}")]
@@ -94,7 +94,7 @@ pub fn sensitivity(
             let stepped = reload(sets).map_err(|source| SensitivityError::Load {
                 key: key.name(),
                 sets: joined.clone(),
-                source,
+                source: Box::new(source),
             })?;
             let opts = RunOptions { ideal: false };
             let report = run_model_within(&stepped.model, opts, limits, &mut NullObserver)

@@ -338,7 +338,7 @@ fn dram(
         }
     };
     let scaled = latency_scaling(d, loc)?;
-    let latency = match d.latency_curve.as_ref().map(|c| scaled(c)) {
+    let latency = match d.latency_curve.as_ref().map(|c| scaled.apply(c)) {
         Some(points) if offered => LatencyCurve::offered(points).map_err(|m| {
             loc.error(
                 ErrorKind::Value,
@@ -410,10 +410,7 @@ fn dram(
 /// `latency_scale` and `latency_rise_scale` as one map of a curve's points: each
 /// latency becomes `scale x (L0 + rise x (L - L0))`, L0 the curve's first point (what-if
 /// knobs, and how a prediction interval varies a host's latency).
-fn latency_scaling(
-    d: &DramSpec,
-    loc: &Locator,
-) -> Result<impl Fn(&[(f64, f64)]) -> Vec<(f64, f64)>, ScenarioError> {
+fn latency_scaling(d: &DramSpec, loc: &Locator) -> Result<LatencyScaling, ScenarioError> {
     let p = "hardware.dram";
     let check = |v: Option<f64>, name: &str, ok: fn(f64) -> bool, allowed: &str| match v {
         None => Ok(1.0),
@@ -436,7 +433,20 @@ fn latency_scaling(
         |x| x >= 0.0,
         "a factor on each latency's rise above the idle latency, >= 0 (default 1)",
     )?;
-    Ok(move |points: &[(f64, f64)]| {
+    Ok(LatencyScaling { scale, rise })
+}
+
+/// `latency_scale` and `latency_rise_scale`, checked.
+#[derive(Debug, Clone, Copy)]
+struct LatencyScaling {
+    scale: f64,
+    rise: f64,
+}
+
+impl LatencyScaling {
+    /// A curve's points with each latency mapped.
+    fn apply(&self, points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+        let (scale, rise) = (self.scale, self.rise);
         if scale == 1.0 && rise == 1.0 {
             return points.to_vec();
         }
@@ -444,7 +454,7 @@ fn latency_scaling(
         (points.iter())
             .map(|&(u, l)| (u, scale * (idle + rise * (l - idle))))
             .collect()
-    })
+    }
 }
 
 /// The latency curve's write-fraction axis (`latency_curve_write_fraction` and
@@ -453,7 +463,7 @@ fn latency_axes(
     d: &DramSpec,
     mut latency: LatencyCurve,
     offered: bool,
-    scaled: &impl Fn(&[(f64, f64)]) -> Vec<(f64, f64)>,
+    scaled: &LatencyScaling,
     loc: &Locator,
 ) -> Result<LatencyCurve, ScenarioError> {
     let p = "hardware.dram";
@@ -478,9 +488,9 @@ fn latency_axes(
             for (i, m) in d.latency_mixes.iter().enumerate() {
                 let key = join_key(p, &format!("latency_mixes[{i}].curve"));
                 let c = if offered {
-                    LatencyCurve::offered(scaled(&m.curve))
+                    LatencyCurve::offered(scaled.apply(&m.curve))
                 } else {
-                    LatencyCurve::new(scaled(&m.curve))
+                    LatencyCurve::new(scaled.apply(&m.curve))
                 }
                 .map_err(|e| {
                     loc.error(
