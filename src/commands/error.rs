@@ -178,6 +178,16 @@ impl Classify for crate::engine::DistributionError {
         Kind::Run
     }
 }
+/// A stepped scenario that does not load or run is classified by its cause. `run` only
+/// warns on one (the simulation's answer stands); `accuracy` fails with it.
+impl Classify for crate::prediction::SensitivityError {
+    fn kind(&self) -> Kind {
+        match self {
+            crate::prediction::SensitivityError::Load { source, .. } => source.kind(),
+            crate::prediction::SensitivityError::Run { source, .. } => source.kind(),
+        }
+    }
+}
 impl Classify for crate::accuracy::AccuracyError {
     fn kind(&self) -> Kind {
         if self.is_input() {
