@@ -86,8 +86,9 @@ fn todays_binary_predicts_the_committed_points() {
     let evidence = Evidence::read(Path::new("runs/evidence.toml"), Path::new(".")).unwrap();
     let replays = evidence.replays().unwrap();
     let scratch = tempfile::tempdir().unwrap();
-    // The first replay of the first and the last boot (an H200 and an H100 boot).
-    for b in [0, evidence.boots.len() - 1] {
+    // The first replay of the first and the last fitted boot (an H200 and an H100 boot).
+    let last = (evidence.boots.iter()).rposition(|b| !b.held_out).unwrap();
+    for b in [0, last] {
         let boot = &evidence.boots[b];
         let cal = refit(&boot.calibration, scratch.path(), &boot.name).unwrap();
         let replay = replays.iter().find(|r| r.boot == b).unwrap();

@@ -35,6 +35,10 @@ pub struct Boot {
     pub calibration: PathBuf,
     /// The calls' folders: each subfolder with a `replay.json` is one replay.
     pub calls: Vec<PathBuf>,
+    /// Judged, not fitted: its points are predicted and judged against the error models
+    /// fitted without it, and its profile carries no other boot's stage times. A new
+    /// run's pre-registered test, before it joins the evidence.
+    pub held_out: bool,
 }
 
 /// One replay: a scenario measured point by point on one boot.
@@ -104,6 +108,8 @@ struct BootSpec {
     card: String,
     calibration: String,
     calls: Vec<String>,
+    #[serde(default)]
+    held_out: bool,
 }
 
 impl Evidence {
@@ -122,6 +128,7 @@ impl Evidence {
                 card: b.card,
                 calibration: base.join(b.calibration),
                 calls: b.calls.iter().map(|c| base.join(c)).collect(),
+                held_out: b.held_out,
             })
             .collect();
         Ok(Self {

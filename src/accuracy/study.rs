@@ -59,6 +59,33 @@ pub struct Study {
     /// The stage factors the transfer gave, by what the stage leans on: (lean, log sd,
     /// smallest, largest).
     pub stage_factors: Vec<(Leans, f64, f64, f64)>,
+    /// The held-out boots' points (none fitted), each way of knowing the host, and the
+    /// stage factors their transfer gave.
+    pub held_out: HeldOut,
+}
+
+/// The points of the boots the manifest holds out: predicted as the others are, their
+/// stage times carried from the fitted boots only, and judged against the error models
+/// fitted without them.
+#[derive(Debug, Clone, Default)]
+pub struct HeldOut {
+    pub own: Vec<Row>,
+    pub moved: Vec<Row>,
+    pub typical: Vec<Row>,
+    pub typical_moved: Vec<Row>,
+    pub stage_factors: Vec<(Leans, f64, f64, f64)>,
+}
+
+impl HeldOut {
+    /// The rows of a host known as `k`.
+    pub fn rows(&self, k: HostKnowledge) -> &[Row] {
+        match k {
+            HostKnowledge::Calibrated => &self.own,
+            HostKnowledge::CalibratedStagesMoved => &self.moved,
+            HostKnowledge::Typical => &self.typical,
+            HostKnowledge::TypicalStagesMoved => &self.typical_moved,
+        }
+    }
 }
 
 /// A point group: the repeats of one point of one shape on one boot, pooled.
@@ -255,10 +282,15 @@ pub fn run(evidence: Evidence, scope: Scope, scratch: &Path) -> Result<Study, Ac
         .into_iter()
         .flatten()
         .collect();
+    let held_out = |job: &Job| evidence.boots[groups[job.group].boot].held_out;
     let mut moved_jobs: Vec<(Job, f64)> = Vec::new();
     if scope.matrix {
         for (job, row) in &base {
-            for p in (0..evidence.boots.len()).filter(|p| *p != job.profile) {
+            // A held-out boot's profile carries no stage times: nothing it measured
+            // reaches the fitted points.
+            let profiles = (0..evidence.boots.len())
+                .filter(|p| *p != job.profile && !evidence.boots[*p].held_out);
+            for p in profiles {
                 let moved = Job { profile: p, ..*job };
                 moved_jobs.push((moved, row.predicted.host_log_sd));
             }
@@ -270,39 +302,43 @@ pub fn run(evidence: Evidence, scope: Scope, scratch: &Path) -> Result<Study, Ac
         .into_iter()
         .flatten()
         .collect();
-    let mut factors: BTreeMap<&'static str, (Leans, Vec<f64>)> = BTreeMap::new();
-    for (job, _) in moved.iter().filter(|(j, _)| j.calibrated) {
-        let group = &groups[job.group];
-        for (leans, f) in moved_stages(group, &profiles, job.profile)
-            .map(|m| m.1)
-            .unwrap_or_default()
-        {
-            factors
-                .entry(leans.name())
-                .or_insert((leans, Vec::new()))
-                .1
-                .push(f.ln());
+    let stage_factors = |held: bool| {
+        let mut factors: BTreeMap<&'static str, (Leans, Vec<f64>)> = BTreeMap::new();
+        for (job, _) in (moved.iter()).filter(|(j, _)| j.calibrated && held_out(j) == held) {
+            let group = &groups[job.group];
+            for (leans, f) in moved_stages(group, &profiles, job.profile)
+                .map(|m| m.1)
+                .unwrap_or_default()
+            {
+                factors
+                    .entry(leans.name())
+                    .or_insert((leans, Vec::new()))
+                    .1
+                    .push(f.ln());
+            }
         }
-    }
-    let stage_factors = (factors.into_values())
-        .map(|(leans, logs)| {
-            let (lo, hi) = logs
-                .iter()
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
-                    (a.min(*x), b.max(*x))
-                });
-            (leans, spreads::sample_sd(&logs), lo.exp(), hi.exp())
-        })
-        .collect();
-    let split = |rows: Vec<(Job, Row)>| -> (Vec<Row>, Vec<Row>) {
-        let (mut c, mut t) = (Vec::new(), Vec::new());
-        for (j, r) in rows {
-            if j.calibrated { c.push(r) } else { t.push(r) }
-        }
-        (c, t)
+        (factors.into_values())
+            .map(|(leans, logs)| {
+                let (lo, hi) = logs
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+                        (a.min(*x), b.max(*x))
+                    });
+                (leans, spreads::sample_sd(&logs), lo.exp(), hi.exp())
+            })
+            .collect::<Vec<_>>()
     };
-    let (own, typical) = split(base);
-    let (moved, typical_moved) = split(moved);
+    let (fitted_factors, held_out_factors) = (stage_factors(false), stage_factors(true));
+    // (calibrated, typical) x (fitted, held out).
+    let split = |rows: Vec<(Job, Row)>| -> [Vec<Row>; 4] {
+        let mut out: [Vec<Row>; 4] = Default::default();
+        for (j, r) in rows {
+            out[usize::from(!j.calibrated) * 2 + usize::from(held_out(&j))].push(r);
+        }
+        out
+    };
+    let [own, held_own, typical, held_typical] = split(base);
+    let [moved, held_moved, typical_moved, held_typical_moved] = split(moved);
     fn refs(rows: &[Row]) -> Vec<&Row> {
         rows.iter().collect()
     }
@@ -322,7 +358,14 @@ pub fn run(evidence: Evidence, scope: Scope, scratch: &Path) -> Result<Study, Ac
         typical_fit: fit_some(&typical),
         typical_stages_moved: fit_some(&typical_moved),
         moved_under_own_model,
-        stage_factors,
+        stage_factors: fitted_factors,
+        held_out: HeldOut {
+            own: held_own,
+            moved: held_moved,
+            typical: held_typical,
+            typical_moved: held_typical_moved,
+            stage_factors: held_out_factors,
+        },
         own,
         moved,
         typical,

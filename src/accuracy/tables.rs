@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use crate::analysis::prediction::{ErrorModel, HostKnowledge};
 use crate::prediction::{HostKey, HostSpread};
 
-use super::fit::{Fitted, Row, median};
+use super::fit::{self, Fitted, Row, median};
 use super::study::Study;
 
 fn pct(x: f64) -> String {
@@ -149,14 +149,19 @@ pub fn coverage_page(s: &Study, command: &str) -> String {
             w,
             "## Transfer matrix: median |error| of each boot's points (rows, each under its own calibration) with stage times profiled on each boot (columns)\n"
         );
-        let names: Vec<&String> = s.boots.iter().map(|b| &b.0).collect();
+        // The fitted boots: a held-out one carries no stage times and has its own section.
+        let fitted: Vec<&(String, String)> = (s.boots.iter().zip(&s.evidence.boots))
+            .filter(|(_, b)| !b.held_out)
+            .map(|(n, _)| n)
+            .collect();
+        let names: Vec<&String> = fitted.iter().map(|b| &b.0).collect();
         let _ = write!(w, "| measured on \\ profiled on |");
         for n in &names {
             let _ = write!(w, " {n} |");
         }
         let _ = writeln!(w);
         let _ = writeln!(w, "|---|{}", "---:|".repeat(names.len()));
-        for (b, card) in &s.boots {
+        for (b, card) in fitted {
             let _ = write!(w, "| {b} ({card}) |");
             for p in &names {
                 let err: Vec<f64> = (s.own.iter().chain(&s.moved))
@@ -185,6 +190,7 @@ pub fn coverage_page(s: &Study, command: &str) -> String {
             );
         }
     }
+    held_out_section(w, s);
     let _ = writeln!(w);
     let _ = writeln!(w, "## The host keys' spreads between boots\n");
     let _ = writeln!(w, "{}\n", s.spread.basis);
@@ -225,6 +231,143 @@ pub fn coverage_page(s: &Study, command: &str) -> String {
         );
     }
     o
+}
+
+/// The held-out boots' points judged against the error models fitted without them
+/// (nothing when the manifest holds none out).
+fn held_out_section(w: &mut String, s: &Study) {
+    let h = &s.held_out;
+    if h.own.is_empty() {
+        return;
+    }
+    let boots: std::collections::BTreeSet<String> = (h.own.iter())
+        .map(|r| format!("{} ({})", r.boot, r.card))
+        .collect();
+    let boots: Vec<String> = boots.into_iter().collect();
+    let judged = |k: HostKnowledge| {
+        let rows: Vec<&Row> = h.rows(k).iter().collect();
+        fit::apply(&rows, &s.fitted(k).error)
+    };
+    let _ = writeln!(w);
+    let _ = writeln!(
+        w,
+        "## Held out: {}, judged against the error models fitted without it\n",
+        boots.join(", ")
+    );
+    let _ = writeln!(
+        w,
+        "Its points are predicted as every other boot's are; its stage times carried from the fitted boots' profiles only; each interval is the one the shipped error model gives (its quantile as fitted, nothing refitted on these points).\n"
+    );
+    let _ = writeln!(
+        w,
+        "| case | points | held by the 95% interval | median half-width | median \\|error\\| | 95th pct \\|error\\| |"
+    );
+    let _ = writeln!(w, "|---|---:|---:|---:|---:|---:|");
+    let all = |_: &Row| true;
+    let same = |r: &Row| r.card == r.profile_card;
+    let own = judged(HostKnowledge::Calibrated);
+    let _ = writeln!(
+        w,
+        "| calibrated, stage times its own | {} |",
+        cells(&h.own, &own, all)
+    );
+    let moved = judged(HostKnowledge::CalibratedStagesMoved);
+    if !h.moved.is_empty() {
+        let _ = writeln!(
+            w,
+            "| calibrated, stage times profiled on any fitted boot | {} |",
+            cells(&h.moved, &moved, all)
+        );
+        for (what, pick) in [
+            ("a boot of the same host type", true),
+            ("the other host type", false),
+        ] {
+            let _ = writeln!(
+                w,
+                "| calibrated, stage times profiled on {what} | {} |",
+                cells(&h.moved, &moved, |r| same(r) == pick)
+            );
+        }
+    }
+    for (k, what) in [
+        (
+            HostKnowledge::Typical,
+            "typical values, stage times its own",
+        ),
+        (
+            HostKnowledge::TypicalStagesMoved,
+            "typical values, stage times profiled on any fitted boot",
+        ),
+    ] {
+        if !h.rows(k).is_empty() {
+            let _ = writeln!(w, "| {what} | {} |", cells(h.rows(k), &judged(k), all));
+        }
+    }
+    let _ = writeln!(w);
+    let _ = writeln!(
+        w,
+        "Every point: measured seconds per job; predicted with its own stage times (the diagonal), its 95% interval and whether it held; and with stage times carried from each fitted boot: the median prediction, the smallest and largest error, and how many of those intervals held.\n"
+    );
+    let _ = writeln!(
+        w,
+        "| boot | shape | x | measured s | own: predicted s | error | 95% interval | held | carried: median predicted s | error range | held |"
+    );
+    let _ = writeln!(w, "|---|---|---:|---:|---:|---:|---|---|---:|---|---:|");
+    for (i, r) in h.own.iter().enumerate() {
+        let lo = r.predicted.seconds_per_job / (1.0 + own.half_width[i]);
+        let hi = r.predicted.seconds_per_job * (1.0 + own.half_width[i]);
+        let carried: Vec<usize> = (0..h.moved.len())
+            .filter(|&j| {
+                let m = &h.moved[j];
+                m.boot == r.boot && m.shape == r.shape && m.x == r.x
+            })
+            .collect();
+        let predicted: Vec<f64> = (carried.iter())
+            .map(|&j| h.moved[j].predicted.seconds_per_job)
+            .collect();
+        let (elo, ehi) = (carried.iter())
+            .map(|&j| h.moved[j].error())
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), e| {
+                (a.min(e), b.max(e))
+            });
+        let held = carried.iter().filter(|&&j| moved.held[j]).count();
+        let _ = writeln!(
+            w,
+            "| {} | {} | {} | {:.5} | {:.5} | {:+.1}% | {:.5}..{:.5} | {} | {:.5} | {:+.1}%..{:+.1}% | {held}/{} |",
+            r.boot,
+            r.shape,
+            r.x,
+            r.measured,
+            r.predicted.seconds_per_job,
+            r.error() * 100.0,
+            lo,
+            hi,
+            if own.held[i] { "yes" } else { "no" },
+            median(&predicted),
+            elo * 100.0,
+            ehi * 100.0,
+            carried.len()
+        );
+    }
+    if !h.stage_factors.is_empty() {
+        let _ = writeln!(w);
+        let _ = writeln!(
+            w,
+            "The stage factors of its transfer, by what the stage leans on:\n"
+        );
+        let _ = writeln!(w, "| stage leans on | log sd | smallest | largest |");
+        let _ = writeln!(w, "|---|---:|---:|---:|");
+        for (leans, sd, lo, hi) in &h.stage_factors {
+            let _ = writeln!(
+                w,
+                "| {} | {:.3} | {:.3} | {:.3} |",
+                leans.name(),
+                sd,
+                lo,
+                hi
+            );
+        }
+    }
 }
 
 fn spread_table(w: &mut String, name: &str, sp: &HostSpread) {
