@@ -1,6 +1,7 @@
 //! The prediction intervals cover what the hosts did: the committed points
 //! (docs/accuracy/points.csv.gz, written by `bwsim accuracy`) fitted again, each run left out,
-//! hold 90-99% of the measured points with a median half-width of at most 10%; the shipped
+//! hold 90-99% of the measured points with a median half-width of at most 12% and nine in
+//! ten within 20%; the shipped
 //! data file holds the error models that fit gives; and today's binary still predicts the
 //! committed points it is asked about.
 
@@ -37,7 +38,12 @@ fn the_calibrated_interval_covers_90_to_99_percent_left_out_by_run() {
     let f = fit::fit(&own);
     let (cov, hw) = (f.coverage(), f.median_half_width());
     assert!((0.90..=0.99).contains(&cov), "coverage {cov}");
-    assert!(hw <= 0.10, "median half-width {hw}");
+    assert!(hw <= 0.12, "median half-width {hw}");
+    // No long tail of wide intervals: nine in ten within 20%.
+    let mut widths = f.half_width.clone();
+    widths.sort_by(f64::total_cmp);
+    let p90 = widths[widths.len() * 9 / 10];
+    assert!(p90 <= 0.20, "90th percentile half-width {p90}");
     // Both host types are in it, and each alone is covered at least 85%.
     for card in ["H100", "H200"] {
         let idx: Vec<usize> = (0..own.len()).filter(|&i| own[i].card == card).collect();
