@@ -45,7 +45,7 @@ impl Row {
     }
 
     fn spread(&self, e: &ErrorModel) -> f64 {
-        e.spread(self.predicted.inflation, self.predicted.host_log_sd, 0.0)
+        e.spread(self.predicted.inflation, self.predicted.host_log_sd)
     }
 }
 

@@ -80,12 +80,14 @@ impl HostKnowledge {
     }
 }
 
-/// What the model gets wrong, as measured. A prediction's log spread is
-/// `sqrt(floor^2 + (contention x ln c)^2 + (weight x host)^2 + sim^2)`, where `c` is the
+/// What the model gets wrong, as measured. A prediction's model log spread is
+/// `sqrt(floor^2 + (contention x ln c)^2 + (weight x host)^2)`, where `c` is the
 /// contention stretch of the prediction itself (its seconds per job over the same run's
-/// without contention: the model errs more where contention decides the answer), `host` the host keys' propagated log spread and `sim` the
-/// seeds'; the interval is that spread times `quantile`, around the prediction times
-/// `exp(bias)`.
+/// without contention: the model errs more where contention decides the answer) and
+/// `host` the host keys' propagated log spread; that spread times `quantile` is the
+/// model's part of the interval, around the prediction times `exp(bias)`. The seeds'
+/// part is their own 95% scatter, added in quadrature: the quantile was fitted to the
+/// model's residuals and does not scale the seeds'.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ErrorModel {
     /// Log spread of the model error where nothing contends.
@@ -102,15 +104,16 @@ pub struct ErrorModel {
 }
 
 impl ErrorModel {
-    /// The log spread (before the quantile) of a prediction whose largest stage
-    /// inflation is `inflation`, host keys move it by `host_log_sd` and seeds by
-    /// `sim_rel_se`.
-    pub fn spread(&self, inflation: f64, host_log_sd: f64, sim_rel_se: f64) -> f64 {
+    /// The model's log spread (before the quantile) of a prediction whose contention
+    /// stretch is `inflation` and whose host keys move it by `host_log_sd`.
+    pub fn spread(&self, inflation: f64, host_log_sd: f64) -> f64 {
         let c = self.contention * inflation.max(1.0).ln();
-        (self.floor.powi(2) + c.powi(2) + (self.weight * host_log_sd).powi(2) + sim_rel_se.powi(2))
-            .sqrt()
+        (self.floor.powi(2) + c.powi(2) + (self.weight * host_log_sd).powi(2)).sqrt()
     }
 }
+
+/// The seeds' 95% scatter in standard errors of their mean (normal).
+const SEEDS_95: f64 = 1.96;
 
 /// A prediction with its interval, in seconds per job.
 #[derive(Debug, Clone, PartialEq)]
@@ -120,14 +123,15 @@ pub struct PredictionInterval {
     /// The 95% prediction interval's bounds.
     pub low_s: f64,
     pub high_s: f64,
-    /// The log spreads that make it: the seeds', the host keys' (weighted), the model's
+    /// What makes its log half-width, each part as the half-width it alone would give
+    /// (the parts add in quadrature): the seeds', the host keys' (weighted), the model's
     /// (floor and contention together).
     pub sim_log_sd: f64,
     pub host_log_sd: f64,
     pub model_log_sd: f64,
     /// How the host is known.
     pub knowledge: HostKnowledge,
-    /// The host key that moves the answer most, and its log spread.
+    /// The host key that moves the answer most, and its part of the log half-width.
     pub largest: Option<(&'static str, f64)>,
 }
 
@@ -144,18 +148,19 @@ impl PredictionInterval {
         knowledge: HostKnowledge,
         largest: Option<(&'static str, f64)>,
     ) -> Self {
-        let spread = err.spread(inflation, host_log_sd, sim_rel_se) * err.quantile;
+        let q = err.quantile;
+        let seeds = SEEDS_95 * sim_rel_se;
+        let spread = (q * err.spread(inflation, host_log_sd)).hypot(seeds);
         let center = seconds_per_job * err.bias.exp();
-        let model = err.spread(inflation, 0.0, 0.0);
         Self {
             seconds_per_job: center,
             low_s: center * (-spread).exp(),
             high_s: center * spread.exp(),
-            sim_log_sd: sim_rel_se,
-            host_log_sd: err.weight * host_log_sd,
-            model_log_sd: model,
+            sim_log_sd: seeds,
+            host_log_sd: q * err.weight * host_log_sd,
+            model_log_sd: q * err.spread(inflation, 0.0),
             knowledge,
-            largest: largest.map(|(k, sd)| (k, err.weight * sd)),
+            largest: largest.map(|(k, sd)| (k, q * err.weight * sd)),
         }
     }
 
@@ -211,15 +216,31 @@ mod tests {
             contention: 0.1,
             ..err
         };
-        let s = contended.spread(2.0, 0.04, 0.0);
+        let s = contended.spread(2.0, 0.04);
         assert!(
             (s - (0.03f64.powi(2) + (0.1 * 2f64.ln()).powi(2) + 0.04f64.powi(2)).sqrt()).abs()
                 < 1e-12
         );
         assert_eq!(
-            contended.spread(0.5, 0.0, 0.0),
+            contended.spread(0.5, 0.0),
             0.03,
             "inflation below 1 adds nothing"
         );
+    }
+
+    #[test]
+    fn the_seeds_scatter_is_added_as_measured_not_scaled_by_the_model_quantile() {
+        let err = ErrorModel {
+            floor: 0.01,
+            contention: 0.0,
+            weight: 0.0,
+            quantile: 10.0,
+            bias: 0.0,
+        };
+        let pi = PredictionInterval::new(1.0, 1.0, 0.01, 0.0, &err, HostKnowledge::Typical, None);
+        // The model's part 0.01 x 10 = 0.1; the seeds' 1.96 x 0.01, in quadrature.
+        let half = 0.1f64.hypot(0.0196);
+        assert!((pi.high_s - half.exp()).abs() < 1e-12, "{}", pi.high_s);
+        assert!((pi.sim_log_sd - 0.0196).abs() < 1e-12 && (pi.model_log_sd - 0.1).abs() < 1e-12);
     }
 }

@@ -176,12 +176,12 @@ impl Report {
             "jobs_per_day_high": num(hi),
             "host": p.knowledge.name(),
             "why": p.knowledge.why(),
-            "log_spread": {
+            "log_half_width_parts": {
                 "model": num(p.model_log_sd),
                 "host_keys": num(p.host_log_sd),
                 "seeds": num(p.sim_log_sd),
             },
-            "largest_host_key": p.largest.map(|(k, sd)| json!({"key": k, "log_spread": num(sd)})),
+            "largest_host_key": p.largest.map(|(k, sd)| json!({"key": k, "log_half_width": num(sd)})),
         })
     }
 

@@ -166,7 +166,7 @@ impl Report {
         };
         let _ = writeln!(
             w,
-            "             log spread: model {:.1}%{host}, seeds {:.1}%; {}",
+            "             its log half-width from: model {:.1}%{host}, seeds {:.1}% (in quadrature); {}",
             p.model_log_sd * 100.0,
             p.sim_log_sd * 100.0,
             p.knowledge.why()
