@@ -71,6 +71,44 @@ pub fn mean_seconds_per_job(report: &Report) -> f64 {
     (report.replications.as_ref()).map_or(report.seconds_per_job, |r| r.seconds_per_job.mean)
 }
 
+/// What an interval is built around: the answer's seconds per job, how far contention
+/// stretches it ([`contention_stretch`]) and its seeds' relative standard error.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Answer {
+    pub seconds_per_job: f64,
+    pub contention_stretch: f64,
+    pub sim_rel_se: f64,
+}
+
+impl Answer {
+    /// A run's answer.
+    pub fn of_report(report: &Report) -> Self {
+        Self {
+            seconds_per_job: mean_seconds_per_job(report),
+            contention_stretch: contention_stretch(report),
+            sim_rel_se: sim_relative_se(report),
+        }
+    }
+
+    /// A sweep point's answer: its seconds per job over `n` seeds (`ci95` the half-width
+    /// of their 95% interval) and its contention-free counterpart's mean.
+    pub fn of_point(mean_s: f64, ci95: Option<f64>, n: usize, ideal_s: Option<f64>) -> Self {
+        let stretch = match ideal_s {
+            Some(i) if i > 0.0 && (mean_s / i).is_finite() => (mean_s / i).max(1.0),
+            _ => 1.0,
+        };
+        let sim_rel_se = match ci95 {
+            Some(h) if n >= 2 && mean_s > 0.0 => h / t975(n - 1) / mean_s,
+            _ => 0.0,
+        };
+        Self {
+            seconds_per_job: mean_s,
+            contention_stretch: stretch,
+            sim_rel_se,
+        }
+    }
+}
+
 /// The prediction interval of `report`, the answer of `loaded` (which `reload` loads
 /// again with extra `--set`s after its own), with the spreads and error model for how
 /// its host is known.
@@ -78,6 +116,16 @@ pub fn predict(
     loaded: &Loaded,
     reload: impl Fn(&[String]) -> Result<Loaded, ScenarioError> + Sync,
     report: &Report,
+    limits: EngineLimits,
+) -> Result<(PredictionInterval, Sensitivity), SensitivityError> {
+    predict_answer(loaded, reload, Answer::of_report(report), limits)
+}
+
+/// The prediction interval of `answer`, the answer of `loaded`, as [`predict`] makes it.
+pub fn predict_answer(
+    loaded: &Loaded,
+    reload: impl Fn(&[String]) -> Result<Loaded, ScenarioError> + Sync,
+    answer: Answer,
     limits: EngineLimits,
 ) -> Result<(PredictionInterval, Sensitivity), SensitivityError> {
     let k = knowledge(loaded);
@@ -94,9 +142,9 @@ pub fn predict(
     };
     let largest = sens.largest().map(|e| (e.key.name(), e.log_sd()));
     let pi = PredictionInterval::new(
-        mean_seconds_per_job(report),
-        contention_stretch(report),
-        sim_relative_se(report),
+        answer.seconds_per_job,
+        answer.contention_stretch,
+        answer.sim_rel_se,
         sens.log_sd(),
         &basis.error,
         k,

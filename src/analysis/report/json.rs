@@ -9,6 +9,28 @@ use crate::analysis::interval::Summary;
 use crate::analysis::keys as k;
 
 /// Rounds to 9 significant digits so reports are stable and readable.
+/// A prediction interval as JSON (a run's `prediction`, a compared host's).
+pub fn prediction_json(p: &crate::analysis::prediction::PredictionInterval) -> Value {
+    let (lo, mid, hi) = p.jobs_per_day();
+    json!({
+        "coverage": 0.95,
+        "seconds_per_job": num(p.seconds_per_job),
+        "seconds_per_job_low": num(p.low_s),
+        "seconds_per_job_high": num(p.high_s),
+        "jobs_per_day": num(mid),
+        "jobs_per_day_low": num(lo),
+        "jobs_per_day_high": num(hi),
+        "host": p.knowledge.name(),
+        "why": p.knowledge.why(),
+        "log_half_width_parts": {
+            "model": num(p.model_log_sd),
+            "host_keys": num(p.host_log_sd),
+            "seeds": num(p.sim_log_sd),
+        },
+        "largest_host_key": p.largest.map(|(k, sd)| json!({"key": k, "log_half_width": num(sd)})),
+    })
+}
+
 fn num(x: f64) -> Value {
     if !x.is_finite() {
         return Value::Null;
@@ -162,27 +184,9 @@ impl Report {
     }
 
     fn prediction_json(&self) -> Value {
-        let Some(p) = &self.prediction else {
-            return Value::Null;
-        };
-        let (lo, mid, hi) = p.jobs_per_day();
-        json!({
-            "coverage": 0.95,
-            "seconds_per_job": num(p.seconds_per_job),
-            "seconds_per_job_low": num(p.low_s),
-            "seconds_per_job_high": num(p.high_s),
-            "jobs_per_day": num(mid),
-            "jobs_per_day_low": num(lo),
-            "jobs_per_day_high": num(hi),
-            "host": p.knowledge.name(),
-            "why": p.knowledge.why(),
-            "log_half_width_parts": {
-                "model": num(p.model_log_sd),
-                "host_keys": num(p.host_log_sd),
-                "seeds": num(p.sim_log_sd),
-            },
-            "largest_host_key": p.largest.map(|(k, sd)| json!({"key": k, "log_half_width": num(sd)})),
-        })
+        self.prediction
+            .as_ref()
+            .map_or(Value::Null, prediction_json)
     }
 
     fn knobs_json(&self) -> Value {
