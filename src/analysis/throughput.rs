@@ -178,6 +178,20 @@ pub fn decimals_for(x: f64) -> usize {
     (DIGITS_WITHOUT_INTERVAL - 1 - x.abs().log10().floor() as i32).max(0) as usize
 }
 
+/// A number to three significant digits, with no more decimals than that needs.
+pub fn sig3(x: f64) -> String {
+    if !x.is_finite() || x == 0.0 {
+        return format!("{x}");
+    }
+    let digits = 2 - x.abs().log10().floor() as i32;
+    if digits <= 0 {
+        let step = 10f64.powi(-digits);
+        format!("{:.0}", (x / step).round() * step)
+    } else {
+        format!("{:.*}", digits as usize, x)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use super::Report;
 use crate::analysis::gap::GapPart;
-use crate::analysis::throughput::{cell, significant};
+use crate::analysis::throughput::{cell, sig3, significant};
 
 fn pct(x: f64) -> String {
     format!("{:5.1}%", x * 100.0)
@@ -331,19 +331,5 @@ impl Report {
             pct(b.summed_frac),
             pct(over_span)
         );
-    }
-}
-
-/// A number to three significant digits, with no more decimals than that needs.
-fn sig3(x: f64) -> String {
-    if !x.is_finite() || x == 0.0 {
-        return format!("{x}");
-    }
-    let digits = 2 - x.abs().log10().floor() as i32;
-    if digits <= 0 {
-        let step = 10f64.powi(-digits);
-        format!("{:.0}", (x / step).round() * step)
-    } else {
-        format!("{:.*}", digits as usize, x)
     }
 }
