@@ -128,12 +128,17 @@ fn draw(c: &Comparison, file: &Path) -> Result<Vec<PathBuf>> {
                 label: format!("{} ({})", r.host.name, o.setting.best.join(", ")),
                 name: r.host.name.clone(),
                 per_day: Some(o.proofs_per_day_summary()),
+                per_day_prediction: (o.prediction.as_ref().ok()).map(|p| {
+                    let (lo, _, hi) = p.jobs_per_day();
+                    (lo, hi)
+                }),
                 usd_per_job: Some(o.usd_per_proof_summary()),
             },
             Err(_) => HostBar {
                 label: format!("{} (does not run)", r.host.name),
                 name: r.host.name.clone(),
                 per_day: None,
+                per_day_prediction: None,
                 usd_per_job: None,
             },
         })

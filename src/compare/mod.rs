@@ -11,6 +11,7 @@ pub mod error;
 pub mod host;
 pub mod kept;
 pub mod mapping;
+pub mod prediction;
 pub mod runner;
 pub mod search;
 pub mod table;

@@ -114,6 +114,7 @@ pub fn best_setting(
             .map(|(k, v)| format!("{}={v}", k.trim_start_matches("params.")))
             .collect()
     };
+    let prediction = super::prediction::at_row(&sweep.scenario, &sweep.sets, &table, r);
     let stat = |k: &str| table.stat(r, k).map(|s| s.mean);
     let reserved = ram_gib - stat("ram.capacity_gib").unwrap_or(ram_gib);
     Ok(Outcome::new(
@@ -130,6 +131,7 @@ pub fn best_setting(
         },
         table.rows[r].bottleneck.clone(),
         stat("ram.peak_gib").unwrap_or(0.0) + reserved.max(0.0),
+        prediction,
     ))
 }
 

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use super::cost::{CostAssumptions, Target};
 use super::host::HostProfile;
 use crate::analysis::interval::{Summary, distinct};
+use crate::analysis::prediction::PredictionInterval;
 use crate::analysis::throughput::{JobName, Throughput, cell};
 use crate::scenario::host_scaling::{ScaledStage, StageWork};
 
@@ -56,6 +57,20 @@ pub struct Outcome {
     pub usd_per_proof: f64,
     /// Half-width of its 95% interval (from the proofs per day's, to first order).
     pub usd_per_proof_ci95: Option<f64>,
+    /// What the host will do at the named setting: the 95% prediction interval, or why
+    /// there is none (JSON: `prediction`, and `prediction_error`).
+    #[serde(serialize_with = "prediction_json")]
+    pub prediction: Result<PredictionInterval, String>,
+}
+
+fn prediction_json<S: serde::Serializer>(
+    p: &Result<PredictionInterval, String>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match p {
+        Ok(p) => crate::analysis::report::json::prediction_json(p).serialize(s),
+        Err(why) => json!({ "error": why }).serialize(s),
+    }
 }
 
 fn throughput_json<S: serde::Serializer>(t: &Throughput, s: S) -> Result<S::Ok, S::Error> {
@@ -71,6 +86,7 @@ impl Outcome {
         setting: Setting,
         bottleneck: String,
         ram_needed_gib: f64,
+        prediction: Result<PredictionInterval, String>,
     ) -> Outcome {
         let per_day = throughput.jobs_per_day;
         let spj = throughput.seconds_per_job;
@@ -89,6 +105,19 @@ impl Outcome {
             bottleneck,
             ram_needed_gib,
             daily_usd,
+            prediction,
+        }
+    }
+
+    /// Proofs per day's 95% prediction interval as a cell, `1740-2850`, or `-`.
+    pub fn prediction_cell(&self) -> String {
+        match &self.prediction {
+            Ok(p) => {
+                let (lo, _, hi) = p.jobs_per_day();
+                let sig3 = crate::analysis::throughput::sig3;
+                format!("{}-{}", sig3(lo), sig3(hi))
+            }
+            Err(_) => "-".into(),
         }
     }
 
@@ -199,12 +228,13 @@ impl Comparison<'_> {
         let (job, rows) = (self.job, self.rows);
         let mut s = format!("Scenario `{}`, best setting per host:\n\n", self.scenario);
         s.push_str(&format!(
-            "| host | CPU | DRAM GB/s | GPUs | {} | {} | best setting | bottleneck | RAM needed (GiB) | $/{} |\n",
+            "| host | CPU | DRAM GB/s | GPUs | {}, 95% prediction | {}, seeds | {} | best setting | bottleneck | RAM needed (GiB) | $/{} |\n",
+            job.per_day(),
             job.per_day(),
             job.seconds_per(),
             job.singular()
         ));
-        s.push_str("|---|---|---:|---|---:|---:|---|---|---:|---:|\n");
+        s.push_str("|---|---|---:|---|---:|---:|---:|---|---|---:|---:|\n");
         for r in rows {
             let h = &r.host;
             let gpus = format!(
@@ -222,9 +252,10 @@ impl Comparison<'_> {
                         marks.push_str(" †");
                     }
                     s.push_str(&format!(
-                        "| {} | {cpu} | {:.0} | {gpus} | {} | {} | {}{marks} | {} | {:.0} | {} |\n",
+                        "| {} | {cpu} | {:.0} | {gpus} | {} | {} | {} | {}{marks} | {} | {:.0} | {} |\n",
                         h.name,
                         h.dram_gbps(),
+                        o.prediction_cell(),
                         o.throughput.per_day_cell(),
                         o.throughput.seconds_cell(),
                         o.setting.best.join(", "),
@@ -234,7 +265,7 @@ impl Comparison<'_> {
                     ));
                 }
                 Err(why) => s.push_str(&format!(
-                    "| {} | {cpu} | {:.0} | {gpus} | - | - | - | does not run: {} | - | - |\n",
+                    "| {} | {cpu} | {:.0} | {gpus} | - | - | - | - | does not run: {} | - | - |\n",
                     h.name,
                     h.dram_gbps(),
                     why.to_string().replace('|', "/").replace('\n', " ")
@@ -365,7 +396,13 @@ impl Comparison<'_> {
             .collect();
         let ranking: Vec<Value> = ranking(rows)
             .into_iter()
-            .map(|(i, resolved)| json!({"host": rows[i].host.name, "resolved_against_next": resolved}))
+            .map(|(i, r)| {
+                json!({
+                    "host": rows[i].host.name,
+                    "resolved_against_next": r.map(|r| r != Resolved::No),
+                    "resolved_by_prediction_against_next": r.map(|r| r == Resolved::ByPrediction),
+                })
+            })
             .collect();
         json!({
             "scenario": self.scenario,
@@ -426,9 +463,20 @@ fn plain_money(v: f64) -> String {
     }
 }
 
-/// The hosts that ran, most proofs per day first, each with whether it is told apart
-/// from the next (their intervals' difference excludes 0).
-pub fn ranking(rows: &[HostResult]) -> Vec<(usize, Option<bool>)> {
+/// How far a host is told apart from the next in the ranking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolved {
+    /// By their prediction intervals: what the hosts will do differs.
+    ByPrediction,
+    /// By the seeds alone: the simulation tells them apart, the model's error does not.
+    BySeedsOnly,
+    /// Not even by the seeds.
+    No,
+}
+
+/// The hosts that ran, most proofs per day first, each with how far it is told apart
+/// from the next.
+pub fn ranking(rows: &[HostResult]) -> Vec<(usize, Option<Resolved>)> {
     let mut ok: Vec<(usize, &Outcome)> = (rows.iter().enumerate())
         .filter_map(|(i, r)| r.outcome.as_ref().ok().map(|o| (i, o)))
         .collect();
@@ -436,47 +484,66 @@ pub fn ranking(rows: &[HostResult]) -> Vec<(usize, Option<bool>)> {
     (0..ok.len())
         .map(|k| {
             let next = ok.get(k + 1).map(|(_, n)| {
-                distinct(
-                    &ok[k].1.proofs_per_day_summary(),
-                    &n.proofs_per_day_summary(),
-                )
+                let a = ok[k].1;
+                let by_prediction = match (&a.prediction, &n.prediction) {
+                    (Ok(pa), Ok(pb)) => super::prediction::resolved(pa, pb),
+                    _ => false,
+                };
+                if by_prediction {
+                    Resolved::ByPrediction
+                } else if distinct(&a.proofs_per_day_summary(), &n.proofs_per_day_summary()) {
+                    Resolved::BySeedsOnly
+                } else {
+                    Resolved::No
+                }
             });
             (ok[k].0, next)
         })
         .collect()
 }
 
-/// `Ranking by proofs/day: a > b ~ c (not resolved) > d`, or `None` for fewer than two
-/// hosts that ran.
+/// `Ranking by proofs/day: a > b ~ c > d` (`>`: told apart by the prediction
+/// intervals), with what `~` means for each pair, or `None` for fewer than two hosts
+/// that ran.
 fn ranking_line(rows: &[HostResult], job: &JobName) -> Option<String> {
     let order = ranking(rows);
     if order.len() < 2 {
         return None;
     }
-    let mut line = format!("Ranking by {} (95% intervals): ", job.per_day());
-    let mut unresolved = Vec::new();
+    let mut line = format!("Ranking by {} (95% prediction intervals): ", job.per_day());
     for &(i, resolved) in &order {
         line.push_str(&rows[i].host.name);
         match resolved {
-            Some(true) => line.push_str(" > "),
-            Some(false) => {
-                line.push_str(" ~ ");
-                unresolved.push(i);
-            }
+            Some(Resolved::ByPrediction) => line.push_str(" > "),
+            Some(_) => line.push_str(" ~ "),
             None => {}
         }
     }
     line.push_str(".\n");
-    if !unresolved.is_empty() {
-        let pairs: Vec<String> = (order.windows(2))
-            .filter(|w| w[0].1 == Some(false))
+    let pairs = |want: Resolved| -> Vec<String> {
+        (order.windows(2))
+            .filter(|w| w[0].1 == Some(want))
             .map(|w| format!("{} and {}", rows[w[0].0].host.name, rows[w[1].0].host.name))
-            .collect();
-        line.push_str(&format!(
-            "`~`: not resolved, the difference is within the noise of the seeds ({}); \
-             more `--replications` narrow the intervals.\n",
-            pairs.join("; ")
-        ));
+            .collect()
+    };
+    let (seeds_only, neither) = (pairs(Resolved::BySeedsOnly), pairs(Resolved::No));
+    if !seeds_only.is_empty() || !neither.is_empty() {
+        line.push_str("`~`: not resolved by the prediction intervals (each host's own, treated as independent): ");
+        let mut parts = Vec::new();
+        if !seeds_only.is_empty() {
+            parts.push(format!(
+                "{} differ beyond the seeds' noise but within the model's error, so the hosts may not",
+                seeds_only.join("; ")
+            ));
+        }
+        if !neither.is_empty() {
+            parts.push(format!(
+                "{} are within the seeds' noise too (more `--replications` narrow that part only)",
+                neither.join("; ")
+            ));
+        }
+        line.push_str(&parts.join("; "));
+        line.push_str(".\n");
     }
     Some(line)
 }

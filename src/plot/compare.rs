@@ -1,6 +1,7 @@
 //! The `bwsim compare` chart: jobs per day per host (top) and dollars per job per host
-//! (bottom), one bar per host in the table's order and colour with its 95% interval as a
-//! whisker and its value at the precision that interval allows. A $/job panel whose bars
+//! (bottom), one bar per host in the table's order and colour with its seeds' 95%
+//! interval as a whisker and its value at the precision that interval allows; the jobs
+//! per day carry the 95% prediction interval as a grey band across the bar's top. A $/job panel whose bars
 //! differ by more than [`LOG_RATIO`] (a rented GPU beside bought ones) is drawn on a log
 //! scale, so the cheap hosts are not flattened to nothing, and says so.
 
@@ -18,6 +19,9 @@ use crate::analysis::interval::Summary;
 use crate::analysis::throughput::{JobName, cell};
 use crate::plot::error::Result;
 
+/// The prediction interval's band: grey, drawn see-through so the bar shows beneath.
+const BAND: RGBColor = RGBColor(90, 90, 90);
+
 /// Above this ratio of the largest to the smallest $/job, that panel is drawn on a log
 /// scale.
 pub const LOG_RATIO: f64 = 10.0;
@@ -32,6 +36,8 @@ pub struct HostBar {
     pub name: String,
     /// Jobs per day.
     pub per_day: Option<Summary>,
+    /// Jobs per day's 95% prediction interval (low, high), where there is one.
+    pub per_day_prediction: Option<(f64, f64)>,
     /// US dollars per job.
     pub usd_per_job: Option<Summary>,
 }
@@ -46,10 +52,12 @@ pub struct CompareChart<'a> {
     pub hosts: &'a [HostBar],
 }
 
-/// One panel: its axis title and the value it reads off a bar.
+/// One panel: its axis title, the value it reads off a bar and the prediction
+/// interval, where the panel has one.
 struct Panel {
     desc: String,
     value: fn(&HostBar) -> Option<Summary>,
+    range: fn(&HostBar) -> Option<(f64, f64)>,
 }
 
 /// Whether a panel's values spread over more than [`LOG_RATIO`].
@@ -71,7 +79,10 @@ impl Chart for CompareChart<'_> {
         let mut legend: Vec<Entry> = (self.hosts.iter().enumerate())
             .map(|(i, h)| Entry::new(h.label.clone(), color(i), Swatch::Solid))
             .collect();
-        legend.push(Entry::new("95% interval", INK, Swatch::Line(0)));
+        legend.push(Entry::new("95% interval (seeds)", INK, Swatch::Line(0)));
+        if self.hosts.iter().any(|h| h.per_day_prediction.is_some()) {
+            legend.push(Entry::new("95% prediction interval", BAND, Swatch::Band));
+        }
         let title = format!("{}: hosts at their best setting", self.scenario);
         let area = layout(root, &title, &legend)?;
         let (top, bottom) = area.split_vertically(area.dim_in_pixel().1 / 2);
@@ -79,16 +90,19 @@ impl Chart for CompareChart<'_> {
             Panel {
                 desc: self.job.per_day(),
                 value: |h| h.per_day,
+                range: |h| h.per_day_prediction,
             },
             Panel {
                 desc: format!("$/{}", self.job.singular()),
                 value: |h| h.usd_per_job,
+                range: |_| None,
             },
         ];
         for (panel, p) in [&top, &bottom].into_iter().zip(panels) {
             let values: Vec<Summary> = self.hosts.iter().filter_map(p.value).collect();
             let hi = (values.iter())
                 .map(|s| s.mean + s.ci95.unwrap_or(0.0))
+                .chain(self.hosts.iter().filter_map(p.range).map(|r| r.1))
                 .fold(0.0_f64, f64::max);
             let n = self.hosts.len().max(1) as f64;
             let x = -0.5..n - 0.5;
@@ -99,11 +113,11 @@ impl Chart for CompareChart<'_> {
                 let (lo, hi) = (lo / 2.0, hi * 3.0);
                 let mut chart = builder(panel).build_cartesian_2d(x, (lo..hi).log_scale())?;
                 let desc = format!("{} (log scale: they differ more than {LOG_RATIO}x)", p.desc);
-                self.bars(&mut chart, &desc, p.value, lo, hi)?;
+                self.bars(&mut chart, &desc, &p, lo, hi)?;
             } else {
                 let (y0, y1) = axis_range(0.0, hi * 1.15);
                 let mut chart = builder(panel).build_cartesian_2d(x, y0..y1)?;
-                self.bars(&mut chart, &p.desc, p.value, y0, y1)?;
+                self.bars(&mut chart, &p.desc, &p, y0, y1)?;
             }
         }
         Ok(())
@@ -116,7 +130,7 @@ impl CompareChart<'_> {
         &self,
         chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, Y>>,
         desc: &str,
-        value: fn(&HostBar) -> Option<Summary>,
+        panel: &Panel,
         floor: f64,
         top: f64,
     ) -> Result<()>
@@ -142,7 +156,7 @@ impl CompareChart<'_> {
         house_mesh(&mut m).draw()?;
         for (i, h) in self.hosts.iter().enumerate() {
             let x = i as f64;
-            let Some(v) = value(h) else {
+            let Some(v) = (panel.value)(h) else {
                 chart.draw_series(std::iter::once(Text::new(
                     "does not run",
                     (x - 0.2, floor),
@@ -154,6 +168,12 @@ impl CompareChart<'_> {
                 [(x - 0.3, floor), (x + 0.3, v.mean)],
                 color(i).filled(),
             )))?;
+            if let Some((lo, hi)) = (panel.range)(h) {
+                chart.draw_series(std::iter::once(Rectangle::new(
+                    [(x - 0.4, lo.max(floor)), (x + 0.4, hi.min(top))],
+                    BAND.mix(0.3).filled(),
+                )))?;
+            }
             let upper = match v.ci95 {
                 Some(ci) if ci > 0.0 => {
                     let (lo, up) = ((v.mean - ci).max(floor), v.mean + ci);
@@ -203,6 +223,7 @@ mod tests {
             label: format!("{name} (c=13)"),
             name: name.into(),
             per_day: Some(s(per_day)),
+            per_day_prediction: Some((per_day * 0.8, per_day * 1.25)),
             usd_per_job: Some(s(usd)),
         };
         let hosts = [
@@ -212,6 +233,7 @@ mod tests {
                 label: "c (does not run)".into(),
                 name: "c".into(),
                 per_day: None,
+                per_day_prediction: None,
                 usd_per_job: None,
             },
         ];
@@ -229,6 +251,7 @@ mod tests {
             "proofs/day",
             "$/proof (log scale",
             "does not run",
+            "95% prediction interval",
         ] {
             assert!(svg.contains(text), "no {text:?} in the chart");
         }
