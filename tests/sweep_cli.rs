@@ -64,6 +64,42 @@ fn sweep_writes_csv_json_and_plots_then_plot_redraws_them() {
 }
 
 #[test]
+fn the_knee_carries_its_prediction_interval_around_the_seeds_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bwsim()
+        .args(["sweep", "scenarios/c2-32g-cuzk.toml"])
+        .args(["--param", "params.synthesis_concurrency=10,14"])
+        .arg("--out")
+        .arg(dir.path().join("sw"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let knee = text.lines().find(|l| l.starts_with("knee: ")).unwrap();
+    let line = (text.lines())
+        .find(|l| l.contains("95% prediction interval there: "))
+        .unwrap_or_else(|| panic!("no prediction line:\n{text}"));
+    // "... s/proof   2284.81 ± 0.69 proofs/day" and "... there: 1790-2920 proofs/day".
+    let per_day: f64 = (knee.split("s/proof   ").nth(1))
+        .and_then(|r| r.split(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{knee}"));
+    let range = line
+        .split("there: ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap();
+    let (lo, hi) = range.split_once('-').unwrap();
+    let (lo, hi): (f64, f64) = (lo.parse().unwrap(), hi.parse().unwrap());
+    assert!(lo < per_day && per_day < hi, "{knee}\n{line}");
+    assert!(hi / lo > 1.3, "a spec-sheet host's interval: {line}");
+}
+
+#[test]
 fn bad_spec_is_an_input_error_that_quotes_it() {
     bwsim()
         .args([

@@ -24,18 +24,22 @@ pub fn sweep(cli: SweepCli) -> Result<()> {
         ));
     }
     let stop_after = cli.stop_after;
-    let (out, seeds) = match &cli.resume {
+    let (out, seeds, known) = match &cli.resume {
         Some(dir) => {
             let jobs = cli.jobs.map(|j| j as usize);
+            let mut known = None;
             let out = resume_with(
                 dir,
-                |args| Box::new(ScenarioSimulator::new(&args.scenario)),
+                |args| {
+                    known = Some((args.scenario.clone(), args.sets.clone()));
+                    Box::new(ScenarioSimulator::new(&args.scenario))
+                },
                 jobs,
                 ProgressMode::Auto,
                 stop_after,
             )?;
             let seeds = out.table.rows.first().map_or(0, |r| r.seeds);
-            (out, seeds)
+            (out, seeds, known)
         }
         None => {
             let (replications, note) =
@@ -58,10 +62,11 @@ pub fn sweep(cli: SweepCli) -> Result<()> {
             check_effect(&args, cli.allow_ignored)?;
             let sim = ScenarioSimulator::new(&args.scenario);
             let out = start(&args, &sim, ProgressMode::Auto, stop_after)?;
-            (out, args.seeds)
+            (out, args.seeds, Some((args.scenario, args.sets)))
         }
     };
-    print_outcome(&out, seeds)?;
+    let scenario = known.as_ref().map(|(p, s)| (p.as_path(), s.as_slice()));
+    print_outcome(&out, seeds, scenario)?;
     check_stalls(&out)
 }
 
@@ -142,8 +147,13 @@ pub(crate) fn with_charts(ran: RanSweep) -> Result<SweepOutcome> {
     Ok(ran.commit(charts)?)
 }
 
-/// Prints a sweep's summary: timing, knee(s), files.
-pub fn print_outcome(out: &SweepOutcome, seeds: usize) -> Result<(), OutputError> {
+/// Prints a sweep's summary: timing, knee(s) with their prediction intervals (where the
+/// `scenario` and its `--set`s are known), files.
+pub fn print_outcome(
+    out: &SweepOutcome,
+    seeds: usize,
+    scenario: Option<(&Path, &[String])>,
+) -> Result<(), OutputError> {
     let mut text = match out.shard {
         Some(shard) => format!(
             "shard {shard}: {} of {} points x {seeds} seeds in {:.2} s\n",
@@ -165,6 +175,10 @@ pub fn print_outcome(out: &SweepOutcome, seeds: usize) -> Result<(), OutputError
     for k in &out.knees {
         text.push_str(&knee::describe(&out.table, k, KNEE_TOLERANCE));
         text.push('\n');
+        if let (Some((path, sets)), None) = (scenario, out.shard) {
+            text.push_str(&knee_prediction(path, sets, &out.table, k.row));
+            text.push('\n');
+        }
     }
     text.push_str(&format!("wrote {}/\n", out.dir.display()));
     for f in &out.files {
@@ -172,6 +186,28 @@ pub fn print_outcome(out: &SweepOutcome, seeds: usize) -> Result<(), OutputError
         text.push_str(&format!("  {}\n", name.to_string_lossy()));
     }
     print_stdout(&text)
+}
+
+/// The knee's prediction interval as a line under the knee's: what the host will do
+/// there, beside the seeds' ± on the knee line.
+fn knee_prediction(scenario: &Path, sets: &[String], table: &SweepTable, row: usize) -> String {
+    match crate::sweep::prediction::at_row(scenario, sets, table, row) {
+        Ok(p) => {
+            let (lo, _, hi) = p.jobs_per_day();
+            let sig3 = crate::analysis::throughput::sig3;
+            format!(
+                "      95% prediction interval there: {}-{} {} ({}-{} {}; the ± above is the seeds' alone; {})",
+                sig3(lo),
+                sig3(hi),
+                table.job_name.per_day(),
+                sig3(p.low_s),
+                sig3(p.high_s),
+                table.job_name.seconds_per(),
+                p.knowledge.why()
+            )
+        }
+        Err(e) => format!("      no prediction interval there: {e}"),
+    }
 }
 
 /// `KEY=VALUE ...` of a table row's point.

@@ -14,6 +14,6 @@ pub fn merge(cli: SweepMergeCli) -> Result<()> {
     let seeds = ran.plan().opts.seeds;
     let out = with_charts(ran)?;
     print_stdout(&format!("merged {} shard folders\n", cli.shards.len()))?;
-    print_outcome(&out, seeds)?;
+    print_outcome(&out, seeds, None)?;
     check_stalls(&out)
 }

@@ -1,45 +1,9 @@
-//! Each host's prediction interval at its named setting, and whether two hosts are told
-//! apart by it. A host profile is a spec sheet: its keys are typical values unless it
-//! names a calibration, and the scenario's stage times were measured on another host
-//! unless it says otherwise, so its interval is the one `run` would print there
-//! ([`crate::prediction::predict_answer`]).
+//! Whether two hosts are told apart by their prediction intervals. Each host's interval
+//! is the one `run` would print at its named setting ([`crate::sweep::prediction::at_row`]):
+//! a host profile is a spec sheet, its keys typical values unless it names a calibration,
+//! and the scenario's stage times measured on another host unless it says otherwise.
 
-use std::path::Path;
-
-use crate::analysis::keys;
 use crate::analysis::prediction::PredictionInterval;
-use crate::engine::EngineLimits;
-use crate::prediction::{Answer, predict_answer};
-use crate::sweep::SweepTable;
-
-/// The prediction interval of row `row` of a host's search `table`: the scenario with
-/// the host's `sets` and the row's setting, its seeds' mean and interval, its ideal run.
-/// The error says why there is none.
-pub fn at_row(
-    scenario: &Path,
-    sets: &[String],
-    table: &SweepTable,
-    row: usize,
-) -> Result<PredictionInterval, String> {
-    let mut all = sets.to_vec();
-    all.extend(
-        (table.params.iter())
-            .zip(&table.rows[row].values)
-            .map(|(k, v)| format!("{k}={v}")),
-    );
-    let spj = (table.stat(row, keys::SECONDS_PER_JOB)).ok_or("no proof finished")?;
-    let ideal = table.stat(row, keys::IDEAL_SECONDS_PER_JOB).map(|s| s.mean);
-    let answer = Answer::of_point(spj.mean, spj.ci95, table.rows[row].seeds, ideal);
-    let loaded = crate::scenario::load(scenario, &all).map_err(|e| e.to_string())?;
-    let reload = |extra: &[String]| {
-        let mut more = all.clone();
-        more.extend(extra.iter().cloned());
-        crate::scenario::load(scenario, &more)
-    };
-    predict_answer(&loaded, reload, answer, EngineLimits::default())
-        .map(|(pi, _)| pi)
-        .map_err(|e| e.to_string())
-}
 
 /// Whether two hosts' answers are told apart by their prediction intervals: the log
 /// ratio of their centres exceeds the root of the sum of their log half-widths' squares.

@@ -114,7 +114,7 @@ pub fn best_setting(
             .map(|(k, v)| format!("{}={v}", k.trim_start_matches("params.")))
             .collect()
     };
-    let prediction = super::prediction::at_row(&sweep.scenario, &sweep.sets, &table, r);
+    let prediction = crate::sweep::prediction::at_row(&sweep.scenario, &sweep.sets, &table, r);
     let stat = |k: &str| table.stat(r, k).map(|s| s.mean);
     let reserved = ram_gib - stat("ram.capacity_gib").unwrap_or(ram_gib);
     Ok(Outcome::new(

@@ -36,6 +36,7 @@ pub mod knee;
 pub mod manifest;
 pub mod merge;
 pub mod no_effect;
+pub mod prediction;
 pub mod progress;
 pub mod range;
 pub mod runner;
