@@ -112,7 +112,8 @@ impl ErrorModel {
     }
 }
 
-/// The seeds' 95% scatter in standard errors of their mean (normal).
+/// A normal 95% interval's half-width in standard deviations (the seeds' scatter, a GPU
+/// speed's uncertainty: parts measured as standard deviations, not fitted quantiles).
 const SEEDS_95: f64 = 1.96;
 
 /// A prediction with its interval, in seconds per job.
@@ -129,6 +130,10 @@ pub struct PredictionInterval {
     pub sim_log_sd: f64,
     pub host_log_sd: f64,
     pub model_log_sd: f64,
+    /// The GPU kernel speed's part: a host whose GPU speed is scaled from another GPU by
+    /// a published rule, 1.96 x that rule's relative uncertainty carried through the
+    /// engine (0 where the stage times were timed on the same GPU).
+    pub gpu_log_sd: f64,
     /// How the host is known.
     pub knowledge: HostKnowledge,
     /// The host key that moves the answer most, and its part of the log half-width.
@@ -159,9 +164,21 @@ impl PredictionInterval {
             sim_log_sd: seeds,
             host_log_sd: q * err.weight * host_log_sd,
             model_log_sd: q * err.spread(inflation, 0.0),
+            gpu_log_sd: 0.0,
             knowledge,
             largest: largest.map(|(k, sd)| (k, q * err.weight * sd)),
         }
+    }
+
+    /// The interval widened by a GPU kernel speed's uncertainty, `log_sd` (one standard
+    /// deviation of log seconds per job), added in quadrature as its 95% part.
+    pub fn with_gpu_kernel_speed(mut self, log_sd: f64) -> Self {
+        let part = SEEDS_95 * log_sd;
+        let half = (self.high_s / self.seconds_per_job).ln().hypot(part);
+        self.low_s = self.seconds_per_job * (-half).exp();
+        self.high_s = self.seconds_per_job * half.exp();
+        self.gpu_log_sd = part;
+        self
     }
 
     /// Jobs per day at the prediction and the interval's bounds (low, mid, high).
@@ -225,6 +242,29 @@ mod tests {
             contended.spread(0.5, 0.0),
             0.03,
             "inflation below 1 adds nothing"
+        );
+    }
+
+    #[test]
+    fn a_gpu_speeds_uncertainty_widens_the_interval_in_quadrature() {
+        let err = ErrorModel {
+            floor: 0.1,
+            contention: 0.0,
+            weight: 0.0,
+            quantile: 2.0,
+            bias: 0.0,
+        };
+        let pi = PredictionInterval::new(1.0, 1.0, 0.0, 0.0, &err, HostKnowledge::Typical, None);
+        let wider = pi.clone().with_gpu_kernel_speed(0.1);
+        let half = 0.2f64.hypot(0.196);
+        assert!(
+            (wider.high_s - half.exp()).abs() < 1e-12
+                && (wider.low_s - (-half).exp()).abs() < 1e-12
+        );
+        assert_eq!(
+            pi.clone().with_gpu_kernel_speed(0.0),
+            pi,
+            "no uncertainty, no change"
         );
     }
 

@@ -3,7 +3,45 @@
 //! a host profile is a spec sheet, its keys typical values unless it names a calibration,
 //! and the scenario's stage times measured on another host unless it says otherwise.
 
+use std::path::Path;
+
 use crate::analysis::prediction::PredictionInterval;
+use crate::engine::{EngineLimits, NullObserver};
+use crate::run::{RunOptions, run_model_within};
+
+/// One standard deviation of log seconds per job from a GPU kernel speed known to
+/// `rel_sd` (the host file's `gpu.kernel_speed_rel_sd`): the scenario with `sets` run on
+/// its seed with the speed one `rel_sd` below and above `speed`, half their log
+/// difference. 0 when the speed is exact (the GPU the stages were timed on).
+pub fn kernel_speed_log_sd(
+    scenario: &Path,
+    sets: &[String],
+    speed: f64,
+    rel_sd: f64,
+) -> Result<f64, String> {
+    if rel_sd <= 0.0 {
+        return Ok(0.0);
+    }
+    let seconds = |k: f64| -> Result<f64, String> {
+        let mut all = sets.to_vec();
+        all.push(format!("hardware.gpu.kernel_speed={k}"));
+        let loaded = crate::scenario::load(scenario, &all).map_err(|e| e.to_string())?;
+        let opts = RunOptions { ideal: false };
+        run_model_within(
+            &loaded.model,
+            opts,
+            EngineLimits::default(),
+            &mut NullObserver,
+        )
+        .map(|r| r.seconds_per_job)
+        .map_err(|e| format!("with the GPU kernel speed at {k}: {e}"))
+    };
+    let (down, up) = (
+        seconds(speed * (1.0 - rel_sd))?,
+        seconds(speed * (1.0 + rel_sd))?,
+    );
+    Ok(((up.ln() - down.ln()) / 2.0).abs())
+}
 
 /// Whether two hosts' answers are told apart by their prediction intervals: the log
 /// ratio of their centres exceeds the root of the sum of their log half-widths' squares.
@@ -29,6 +67,19 @@ mod tests {
             bias: 0.0,
         };
         PredictionInterval::new(s, 1.0, 0.0, 0.0, &err, HostKnowledge::Typical, None)
+    }
+
+    #[test]
+    fn a_gpu_speed_known_to_10_percent_moves_a_gpu_bound_answer_and_an_exact_one_not_at_all() {
+        let scenario = Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scenarios/c2-32g-cuzk.toml"
+        ));
+        let sets = ["params.synthesis_concurrency=19".to_string()];
+        // Half the GPU speed costs 31% here (37.8 -> 49.7 s/proof): kernels matter.
+        let sd = kernel_speed_log_sd(scenario, &sets, 0.5, 0.1).unwrap();
+        assert!(sd > 0.02 && sd < 0.15, "{sd}");
+        assert_eq!(kernel_speed_log_sd(scenario, &sets, 0.5, 0.0).unwrap(), 0.0);
     }
 
     #[test]

@@ -51,7 +51,9 @@ pub fn compare_hosts(
             seed: plan.seed,
             ..SweepArgs::new(plan.scenario, plan.search.to_vec())
         };
-        let outcome = best_setting(&sweep, &sim, host.dram.ram_gib, costs.daily_usd(&host));
+        // The GPU's kernel speed and its uncertainty, where the host file states one.
+        let gpu = (host.gpu.kernel_speed).map(|k| (k, host.gpu.kernel_speed_rel_sd));
+        let outcome = best_setting(&sweep, &sim, host.dram.ram_gib, costs.daily_usd(&host), gpu);
         // What the scenario's stage times become on this host (a host it cannot load
         // on says why in its outcome).
         let scaling = crate::scenario::load(plan.scenario, &sets)
@@ -83,12 +85,14 @@ fn chain(e: &dyn std::error::Error) -> String {
 /// Searches one host's settings and names one ([`search::decide`]): the smallest
 /// setting whose proofs per day are inside the best's interval, among those that did not
 /// stall and had a steady state (a setting whose measured proofs mostly start together
-/// at t = 0 times one batch draining: its throughput is no result).
+/// at t = 0 times one batch draining: its throughput is no result). Its prediction
+/// interval there carries `gpu`'s kernel speed uncertainty (speed, relative sd).
 pub fn best_setting(
     sweep: &SweepArgs,
     sim: &ScenarioSimulator,
     ram_gib: f64,
     daily_usd: f64,
+    gpu: Option<(f64, f64)>,
 ) -> Result<Outcome, NoResult> {
     // The whole chain of causes: "cannot load X" alone dropped why (too little RAM, too
     // few cores for a stage).
@@ -114,7 +118,16 @@ pub fn best_setting(
             .map(|(k, v)| format!("{}={v}", k.trim_start_matches("params.")))
             .collect()
     };
-    let prediction = crate::sweep::prediction::at_row(&sweep.scenario, &sweep.sets, &table, r);
+    let prediction = crate::sweep::prediction::at_row(&sweep.scenario, &sweep.sets, &table, r)
+        .and_then(|p| match gpu {
+            Some((speed, rel_sd)) => {
+                let sets = crate::sweep::prediction::row_sets(&sweep.sets, &table, r);
+                let sd =
+                    super::prediction::kernel_speed_log_sd(&sweep.scenario, &sets, speed, rel_sd)?;
+                Ok(p.with_gpu_kernel_speed(sd))
+            }
+            None => Ok(p),
+        });
     let stat = |k: &str| table.stat(r, k).map(|s| s.mean);
     let reserved = ram_gib - stat("ram.capacity_gib").unwrap_or(ram_gib);
     Ok(Outcome::new(
@@ -156,7 +169,14 @@ mod tests {
     #[test]
     fn the_best_setting_is_a_searched_value_with_its_interval_and_price() {
         let sim = ScenarioSimulator::new(demo());
-        let o = best_setting(&sweep("params.concurrency=1..4", 2), &sim, 128.0, 10.0).unwrap();
+        let o = best_setting(
+            &sweep("params.concurrency=1..4", 2),
+            &sim,
+            128.0,
+            10.0,
+            None,
+        )
+        .unwrap();
         assert_eq!(o.setting.points, 4);
         assert_eq!(o.seeds, 2);
         let value: i64 = o.setting.best[0]
@@ -181,7 +201,7 @@ mod tests {
         let sim = ScenarioSimulator::new(demo());
         let mut args = sweep("params.concurrency=1..2", 1);
         args.sets.push("hardware.host_ram_gib=0.001".into());
-        let e = best_setting(&args, &sim, 0.001, 1.0).unwrap_err();
+        let e = best_setting(&args, &sim, 0.001, 1.0, None).unwrap_err();
         let NoResult::CannotRun { chain } = e else {
             panic!("{e:?}")
         };

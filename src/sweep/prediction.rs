@@ -20,12 +20,7 @@ pub fn at_row(
     table: &SweepTable,
     row: usize,
 ) -> Result<PredictionInterval, String> {
-    let mut all = sets.to_vec();
-    all.extend(
-        (table.params.iter())
-            .zip(&table.rows[row].values)
-            .map(|(k, v)| format!("{k}={v}")),
-    );
+    let all = row_sets(sets, table, row);
     let spj = (table.stat(row, keys::SECONDS_PER_JOB)).ok_or("no job finished")?;
     let ideal = table.stat(row, keys::IDEAL_SECONDS_PER_JOB).map(|s| s.mean);
     let answer = Answer::of_point(spj.mean, spj.ci95, table.rows[row].seeds, ideal);
@@ -38,4 +33,15 @@ pub fn at_row(
     predict_answer(&loaded, reload, answer, EngineLimits::default())
         .map(|(pi, _)| pi)
         .map_err(|e| e.to_string())
+}
+
+/// `sets` and then row `row`'s setting, as `--set`s: the scenario as that point ran.
+pub fn row_sets(sets: &[String], table: &SweepTable, row: usize) -> Vec<String> {
+    let mut all = sets.to_vec();
+    all.extend(
+        (table.params.iter())
+            .zip(&table.rows[row].values)
+            .map(|(k, v)| format!("{k}={v}")),
+    );
+    all
 }

@@ -26,6 +26,7 @@ pub fn prediction_json(p: &crate::analysis::prediction::PredictionInterval) -> V
             "model": num(p.model_log_sd),
             "host_keys": num(p.host_log_sd),
             "seeds": num(p.sim_log_sd),
+            "gpu_kernel_speed": num(p.gpu_log_sd),
         },
         "largest_host_key": p.largest.map(|(k, sd)| json!({"key": k, "log_half_width": num(sd)})),
     })
