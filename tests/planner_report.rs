@@ -237,3 +237,38 @@ fn one_seed_is_said_at_four_significant_digits_and_a_sum_of_waits_is_no_time_per
     );
     assert!(!note.contains("per measured job"), "{note}");
 }
+
+#[test]
+fn a_multi_gpu_host_gets_a_kernel_duty_line_per_gpu_and_one_gpu_none() {
+    let run_text = |s: &str| {
+        let out = bwsim()
+            .arg("run")
+            .arg(scenario(s))
+            .args(["--replications", "1"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let two = run_text("c2-32g-h200-multi.toml");
+    let line = (two.lines())
+        .find(|l| l.contains("kernel duty per GPU: "))
+        .unwrap_or_else(|| panic!("{two}"));
+    let duties: Vec<f64> = (line.split("GPU: ").nth(1).unwrap().split(", "))
+        .map(|g| {
+            g.split(' ')
+                .nth(1)
+                .unwrap()
+                .trim_end_matches('%')
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(duties.len(), 2, "{line}");
+    // The host-wide true duty is their mean.
+    let json = run_json(&scenario("c2-32g-h200-multi.toml"));
+    let mean = duties.iter().sum::<f64>() / 2.0;
+    let true_duty = json["gpu"]["true_busy_frac"].as_f64().unwrap() * 100.0;
+    assert!((mean - true_duty).abs() < 0.2, "{line} against {true_duty}");
+    assert!(!run_text("c2-32g-h200.toml").contains("kernel duty per GPU"));
+}

@@ -21,6 +21,8 @@ pub const IDEAL_SECONDS_PER_JOB: &str = "ideal.seconds_per_job";
 pub const IDEAL_JOBS_PER_HOUR: &str = "ideal.jobs_per_hour";
 pub const IDEAL_JOBS_PER_DAY: &str = "ideal.jobs_per_day";
 pub const GPU_TRUE_BUSY_FRAC: &str = "gpu.true_busy_frac";
+/// Each GPU's kernel duty, in GPU order (an array: no sweep metric).
+pub const GPU_KERNEL_DUTY: &str = "gpu.kernel_duty";
 pub const GPU_BRACKETED_BUSY_FRAC: &str = "gpu.bracketed_busy_frac";
 /// The nvidia-smi view: share of sample windows (`instrumentation.smi_sample_period_s`)
 /// in which any kernel ran.

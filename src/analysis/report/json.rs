@@ -162,6 +162,8 @@ impl Report {
 
     fn put_gpu(&self, r: &mut Map<String, Value>) {
         put(r, k::GPU_TRUE_BUSY_FRAC, num(self.gpu_true_busy_frac));
+        let per_gpu = self.gpu_kernel_duty.iter().map(|d| num(*d)).collect();
+        put(r, k::GPU_KERNEL_DUTY, Value::Array(per_gpu));
         put(
             r,
             k::GPU_BRACKETED_BUSY_FRAC,

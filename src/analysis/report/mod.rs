@@ -105,6 +105,8 @@ pub struct Report {
     pub response_max_s: f64,
     /// Time any kernel runs / window, averaged over GPUs.
     pub gpu_true_busy_frac: f64,
+    /// The same for each GPU, in GPU order.
+    pub gpu_kernel_duty: Vec<f64>,
     /// Union of instrumentation spans marked gpu_busy / window, averaged over GPUs.
     pub gpu_bracketed_busy_frac: f64,
     /// The same brackets added up (the seed's formula), over the window and over the
@@ -205,6 +207,9 @@ impl Report {
             response_mean_s,
             response_max_s: w.response_max_s,
             gpu_true_busy_frac: w.per_window(m.gpu.kernel_busy_s.iter().sum::<f64>() / gpus),
+            gpu_kernel_duty: (m.gpu.kernel_busy_s.iter())
+                .map(|b| w.per_window(*b))
+                .collect(),
             gpu_bracketed_busy_frac: m.gpu.brackets.union_frac,
             gpu_brackets: m.gpu.brackets.summary(),
             gpu_sampled_busy_frac: w.per_window(m.gpu.sampled_busy_s.iter().sum::<f64>() / gpus),
@@ -380,6 +385,7 @@ impl Report {
             response_mean_s: f64::NAN,
             response_max_s: 0.0,
             gpu_true_busy_frac: 0.0,
+            gpu_kernel_duty: Vec::new(),
             gpu_bracketed_busy_frac: 0.0,
             gpu_brackets: BracketSummary::default(),
             gpu_bracketed_seconds_per_job: f64::NAN,

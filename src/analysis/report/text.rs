@@ -233,6 +233,16 @@ impl Report {
             pct(self.gpu_true_busy_frac),
             pct(self.gpu_bracketed_busy_frac)
         );
+        let per_gpu: Vec<String> = (self.gpu_kernel_duty.iter().enumerate())
+            .map(|(i, u)| format!("gpu{i} {}", pct(*u).trim()))
+            .collect();
+        if per_gpu.len() > 1 {
+            let _ = writeln!(
+                w,
+                "             kernel duty per GPU: {}",
+                per_gpu.join(", ")
+            );
+        }
         if self.gpu_true_busy_frac > 0.0 {
             let _ = writeln!(
                 w,
