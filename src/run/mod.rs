@@ -53,15 +53,23 @@ pub fn run_model_within<O: Observer>(
     limits: EngineLimits,
     extra: &mut O,
 ) -> Result<Report, EngineError> {
-    let mut metrics = Metrics::new(model);
-    let started = Instant::now();
-    let summary = simulate_with(model, &mut Tee(&mut metrics, extra), limits)?;
-    let wall = started.elapsed().as_secs_f64();
-    let mut report = Report::build(model, &metrics.finish(&summary), wall);
-    if opts.ideal {
-        report.ideal_seconds_per_job = Some(ideal_seconds_per_job(model, limits)?);
-    }
-    Ok(report)
+    // The contention-free run shares nothing with the main one: it runs beside it, on its
+    // own thread (the main run stays on this one, with the caller's observer).
+    std::thread::scope(|scope| {
+        let ideal = (opts.ideal).then(|| scope.spawn(|| ideal_seconds_per_job(model, limits)));
+        let mut metrics = Metrics::new(model);
+        let started = Instant::now();
+        let summary = simulate_with(model, &mut Tee(&mut metrics, extra), limits)?;
+        let wall = started.elapsed().as_secs_f64();
+        let mut report = Report::build(model, &metrics.finish(&summary), wall);
+        if let Some(ideal) = ideal {
+            let seconds = ideal
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            report.ideal_seconds_per_job = Some(seconds?);
+        }
+        Ok(report)
+    })
 }
 
 /// The same model with DRAM, PCIe and thread pools uncontended (capacities far beyond any
