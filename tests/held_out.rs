@@ -61,21 +61,21 @@ fn a_held_out_boot_is_judged_and_not_fitted() {
     let with = study_of(true);
     let without = study_of(false);
     let h = &with.held_out;
-    assert!(!h.own.is_empty() && h.own.iter().all(|r| r.boot == "h100-run14"));
+    assert!(!h.points.own.is_empty() && h.points.own.iter().all(|r| r.boot == "h100-run14"));
     // Carried from each fitted boot, never from itself.
-    assert_eq!(h.moved.len(), 2 * h.own.len());
-    assert!(h.moved.iter().all(|r| r.profile != "h100-run14"));
+    assert_eq!(h.points.moved.len(), 2 * h.points.own.len());
+    assert!(h.points.moved.iter().all(|r| r.profile != "h100-run14"));
     // Nothing of it among the fitted points, as target or as profile.
-    for r in with.own.iter().chain(&with.moved) {
+    for r in with.points.own.iter().chain(&with.points.moved) {
         assert!(r.boot != "h100-run14" && r.profile != "h100-run14", "{r:?}");
     }
-    assert_eq!(with.own.len(), without.own.len());
-    assert_eq!(with.moved.len(), without.moved.len());
+    assert_eq!(with.points.own.len(), without.points.own.len());
+    assert_eq!(with.points.moved.len(), without.points.moved.len());
     // The error models are the ones fitted without it.
     assert_eq!(with.calibrated.error, without.calibrated.error);
     assert_eq!(
         with.calibrated_stages_moved.as_ref().map(|f| f.error),
         without.calibrated_stages_moved.as_ref().map(|f| f.error)
     );
-    assert!(without.held_out.own.is_empty());
+    assert!(without.held_out.points.own.is_empty());
 }

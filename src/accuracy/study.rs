@@ -38,15 +38,8 @@ pub struct Study {
     pub typical_spread: HostSpread,
     /// Each key's values, by (key, card).
     pub key_values: BTreeMap<(crate::prediction::HostKey, String), Vec<f64>>,
-    /// Every point under its own boot's calibration, stage times as its boot ran them.
-    pub own: Vec<Row>,
-    /// Every point under its own boot's calibration, stage times profiled on each other
-    /// boot and carried by host scaling (empty unless asked).
-    pub moved: Vec<Row>,
-    /// Every point with typical values (empty unless asked), stage times its own...
-    pub typical: Vec<Row>,
-    /// ... and profiled on each other boot (empty unless the matrix is asked too).
-    pub typical_moved: Vec<Row>,
+    /// The fitted boots' points, each way of knowing the host.
+    pub points: Points,
     /// The error model of each way of knowing the host, fitted on its rows, and its
     /// intervals left out by run.
     pub calibrated: Fitted,
@@ -64,19 +57,21 @@ pub struct Study {
     pub held_out: HeldOut,
 }
 
-/// The points of the boots the manifest holds out: predicted as the others are, their
-/// stage times carried from the fitted boots only, and judged against the error models
-/// fitted without them.
+/// Every predicted point, by how its host was known.
 #[derive(Debug, Clone, Default)]
-pub struct HeldOut {
+pub struct Points {
+    /// Under its own boot's calibration, stage times as its boot ran them.
     pub own: Vec<Row>,
+    /// Under its own boot's calibration, stage times profiled on each other boot and
+    /// carried by host scaling (empty unless asked).
     pub moved: Vec<Row>,
+    /// With typical values (empty unless asked), stage times its own...
     pub typical: Vec<Row>,
+    /// ... and profiled on each other boot (empty unless the matrix is asked too).
     pub typical_moved: Vec<Row>,
-    pub stage_factors: Vec<(Leans, f64, f64, f64)>,
 }
 
-impl HeldOut {
+impl Points {
     /// The rows of a host known as `k`.
     pub fn rows(&self, k: HostKnowledge) -> &[Row] {
         match k {
@@ -86,6 +81,24 @@ impl HeldOut {
             HostKnowledge::TypicalStagesMoved => &self.typical_moved,
         }
     }
+
+    fn rows_mut(&mut self, k: HostKnowledge) -> &mut Vec<Row> {
+        match k {
+            HostKnowledge::Calibrated => &mut self.own,
+            HostKnowledge::CalibratedStagesMoved => &mut self.moved,
+            HostKnowledge::Typical => &mut self.typical,
+            HostKnowledge::TypicalStagesMoved => &mut self.typical_moved,
+        }
+    }
+}
+
+/// The points of the boots the manifest holds out: predicted as the others are, their
+/// stage times carried from the fitted boots only, and judged against the error models
+/// fitted without them.
+#[derive(Debug, Clone, Default)]
+pub struct HeldOut {
+    pub points: Points,
+    pub stage_factors: Vec<(Leans, f64, f64, f64)>,
 }
 
 /// A point group: the repeats of one point of one shape on one boot, pooled.
@@ -329,23 +342,28 @@ pub fn run(evidence: Evidence, scope: Scope, scratch: &Path) -> Result<Study, Ac
             .collect::<Vec<_>>()
     };
     let (fitted_factors, held_out_factors) = (stage_factors(false), stage_factors(true));
-    // (calibrated, typical) x (fitted, held out).
-    let split = |rows: Vec<(Job, Row)>| -> [Vec<Row>; 4] {
-        let mut out: [Vec<Row>; 4] = Default::default();
+    let (mut points, mut held_points) = (Points::default(), Points::default());
+    for (stages_moved, rows) in [(false, base), (true, moved)] {
         for (j, r) in rows {
-            out[usize::from(!j.calibrated) * 2 + usize::from(held_out(&j))].push(r);
+            let to = if held_out(&j) {
+                &mut held_points
+            } else {
+                &mut points
+            };
+            to.rows_mut(HostKnowledge::of(j.calibrated, stages_moved))
+                .push(r);
         }
-        out
-    };
-    let [own, held_own, typical, held_typical] = split(base);
-    let [moved, held_moved, typical_moved, held_typical_moved] = split(moved);
+    }
     fn refs(rows: &[Row]) -> Vec<&Row> {
         rows.iter().collect()
     }
-    let fit_some = |rows: &[Row]| (!rows.is_empty()).then(|| fit::fit(&refs(rows)));
-    let calibrated = fit::fit(&refs(&own));
+    let fit_some = |k| {
+        let rows = points.rows(k);
+        (!rows.is_empty()).then(|| fit::fit(&refs(rows)))
+    };
+    let calibrated = fit::fit(&refs(&points.own));
     let moved_under_own_model =
-        (!moved.is_empty()).then(|| fit::apply(&refs(&moved), &calibrated.error));
+        (!points.moved.is_empty()).then(|| fit::apply(&refs(&points.moved), &calibrated.error));
     Ok(Study {
         boots: (evidence.boots.iter())
             .map(|b| (b.name.clone(), b.card.clone()))
@@ -354,22 +372,16 @@ pub fn run(evidence: Evidence, scope: Scope, scratch: &Path) -> Result<Study, Ac
         spread,
         typical_spread,
         key_values,
-        calibrated_stages_moved: fit_some(&moved),
-        typical_fit: fit_some(&typical),
-        typical_stages_moved: fit_some(&typical_moved),
+        calibrated_stages_moved: fit_some(HostKnowledge::CalibratedStagesMoved),
+        typical_fit: fit_some(HostKnowledge::Typical),
+        typical_stages_moved: fit_some(HostKnowledge::TypicalStagesMoved),
         moved_under_own_model,
         stage_factors: fitted_factors,
         held_out: HeldOut {
-            own: held_own,
-            moved: held_moved,
-            typical: held_typical,
-            typical_moved: held_typical_moved,
+            points: held_points,
             stage_factors: held_out_factors,
         },
-        own,
-        moved,
-        typical,
-        typical_moved,
+        points,
         calibrated,
     })
 }
@@ -389,11 +401,6 @@ impl Study {
 
     /// The rows behind `k`'s error model.
     pub fn rows(&self, k: HostKnowledge) -> &[Row] {
-        match k {
-            HostKnowledge::Calibrated => &self.own,
-            HostKnowledge::CalibratedStagesMoved => &self.moved,
-            HostKnowledge::Typical => &self.typical,
-            HostKnowledge::TypicalStagesMoved => &self.typical_moved,
-        }
+        self.points.rows(k)
     }
 }

@@ -8,6 +8,7 @@ use crate::analysis::prediction::{ErrorModel, HostKnowledge};
 use crate::prediction::{HostKey, HostSpread};
 
 use super::fit::{self, Fitted, Row, median};
+use super::moved::Leans;
 use super::study::Study;
 
 fn pct(x: f64) -> String {
@@ -59,7 +60,7 @@ pub fn coverage_page(s: &Study, command: &str) -> String {
         w,
         "Written by `{command}` from the committed evidence ({} boots, {} points pooled over their repeats); do not edit by hand. Every point is predicted again by today's model with its calibration fitted again from its raw measurements. Each interval is the 95% prediction interval `bwsim run` would print for it, its quantile fitted without the point's own run (leave-one-run-out).\n",
         s.boots.len(),
-        s.own.len()
+        s.points.own.len()
     );
     let _ = writeln!(w, "## Summary\n");
     let _ = writeln!(
@@ -71,7 +72,7 @@ pub fn coverage_page(s: &Study, command: &str) -> String {
     let _ = writeln!(
         w,
         "| calibrated, stage times its own | {} |",
-        cells(&s.own, &s.calibrated, all)
+        cells(&s.points.own, &s.calibrated, all)
     );
     let same = |r: &Row| r.card == r.profile_card;
     if let Some(f) = &s.calibrated_stages_moved {
@@ -82,7 +83,7 @@ pub fn coverage_page(s: &Study, command: &str) -> String {
             let _ = writeln!(
                 w,
                 "| calibrated, stage times {what} | {} |",
-                cells(&s.moved, f, |r| same(r) == pick)
+                cells(&s.points.moved, f, |r| same(r) == pick)
             );
         }
     }
@@ -90,21 +91,21 @@ pub fn coverage_page(s: &Study, command: &str) -> String {
         let _ = writeln!(
             w,
             "| the same, any other boot, under the calibrated error model (stages not moved) | {} |",
-            cells(&s.moved, f, all)
+            cells(&s.points.moved, f, all)
         );
     }
     if let Some(f) = &s.typical_fit {
         let _ = writeln!(
             w,
             "| typical values (no calibration), stage times its own | {} |",
-            cells(&s.typical, f, all)
+            cells(&s.points.typical, f, all)
         );
     }
     if let Some(f) = &s.typical_stages_moved {
         let _ = writeln!(
             w,
             "| typical values, stage times profiled on another boot | {} |",
-            cells(&s.typical_moved, f, all)
+            cells(&s.points.typical_moved, f, all)
         );
     }
     let _ = writeln!(w);
@@ -122,7 +123,7 @@ pub fn coverage_page(s: &Study, command: &str) -> String {
     );
     let _ = writeln!(w, "|---|---|---|---|---:|---:|---:|---:|---:|");
     let mut groups: BTreeMap<(String, String, String), Vec<usize>> = BTreeMap::new();
-    for (i, r) in s.own.iter().enumerate() {
+    for (i, r) in s.points.own.iter().enumerate() {
         groups
             .entry((r.run.clone(), r.boot.clone(), r.shape.clone()))
             .or_default()
@@ -131,11 +132,11 @@ pub fn coverage_page(s: &Study, command: &str) -> String {
     for ((run, boot, shape), idx) in &groups {
         let held = idx.iter().filter(|&&i| s.calibrated.held[i]).count();
         let hw: Vec<f64> = idx.iter().map(|&i| s.calibrated.half_width[i]).collect();
-        let err: Vec<f64> = idx.iter().map(|&i| s.own[i].error().abs()).collect();
+        let err: Vec<f64> = idx.iter().map(|&i| s.points.own[i].error().abs()).collect();
         let _ = writeln!(
             w,
             "| {run} | {boot} | {} | {shape} | {} | {held}/{} | {} | {} | {} |",
-            s.own[idx[0]].card,
+            s.points.own[idx[0]].card,
             idx.len(),
             idx.len(),
             pct(median(&hw)),
@@ -143,7 +144,7 @@ pub fn coverage_page(s: &Study, command: &str) -> String {
             pct(err.iter().copied().fold(0.0, f64::max))
         );
     }
-    if !s.moved.is_empty() {
+    if !s.points.moved.is_empty() {
         let _ = writeln!(w);
         let _ = writeln!(
             w,
@@ -164,7 +165,7 @@ pub fn coverage_page(s: &Study, command: &str) -> String {
         for (b, card) in fitted {
             let _ = write!(w, "| {b} ({card}) |");
             for p in &names {
-                let err: Vec<f64> = (s.own.iter().chain(&s.moved))
+                let err: Vec<f64> = (s.points.own.iter().chain(&s.points.moved))
                     .filter(|r| &r.boot == b && &r.profile == *p)
                     .map(|r| r.error().abs())
                     .collect();
@@ -177,18 +178,7 @@ pub fn coverage_page(s: &Study, command: &str) -> String {
             w,
             "How far the carried stage times landed from the times the measured boot ran (the factor's log standard deviation, smallest and largest factor), by what the stage leans on:\n"
         );
-        let _ = writeln!(w, "| stage leans on | log sd | smallest | largest |");
-        let _ = writeln!(w, "|---|---:|---:|---:|");
-        for (leans, sd, lo, hi) in &s.stage_factors {
-            let _ = writeln!(
-                w,
-                "| {} | {:.3} | {:.3} | {:.3} |",
-                leans.name(),
-                sd,
-                lo,
-                hi
-            );
-        }
+        stage_factor_table(w, &s.stage_factors);
     }
     held_out_section(w, s);
     let _ = writeln!(w);
@@ -237,15 +227,15 @@ pub fn coverage_page(s: &Study, command: &str) -> String {
 /// (nothing when the manifest holds none out).
 fn held_out_section(w: &mut String, s: &Study) {
     let h = &s.held_out;
-    if h.own.is_empty() {
+    if h.points.own.is_empty() {
         return;
     }
-    let boots: std::collections::BTreeSet<String> = (h.own.iter())
+    let boots: std::collections::BTreeSet<String> = (h.points.own.iter())
         .map(|r| format!("{} ({})", r.boot, r.card))
         .collect();
     let boots: Vec<String> = boots.into_iter().collect();
     let judged = |k: HostKnowledge| {
-        let rows: Vec<&Row> = h.rows(k).iter().collect();
+        let rows: Vec<&Row> = h.points.rows(k).iter().collect();
         fit::apply(&rows, &s.fitted(k).error)
     };
     let _ = writeln!(w);
@@ -269,14 +259,14 @@ fn held_out_section(w: &mut String, s: &Study) {
     let _ = writeln!(
         w,
         "| calibrated, stage times its own | {} |",
-        cells(&h.own, &own, all)
+        cells(&h.points.own, &own, all)
     );
     let moved = judged(HostKnowledge::CalibratedStagesMoved);
-    if !h.moved.is_empty() {
+    if !h.points.moved.is_empty() {
         let _ = writeln!(
             w,
             "| calibrated, stage times profiled on any fitted boot | {} |",
-            cells(&h.moved, &moved, all)
+            cells(&h.points.moved, &moved, all)
         );
         for (what, pick) in [
             ("a boot of the same host type", true),
@@ -285,7 +275,7 @@ fn held_out_section(w: &mut String, s: &Study) {
             let _ = writeln!(
                 w,
                 "| calibrated, stage times profiled on {what} | {} |",
-                cells(&h.moved, &moved, |r| same(r) == pick)
+                cells(&h.points.moved, &moved, |r| same(r) == pick)
             );
         }
     }
@@ -299,8 +289,12 @@ fn held_out_section(w: &mut String, s: &Study) {
             "typical values, stage times profiled on any fitted boot",
         ),
     ] {
-        if !h.rows(k).is_empty() {
-            let _ = writeln!(w, "| {what} | {} |", cells(h.rows(k), &judged(k), all));
+        if !h.points.rows(k).is_empty() {
+            let _ = writeln!(
+                w,
+                "| {what} | {} |",
+                cells(h.points.rows(k), &judged(k), all)
+            );
         }
     }
     let _ = writeln!(w);
@@ -313,20 +307,20 @@ fn held_out_section(w: &mut String, s: &Study) {
         "| boot | shape | x | measured s | own: predicted s | error | 95% interval | held | carried: median predicted s | error range | held |"
     );
     let _ = writeln!(w, "|---|---|---:|---:|---:|---:|---|---|---:|---|---:|");
-    for (i, r) in h.own.iter().enumerate() {
+    for (i, r) in h.points.own.iter().enumerate() {
         let lo = r.predicted.seconds_per_job / (1.0 + own.half_width[i]);
         let hi = r.predicted.seconds_per_job * (1.0 + own.half_width[i]);
-        let carried: Vec<usize> = (0..h.moved.len())
+        let carried: Vec<usize> = (0..h.points.moved.len())
             .filter(|&j| {
-                let m = &h.moved[j];
+                let m = &h.points.moved[j];
                 m.boot == r.boot && m.shape == r.shape && m.x == r.x
             })
             .collect();
         let predicted: Vec<f64> = (carried.iter())
-            .map(|&j| h.moved[j].predicted.seconds_per_job)
+            .map(|&j| h.points.moved[j].predicted.seconds_per_job)
             .collect();
         let (elo, ehi) = (carried.iter())
-            .map(|&j| h.moved[j].error())
+            .map(|&j| h.points.moved[j].error())
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), e| {
                 (a.min(e), b.max(e))
             });
@@ -355,18 +349,23 @@ fn held_out_section(w: &mut String, s: &Study) {
             w,
             "The stage factors of its transfer, by what the stage leans on:\n"
         );
-        let _ = writeln!(w, "| stage leans on | log sd | smallest | largest |");
-        let _ = writeln!(w, "|---|---:|---:|---:|");
-        for (leans, sd, lo, hi) in &h.stage_factors {
-            let _ = writeln!(
-                w,
-                "| {} | {:.3} | {:.3} | {:.3} |",
-                leans.name(),
-                sd,
-                lo,
-                hi
-            );
-        }
+        stage_factor_table(w, &h.stage_factors);
+    }
+}
+
+/// The carried stage factors by what the stage leans on: log sd, smallest, largest.
+fn stage_factor_table(w: &mut String, factors: &[(Leans, f64, f64, f64)]) {
+    let _ = writeln!(w, "| stage leans on | log sd | smallest | largest |");
+    let _ = writeln!(w, "|---|---:|---:|---:|");
+    for (leans, sd, lo, hi) in factors {
+        let _ = writeln!(
+            w,
+            "| {} | {:.3} | {:.3} | {:.3} |",
+            leans.name(),
+            sd,
+            lo,
+            hi
+        );
     }
 }
 

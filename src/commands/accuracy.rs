@@ -39,7 +39,7 @@ pub fn accuracy(args: AccuracyArgs) -> Result<()> {
     }
     print_stdout(&format!(
         "{} points on {} boots: the 95% interval held {:.1}% left out by run (median half-width {:.1}%); wrote {}\n",
-        s.own.len(),
+        s.points.own.len(),
         s.boots.len(),
         s.calibrated.coverage() * 100.0,
         s.calibrated.median_half_width() * 100.0,
