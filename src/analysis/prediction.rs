@@ -6,6 +6,8 @@
 //! share of measured points it claims (normalised conformal prediction: the quantile of
 //! the measured residuals over their predicted spread).
 
+use crate::analysis::throughput::sig3;
+
 /// How well the host under a prediction is known: it picks the spreads and error model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HostKnowledge {
@@ -170,11 +172,27 @@ impl PredictionInterval {
         }
     }
 
+    /// Its log half-width: ln(high / prediction), equal to ln(prediction / low).
+    pub fn log_half_width(&self) -> f64 {
+        (self.high_s / self.seconds_per_job).ln()
+    }
+
+    /// Jobs per day's bounds as `low-high`, three significant digits each.
+    pub fn per_day_range(&self) -> String {
+        let (lo, _, hi) = self.jobs_per_day();
+        format!("{}-{}", sig3(lo), sig3(hi))
+    }
+
+    /// Seconds per job's bounds as `low-high`, three significant digits each.
+    pub fn seconds_range(&self) -> String {
+        format!("{}-{}", sig3(self.low_s), sig3(self.high_s))
+    }
+
     /// The interval widened by a GPU kernel speed's uncertainty, `log_sd` (one standard
     /// deviation of log seconds per job), added in quadrature as its 95% part.
     pub fn with_gpu_kernel_speed(mut self, log_sd: f64) -> Self {
         let part = SEEDS_95 * log_sd;
-        let half = (self.high_s / self.seconds_per_job).ln().hypot(part);
+        let half = self.log_half_width().hypot(part);
         self.low_s = self.seconds_per_job * (-half).exp();
         self.high_s = self.seconds_per_job * half.exp();
         self.gpu_log_sd = part;

@@ -192,20 +192,14 @@ pub fn print_outcome(
 /// there, beside the seeds' ± on the knee line.
 fn knee_prediction(scenario: &Path, sets: &[String], table: &SweepTable, row: usize) -> String {
     match crate::sweep::prediction::at_row(scenario, sets, table, row) {
-        Ok(p) => {
-            let (lo, _, hi) = p.jobs_per_day();
-            let sig3 = crate::analysis::throughput::sig3;
-            format!(
-                "      95% prediction interval there: {}-{} {} ({}-{} {}; the ± above is the seeds' alone; {})",
-                sig3(lo),
-                sig3(hi),
-                table.job_name.per_day(),
-                sig3(p.low_s),
-                sig3(p.high_s),
-                table.job_name.seconds_per(),
-                p.knowledge.why()
-            )
-        }
+        Ok(p) => format!(
+            "      95% prediction interval there: {} {} ({} {}; the ± above is the seeds' alone; {})",
+            p.per_day_range(),
+            table.job_name.per_day(),
+            p.seconds_range(),
+            table.job_name.seconds_per(),
+            p.knowledge.why()
+        ),
         Err(e) => format!("      no prediction interval there: {e}"),
     }
 }

@@ -48,9 +48,8 @@ pub fn kernel_speed_log_sd(
 /// Two hosts share the engine but not the error of carrying stage times to each (the
 /// evidence measures it per boot), so the two intervals are treated as independent.
 pub fn resolved(a: &PredictionInterval, b: &PredictionInterval) -> bool {
-    let half = |p: &PredictionInterval| (p.high_s / p.seconds_per_job).ln();
     let gap = (a.seconds_per_job / b.seconds_per_job).ln().abs();
-    gap > half(a).hypot(half(b))
+    gap > a.log_half_width().hypot(b.log_half_width())
 }
 
 #[cfg(test)]

@@ -111,14 +111,9 @@ impl Outcome {
 
     /// Proofs per day's 95% prediction interval as a cell, `1740-2850`, or `-`.
     pub fn prediction_cell(&self) -> String {
-        match &self.prediction {
-            Ok(p) => {
-                let (lo, _, hi) = p.jobs_per_day();
-                let sig3 = crate::analysis::throughput::sig3;
-                format!("{}-{}", sig3(lo), sig3(hi))
-            }
-            Err(_) => "-".into(),
-        }
+        self.prediction
+            .as_ref()
+            .map_or_else(|_| "-".into(), PredictionInterval::per_day_range)
     }
 
     /// Proofs per day with its interval.

@@ -34,8 +34,14 @@ pub fn sim_relative_se(report: &Report) -> f64 {
         return 0.0;
     };
     let s = &r.seconds_per_job;
-    match s.ci95 {
-        Some(h) if s.n >= 2 && s.mean > 0.0 => h / t975(s.n - 1) / s.mean,
+    relative_se(s.mean, s.ci95, s.n)
+}
+
+/// The relative standard error of a mean over `n` seeds whose 95% half-width is `ci95`
+/// (0 without one).
+fn relative_se(mean: f64, ci95: Option<f64>, n: usize) -> f64 {
+    match ci95 {
+        Some(h) if n >= 2 && mean > 0.0 => h / t975(n - 1) / mean,
         _ => 0.0,
     }
 }
@@ -50,9 +56,17 @@ pub fn contention_stretch(report: &Report) -> f64 {
         .and_then(|r| r.ideal_seconds_per_job)
         .map(|s| s.mean)
         .or(report.ideal_seconds_per_job);
+    stretch(mean_seconds_per_job(report), ideal, || {
+        work_inflation(report)
+    })
+}
+
+/// `seconds` over the contention-free `ideal`, at least 1 (`fallback` without an ideal;
+/// 1 where it is not finite).
+fn stretch(seconds: f64, ideal: Option<f64>, fallback: impl FnOnce() -> f64) -> f64 {
     let x = match ideal {
-        Some(i) if i > 0.0 => mean_seconds_per_job(report) / i,
-        _ => work_inflation(report),
+        Some(i) if i > 0.0 => seconds / i,
+        _ => fallback(),
     };
     if x.is_finite() { x.max(1.0) } else { 1.0 }
 }
@@ -93,18 +107,10 @@ impl Answer {
     /// A sweep point's answer: its seconds per job over `n` seeds (`ci95` the half-width
     /// of their 95% interval) and its contention-free counterpart's mean.
     pub fn of_point(mean_s: f64, ci95: Option<f64>, n: usize, ideal_s: Option<f64>) -> Self {
-        let stretch = match ideal_s {
-            Some(i) if i > 0.0 && (mean_s / i).is_finite() => (mean_s / i).max(1.0),
-            _ => 1.0,
-        };
-        let sim_rel_se = match ci95 {
-            Some(h) if n >= 2 && mean_s > 0.0 => h / t975(n - 1) / mean_s,
-            _ => 0.0,
-        };
         Self {
             seconds_per_job: mean_s,
-            contention_stretch: stretch,
-            sim_rel_se,
+            contention_stretch: stretch(mean_s, ideal_s, || 1.0),
+            sim_rel_se: relative_se(mean_s, ci95, n),
         }
     }
 }

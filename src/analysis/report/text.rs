@@ -142,19 +142,17 @@ impl Report {
         else {
             return;
         };
-        let (lo, mid, hi) = p.jobs_per_day();
+        let (_, mid, _) = p.jobs_per_day();
         let job = &self.job_name;
         let _ = writeln!(
             w,
-            "prediction   {} {}, 95% prediction interval {}-{}   ({} {}, {}-{})",
+            "prediction   {} {}, 95% prediction interval {}   ({} {}, {})",
             sig3(mid),
             job.per_day(),
-            sig3(lo),
-            sig3(hi),
+            p.per_day_range(),
             sig3(p.seconds_per_job),
             job.seconds_per(),
-            sig3(p.low_s),
-            sig3(p.high_s),
+            p.seconds_range(),
         );
         let host = match p.largest {
             Some((k, sd)) => format!(
