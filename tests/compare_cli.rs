@@ -414,17 +414,18 @@ fn hosts_the_seeds_tell_apart_but_the_model_error_does_not_are_not_ranked() {
     assert_ne!(fewer, text);
     let host = dir.path().join("tr-28c.toml");
     std::fs::write(&host, fewer).unwrap();
-    let out = Command::cargo_bin("bwsim")
-        .unwrap()
-        .args(["compare", "scenarios/c2-32g-cuzk.toml", "--format", "json"])
-        .args(["--host", "scenarios/hosts/tr-7970x-5070ti.toml", "--host"])
-        .arg(&host)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: Value = serde_json::from_slice(&out).unwrap();
+    let pair = || {
+        let mut c = Command::cargo_bin("bwsim").unwrap();
+        c.args(["compare", "scenarios/c2-32g-cuzk.toml"])
+            .args(["--host", "scenarios/hosts/tr-7970x-5070ti.toml", "--host"])
+            .arg(&host);
+        c
+    };
+    let v = json_of({
+        let mut c = pair();
+        c.args(["--format", "json"]);
+        c
+    });
     let first = &v["ranking"][0];
     assert_eq!(first["host"], "tr-7970x", "{v:#}");
     assert_eq!(first["resolved_against_next"], true, "{first}");
@@ -432,16 +433,7 @@ fn hosts_the_seeds_tell_apart_but_the_model_error_does_not_are_not_ranked() {
         first["resolved_by_prediction_against_next"], false,
         "{first}"
     );
-    let md = Command::cargo_bin("bwsim")
-        .unwrap()
-        .args(["compare", "scenarios/c2-32g-cuzk.toml"])
-        .args(["--host", "scenarios/hosts/tr-7970x-5070ti.toml", "--host"])
-        .arg(&host)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let md = pair().assert().success().get_output().stdout.clone();
     let md = String::from_utf8(md).unwrap();
     assert!(md.contains("tr-7970x ~ tr-28c."), "{md}");
     assert!(md.contains("within the model's error"), "{md}");
