@@ -52,6 +52,23 @@ pub struct Against {
     pub stages: Vec<Row>,
     /// Timers, likewise.
     pub timers: Vec<Row>,
+    /// Partitions per job (log, model), when their markers name partitions.
+    pub partitions_per_job: (Option<usize>, Option<usize>),
+}
+
+impl Against {
+    /// A warning when the log's jobs and the scenario's have different partition counts:
+    /// per-job figures (jobs/day, brackets per job) then compare different jobs.
+    pub fn partition_mismatch(&self) -> Option<String> {
+        match self.partitions_per_job {
+            (Some(log), Some(model)) if log != model => Some(format!(
+                "the log's jobs have {log} partition{} each, the scenario's {model} (as {}): jobs/day compares different jobs, so read the per-partition stages (p50s) instead, or point --against at a scenario of the log's proof size",
+                if log == 1 { "" } else { "s" },
+                self.scenario
+            )),
+            _ => None,
+        }
+    }
 }
 
 /// Completed jobs per hour of measurement window.
@@ -117,6 +134,7 @@ pub fn compare(
         bracketed_busy_frac: (log.gpu_bracketed_busy_frac, model.gpu_bracketed_busy_frac),
         stages: rows(stages(log), stages(model)),
         timers: rows(timers(log), timers(model)),
+        partitions_per_job: (log.partitions_per_job, model.partitions_per_job),
     }
 }
 
@@ -146,6 +164,8 @@ pub fn to_json(a: &Against) -> Value {
         "gpu_bracketed_busy_frac": {"log": a.bracketed_busy_frac.0, "model": a.bracketed_busy_frac.1},
         "stages": rows(&a.stages),
         "timers": rows(&a.timers),
+        "partitions_per_job": {"log": a.partitions_per_job.0, "model": a.partitions_per_job.1},
+        "warnings": a.partition_mismatch().into_iter().collect::<Vec<_>>(),
     })
 }
 
@@ -157,6 +177,9 @@ pub fn to_text(a: &Against) -> String {
         "\nagainst {} at concurrency {} ({})",
         a.scenario, a.concurrency, a.concurrency_rule
     );
+    if let Some(warning) = a.partition_mismatch() {
+        let _ = writeln!(o, "warning: {warning}");
+    }
     let _ = writeln!(
         o,
         "{:<24} {:>12} {:>12} {:>9}",
@@ -233,5 +256,23 @@ mod tests {
         let j = to_json(&a);
         assert_eq!(j["stages"][0]["model_over_log_p50"], 1.5);
         assert!(to_text(&a).contains("SYNTH"));
+        assert_eq!(a.partition_mismatch(), None, "one partition each side");
+    }
+
+    #[test]
+    fn a_partition_count_that_differs_is_flagged() {
+        let log = analysed(
+            "TIMELINE,0,SYNTH_START,0,partition=0\nTIMELINE,100,SYNTH_END,0,partition=0\n",
+        );
+        let model = analysed(
+            "TIMELINE,0,SYNTH_START,0,partition=0\nTIMELINE,100,SYNTH_END,0,partition=0\n\
+             TIMELINE,0,SYNTH_START,0,partition=1\nTIMELINE,100,SYNTH_END,0,partition=1\n",
+        );
+        let a = compare("c2.toml", 1, CONCURRENCY_RULE, &log, &model);
+        assert_eq!(a.partitions_per_job, (Some(1), Some(2)));
+        let warning = a.partition_mismatch().expect("1 against 2");
+        assert!(warning.starts_with("the log's jobs have 1 partition each, the scenario's 2"));
+        assert!(to_text(&a).contains(&format!("warning: {warning}")));
+        assert_eq!(to_json(&a)["warnings"][0], warning.as_str());
     }
 }

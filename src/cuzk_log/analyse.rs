@@ -226,6 +226,9 @@ pub struct LogAnalysis {
     pub jobs_in_flight: JobsInFlight,
     /// (time ms, GPUs with a bracket open) at every change, for plots.
     pub gpus_busy: Vec<(f64, usize)>,
+    /// Partitions per job: the most common count of distinct `partition=` values a job's
+    /// markers name (None when no marker names one).
+    pub partitions_per_job: Option<usize>,
 }
 
 /// The measurement window.
@@ -640,7 +643,26 @@ pub fn analyse(log: &ParsedLog, opts: &AnalyseOptions) -> LogAnalysis {
         gpu_brackets,
         jobs_in_flight: jobs_in_flight(&job_span, w),
         gpus_busy: levels(busy_steps),
+        partitions_per_job: partitions_per_job(&log.markers),
     }
+}
+
+/// The most common number of distinct partitions a job's markers name (ties: the
+/// larger), None when no marker names a partition.
+fn partitions_per_job(markers: &[Marker]) -> Option<usize> {
+    let mut by_job: HashMap<&str, BTreeSet<u32>> = HashMap::new();
+    for m in markers {
+        if let Some(p) = m.partition {
+            by_job.entry(&m.job).or_default().insert(p);
+        }
+    }
+    let mut counts: BTreeMap<usize, usize> = BTreeMap::new();
+    for parts in by_job.values() {
+        *counts.entry(parts.len()).or_default() += 1;
+    }
+    (counts.into_iter())
+        .max_by_key(|&(n, jobs)| (jobs, n))
+        .map(|(n, _)| n)
 }
 
 #[cfg(test)]
