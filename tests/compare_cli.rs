@@ -77,7 +77,23 @@ fn json_has_every_host_the_target_and_the_assumptions() {
             r["ram_needed_gib"].as_f64().unwrap()
                 <= h["profile"]["dram"]["ram_gib"].as_f64().unwrap() + 1e-9
         );
-        assert!(!r["bottleneck"].as_str().unwrap().is_empty());
+        // The bottleneck is the what-if step that saves most, as `run` names it; the
+        // busiest resource is said apart.
+        let bottleneck = r["bottleneck"].as_str().unwrap();
+        let steps = [
+            "CPU threads +25%",
+            "host RAM +25%",
+            "DRAM bandwidth +25%",
+            "PCIe +25%",
+            "GPUs +1",
+        ];
+        assert!(
+            steps
+                .iter()
+                .any(|s| bottleneck.starts_with(&format!("{s} saves "))),
+            "{h}"
+        );
+        assert!(!r["busiest"].as_str().unwrap().is_empty(), "{h}");
         // Three seeds by default: an interval, a few percent of the value at most.
         assert_eq!(r["seeds"], 3, "{h}");
         let ci = r["proofs_per_day_ci95"].as_f64().unwrap();

@@ -272,3 +272,194 @@ fn a_multi_gpu_host_gets_a_kernel_duty_line_per_gpu_and_one_gpu_none() {
     assert!((mean - true_duty).abs() < 0.2, "{line} against {true_duty}");
     assert!(!run_text("c2-32g-h200.toml").contains("kernel duty per GPU"));
 }
+
+fn run_text(file: &Path, args: &[&str]) -> String {
+    let out = bwsim().arg("run").arg(file).args(args).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+fn line_starting<'a>(stdout: &'a str, head: &str) -> &'a str {
+    (stdout.lines())
+        .find(|l| l.starts_with(head))
+        .unwrap_or_else(|| panic!("no line starting {head:?} in\n{stdout}"))
+}
+
+#[test]
+fn the_bottleneck_is_the_step_that_buys_most_and_the_busiest_resource_is_said_apart() {
+    // The demo's GPU is its busiest resource (74%), yet one GPU more buys nothing while
+    // 25% more DRAM bandwidth buys most.
+    let demo = scenario("demo.toml");
+    let stdout = run_text(&demo, &[]);
+    let bottleneck = line_starting(&stdout, "bottleneck");
+    assert!(
+        bottleneck.starts_with("bottleneck   DRAM bandwidth +25%: "),
+        "{bottleneck}"
+    );
+    let busiest = line_starting(&stdout, "busiest");
+    assert!(
+        busiest.contains("gpu0.compute") && busiest.contains("busy, not binding"),
+        "{busiest}"
+    );
+
+    let out = bwsim()
+        .arg("run")
+        .arg(&demo)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let b = &r["bottleneck"];
+    assert_eq!(b["named_by"], "what_if_steps", "{b}");
+    assert_eq!(b["busiest"]["resource"], "gpu0.compute", "{b}");
+    assert_eq!(b["busiest"]["step"], "gpus", "{b}");
+    // The resource named is the step with the largest gain.
+    let steps = ["threads", "host_ram", "dram", "pcie", "gpus"];
+    let gain = |k: &str| r["what_if"][k]["gain"].as_f64().unwrap_or(f64::MIN);
+    let best = steps.iter().max_by(|a, b| gain(a).total_cmp(&gain(b)));
+    assert_eq!(b["resource"], *best.unwrap(), "{}", r["what_if"]);
+
+    // Without the steps, the bottleneck is the busiest resource, and says so.
+    let skipped = run_text(&demo, &["--no-what-if", "--replications", "1"]);
+    let line = line_starting(&skipped, "bottleneck");
+    assert!(
+        line.contains("gpu0.compute") && line.contains("(by occupancy"),
+        "{line}"
+    );
+}
+
+/// Decimals of a number as printed ("0.0374" -> 4).
+fn decimals(cell: &str) -> usize {
+    cell.split('.').nth(1).map_or(0, str::len)
+}
+
+#[test]
+fn replicated_what_ifs_and_stages_are_said_at_the_precision_of_the_seeds_interval() {
+    let demo = scenario("demo.toml");
+    let stdout = run_text(&demo, &[]);
+    // "0.0388 ± 0.0013 s/job": the half-width's two significant digits set the places.
+    let throughput = line_starting(&stdout, "throughput");
+    let half = throughput
+        .split(" ± ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap();
+    for step in (stdout.lines())
+        .skip_while(|l| !l.starts_with("what if"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+    {
+        let value = step
+            .split(" s/job")
+            .next()
+            .unwrap()
+            .rsplit(' ')
+            .next()
+            .unwrap();
+        assert_eq!(
+            decimals(value),
+            decimals(half),
+            "{step} against {throughput}"
+        );
+    }
+
+    // Each stage's mean at the places its own spread over the seeds allows.
+    let out = bwsim()
+        .arg("run")
+        .arg(&demo)
+        .args(["--format", "json", "--no-what-if"])
+        .output()
+        .unwrap();
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let table: Vec<&str> = (stdout.lines())
+        .skip_while(|l| !l.starts_with("stage "))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(table.len(), 5, "{stdout}");
+    for row in table {
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        let stage = &r["stages"][cells[0]];
+        let (mean, ci95) = (
+            stage["mean_s"].as_f64().unwrap(),
+            stage["mean_s_ci95"].as_f64().unwrap(),
+        );
+        // Two significant digits of the half-width; four of the mean where the spread is
+        // float noise (a stage whose time no seed changes).
+        let places = if ci95 > 1e-6 * mean {
+            (1 - ci95.log10().floor() as i32).max(0) as usize
+        } else {
+            (3 - mean.log10().floor() as i32).max(0) as usize
+        };
+        assert_eq!(decimals(cells[2]), places, "{row}: ± {ci95}");
+    }
+}
+
+#[test]
+fn host_ram_near_its_capacity_carries_a_headroom_note() {
+    // The calibrated H200 VM's C2 run peaks at 93% of the RAM its stages may hold.
+    let tight = run_text(
+        &scenario("c2-32g-h200.toml"),
+        &["--replications", "1", "--no-what-if"],
+    );
+    let note = (tight.lines())
+        .find(|l| l.starts_with("note         host RAM peaks at"))
+        .unwrap_or_else(|| panic!("{tight}"));
+    assert!(
+        note.contains("GiB free") && note.contains("keep about 10% free (an estimate)"),
+        "{note}"
+    );
+    // The flagship peaks at 69%: no note.
+    let roomy = run_text(
+        &scenario("c2-32g-cuzk.toml"),
+        &["--replications", "1", "--no-what-if"],
+    );
+    assert!(!roomy.contains("host RAM peaks at"), "{roomy}");
+}
+
+#[test]
+fn log_against_a_scenario_of_another_partition_count_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("mini.log");
+    bwsim()
+        .arg("run")
+        .arg(scenario("c2-mini-h200.toml"))
+        .args(["--replications", "1", "--no-what-if", "--timeline-log"])
+        .arg(&log)
+        .assert()
+        .success();
+    let out = bwsim()
+        .arg("log")
+        .arg(&log)
+        .arg("--against")
+        .arg(scenario("c2-32g-cuzk.toml"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let warning = line_starting(&stdout, "warning: the log's jobs have 3 partitions each");
+    assert!(
+        warning.contains("the scenario's 10")
+            && warning.contains("jobs/day compares different jobs"),
+        "{warning}"
+    );
+    // Against its own scenario: the same count, no warning.
+    let same = bwsim()
+        .arg("log")
+        .arg(&log)
+        .arg("--against")
+        .arg(scenario("c2-mini-h200.toml"))
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&same.stdout).unwrap();
+    assert_eq!(
+        v["against"]["partitions_per_job"]["log"], 3,
+        "{}",
+        v["against"]
+    );
+    assert_eq!(v["against"]["partitions_per_job"]["model"], 3);
+    assert_eq!(v["against"]["warnings"], serde_json::json!([]));
+}

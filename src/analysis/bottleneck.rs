@@ -12,6 +12,7 @@
 
 use std::collections::BTreeMap;
 
+use super::knob::Resource;
 use super::run_stats::RunStats;
 use crate::engine::{Limiter, RateKind};
 use crate::model::{HoldResource, Model, StageId};
@@ -30,6 +31,9 @@ pub struct Bottleneck {
     pub reason: String,
     /// Seconds of delay blamed on each resource inside the serial section (if any).
     pub blame_s: BTreeMap<String, f64>,
+    /// The what-if step that adds more of this resource (DRAM bandwidth for "dram", a GPU
+    /// for a per-GPU lock); None when no step does (a lock all GPUs share, a stage).
+    pub step: Option<Resource>,
 }
 
 /// All instances of one holdable resource (e.g. every GPU's mutex) taken together.
@@ -43,6 +47,39 @@ struct Family {
 
 /// Runs the analysis on a finished run's statistics.
 pub fn analyse(model: &Model, m: &RunStats) -> Bottleneck {
+    let mut b = busiest(model, m);
+    b.step = step_of(model, m, &b.resource);
+    b
+}
+
+/// The what-if step that adds more of the resource named `name`.
+fn step_of(model: &Model, m: &RunStats, name: &str) -> Option<Resource> {
+    if name == "dram" {
+        return Some(Resource::Dram);
+    }
+    if let Some(r) = m.rates.iter().find(|r| r.info.name == name) {
+        return Some(match r.info.kind {
+            RateKind::Dram => Resource::Dram,
+            RateKind::Pool => Resource::Threads,
+            RateKind::GpuCompute => Resource::Gpus,
+            RateKind::PcieH2d | RateKind::PcieD2h | RateKind::PcieDuplex => Resource::Pcie,
+        });
+    }
+    let hold = m.holds.iter().find(|h| {
+        h.info.name == name || family_name(model, h.info.resource, &h.info.name) == name
+    })?;
+    match hold.info.resource {
+        HoldResource::Cores => Some(Resource::Threads),
+        HoldResource::HostRam => Some(Resource::HostRam),
+        HoldResource::Vram => Some(Resource::Gpus),
+        HoldResource::Lock(l) => (model.hardware.locks.get(l))
+            .filter(|lock| lock.per_gpu)
+            .map(|_| Resource::Gpus),
+    }
+}
+
+/// The occupancy analysis itself (see the module's comment).
+fn busiest(model: &Model, m: &RunStats) -> Bottleneck {
     let window = m.window.window_s;
     if let Some((resource, occ, held_s, first)) = serial_section(m) {
         let name = family_name(model, resource, &m.holds[first].info.name);
@@ -81,12 +118,14 @@ pub fn analyse(model: &Model, m: &RunStats) -> Bottleneck {
             resource: name,
             reason: why,
             blame_s: BTreeMap::new(),
+            step: None,
         },
         _ => Bottleneck {
             resource: "none".into(),
             reason: "no resource is busy half the time: the offered load (arrivals or concurrency) limits throughput"
                 .into(),
             blame_s: BTreeMap::new(),
+            step: None,
         },
     }
 }
@@ -265,6 +304,7 @@ fn analyse_serial(
             ),
             resource: culprit,
             blame_s: blame,
+            step: None,
         },
         _ => Bottleneck {
             resource: name.to_string(),
@@ -274,6 +314,7 @@ fn analyse_serial(
                 share.min(1.0) * 100.0
             ),
             blame_s: blame,
+            step: None,
         },
     }
 }

@@ -64,8 +64,17 @@ pub const HOLDS: &str = "holds";
 pub const RAM_PEAK_GIB: &str = "ram.peak_gib";
 pub const RAM_CAPACITY_GIB: &str = "ram.capacity_gib";
 pub const VRAM_PEAK_GIB: &str = "vram.peak_gib";
+/// The what-if step that buys most (`threads`, `dram`, ..., or `none`) when the steps
+/// ran, else the busiest resource.
 pub const BOTTLENECK_RESOURCE: &str = "bottleneck.resource";
 pub const BOTTLENECK_REASON: &str = "bottleneck.reason";
+/// `what_if_steps` or `occupancy`: what named `bottleneck.resource`.
+pub const BOTTLENECK_NAMED_BY: &str = "bottleneck.named_by";
+/// The occupancy analysis: the most occupied resource, why, and the what-if step that
+/// adds more of it (null when none does).
+pub const BOTTLENECK_BUSIEST_RESOURCE: &str = "bottleneck.busiest.resource";
+pub const BOTTLENECK_BUSIEST_REASON: &str = "bottleneck.busiest.reason";
+pub const BOTTLENECK_BUSIEST_STEP: &str = "bottleneck.busiest.step";
 /// Object: resource -> seconds blamed on it.
 pub const BOTTLENECK_BLAME_S: &str = "bottleneck.blame_s";
 /// Object, or null when not computed (`run --no-what-if`, sweeps): `knob` (the resource
@@ -106,9 +115,12 @@ pub const STAGE_STANDALONE_MEAN_S: &str = "standalone_mean_s";
 pub const STAGE_INFLATION: &str = "inflation";
 pub const STAGE_MEAN_WAIT_S: &str = "mean_wait_s";
 pub const STAGE_LOST_S: &str = "lost_s";
+/// The 95% half-width of `mean_s` over the replications; only in a replicated report
+/// (the stage table's precision comes from it).
+pub const STAGE_MEAN_S_CI95: &str = "mean_s_ci95";
 
 /// Every fixed key the JSON report writes, in the order it writes them.
-pub const ALL: [&str; 52] = [
+pub const ALL: [&str; 56] = [
     SCENARIO,
     SEED,
     JOB_NAME,
@@ -152,6 +164,10 @@ pub const ALL: [&str; 52] = [
     VRAM_PEAK_GIB,
     BOTTLENECK_RESOURCE,
     BOTTLENECK_REASON,
+    BOTTLENECK_NAMED_BY,
+    BOTTLENECK_BUSIEST_RESOURCE,
+    BOTTLENECK_BUSIEST_REASON,
+    BOTTLENECK_BUSIEST_STEP,
     BOTTLENECK_BLAME_S,
     WHAT_IF,
     PREDICTION,

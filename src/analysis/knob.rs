@@ -131,6 +131,11 @@ impl Knobs {
         }
     }
 
+    /// The what-if of one resource, if it ran.
+    pub fn of(&self, resource: Resource) -> Option<&WhatIf> {
+        self.what_ifs.iter().find(|w| w.resource == resource)
+    }
+
     /// The knob: the what-if that saves most, if any saves at least [`MIN_GAIN`]. Ties go
     /// to the first in [`Resource::ALL`] order.
     pub fn knob(&self) -> Option<&WhatIf> {
@@ -143,11 +148,12 @@ impl Knobs {
         best.filter(|w| w.gain >= MIN_GAIN)
     }
 
-    /// One line naming the knob, or saying that no step buys anything.
-    pub fn verdict(&self) -> String {
+    /// One line naming the knob, or saying that no step buys anything; `job` is the
+    /// scenario's word for a job.
+    pub fn verdict(&self, job: &str) -> String {
         match self.knob() {
             Some(w) => format!(
-                "{} {}: {:.1}% less time per job, the most of any one step ({:.0}% of what the steps buy together)",
+                "{} {}: {:.1}% less time per {job}, the most of any one step ({:.0}% of what the steps buy together)",
                 w.resource.label(),
                 w.resource.step(),
                 w.gain * 100.0,
@@ -184,9 +190,10 @@ mod tests {
         assert!((shares[1] - 0.75).abs() < 1e-12, "{shares:?}");
         assert_eq!(shares[2], 0.0, "a slower step has no share");
         assert!(
-            k.verdict().starts_with("host RAM +25%: 30.0% less"),
+            k.verdict("job")
+                .starts_with("host RAM +25%: 30.0% less time per job"),
             "{}",
-            k.verdict()
+            k.verdict("job")
         );
     }
 
@@ -197,7 +204,11 @@ mod tests {
             vec![(Resource::Threads, 9.99), (Resource::Gpus, 11.0)],
         );
         assert_eq!(k.knob(), None);
-        assert!(k.verdict().starts_with("no step"), "{}", k.verdict());
+        assert!(
+            k.verdict("job").starts_with("no step"),
+            "{}",
+            k.verdict("job")
+        );
         // The one step that gains at all holds every share of the gains, knob or not.
         let shares: Vec<f64> = k.what_ifs.iter().map(|w| k.share(w)).collect();
         assert_eq!(shares, [1.0, 0.0]);

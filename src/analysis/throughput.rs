@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use super::interval::Summary;
+use super::interval::{Summary, interval_decimals};
 
 /// Seconds in a day: throughput is said per day.
 pub const SECONDS_PER_DAY: f64 = 86_400.0;
@@ -165,6 +165,21 @@ pub fn significant(x: f64) -> String {
     }
 }
 
+/// `x` at the precision a 95% half-width allows (the half-width's two significant
+/// digits, as [`cell`] writes a mean), or at [`DIGITS_WITHOUT_INTERVAL`] significant
+/// digits without one: a value from one seed's run written beside an interval.
+pub fn at_precision(x: f64, half_width: Option<f64>) -> String {
+    let Some(h) = half_width.filter(|h| h.is_finite() && *h > 1e-6 * x.abs()) else {
+        return significant(x);
+    };
+    let step = 10f64.powi(h.log10().floor() as i32 - 1);
+    if step >= 1.0 {
+        format!("{:.0}", (x / step).round() * step)
+    } else {
+        format!("{x:.0$}", interval_decimals(h))
+    }
+}
+
 fn finite(x: f64) -> Option<f64> {
     x.is_finite().then_some(x)
 }
@@ -222,6 +237,17 @@ mod tests {
         assert_eq!(t.to_json()["seconds_per_job"]["ci95"], Value::Null);
         assert_eq!(decimals_for(238.7), 1);
         assert_eq!(decimals_for(2078.0), 0);
+    }
+
+    #[test]
+    fn a_value_beside_an_interval_keeps_the_digits_the_interval_allows() {
+        assert_eq!(at_precision(0.037_36, Some(0.0013)), "0.0374");
+        assert_eq!(at_precision(29.9991, Some(0.21)), "30.00");
+        assert_eq!(at_precision(2_226.4, Some(15.0)), "2226");
+        assert_eq!(at_precision(2_226.4, Some(150.0)), "2230");
+        // No interval, or one of float noise: four significant digits.
+        assert_eq!(at_precision(0.037_36, None), "0.03736");
+        assert_eq!(at_precision(0.24, Some(1e-12)), "0.2400");
     }
 
     #[test]

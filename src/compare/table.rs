@@ -47,8 +47,9 @@ pub struct Outcome {
     /// What was named and what else is as good.
     #[serde(flatten)]
     pub setting: Setting,
-    /// The limiting resource there.
-    pub bottleneck: String,
+    /// What limits throughput there.
+    #[serde(flatten)]
+    pub bottleneck: Bottleneck,
     /// Host RAM the run needs, GiB: the modelled peak plus what the scenario reserves.
     pub ram_needed_gib: f64,
     /// US dollars per day of the host.
@@ -61,6 +62,34 @@ pub struct Outcome {
     /// there is none (JSON: `prediction`, and `prediction_error`).
     #[serde(serialize_with = "prediction_json")]
     pub prediction: Result<PredictionInterval, String>,
+}
+
+/// What limits a host at its named setting.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Bottleneck {
+    /// The what-if step that buys most there, as `run` names it ("GPUs +1 saves 6.1%"), or
+    /// why the steps did not run (JSON: `bottleneck`, or `bottleneck_error`).
+    #[serde(rename = "bottleneck", serialize_with = "steps_json")]
+    pub by_steps: Result<String, String>,
+    /// The busiest resource there, most common over the seeds (JSON: `busiest`).
+    pub busiest: String,
+}
+
+impl Bottleneck {
+    /// The table's cell: the step, or the busiest resource when the steps failed.
+    pub fn cell(&self) -> String {
+        match &self.by_steps {
+            Ok(step) => step.clone(),
+            Err(_) => format!("busiest: {}", self.busiest),
+        }
+    }
+}
+
+fn steps_json<S: serde::Serializer>(b: &Result<String, String>, s: S) -> Result<S::Ok, S::Error> {
+    match b {
+        Ok(step) => step.serialize(s),
+        Err(why) => json!({ "error": why }).serialize(s),
+    }
 }
 
 fn prediction_json<S: serde::Serializer>(
@@ -84,7 +113,7 @@ impl Outcome {
         throughput: Throughput,
         daily_usd: f64,
         setting: Setting,
-        bottleneck: String,
+        bottleneck: Bottleneck,
         ram_needed_gib: f64,
         prediction: Result<PredictionInterval, String>,
     ) -> Outcome {
@@ -254,7 +283,7 @@ impl Comparison<'_> {
                         o.throughput.per_day_cell(),
                         o.throughput.seconds_cell(),
                         o.setting.best.join(", "),
-                        o.bottleneck,
+                        o.bottleneck.cell(),
                         o.ram_needed_gib,
                         money(&o.usd_per_proof_summary())
                     ));

@@ -1,5 +1,6 @@
 //! DRAM bandwidth utilisation vs the swept parameter, each point's marker coloured by
-//! the bottleneck resource the report named there. Utilisation is of the usable capacity
+//! the busiest resource the report named there (a sweep runs no what-if steps, so its
+//! `bottleneck` column is the occupancy analysis, `run`'s "busiest"). Utilisation is of the usable capacity
 //! at each point's stream count (the nominal one less what interleaving streams lose),
 //! so a DRAM that is full at 60% of its nominal bandwidth reads full; a table written
 //! before that key existed is drawn against the nominal capacity, and the axis says which.
@@ -58,7 +59,7 @@ impl Chart for DramChart<'_> {
         }
         legend.push(Entry::new("95% confidence band", INK, Swatch::Band));
         if !resources.is_empty() {
-            legend.push(Entry::new("bottleneck", INK, Swatch::Heading));
+            legend.push(Entry::new("busiest resource", INK, Swatch::Heading));
             for r in &resources {
                 legend.push(Entry::new(*r, res_color(r), Swatch::Marker));
             }

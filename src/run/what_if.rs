@@ -4,7 +4,7 @@
 
 use super::{RunOptions, run_model_within};
 use crate::analysis::knob::{FailedStep, Knobs, Resource, STEP_FACTOR};
-use crate::engine::{EngineLimits, NullObserver};
+use crate::engine::{EngineError, EngineLimits, NullObserver};
 use crate::model::Model;
 
 fn more(x: f64) -> f64 {
@@ -86,6 +86,18 @@ pub fn what_ifs(model: &Model, base_seconds_per_job: f64, limits: EngineLimits) 
     let mut knobs = Knobs::new(base_seconds_per_job, results);
     knobs.failed = failed;
     knobs
+}
+
+/// The what-if steps of `model` run on its seed, against its own run: the bottleneck as
+/// `run` names it, for callers that have no report at hand (`compare`'s best setting).
+pub fn what_ifs_of(model: &Model, limits: EngineLimits) -> Result<Knobs, EngineError> {
+    let base = run_model_within(
+        model,
+        RunOptions { ideal: false },
+        limits,
+        &mut NullObserver,
+    )?;
+    Ok(what_ifs(model, base.seconds_per_job, limits))
 }
 
 #[cfg(test)]

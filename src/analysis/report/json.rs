@@ -109,9 +109,7 @@ impl Report {
         put(r, k::RAM_PEAK_GIB, num(self.ram_peak_gib));
         put(r, k::RAM_CAPACITY_GIB, num(self.ram_capacity_gib));
         put(r, k::VRAM_PEAK_GIB, num(self.vram_peak_gib));
-        put(r, k::BOTTLENECK_RESOURCE, json!(self.bottleneck.resource));
-        put(r, k::BOTTLENECK_REASON, json!(self.bottleneck.reason));
-        put(r, k::BOTTLENECK_BLAME_S, numbers(&self.bottleneck.blame_s));
+        self.put_bottleneck(r);
         put(r, k::WHAT_IF, self.knobs_json());
         put(r, k::PREDICTION, self.prediction_json());
         put(r, k::LITTLE_L, num(self.little_l));
@@ -192,6 +190,34 @@ impl Report {
             .map_or(Value::Null, prediction_json)
     }
 
+    /// The bottleneck as the text names it: by the what-if steps when they ran, else by
+    /// occupancy; the occupancy analysis is always there as `busiest`.
+    fn put_bottleneck(&self, r: &mut Map<String, Value>) {
+        let b = &self.bottleneck;
+        let (resource, reason, named_by) = match &self.knobs {
+            Some(knobs) => (
+                knobs
+                    .knob()
+                    .map_or("none", |w| w.resource.key())
+                    .to_string(),
+                knobs.verdict(self.job_name.singular()),
+                "what_if_steps",
+            ),
+            None => (b.resource.clone(), b.reason.clone(), "occupancy"),
+        };
+        put(r, k::BOTTLENECK_RESOURCE, json!(resource));
+        put(r, k::BOTTLENECK_REASON, json!(reason));
+        put(r, k::BOTTLENECK_NAMED_BY, json!(named_by));
+        put(r, k::BOTTLENECK_BUSIEST_RESOURCE, json!(b.resource));
+        put(r, k::BOTTLENECK_BUSIEST_REASON, json!(b.reason));
+        put(
+            r,
+            k::BOTTLENECK_BUSIEST_STEP,
+            json!(b.step.map(|s| s.key())),
+        );
+        put(r, k::BOTTLENECK_BLAME_S, numbers(&b.blame_s));
+    }
+
     fn knobs_json(&self) -> Value {
         let Some(knobs) = &self.knobs else {
             return Value::Null;
@@ -199,7 +225,10 @@ impl Report {
         let mut o = Map::new();
         let knob = knobs.knob().map(|w| w.resource.key());
         o.insert("knob".into(), json!(knob));
-        o.insert("verdict".into(), json!(knobs.verdict()));
+        o.insert(
+            "verdict".into(),
+            json!(knobs.verdict(self.job_name.singular())),
+        );
         for w in &knobs.what_ifs {
             let fields = json!({
                 "step": w.resource.step(),
@@ -257,8 +286,8 @@ impl Report {
     }
 
     fn stages_json(&self) -> Value {
-        let stages = self.stages.iter().map(|s| {
-            let fields = object([
+        let stages = self.stages.iter().enumerate().map(|(i, s)| {
+            let mut fields = object([
                 (k::STAGE_COUNT, json!(s.count)),
                 (k::STAGE_MEAN_S, num(s.mean_s)),
                 (k::STAGE_STANDALONE_MEAN_S, num(s.standalone_mean_s)),
@@ -266,6 +295,11 @@ impl Report {
                 (k::STAGE_MEAN_WAIT_S, num(s.mean_wait_s)),
                 (k::STAGE_LOST_S, numbers(&s.lost_s)),
             ]);
+            let spread = (self.replications.as_ref()).and_then(|r| r.stage_mean_s.get(i));
+            if let (Some(spread), Value::Object(o)) = (spread, &mut fields) {
+                let ci95 = spread.ci95.map_or(Value::Null, num);
+                o.insert(k::STAGE_MEAN_S_CI95.into(), ci95);
+            }
             (s.name.clone(), fields)
         });
         Value::Object(stages.collect())

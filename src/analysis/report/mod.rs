@@ -20,7 +20,7 @@ use super::bottleneck::{self, Bottleneck};
 use super::bracket_measures::BracketSummary;
 use super::gap::{GapPart, GapTotals};
 use super::knob::Knobs;
-use super::run_stats::{RunStats, StageTotals};
+use super::run_stats::{HoldTotals, RunStats, StageTotals};
 use super::throughput::{JobName, Throughput};
 use crate::engine::{RateKind, Stall};
 use crate::model::{ArrivalKind, Arrivals, HoldResource, Model, Stage};
@@ -412,6 +412,7 @@ impl Report {
                 resource: "none".into(),
                 reason: String::new(),
                 blame_s: BTreeMap::new(),
+                step: None,
             },
             little_l: 0.0,
             little_lambda_w: 0.0,
@@ -564,12 +565,34 @@ fn notes(model: &Model, m: &RunStats, holds: &[HoldStats]) -> Vec<String> {
             ));
         }
     }
+    notes.extend(ram_headroom_note(holds, &m.holds));
     if m.window.measured_jobs == 0 {
         notes.push(
             "no measured job finished: raise arrivals.jobs or lower arrivals.warmup_jobs".into(),
         );
     }
     notes
+}
+
+/// Host RAM used past this share of its capacity at the peak leaves a real host too
+/// little: an estimate of what the OS, page cache and a prover's own buffers need beside
+/// what stages hold (the model counts only the latter).
+const RAM_HEADROOM: f64 = 0.10;
+
+/// A note when host RAM peaks within [`RAM_HEADROOM`] of its capacity.
+fn ram_headroom_note(holds: &[HoldStats], totals: &[HoldTotals]) -> Option<String> {
+    let (h, _) =
+        (holds.iter().zip(totals)).find(|(_, t)| t.info.resource == HoldResource::HostRam)?;
+    let (peak, capacity) = (h.peak as f64 / GIB, h.capacity as f64 / GIB);
+    let used = peak / capacity;
+    (capacity > 0.0 && used > 1.0 - RAM_HEADROOM).then(|| {
+        format!(
+            "host RAM peaks at {peak:.1} of {capacity:.1} GiB ({:.0}%, {:.1} GiB free): RAM the scenario does not declare (the OS, page cache, the prover's own buffers) needs room too, so a real host run this way risks swapping or the OOM killer; keep about {:.0}% free (an estimate): lower the concurrency or add RAM",
+            used * 100.0,
+            capacity - peak,
+            RAM_HEADROOM * 100.0
+        )
+    })
 }
 
 #[cfg(test)]

@@ -26,6 +26,9 @@ pub struct Replications {
     pub response_mean_s: Summary,
     /// The contention-free seconds per job over replications, when computed.
     pub ideal_seconds_per_job: Option<Summary>,
+    /// Each stage's mean seconds over replications, in the report's stage order: the
+    /// spread that sets the stage table's precision.
+    pub stage_mean_s: Vec<Summary>,
 }
 
 impl Replications {
@@ -54,6 +57,20 @@ impl Report {
         let spj = of(|r| r.seconds_per_job);
         let jph = of(|r| r.jobs_per_hour);
         let ideal: Option<Vec<f64>> = runs.iter().map(|r| r.ideal_seconds_per_job).collect();
+        let stage_mean_s = (combined.stages.iter().enumerate())
+            .map(|(i, stage)| {
+                let by_seed: Vec<f64> = (runs.iter())
+                    .filter_map(|r| r.stages.get(i).filter(|s| s.name == stage.name))
+                    .map(|s| s.mean_s)
+                    .filter(|x| x.is_finite())
+                    .collect();
+                summarize(&by_seed).unwrap_or(Summary {
+                    n: 0,
+                    mean: f64::NAN,
+                    ci95: None,
+                })
+            })
+            .collect();
         let replications = Replications {
             seeds: runs.iter().map(|r| r.seed).collect(),
             seconds_per_job: summary(&spj),
@@ -62,6 +79,7 @@ impl Report {
             ideal_seconds_per_job: ideal.as_deref().map(summary),
             seconds_per_job_by_seed: spj,
             jobs_per_hour_by_seed: jph,
+            stage_mean_s,
         };
         // A stall on any seed makes the whole answer partial: the first one is named.
         let stalls: Vec<_> = others.iter().filter_map(|r| r.stalled).collect();

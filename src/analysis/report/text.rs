@@ -4,7 +4,16 @@ use std::fmt::Write;
 
 use super::Report;
 use crate::analysis::gap::GapPart;
-use crate::analysis::throughput::{cell, sig3, significant};
+use crate::analysis::knob::{Knobs, MIN_GAIN};
+use crate::analysis::throughput::{at_precision, cell, sig3, significant};
+
+/// An inflation at the precision its spread allows, never finer than hundredths.
+fn inflation_text(x: f64, half_width: Option<f64>) -> String {
+    match half_width.filter(|h| h.is_finite() && *h >= 0.1) {
+        Some(h) => at_precision(x, Some(h)),
+        None => format!("{x:.2}"),
+    }
+}
 
 fn pct(x: f64) -> String {
     format!("{:5.1}%", x * 100.0)
@@ -51,25 +60,34 @@ impl Report {
         let _ = writeln!(w, "             {verdict}");
     }
 
-    /// The what-ifs behind the bottleneck, one line each, then the knob.
-    fn write_knobs(&self, w: &mut String) {
+    /// The bottleneck. With the what-if steps run, it is the step that buys most (the
+    /// steps first, then the verdict), and the busiest resource follows, with what one step
+    /// more of it buys: busy is not binding. Without them (`--no-what-if`) it is the
+    /// busiest resource, said as such.
+    fn write_bottleneck(&self, w: &mut String) {
+        let busiest = format!("{}: {}", self.bottleneck.resource, self.bottleneck.reason);
         let Some(k) = &self.knobs else {
+            let _ = writeln!(
+                w,
+                "bottleneck   {busiest}   (by occupancy: the what-if steps were not run)"
+            );
             return;
         };
         let _ = writeln!(
             w,
             "what if      one step more of one resource at a time, same seed (share: of the time the steps save)"
         );
+        // One seed's run, written at the precision the seeds' interval allows.
+        let half_width = (self.replications.as_ref()).and_then(|r| r.seconds_per_job.ci95);
         for x in &k.what_ifs {
             // Below half a permille the change prints as 0, never as -0.0.
             let change = if x.gain.abs() < 5e-4 { 0.0 } else { -x.gain };
-            // One seed's run: 4 significant digits, no more than it can carry.
             let _ = writeln!(
                 w,
                 "             {:<15} {:>4}  {:>10} {} {:>+6.1}%   share {:>4.0}%",
                 x.resource.label(),
                 x.resource.step(),
-                crate::analysis::throughput::significant(x.seconds_per_job),
+                at_precision(x.seconds_per_job, half_width),
                 self.job_name.seconds_per(),
                 change * 100.0,
                 k.share(x) * 100.0
@@ -84,7 +102,33 @@ impl Report {
                 f.reason
             );
         }
-        let _ = writeln!(w, "knob         {}", k.verdict());
+        let _ = writeln!(w, "bottleneck   {}", k.verdict(self.job_name.singular()));
+        let _ = writeln!(w, "busiest      {busiest}{}", self.busiest_against_steps(k));
+    }
+
+    /// What one step more of the busiest resource buys, beside the knob.
+    fn busiest_against_steps(&self, k: &Knobs) -> String {
+        let Some(step) = self.bottleneck.step else {
+            return String::new();
+        };
+        if k.knob().is_some_and(|x| x.resource == step) {
+            return "; the step that buys most adds more of it".into();
+        }
+        match k.of(step) {
+            Some(x) if x.gain >= MIN_GAIN => format!(
+                "; one step more of it ({} {}) saves {:.1}%, less than the bottleneck's",
+                step.label(),
+                step.step(),
+                x.gain * 100.0
+            ),
+            Some(x) => format!(
+                "; yet one step more of it ({} {}) saves nothing ({:+.1}%): busy, not binding",
+                step.label(),
+                step.step(),
+                -x.gain.max(-1.0) * 100.0
+            ),
+            None => String::new(),
+        }
     }
 
     /// DRAM: what was drawn against what was usable at the run's stream count (the
@@ -280,33 +324,39 @@ impl Report {
             "{:<22} {:>8} {:>11} {:>11} {:>9} {:>10}  main loss",
             "stage", "count", "mean s", "alone s", "inflation", "wait s"
         );
-        for s in &self.stages {
+        for (i, s) in self.stages.iter().enumerate() {
+            // One seed's numbers, at the precision the seeds' spread of this stage allows.
+            let h = (self.replications.as_ref())
+                .and_then(|r| r.stage_mean_s.get(i))
+                .and_then(|m| m.ci95);
+            let seconds = |x: f64| {
+                if x == 0.0 {
+                    "0".to_string()
+                } else {
+                    at_precision(x, h)
+                }
+            };
             let main_loss = s
                 .lost_s
                 .iter()
                 .max_by(|a, b| a.1.total_cmp(b.1))
                 .filter(|(_, v)| **v > 1e-9)
-                .map(|(k, v)| format!("{k} {v:.3} s"))
+                .map(|(k, v)| format!("{k} {} s", seconds(*v)))
                 .unwrap_or_default();
             let _ = writeln!(
                 w,
-                "{:<22} {:>8} {:>11.4} {:>11.4} {:>8.2}x {:>10.4}  {}",
+                "{:<22} {:>8} {:>11} {:>11} {:>8}x {:>10}  {}",
                 s.name,
                 s.count,
-                s.mean_s,
-                s.standalone_mean_s,
-                s.inflation,
-                s.mean_wait_s,
+                seconds(s.mean_s),
+                seconds(s.standalone_mean_s),
+                inflation_text(s.inflation, h.map(|h| h / s.standalone_mean_s)),
+                seconds(s.mean_wait_s),
                 main_loss
             );
         }
         let _ = writeln!(w);
-        let _ = writeln!(
-            w,
-            "bottleneck   {}: {}",
-            self.bottleneck.resource, self.bottleneck.reason
-        );
-        self.write_knobs(w);
+        self.write_bottleneck(w);
         for n in &self.notes {
             let _ = writeln!(w, "note         {n}");
         }

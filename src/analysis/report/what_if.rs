@@ -97,7 +97,7 @@ impl WhatIf {
         for (label, r) in [("baseline", &self.baseline), ("changed", &self.changed)] {
             let _ = writeln!(
                 w,
-                "{label:<12} {}   bottleneck {}",
+                "{label:<12} {}   busiest {}",
                 r.throughput().line(),
                 r.bottleneck.resource
             );
