@@ -306,3 +306,63 @@ fn outputs_are_checked_against_inputs_and_siblings_first() {
         .stdout(predicate::str::is_empty());
     assert!(!dir.path().join("x.png").exists());
 }
+
+/// A parameter the log cannot determine: stage b's 0.05 s of compute hides behind its
+/// 40 GB of DRAM traffic (2 s alone at 20 GB/s), so its bracket does not move with it.
+/// The fit says so, keeps the scenario's value, and warns.
+#[test]
+fn a_parameter_the_log_cannot_determine_is_flagged_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("flat.toml");
+    let hidden = SCENARIO
+        .replace(
+            "b_s = { default = 2.0, doc = \"stage b alone, s\" }",
+            "b_s = { default = 0.05, doc = \"stage b's compute alone, s\" }",
+        )
+        .replace(
+            "duration_s = \"$b_s\"\ncores = 1\ndram_gbps = 8",
+            "duration_s = \"$b_s\"\ncores = 1\ndram_gb = 40",
+        );
+    assert_ne!(hidden, SCENARIO);
+    std::fs::write(&scenario, hidden).unwrap();
+    let log = dir.path().join("run.log");
+    bwsim()
+        .arg("run")
+        .arg(&scenario)
+        .args(["--set", "params.a_s=1.3", "--timeline-log"])
+        .arg(&log)
+        .assert()
+        .success();
+    let fit = dir.path().join("fit.toml");
+    let out = bwsim()
+        .arg("log")
+        .arg(&log)
+        .args(["--warmup-jobs", "5", "--fit", "--against"])
+        .arg(&scenario)
+        .arg("--fit-out")
+        .arg(&fit)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let b = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("b_s ="))
+        .unwrap();
+    assert!(
+        b.contains("FLAT: not determined, the file keeps 0.05"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("warning: ") && stderr.contains("b_s"),
+        "{stderr}"
+    );
+    let a = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("a_s ="))
+        .unwrap();
+    assert!(a.starts_with("  a_s = 1.3") && !a.contains("FLAT"), "{a}");
+    let written = std::fs::read_to_string(&fit).unwrap();
+    assert!(written.contains("b_s = { default = 0.05 }"), "{written}");
+}

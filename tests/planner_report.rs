@@ -463,3 +463,40 @@ fn log_against_a_scenario_of_another_partition_count_says_so() {
     assert_eq!(v["against"]["partitions_per_job"]["model"], 3);
     assert_eq!(v["against"]["warnings"], serde_json::json!([]));
 }
+
+#[test]
+fn the_repeat_count_has_one_name_and_a_wrong_one_points_to_it() {
+    // `run --seeds 3` is refused with a pointer to the flag of the same meaning.
+    let out = bwsim()
+        .arg("run")
+        .arg(scenario("demo.toml"))
+        .args(["--seeds", "3"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("'--replications'"), "{stderr}");
+    // `replay --runs` still works for a release, and says what replaced it.
+    let out = bwsim()
+        .arg("replay")
+        .arg(scenario("demo.toml"))
+        .args(["--runs", "2"])
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("--runs is deprecated")
+            && stderr.contains("the repeat count is --replications in every command"),
+        "{stderr}"
+    );
+    // Every command says throughput per day: run with one replication too.
+    let one = run_text(
+        &scenario("demo.toml"),
+        &["--replications", "1", "--no-what-if"],
+    );
+    let line = line_starting(&one, "throughput");
+    assert!(
+        line.contains(" jobs/day") && !line.contains("/hour"),
+        "{line}"
+    );
+}
