@@ -71,10 +71,12 @@ measure() {
 }
 
 # bwsim on a committed scenario with this run's seed and job counts. --no-ideal:
-# skip bwsim's second, contention-free run (not part of engine.wall_s, and
-# the peers compute nothing like it).
+# skip bwsim's second, contention-free run, its further replications and its what-if
+# steps (none is part of engine.wall_s, and the peers compute nothing like them: one
+# run of the model, as each peer does, keeps process CPU s comparable).
 bwsim_run() { # name model jobs
     measure "$1" "$BWSIM" run "$HERE/scenarios/$2.toml" --format json --no-ideal --seed "$SEED" \
+        --replications 1 --no-what-if \
         --set "arrivals.jobs=$3" --set "arrivals.warmup_jobs=$WARMUP"
 }
 
