@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use crate::analysis::prediction::PredictionInterval;
-use crate::engine::{EngineLimits, NullObserver};
-use crate::run::{RunOptions, run_model_within};
+use crate::engine::EngineLimits;
+use crate::prediction::sensitivity::{SteppedRunError, central_log_sd, stepped_seconds_per_job};
 
 /// One standard deviation of log seconds per job from a GPU kernel speed known to
 /// `rel_sd` (the host file's `gpu.kernel_speed_rel_sd`): the scenario with `sets` run on
@@ -22,25 +22,19 @@ pub fn kernel_speed_log_sd(
     if rel_sd <= 0.0 {
         return Ok(0.0);
     }
+    let reload = |extra: &[String]| crate::scenario::load(scenario, &[sets, extra].concat());
     let seconds = |k: f64| -> Result<f64, String> {
-        let mut all = sets.to_vec();
-        all.push(format!("hardware.gpu.kernel_speed={k}"));
-        let loaded = crate::scenario::load(scenario, &all).map_err(|e| e.to_string())?;
-        let opts = RunOptions { ideal: false };
-        run_model_within(
-            &loaded.model,
-            opts,
-            EngineLimits::default(),
-            &mut NullObserver,
-        )
-        .map(|r| r.seconds_per_job)
-        .map_err(|e| format!("with the GPU kernel speed at {k}: {e}"))
+        let step = [format!("hardware.gpu.kernel_speed={k}")];
+        stepped_seconds_per_job(&reload, &step, EngineLimits::default()).map_err(|e| match e {
+            SteppedRunError::Load(e) => e.to_string(),
+            SteppedRunError::Run(e) => format!("with the GPU kernel speed at {k}: {e}"),
+        })
     };
     let (down, up) = (
         seconds(speed * (1.0 - rel_sd))?,
         seconds(speed * (1.0 + rel_sd))?,
     );
-    Ok(((up.ln() - down.ln()) / 2.0).abs())
+    Ok(central_log_sd(down, up))
 }
 
 /// Whether two hosts' answers are told apart by their prediction intervals: the log

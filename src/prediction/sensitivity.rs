@@ -26,8 +26,38 @@ pub struct KeyEffect {
 impl KeyEffect {
     /// The standard deviation of log seconds per job this key's spread gives.
     pub fn log_sd(&self) -> f64 {
-        ((self.up_s.ln() - self.down_s.ln()) / 2.0).abs()
+        central_log_sd(self.down_s, self.up_s)
     }
+}
+
+/// One standard deviation of log seconds per job, from runs with a quantity one standard
+/// deviation down and one up: half their log difference (a central difference).
+pub fn central_log_sd(down_s: f64, up_s: f64) -> f64 {
+    ((up_s.ln() - down_s.ln()) / 2.0).abs()
+}
+
+/// Why one stepped run failed.
+#[derive(Debug)]
+pub enum SteppedRunError {
+    /// The scenario with the step did not load.
+    Load(ScenarioError),
+    /// It loaded but did not run.
+    Run(EngineError),
+}
+
+/// One stepped run of a linearisation: the scenario reloaded with `sets` after its own
+/// (`reload`), run once on its seed without its contention-free counterpart; its seconds
+/// per job. A host key here, the GPU kernel speed in `compare`.
+pub fn stepped_seconds_per_job(
+    reload: &impl Fn(&[String]) -> Result<Loaded, ScenarioError>,
+    sets: &[String],
+    limits: EngineLimits,
+) -> Result<f64, SteppedRunError> {
+    let stepped = reload(sets).map_err(SteppedRunError::Load)?;
+    let opts = RunOptions { ideal: false };
+    run_model_within(&stepped.model, opts, limits, &mut NullObserver)
+        .map(|report| report.seconds_per_job)
+        .map_err(SteppedRunError::Run)
 }
 
 /// Every key's effect on one prediction.
@@ -90,20 +120,17 @@ pub fn sensitivity(
         .collect();
     let seconds: Vec<f64> = (steps.par_iter())
         .map(|(key, _, _, sets)| {
-            let joined = sets.join(" ");
-            let stepped = reload(sets).map_err(|source| SensitivityError::Load {
-                key: key.name(),
-                sets: joined.clone(),
-                source: Box::new(source),
-            })?;
-            let opts = RunOptions { ideal: false };
-            let report = run_model_within(&stepped.model, opts, limits, &mut NullObserver)
-                .map_err(|source| SensitivityError::Run {
-                    key: key.name(),
-                    sets: joined,
-                    source,
-                })?;
-            Ok(report.seconds_per_job)
+            stepped_seconds_per_job(&reload, sets, limits).map_err(|e| {
+                let (key, sets) = (key.name(), sets.join(" "));
+                match e {
+                    SteppedRunError::Load(source) => SensitivityError::Load {
+                        key,
+                        sets,
+                        source: Box::new(source),
+                    },
+                    SteppedRunError::Run(source) => SensitivityError::Run { key, sets, source },
+                }
+            })
         })
         .collect::<Result<_, SensitivityError>>()?;
     let effects = (steps.chunks(2).zip(seconds.chunks(2)))
