@@ -6,8 +6,8 @@
 //! there, as with a fair semaphore), but not on resources it could take now.
 //!
 //! Per-GPU resources (VRAM, per-GPU locks) exist once per GPU. A request from a partition
-//! that is not yet bound to a GPU may be served by any GPU; the first that fits wins and
-//! binds the partition.
+//! that is not yet bound to a GPU may be served by any GPU; of those it fits, the least
+//! loaded wins (then the least recently granted, then the lowest) and binds the partition.
 
 use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
@@ -155,6 +155,8 @@ struct Board {
     inst: Vec<Instance>,
     gpus: u32,
     pass: u64,
+    /// Grants so far (the clock of [`Instance::granted_at`]).
+    grants: u64,
 }
 
 /// One holdable instance (kept together: every check reads all three).
@@ -165,6 +167,9 @@ struct Instance {
     /// Blocked in the current serving pass when equal to `Board::pass` (a stamp, so
     /// starting a pass clears every flag at once).
     blocked: u64,
+    /// When it was last granted, as a count of grants (0: never): of two GPUs equally
+    /// loaded, the one granted longest ago takes the next request.
+    granted_at: u64,
 }
 
 impl Instance {
@@ -186,10 +191,12 @@ impl<T> Holdables<T> {
                         capacity,
                         in_use: 0,
                         blocked: 0,
+                        granted_at: 0,
                     })
                     .collect(),
                 gpus,
                 pass: 0,
+                grants: 0,
             },
             kinds: Vec::new(),
             kind_of: HashMap::new(),
@@ -307,9 +314,11 @@ impl<T> Holdables<T> {
         blocked_on: Option<HoldIndex>,
         granted: &mut impl Extend<Grant<T>>,
     ) {
+        self.board.grants += 1;
         for &(slot, a) in needs.iter() {
             let i = slot.instance(gpu);
             self.board.inst[i].in_use += a;
+            self.board.inst[i].granted_at = self.board.grants;
             self.touched.push(i);
         }
         granted.extend(std::iter::once(Grant {
@@ -474,6 +483,21 @@ impl Board {
         (lo..hi).map(move |g| some.then_some(g))
     }
 
+    /// How loaded GPU `g` is for these needs, lower first: the share in use of the first
+    /// per-GPU instance they name, then when it was last granted ((0, 0) when no need is
+    /// per-GPU). cuzk's GPU workers wait on one queue and the longest idle takes the next
+    /// partition, so work spreads over the GPUs instead of piling onto GPU 0; the least
+    /// loaded GPU, the least recently granted of equals, is the rule that comes closest.
+    fn load(&self, needs: &[(HoldSlot, u64)], g: Option<u32>) -> (f64, u64) {
+        (needs.iter())
+            .find(|(slot, _)| matches!(slot, HoldSlot::PerGpu(_)))
+            .map_or((0.0, 0), |&(slot, _)| {
+                let inst = &self.inst[slot.instance(g)];
+                let share = inst.in_use as f64 / inst.capacity.max(1) as f64;
+                (share, inst.granted_at)
+            })
+    }
+
     /// Ok(chosen GPU) if a request with these needs and binding fits now, else Err(the
     /// first instance that blocks it). Several needs on one instance (e.g. two RAM holds
     /// released at different stages) must fit together.
@@ -488,16 +512,24 @@ impl Board {
                 Ok(bound)
             };
         }
+        // Of the GPUs a request fits, the least loaded (see [`Board::load`]).
+        let mut chosen: Option<(Option<u32>, (f64, u64))> = None;
+        let mut consider = |g: Option<u32>, load: (f64, u64)| {
+            if chosen.is_none_or(|(_, best)| load < best) {
+                chosen = Some((g, load));
+            }
+        };
         if let [(slot, a)] = *needs {
             // One need (a lock, a core): the common case, without the bookkeeping.
             for g in self.candidates(bound, needs) {
                 let i = slot.instance(g);
                 if !self.inst[i].refuses(a, self.pass) {
-                    return Ok(g);
+                    consider(g, self.load(needs, g));
+                } else {
+                    first_blocker.get_or_insert(i);
                 }
-                first_blocker.get_or_insert(i);
             }
-            return Err(first_blocker.unwrap_or(0));
+            return chosen.map(|(g, _)| g).ok_or(first_blocker.unwrap_or(0));
         }
         for g in self.candidates(bound, needs) {
             let mut ok = true;
@@ -514,10 +546,10 @@ impl Board {
                 }
             }
             if ok {
-                return Ok(g);
+                consider(g, self.load(needs, g));
             }
         }
-        Err(first_blocker.unwrap_or(0))
+        chosen.map(|(g, _)| g).ok_or(first_blocker.unwrap_or(0))
     }
 }
 

@@ -153,11 +153,39 @@ fn per_gpu_requests_bind_to_the_first_gpu_that_fits() {
     assert_eq!(h.waiting(), 1);
 }
 
+#[test]
+fn per_gpu_requests_spread_to_the_least_loaded_then_least_recently_granted_gpu() {
+    // Two GPUs with two worker slots each (instances 0 and 1), as cuzk's
+    // gpu_workers_per_device = 2: partitions arriving one at a time alternate GPUs
+    // instead of piling onto GPU 0, and a GPU with a free slot of two loses to an idle one.
+    let mut h = Holdables::new(vec![2, 2], 2);
+    let mut gpus = Vec::new();
+    for token in 1..=4 {
+        let mut g = Vec::new();
+        h.request(req(token, &[(HoldSlot::PerGpu(0), 1)]), &mut g);
+        gpus.push(g[0].gpu);
+        let mut none = Vec::new();
+        h.release(&[(g[0].gpu.unwrap() as usize, 1)], &mut none);
+    }
+    assert_eq!(gpus, [Some(0), Some(1), Some(0), Some(1)]);
+    let mut g = Vec::new();
+    h.request(req(5, &[(HoldSlot::PerGpu(0), 1)]), &mut g);
+    h.request(req(6, &[(HoldSlot::PerGpu(0), 1)]), &mut g);
+    h.request(req(7, &[(HoldSlot::PerGpu(0), 1)]), &mut g);
+    let bound: Vec<_> = g.iter().map(|g| (g.token, g.gpu)).collect();
+    assert_eq!(bound, [(5, Some(0)), (6, Some(1)), (7, Some(0))]);
+}
+
 /// The rules of the line stated plainly: at every change, walk every waiter in order and
-/// judge it against the use so far and the instances earlier waiters were short of.
+/// judge it against the use so far and the instances earlier waiters were short of; of
+/// the GPUs a waiter fits, take the least loaded (its first per-GPU need's share in use),
+/// then the one granted longest ago, then the lowest.
 struct Reference {
     capacity: Vec<u64>,
     in_use: Vec<u64>,
+    /// The grant count when each instance was last granted (0: never).
+    granted_at: Vec<u64>,
+    grants: u64,
     gpus: u32,
     line: Vec<Waiter>,
 }
@@ -188,34 +216,50 @@ impl Reference {
         self.in_use[i] + total > self.capacity[i]
     }
 
+    fn load(&self, needs: &[(HoldSlot, u64)], gpu: Option<u32>) -> (f64, u64) {
+        match needs.iter().find(|(s, _)| matches!(s, HoldSlot::PerGpu(_))) {
+            Some(&(s, _)) => {
+                let i = s.instance(gpu);
+                let share = self.in_use[i] as f64 / self.capacity[i] as f64;
+                (share, self.granted_at[i])
+            }
+            None => (0.0, 0),
+        }
+    }
+
     fn serve(&mut self) -> Vec<Granted> {
         let mut kept = vec![false; self.capacity.len()];
         let mut out = Vec::new();
         let mut k = 0;
         while k < self.line.len() {
             let (token, needs, bound, _) = self.line[k].clone();
-            let mut verdict = Err(None);
+            let mut fitting: Vec<Option<u32>> = Vec::new();
+            let mut first_refusal = None;
             for g in self.candidates(bound, &needs) {
                 let refusing = needs
                     .iter()
                     .map(|&(s, _)| s.instance(g))
                     .find(|&i| kept[i] || self.short(&needs, g, i));
                 match refusing {
-                    None => {
-                        verdict = Ok(g);
-                        break;
-                    }
+                    None => fitting.push(g),
                     Some(i) => {
-                        if verdict == Err(None) {
-                            verdict = Err(Some(i));
-                        }
+                        first_refusal.get_or_insert(i);
                     }
                 }
             }
+            // Stable: of equal loads, the lowest GPU.
+            fitting.sort_by(|&a, &b| {
+                self.load(&needs, a)
+                    .partial_cmp(&self.load(&needs, b))
+                    .unwrap()
+            });
+            let verdict = fitting.first().copied().ok_or(first_refusal);
             match verdict {
                 Ok(g) => {
+                    self.grants += 1;
                     for &(s, a) in needs.iter() {
                         self.in_use[s.instance(g)] += a;
+                        self.granted_at[s.instance(g)] = self.grants;
                     }
                     out.push((token, g, self.line[k].3));
                     self.line.remove(k);
@@ -266,6 +310,8 @@ proptest! {
         let mut fast = Holdables::new(capacity.clone(), 2);
         let mut slow = Reference {
             in_use: vec![0; capacity.len()],
+            granted_at: vec![0; capacity.len()],
+            grants: 0,
             capacity,
             gpus: 2,
             line: Vec::new(),
