@@ -97,6 +97,25 @@ fn the_knee_carries_its_prediction_interval_around_the_seeds_answer() {
     let (lo, hi): (f64, f64) = (lo.parse().unwrap(), hi.parse().unwrap());
     assert!(lo < per_day && per_day < hi, "{knee}\n{line}");
     assert!(hi / lo > 1.3, "a spec-sheet host's interval: {line}");
+    // The knee's bottleneck is named as `run` names it: the what-if step that saves most,
+    // beside the busiest resource the sweep's column holds.
+    let bottleneck = (text.lines())
+        .find(|l| l.starts_with("      bottleneck there: "))
+        .unwrap_or_else(|| panic!("no bottleneck line:\n{text}"));
+    let steps = [
+        "CPU threads +25%",
+        "host RAM +25%",
+        "DRAM bandwidth +25%",
+        "PCIe +25%",
+        "GPUs +1",
+    ];
+    assert!(
+        steps
+            .iter()
+            .any(|s| bottleneck.contains(&format!("there: {s} saves ")))
+            && bottleneck.contains("(the busiest resource: "),
+        "{bottleneck}"
+    );
 }
 
 #[test]

@@ -178,6 +178,8 @@ pub fn print_outcome(
         if let (Some((path, sets)), None) = (scenario, out.shard) {
             text.push_str(&knee_prediction(path, sets, &out.table, k.row));
             text.push('\n');
+            text.push_str(&knee_bottleneck(path, sets, &out.table, k.row));
+            text.push('\n');
         }
     }
     text.push_str(&format!("wrote {}/\n", out.dir.display()));
@@ -201,6 +203,17 @@ fn knee_prediction(scenario: &Path, sets: &[String], table: &SweepTable, row: us
             p.knowledge.why()
         ),
         Err(e) => format!("      no prediction interval there: {e}"),
+    }
+}
+
+/// The knee's bottleneck as `run` names it (the what-if step that saves most there, on
+/// the scenario's seed), beside the busiest resource the sweep's column holds.
+fn knee_bottleneck(scenario: &Path, sets: &[String], table: &SweepTable, row: usize) -> String {
+    let at = crate::sweep::prediction::row_sets(sets, table, row);
+    let busiest = &table.rows[row].bottleneck;
+    match crate::sweep::prediction::bottleneck_at(scenario, &at) {
+        Ok(step) => format!("      bottleneck there: {step} (the busiest resource: {busiest})"),
+        Err(e) => format!("      no what-if steps there: {e} (the busiest resource: {busiest})"),
     }
 }
 

@@ -9,7 +9,6 @@ use super::host::HostProfile;
 use super::mapping::{ScenarioKnobs, host_overrides};
 use super::search::{self, Candidate};
 use super::table::{Bottleneck, HostResult, NoResult, Outcome, Setting};
-use crate::engine::EngineLimits;
 use crate::sweep::{
     ProgressMode, ScenarioSimulator, SweepArgs, SweepError, aggregate_table, execute, plan,
 };
@@ -131,7 +130,7 @@ pub fn best_setting(
         });
     let row_sets = crate::sweep::prediction::row_sets(&sweep.sets, &table, r);
     let bottleneck = Bottleneck {
-        by_steps: steps_bottleneck(&sweep.scenario, &row_sets),
+        by_steps: crate::sweep::prediction::bottleneck_at(&sweep.scenario, &row_sets),
         busiest: table.rows[r].bottleneck.clone(),
     };
     let stat = |k: &str| table.stat(r, k).map(|s| s.mean);
@@ -152,23 +151,6 @@ pub fn best_setting(
         stat("ram.peak_gib").unwrap_or(0.0) + reserved.max(0.0),
         prediction,
     ))
-}
-
-/// The what-if step that buys most at a setting, as `run` names it ("GPUs +1 saves
-/// 6.1%"), run on the scenario's own seed; why not, when a run fails.
-fn steps_bottleneck(scenario: &Path, sets: &[String]) -> Result<String, String> {
-    let loaded = crate::scenario::load(scenario, sets).map_err(|e| e.to_string())?;
-    let knobs = crate::run::what_if::what_ifs_of(&loaded.model, EngineLimits::default())
-        .map_err(|e| e.to_string())?;
-    Ok(match knobs.knob() {
-        Some(w) => format!(
-            "{} {} saves {:.1}%",
-            w.resource.label(),
-            w.resource.step(),
-            w.gain * 100.0
-        ),
-        None => "no one step saves 0.5%".into(),
-    })
 }
 
 #[cfg(test)]

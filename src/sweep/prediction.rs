@@ -35,6 +35,24 @@ pub fn at_row(
         .map_err(|e| e.to_string())
 }
 
+/// The what-if step that buys most at a setting, as `run` names its bottleneck ("GPUs +1
+/// saves 6.1%"): the scenario with `sets` (a point's, from [`row_sets`]) run on its seed
+/// with one step more of each resource. The error says why a run failed.
+pub fn bottleneck_at(scenario: &Path, sets: &[String]) -> Result<String, String> {
+    let loaded = crate::scenario::load(scenario, sets).map_err(|e| e.to_string())?;
+    let knobs = crate::run::what_if::what_ifs_of(&loaded.model, EngineLimits::default())
+        .map_err(|e| e.to_string())?;
+    Ok(match knobs.knob() {
+        Some(w) => format!(
+            "{} {} saves {:.1}%",
+            w.resource.label(),
+            w.resource.step(),
+            w.gain * 100.0
+        ),
+        None => "no one step saves 0.5%".into(),
+    })
+}
+
 /// `sets` and then row `row`'s setting, as `--set`s: the scenario as that point ran.
 pub fn row_sets(sets: &[String], table: &SweepTable, row: usize) -> Vec<String> {
     let mut all = sets.to_vec();
