@@ -8,7 +8,7 @@
 //! or 2.
 //!
 //! CI runs a bounded number of cases (about a minute on 2 cores); set `PROPTEST_CASES`
-//! for longer runs. Inputs worth keeping live in `tests/fuzz_corpus/` (scenario files as
+//! for longer runs. Inputs worth keeping live in `tests/fixtures/fuzz-corpus/` (scenario files as
 //! `.toml`, sweep `--param` arguments one per line as `.spec`, shard files as `.json`;
 //! `shard.json` is also the seed the shard fuzzer mutates) and are replayed by
 //! `corpus_replays_without_panic`.
@@ -318,7 +318,7 @@ fn log_fixture(i: usize) -> String {
     let names = ["porep-1gpu-stderr.log", "mixed-2gpu-journald-crlf.log"];
     std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/log_fixtures")
+            .join("tests/fixtures/cuzk-logs")
             .join(names[i]),
     )
     .unwrap()
@@ -327,7 +327,7 @@ fn log_fixture(i: usize) -> String {
 fn corpus(name: &str) -> String {
     std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fuzz_corpus")
+            .join("tests/fixtures/fuzz-corpus")
             .join(name),
     )
     .unwrap()
@@ -583,7 +583,7 @@ proptest! {
 /// Every committed corpus input loads or is refused without a panic or a hang.
 #[test]
 fn corpus_replays_without_panic() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_corpus");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz-corpus");
     let mut n = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let p = entry.unwrap().path();

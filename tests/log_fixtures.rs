@@ -1,5 +1,5 @@
 //! `bwsim log` on logs written from the real format strings of Curio's cuzk engine and
-//! SupraSeal C2 (tests/log_fixtures/, each fixture's header names the source file and
+//! SupraSeal C2 (tests/fixtures/cuzk-logs/, each fixture's header names the source file and
 //! line of every format it uses): string job ids, comma-separated details, workers
 //! mapped to GPUs, SupraSeal's timing lines attributed to their GPU bracket, logger,
 //! journald and ANSI prefixes, CRLF, interleaved daemon output and equal timestamps
@@ -12,7 +12,7 @@ use serde_json::Value;
 
 fn log_json(fixture: &str, extra: &[&str]) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/log_fixtures")
+        .join("tests/fixtures/cuzk-logs")
         .join(fixture);
     let out = Command::cargo_bin("bwsim")
         .unwrap()
@@ -134,7 +134,7 @@ fn two_gpus_post_and_porep_through_journald_with_crlf() {
 fn the_order_of_equal_timestamp_records_changes_nothing() {
     // The mixed fixture with the records at each instant reversed.
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/log_fixtures/mixed-2gpu-journald-crlf.log");
+        .join("tests/fixtures/cuzk-logs/mixed-2gpu-journald-crlf.log");
     let text = std::fs::read_to_string(&path).unwrap();
     let offset =
         |l: &str| -> Option<u64> { l.split("TIMELINE,").nth(1)?.split(',').next()?.parse().ok() };

@@ -197,7 +197,7 @@ fn percentiles_by_nearest_rank() {
 #[test]
 fn timing_lines_of_the_stderr_fixture_land_on_their_brackets() {
     let a = analysed(
-        include_str!("../../../tests/log_fixtures/porep-1gpu-stderr.log"),
+        include_str!("../../../tests/fixtures/cuzk-logs/porep-1gpu-stderr.log"),
         0,
     );
     let timer = |b: &GpuBracket, name: &str| -> Vec<f64> {
