@@ -2,6 +2,8 @@
 //! command's output), JSON, the target fleet, the chart, and bad host files as input
 //! errors naming file and key.
 
+mod common;
+
 use std::path::Path;
 
 use assert_cmd::Command;
@@ -80,16 +82,8 @@ fn json_has_every_host_the_target_and_the_assumptions() {
         // The bottleneck is the what-if step that saves most, as `run` names it; the
         // busiest resource is said apart.
         let bottleneck = r["bottleneck"].as_str().unwrap();
-        let steps = [
-            "CPU threads +25%",
-            "host RAM +25%",
-            "DRAM bandwidth +25%",
-            "PCIe +25%",
-            "GPUs +1",
-        ];
         assert!(
-            steps
-                .iter()
+            (common::what_if_steps().iter())
                 .any(|s| bottleneck.starts_with(&format!("{s} saves "))),
             "{h}"
         );

@@ -1,5 +1,7 @@
 //! The real binary: `bwsim sweep`, `bwsim plot`, and `bwsim run` exports.
 
+mod common;
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 
@@ -102,16 +104,8 @@ fn the_knee_carries_its_prediction_interval_around_the_seeds_answer() {
     let bottleneck = (text.lines())
         .find(|l| l.starts_with("      bottleneck there: "))
         .unwrap_or_else(|| panic!("no bottleneck line:\n{text}"));
-    let steps = [
-        "CPU threads +25%",
-        "host RAM +25%",
-        "DRAM bandwidth +25%",
-        "PCIe +25%",
-        "GPUs +1",
-    ];
     assert!(
-        steps
-            .iter()
+        (common::what_if_steps().iter())
             .any(|s| bottleneck.contains(&format!("there: {s} saves ")))
             && bottleneck.contains("(the busiest resource: "),
         "{bottleneck}"

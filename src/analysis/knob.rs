@@ -64,6 +64,11 @@ impl Resource {
             _ => "+25%",
         }
     }
+
+    /// The resource with its step: "DRAM bandwidth +25%", "GPUs +1".
+    pub fn with_step(self) -> String {
+        format!("{} {}", self.label(), self.step())
+    }
 }
 
 /// One what-if's result.
@@ -148,14 +153,21 @@ impl Knobs {
         best.filter(|w| w.gain >= MIN_GAIN)
     }
 
+    /// The knob in a table cell: "GPUs +1 saves 6.1%", or that no step saves enough.
+    pub fn short_verdict(&self) -> String {
+        match self.knob() {
+            Some(w) => format!("{} saves {:.1}%", w.resource.with_step(), w.gain * 100.0),
+            None => format!("no one step saves {:.1}%", MIN_GAIN * 100.0),
+        }
+    }
+
     /// One line naming the knob, or saying that no step buys anything; `job` is the
     /// scenario's word for a job.
     pub fn verdict(&self, job: &str) -> String {
         match self.knob() {
             Some(w) => format!(
-                "{} {}: {:.1}% less time per {job}, the most of any one step ({:.0}% of what the steps buy together)",
-                w.resource.label(),
-                w.resource.step(),
+                "{}: {:.1}% less time per {job}, the most of any one step ({:.0}% of what the steps buy together)",
+                w.resource.with_step(),
                 w.gain * 100.0,
                 self.share(w) * 100.0
             ),

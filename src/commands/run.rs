@@ -43,9 +43,8 @@ pub fn run(args: RunArgs) -> Result<()> {
         let knobs = crate::run::what_if::what_ifs(&model, report.seconds_per_job, limits);
         for f in &knobs.failed {
             eprintln!(
-                "warning: {scenario}: what-if step {} {} failed: {}",
-                f.resource.label(),
-                f.resource.step(),
+                "warning: {scenario}: what-if step {} failed: {}",
+                f.resource.with_step(),
                 f.reason
             );
         }

@@ -118,17 +118,21 @@ pub fn best_setting(
             .map(|(k, v)| format!("{}={v}", k.trim_start_matches("params.")))
             .collect()
     };
+    // The scenario as the named setting ran: its prediction, GPU speed and what-if steps.
+    let row_sets = crate::sweep::prediction::row_sets(&sweep.sets, &table, r);
     let prediction = crate::sweep::prediction::at_row(&sweep.scenario, &sweep.sets, &table, r)
         .and_then(|p| match gpu {
             Some((speed, rel_sd)) => {
-                let sets = crate::sweep::prediction::row_sets(&sweep.sets, &table, r);
-                let sd =
-                    super::prediction::kernel_speed_log_sd(&sweep.scenario, &sets, speed, rel_sd)?;
+                let sd = super::prediction::kernel_speed_log_sd(
+                    &sweep.scenario,
+                    &row_sets,
+                    speed,
+                    rel_sd,
+                )?;
                 Ok(p.with_gpu_kernel_speed(sd))
             }
             None => Ok(p),
         });
-    let row_sets = crate::sweep::prediction::row_sets(&sweep.sets, &table, r);
     let bottleneck = Bottleneck {
         by_steps: crate::sweep::prediction::bottleneck_at(&sweep.scenario, &row_sets),
         busiest: table.rows[r].bottleneck.clone(),

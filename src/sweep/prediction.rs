@@ -42,15 +42,7 @@ pub fn bottleneck_at(scenario: &Path, sets: &[String]) -> Result<String, String>
     let loaded = crate::scenario::load(scenario, sets).map_err(|e| e.to_string())?;
     let knobs = crate::run::what_if::what_ifs_of(&loaded.model, EngineLimits::default())
         .map_err(|e| e.to_string())?;
-    Ok(match knobs.knob() {
-        Some(w) => format!(
-            "{} {} saves {:.1}%",
-            w.resource.label(),
-            w.resource.step(),
-            w.gain * 100.0
-        ),
-        None => "no one step saves 0.5%".into(),
-    })
+    Ok(knobs.short_verdict())
 }
 
 /// `sets` and then row `row`'s setting, as `--set`s: the scenario as that point ran.

@@ -172,3 +172,11 @@ pub fn tracked_files(pathspecs: &[&str]) -> Option<Vec<String>> {
             .collect(),
     )
 }
+
+/// Every what-if step as `run`'s bottleneck and compare's and sweep's cells write it:
+/// "CPU threads +25%", ..., "GPUs +1".
+pub fn what_if_steps() -> Vec<String> {
+    (bwsim::analysis::knob::Resource::ALL.iter())
+        .map(|r| r.with_step())
+        .collect()
+}

@@ -8,7 +8,6 @@ use crate::analysis::gap::GapPart;
 use crate::analysis::interval::Summary;
 use crate::analysis::keys as k;
 
-/// Rounds to 9 significant digits so reports are stable and readable.
 /// A prediction interval as JSON (a run's `prediction`, a compared host's).
 pub fn prediction_json(p: &crate::analysis::prediction::PredictionInterval) -> Value {
     let (lo, mid, hi) = p.jobs_per_day();
@@ -32,6 +31,7 @@ pub fn prediction_json(p: &crate::analysis::prediction::PredictionInterval) -> V
     })
 }
 
+/// Rounds to 9 significant digits so reports are stable and readable.
 fn num(x: f64) -> Value {
     if !x.is_finite() {
         return Value::Null;

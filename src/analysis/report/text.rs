@@ -116,15 +116,13 @@ impl Report {
         }
         match k.of(step) {
             Some(x) if x.gain >= MIN_GAIN => format!(
-                "; one step more of it ({} {}) saves {:.1}%, less than the bottleneck's",
-                step.label(),
-                step.step(),
+                "; one step more of it ({}) saves {:.1}%, less than the bottleneck's",
+                step.with_step(),
                 x.gain * 100.0
             ),
             Some(x) => format!(
-                "; yet one step more of it ({} {}) saves nothing ({:+.1}%): busy, not binding",
-                step.label(),
-                step.step(),
+                "; yet one step more of it ({}) saves nothing ({:+.1}%): busy, not binding",
+                step.with_step(),
                 -x.gain.max(-1.0) * 100.0
             ),
             None => String::new(),
