@@ -86,20 +86,23 @@ impl Bottleneck {
 }
 
 fn steps_json<S: serde::Serializer>(b: &Result<String, String>, s: S) -> Result<S::Ok, S::Error> {
-    match b {
-        Ok(step) => step.serialize(s),
-        Err(why) => json!({ "error": why }).serialize(s),
-    }
+    or_error(b.as_ref().map(|step| json!(step)), s)
 }
 
 fn prediction_json<S: serde::Serializer>(
     p: &Result<PredictionInterval, String>,
     s: S,
 ) -> Result<S::Ok, S::Error> {
-    match p {
-        Ok(p) => crate::analysis::report::json::prediction_json(p).serialize(s),
-        Err(why) => json!({ "error": why }).serialize(s),
-    }
+    or_error(
+        p.as_ref()
+            .map(crate::analysis::report::json::prediction_json),
+        s,
+    )
+}
+
+/// A result as JSON: its value, or `{"error": why}`.
+fn or_error<S: serde::Serializer>(r: Result<Value, &String>, s: S) -> Result<S::Ok, S::Error> {
+    r.unwrap_or_else(|why| json!({ "error": why })).serialize(s)
 }
 
 fn throughput_json<S: serde::Serializer>(t: &Throughput, s: S) -> Result<S::Ok, S::Error> {
