@@ -512,7 +512,9 @@ impl Board {
                 Ok(bound)
             };
         }
-        // Of the GPUs a request fits, the least loaded (see [`Board::load`]).
+        // Of the GPUs a request fits, the least loaded (see [`Board::load`]); with one
+        // candidate (one GPU, or bound already) the first that fits, without weighing.
+        let spread = bound.is_none() && self.gpus > 1;
         let mut chosen: Option<(Option<u32>, (f64, u64))> = None;
         let mut consider = |g: Option<u32>, load: (f64, u64)| {
             if chosen.is_none_or(|(_, best)| load < best) {
@@ -524,6 +526,9 @@ impl Board {
             for g in self.candidates(bound, needs) {
                 let i = slot.instance(g);
                 if !self.inst[i].refuses(a, self.pass) {
+                    if !spread {
+                        return Ok(g);
+                    }
                     consider(g, self.load(needs, g));
                 } else {
                     first_blocker.get_or_insert(i);
@@ -546,6 +551,9 @@ impl Board {
                 }
             }
             if ok {
+                if !spread {
+                    return Ok(g);
+                }
                 consider(g, self.load(needs, g));
             }
         }
